@@ -1,0 +1,58 @@
+package accounting
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrOutOfMemory matches, with errors.Is, every out-of-memory error: a ledger
+// limit that an allocation would pass and a device that has no memory left.
+var ErrOutOfMemory = errors.New("out of memory")
+
+// ErrLogOff is returned by calls that need the event log while it is off.
+var ErrLogOff = errors.New("accounting: the event log is off (call StartLog first)")
+
+// OutOfMemoryError says why an allocation failed. errors.Is(err,
+// ErrOutOfMemory) matches it; errors.As gives its fields.
+type OutOfMemoryError struct {
+	Kind      Kind
+	Requested int64 // bytes asked for
+	InUse     int64 // bytes of this kind in use when it failed
+	Limit     int64 // the ledger's limit for the kind; 0 when none was set
+	// DeviceFree and DeviceTotal are the device's own figures, or -1 when unknown.
+	DeviceFree, DeviceTotal int64
+	// ByLimit is true when the ledger's limit refused the allocation, false
+	// when the device itself had no memory.
+	ByLimit bool
+}
+
+// Error describes the failure with every figure known.
+func (e *OutOfMemoryError) Error() string {
+	who := "the device has no room"
+	if e.ByLimit {
+		who = fmt.Sprintf("the ledger's %s limit is %s", e.Kind, FormatBytes(e.Limit))
+	}
+	dev := ""
+	if e.DeviceTotal >= 0 {
+		dev = fmt.Sprintf("; device free %s of %s", FormatBytes(e.DeviceFree), FormatBytes(e.DeviceTotal))
+	}
+	return fmt.Sprintf("out of memory: %s of %s requested with %s in use: %s%s",
+		FormatBytes(e.Requested), e.Kind, FormatBytes(e.InUse), who, dev)
+}
+
+// Is makes errors.Is(err, ErrOutOfMemory) true.
+func (e *OutOfMemoryError) Is(target error) bool { return target == ErrOutOfMemory }
+
+// FormatBytes writes n with a binary unit: "512 B", "1.5 KiB", "4.00 GiB".
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit && n > -unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	f, i := float64(n), 0
+	for (f >= unit || f <= -unit) && i < 6 {
+		f /= unit
+		i++
+	}
+	return fmt.Sprintf("%.2f %ciB", f, "KMGTPE"[i-1])
+}

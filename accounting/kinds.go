@@ -1,0 +1,101 @@
+package accounting
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Kind is a kind of memory the ledger counts.
+type Kind uint8
+
+// The memory kinds. A page-locked host allocation counts under one kind:
+// WriteCombined if it is write-combined, else Mapped if it is mapped into the
+// device, else Pinned.
+const (
+	Device        Kind = iota // device memory (cuMemAlloc)
+	Pinned                    // page-locked host memory (cuMemHostAlloc)
+	Mapped                    // page-locked host memory mapped into the device
+	WriteCombined             // page-locked, write-combined host memory
+	Registered                // existing host memory page-locked by cuMemHostRegister
+	Managed                   // unified memory (cuMemAllocManaged)
+	Host                      // pageable host memory
+	NumKinds                  // the number of kinds
+)
+
+var kindNames = [NumKinds]string{"device", "pinned", "mapped", "write-combined", "registered", "managed", "host"}
+
+// String returns the kind's name ("device", "pinned", ...).
+func (k Kind) String() string {
+	if k >= NumKinds {
+		return "Kind(" + strconv.Itoa(int(k)) + ")"
+	}
+	return kindNames[k]
+}
+
+// Direction is the direction of a copy.
+type Direction uint8
+
+// The copy directions.
+const (
+	HtoD          Direction = iota // host to device
+	DtoH                           // device to host
+	DtoD                           // within one device
+	HtoH                           // host to host (staging)
+	Peer                           // between two devices
+	NumDirections                  // the number of directions
+)
+
+var directionNames = [NumDirections]string{"HtoD", "DtoH", "DtoD", "HtoH", "peer"}
+
+// String returns the direction's name ("HtoD", ...).
+func (d Direction) String() string {
+	if d >= NumDirections {
+		return "Direction(" + strconv.Itoa(int(d)) + ")"
+	}
+	return directionNames[d]
+}
+
+// Path is the way a copy's bytes travelled.
+type Path uint8
+
+// The copy paths.
+const (
+	PathDirect Path = iota // driver copy from or to pageable host memory
+	PathPinned             // DMA from or to page-locked host memory
+	PathStaged             // pageable memory moved through pinned staging chunks
+	PathMapped             // a kernel read or wrote mapped host memory in place
+	PathD2D                // device-to-device copy on one device
+	PathPeer               // copy between two devices
+	PathKernel             // a kernel moved the bytes (pack, unpack, gather)
+	NumPaths               // the number of paths
+)
+
+var pathNames = [NumPaths]string{"direct", "pinned", "staged", "mapped", "d2d", "peer", "kernel"}
+
+// String returns the path's name ("direct", "pinned", ...).
+func (p Path) String() string {
+	if p >= NumPaths {
+		return "Path(" + strconv.Itoa(int(p)) + ")"
+	}
+	return pathNames[p]
+}
+
+// ParseKind returns the Kind with the given name.
+func ParseKind(s string) (Kind, error) {
+	for k := Kind(0); k < NumKinds; k++ {
+		if kindNames[k] == s {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("accounting: unknown memory kind %q", s)
+}
+
+// ParsePath returns the Path with the given name.
+func ParsePath(s string) (Path, error) {
+	for p := Path(0); p < NumPaths; p++ {
+		if pathNames[p] == s {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("accounting: unknown copy path %q", s)
+}

@@ -1,0 +1,225 @@
+package accounting
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+type kindCounters struct {
+	current, peak, allocs, frees, allocated, freed, failed atomic.Int64
+}
+
+type copyCounters struct {
+	count, bytes, nanos atomic.Int64
+}
+
+func (c *copyCounters) add(n int64, d time.Duration) {
+	c.count.Add(1)
+	c.bytes.Add(n)
+	c.nanos.Add(int64(d))
+}
+
+// counters is one full set of counts: the ledger has one, each scope another.
+type counters struct {
+	kinds   [NumKinds]kindCounters
+	copies  [NumDirections][NumPaths]copyCounters
+	memsets copyCounters
+}
+
+// raise sets v to x if x is larger.
+func raise(v *atomic.Int64, x int64) {
+	for {
+		old := v.Load()
+		if x <= old || v.CompareAndSwap(old, x) {
+			return
+		}
+	}
+}
+
+// Ledger counts every allocation, free and copy of one device (and the host
+// memory it uses): per memory kind the allocations, frees and bytes current,
+// peak and total; per copy direction and path the count, bytes and time.
+// The counters are atomic, so one ledger serves any number of goroutines,
+// and the zero Ledger is ready to use. Recording costs a few atomic adds and
+// allocates nothing unless the event log is on (StartLog).
+type Ledger struct {
+	name    string
+	all     counters
+	limits  [NumKinds]atomic.Int64
+	top     atomic.Pointer[Scope]
+	log     atomic.Pointer[eventLog]
+	memInfo atomic.Pointer[MemInfoFunc]
+	scopeMu sync.Mutex
+}
+
+// MemInfoFunc returns a device's free and total memory in bytes.
+type MemInfoFunc func() (free, total int64, err error)
+
+// NewLedger returns an empty ledger whose reports carry the given name
+// (usually the device, "sim:0").
+func NewLedger(name string) *Ledger { return &Ledger{name: name} }
+
+// Name returns the name given to NewLedger.
+func (l *Ledger) Name() string { return l.name }
+
+// SetMemInfo tells the ledger how to ask its device for free and total
+// memory, so that an out-of-memory error can carry them. f must not record
+// anything in this ledger.
+func (l *Ledger) SetMemInfo(f MemInfoFunc) { l.memInfo.Store(&f) }
+
+// SetLimit sets the most bytes of kind k that may be in use at once; 0
+// removes the limit. Allocations already made are not affected.
+func (l *Ledger) SetLimit(k Kind, bytes int64) error {
+	if k >= NumKinds || bytes < 0 {
+		return fmt.Errorf("accounting: set limit of %v to %d bytes: %w", k, bytes, errBadArgument)
+	}
+	l.limits[k].Store(bytes)
+	return nil
+}
+
+// Limit returns the limit of kind k, 0 when none is set.
+func (l *Ledger) Limit(k Kind) int64 {
+	if k >= NumKinds {
+		return 0
+	}
+	return l.limits[k].Load()
+}
+
+// Current returns the bytes of kind k in use now.
+func (l *Ledger) Current(k Kind) int64 {
+	if k >= NumKinds {
+		return 0
+	}
+	return l.all.kinds[k].current.Load()
+}
+
+var errBadArgument = fmt.Errorf("accounting: invalid argument")
+
+// Reserve counts n bytes of kind k as in use before the memory is allocated,
+// and fails with an *OutOfMemoryError if that would pass the kind's limit.
+// After Reserve, call Commit when the allocation succeeded or Cancel when it
+// failed.
+func (l *Ledger) Reserve(k Kind, n int64) error {
+	if k >= NumKinds || n < 0 {
+		return fmt.Errorf("accounting: reserve %d bytes of %v: %w", n, k, errBadArgument)
+	}
+	c := &l.all.kinds[k]
+	cur := c.current.Add(n)
+	if lim := l.limits[k].Load(); lim > 0 && cur > lim {
+		c.current.Add(-n)
+		l.failed(k, n)
+		return l.OutOfMemory(k, n, cur-n, true)
+	}
+	return nil
+}
+
+// Cancel gives back a reservation whose allocation failed, and counts the failure.
+func (l *Ledger) Cancel(k Kind, n int64) {
+	if k >= NumKinds {
+		return
+	}
+	l.all.kinds[k].current.Add(-n)
+	l.failed(k, n)
+}
+
+func (l *Ledger) failed(k Kind, n int64) {
+	l.all.kinds[k].failed.Add(1)
+	if s := l.top.Load(); s != nil {
+		s.c.kinds[k].failed.Add(1)
+	}
+	if lg := l.log.Load(); lg != nil {
+		lg.add(Event{Op: OpFailed, Kind: k, Bytes: n, Level: l.all.kinds[k].current.Load()})
+	}
+}
+
+// OutOfMemory builds the error for a failed allocation of n bytes of kind k
+// with inUse bytes in use, filling in the device's free and total memory when
+// a MemInfoFunc was set. byLimit says whether the ledger's limit refused it.
+func (l *Ledger) OutOfMemory(k Kind, n, inUse int64, byLimit bool) *OutOfMemoryError {
+	e := &OutOfMemoryError{Kind: k, Requested: n, InUse: inUse, Limit: l.Limit(k), DeviceFree: -1, DeviceTotal: -1, ByLimit: byLimit}
+	if f := l.memInfo.Load(); f != nil {
+		if free, total, err := (*f)(); err == nil {
+			e.DeviceFree, e.DeviceTotal = free, total
+		}
+	}
+	return e
+}
+
+// Commit records the allocation at addr of n bytes reserved by Reserve.
+func (l *Ledger) Commit(k Kind, addr uintptr, n int64) {
+	if k >= NumKinds {
+		return
+	}
+	c := &l.all.kinds[k]
+	c.allocs.Add(1)
+	c.allocated.Add(n)
+	cur := c.current.Load()
+	raise(&c.peak, cur)
+	if s := l.top.Load(); s != nil {
+		sc := &s.c.kinds[k]
+		sc.allocs.Add(1)
+		sc.allocated.Add(n)
+		sc.current.Add(n)
+		raise(&sc.peak, cur)
+	}
+	if lg := l.log.Load(); lg != nil {
+		lg.add(Event{Op: OpAlloc, Kind: k, Bytes: n, Addr: addr, Level: cur})
+	}
+}
+
+// Alloc records an allocation that needs no reservation first: Reserve and
+// Commit in one call. It fails, recording nothing, when the limit would be passed.
+func (l *Ledger) Alloc(k Kind, addr uintptr, n int64) error {
+	if err := l.Reserve(k, n); err != nil {
+		return err
+	}
+	l.Commit(k, addr, n)
+	return nil
+}
+
+// Free records that the n-byte allocation of kind k at addr was freed.
+func (l *Ledger) Free(k Kind, addr uintptr, n int64) {
+	if k >= NumKinds {
+		return
+	}
+	c := &l.all.kinds[k]
+	c.frees.Add(1)
+	c.freed.Add(n)
+	cur := c.current.Add(-n)
+	if s := l.top.Load(); s != nil {
+		sc := &s.c.kinds[k]
+		sc.frees.Add(1)
+		sc.freed.Add(n)
+		sc.current.Add(-n)
+	}
+	if lg := l.log.Load(); lg != nil {
+		lg.add(Event{Op: OpFree, Kind: k, Bytes: n, Addr: addr, Level: cur})
+	}
+}
+
+// RecordCopy records a copy of n bytes in direction dir along path p that took d.
+func (l *Ledger) RecordCopy(dir Direction, p Path, n int64, d time.Duration) {
+	if dir >= NumDirections || p >= NumPaths {
+		return
+	}
+	l.all.copies[dir][p].add(n, d)
+	if s := l.top.Load(); s != nil {
+		s.c.copies[dir][p].add(n, d)
+	}
+	if lg := l.log.Load(); lg != nil {
+		lg.add(Event{Op: OpCopy, Dir: dir, Path: p, Bytes: n, Dur: d})
+	}
+}
+
+// RecordMemset records that n bytes of device memory were set, taking d.
+func (l *Ledger) RecordMemset(n int64, d time.Duration) {
+	l.all.memsets.add(n, d)
+	if s := l.top.Load(); s != nil {
+		s.c.memsets.add(n, d)
+	}
+	if lg := l.log.Load(); lg != nil {
+		lg.add(Event{Op: OpMemset, Bytes: n, Dur: d})
+	}
+}

@@ -1,0 +1,70 @@
+package accounting
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+)
+
+// Report returns the ledger's counters as an aligned text table.
+func (l *Ledger) Report() string { return l.Snapshot().Report() }
+
+// Report returns the snapshot as an aligned text table: one row per memory
+// kind that saw any activity, one per copy direction and path used.
+func (s Snapshot) Report() string {
+	var b strings.Builder
+	title := s.Name
+	if title == "" {
+		title = "ledger"
+	}
+	fmt.Fprintf(&b, "%s\n", title)
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "memory\tcurrent\tpeak\tallocs\tfrees\tallocated\tfailed\tlimit\t")
+	rows := 0
+	for k := Kind(0); k < NumKinds; k++ {
+		st := s.Kinds[k]
+		if st.Allocs == 0 && st.Frees == 0 && st.Failed == 0 && st.Current == 0 && st.Limit == 0 {
+			continue
+		}
+		limit := "none"
+		if st.Limit > 0 {
+			limit = FormatBytes(st.Limit)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%s\t\n", k, FormatBytes(st.Current), FormatBytes(st.Peak),
+			st.Allocs, st.Frees, FormatBytes(st.Allocated), st.Failed, limit)
+		rows++
+	}
+	if rows == 0 {
+		fmt.Fprintln(w, "(none)\t\t\t\t\t\t\t\t")
+	}
+	fmt.Fprintln(w, "\t\t\t\t\t\t\t\t")
+	fmt.Fprintln(w, "copy\tpath\tcount\tbytes\tseconds\tGB/s\t\t\t")
+	rows = 0
+	for d := Direction(0); d < NumDirections; d++ {
+		for p := Path(0); p < NumPaths; p++ {
+			c := s.Copies[d][p]
+			if c.Count == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%.6f\t%s\t\t\t\n", d, p, c.Count, FormatBytes(c.Bytes), c.Seconds, rate(c))
+			rows++
+		}
+	}
+	if s.Memsets.Count > 0 {
+		fmt.Fprintf(w, "memset\t\t%d\t%s\t%.6f\t%s\t\t\t\n", s.Memsets.Count, FormatBytes(s.Memsets.Bytes), s.Memsets.Seconds, rate(s.Memsets))
+		rows++
+	}
+	if rows == 0 {
+		fmt.Fprintln(w, "(none)\t\t\t\t\t\t\t\t")
+	}
+	w.Flush()
+	return b.String()
+}
+
+// rate formats bytes per second in GB/s (10^9), or "-" when no time was recorded.
+func rate(c CopyStats) string {
+	if c.Seconds <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", float64(c.Bytes)/c.Seconds/1e9)
+}

@@ -1,0 +1,180 @@
+package accounting
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// KindStats are the counts of one memory kind.
+type KindStats struct {
+	Current   int64 `json:"current"`         // bytes in use (in a scope: net change)
+	Peak      int64 `json:"peak"`            // highest bytes in use (in a scope: above Base)
+	Allocs    int64 `json:"allocs"`          // successful allocations
+	Frees     int64 `json:"frees"`           // frees
+	Allocated int64 `json:"allocated_bytes"` // bytes allocated in all
+	Freed     int64 `json:"freed_bytes"`     // bytes freed in all
+	Failed    int64 `json:"failed"`          // allocations refused (limit or device)
+	Limit     int64 `json:"limit"`           // the ledger's limit, 0 for none
+	Base      int64 `json:"base"`            // bytes in use when the scope began (0 for the ledger)
+}
+
+// CopyStats are the counts of one copy direction and path.
+type CopyStats struct {
+	Count   int64   `json:"count"`
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Snapshot is a copy of a ledger's or a scope's counters at one moment.
+// Index Kinds by Kind and Copies by Direction and Path.
+type Snapshot struct {
+	Name    string
+	Taken   time.Time
+	Kinds   [NumKinds]KindStats
+	Copies  [NumDirections][NumPaths]CopyStats
+	Memsets CopyStats
+}
+
+// Snapshot returns the ledger's counters now. Counters are read one by one,
+// so a snapshot taken while other goroutines record may mix moments.
+func (l *Ledger) Snapshot() Snapshot {
+	return l.all.snapshot(l.name, l, [NumKinds]int64{})
+}
+
+func (c *counters) snapshot(name string, l *Ledger, base [NumKinds]int64) Snapshot {
+	s := Snapshot{Name: name, Taken: time.Now()}
+	for k := range c.kinds {
+		ck := &c.kinds[k]
+		s.Kinds[k] = KindStats{
+			Current:   ck.current.Load(),
+			Peak:      ck.peak.Load() - base[k],
+			Allocs:    ck.allocs.Load(),
+			Frees:     ck.frees.Load(),
+			Allocated: ck.allocated.Load(),
+			Freed:     ck.freed.Load(),
+			Failed:    ck.failed.Load(),
+			Limit:     l.limits[k].Load(),
+			Base:      base[k],
+		}
+	}
+	for d := range c.copies {
+		for p := range c.copies[d] {
+			s.Copies[d][p] = c.copies[d][p].stats()
+		}
+	}
+	s.Memsets = c.memsets.stats()
+	return s
+}
+
+func (c *copyCounters) stats() CopyStats {
+	return CopyStats{Count: c.count.Load(), Bytes: c.bytes.Load(), Seconds: time.Duration(c.nanos.Load()).Seconds()}
+}
+
+// Diff returns what happened between snapshots a and b (b minus a): counts,
+// bytes and times subtract; Limit and Base are b's. Peak cannot be
+// subtracted and is b's peak: use a Scope for the peak of a block of code.
+func Diff(a, b Snapshot) Snapshot {
+	d := Snapshot{Name: b.Name, Taken: b.Taken}
+	for k := range d.Kinds {
+		x, y := a.Kinds[k], b.Kinds[k]
+		d.Kinds[k] = KindStats{
+			Current:   y.Current - x.Current,
+			Peak:      y.Peak,
+			Allocs:    y.Allocs - x.Allocs,
+			Frees:     y.Frees - x.Frees,
+			Allocated: y.Allocated - x.Allocated,
+			Freed:     y.Freed - x.Freed,
+			Failed:    y.Failed - x.Failed,
+			Limit:     y.Limit,
+			Base:      y.Base,
+		}
+	}
+	for dir := range d.Copies {
+		for p := range d.Copies[dir] {
+			d.Copies[dir][p] = subCopy(b.Copies[dir][p], a.Copies[dir][p])
+		}
+	}
+	d.Memsets = subCopy(b.Memsets, a.Memsets)
+	return d
+}
+
+func subCopy(y, x CopyStats) CopyStats {
+	return CopyStats{Count: y.Count - x.Count, Bytes: y.Bytes - x.Bytes, Seconds: y.Seconds - x.Seconds}
+}
+
+// CopyTotal sums the copies in direction dir over all paths.
+func (s Snapshot) CopyTotal(dir Direction) CopyStats {
+	var t CopyStats
+	if dir >= NumDirections {
+		return t
+	}
+	for _, c := range s.Copies[dir] {
+		t.Count += c.Count
+		t.Bytes += c.Bytes
+		t.Seconds += c.Seconds
+	}
+	return t
+}
+
+// Copied sums every copy in every direction and path.
+func (s Snapshot) Copied() CopyStats {
+	var t CopyStats
+	for d := Direction(0); d < NumDirections; d++ {
+		c := s.CopyTotal(d)
+		t.Count += c.Count
+		t.Bytes += c.Bytes
+		t.Seconds += c.Seconds
+	}
+	return t
+}
+
+// Allocations sums successful allocations over all memory kinds.
+func (s Snapshot) Allocations() int64 {
+	var n int64
+	for _, k := range s.Kinds {
+		n += k.Allocs
+	}
+	return n
+}
+
+// snapshotJSON is the JSON form: maps keyed by names, copies only where
+// something was copied, and a total per direction.
+type snapshotJSON struct {
+	Name       string                          `json:"name"`
+	Taken      time.Time                       `json:"taken"`
+	Memory     map[string]KindStats            `json:"memory"`
+	Copies     map[string]map[string]CopyStats `json:"copies"`
+	CopyTotals map[string]CopyStats            `json:"copy_totals"`
+	Memsets    CopyStats                       `json:"memsets"`
+}
+
+// MarshalJSON writes the snapshot with kinds, directions and paths by name:
+// {"memory": {"device": {...}}, "copies": {"HtoD": {"direct": {...}}}, ...}.
+func (s Snapshot) MarshalJSON() ([]byte, error) {
+	j := snapshotJSON{
+		Name: s.Name, Taken: s.Taken, Memsets: s.Memsets,
+		Memory:     make(map[string]KindStats, NumKinds),
+		Copies:     make(map[string]map[string]CopyStats),
+		CopyTotals: make(map[string]CopyStats, NumDirections),
+	}
+	for k := Kind(0); k < NumKinds; k++ {
+		j.Memory[k.String()] = s.Kinds[k]
+	}
+	for d := Direction(0); d < NumDirections; d++ {
+		j.CopyTotals[d.String()] = s.CopyTotal(d)
+		for p := Path(0); p < NumPaths; p++ {
+			if c := s.Copies[d][p]; c.Count != 0 {
+				if j.Copies[d.String()] == nil {
+					j.Copies[d.String()] = make(map[string]CopyStats)
+				}
+				j.Copies[d.String()][p.String()] = c
+			}
+		}
+	}
+	return json.Marshal(j)
+}
+
+// JSON returns the ledger's current snapshot as indented JSON.
+func (l *Ledger) JSON() ([]byte, error) {
+	return json.MarshalIndent(l.Snapshot(), "", "  ")
+}

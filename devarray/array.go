@@ -1,0 +1,266 @@
+package devarray
+
+import (
+	"fmt"
+	"sync"
+)
+
+// buffer is the memory behind an array and all its views.
+type buffer struct {
+	backend Backend // nil only for a borrowed array without one
+	device  DeviceID
+	base    Ptr
+	size    int64 // bytes; -1 when a borrowed array's allocation is unknown
+	owned   bool
+	release func() error // borrowed arrays: called once by Free
+
+	// mu is held for reading while data moves and for writing by Free, so
+	// memory is never freed under a copy and never touched after Free.
+	mu    sync.RWMutex
+	freed bool
+}
+
+// DevArray is an n-dimensional array in device memory: a pointer, a shape,
+// strides in bytes, an element type and a device, like the CUDA Array
+// Interface describes. Views (Slice, Index, Reshape, Permute, ...) share the
+// memory of the array they come from and never copy or allocate.
+//
+// An array made by Empty, Zeros or FromHost owns its memory and Free releases
+// it. An array made by Wrap borrows memory owned elsewhere: it counts no
+// allocation and its Free only calls the release function it was given.
+// After the memory is freed, every operation that would touch it returns
+// ErrFreed. A DevArray's metadata is immutable, so it can be shared between
+// goroutines; concurrent writes to overlapping memory are the caller's to order.
+type DevArray struct {
+	buf      *buffer
+	offset   int64 // byte offset of element 0 from buf.base
+	lay      layout
+	dtype    DType
+	readonly bool
+	view     bool
+}
+
+// Empty allocates an uninitialised C-contiguous array of the given shape on b.
+func Empty(b Backend, dtype DType, shape ...int) (*DevArray, error) {
+	if b == nil {
+		return nil, fmt.Errorf("devarray: empty: %w", ErrNoBackend)
+	}
+	if !dtype.Valid() {
+		return nil, fmt.Errorf("devarray: empty: %v: %w", dtype, ErrDType)
+	}
+	lay, err := newLayout(shape, nil, dtype.Size())
+	if err != nil {
+		return nil, err
+	}
+	nbytes := lay.size * dtype.Size()
+	p, err := b.Malloc(nbytes)
+	if err != nil {
+		return nil, fmt.Errorf("devarray: allocate %v %v (%d bytes): %w", shape, dtype, nbytes, err)
+	}
+	buf := &buffer{backend: b, device: b.DeviceID(), base: p, size: nbytes, owned: true}
+	return &DevArray{buf: buf, lay: lay, dtype: dtype}, nil
+}
+
+// Zeros allocates a C-contiguous array of the given shape filled with zero bytes.
+func Zeros(b Backend, dtype DType, shape ...int) (*DevArray, error) {
+	a, err := Empty(b, dtype, shape...)
+	if err != nil {
+		return nil, err
+	}
+	if n := a.NBytes(); n > 0 {
+		if err := b.Memset(a.buf.base, 0, n); err != nil {
+			return nil, joinFree(fmt.Errorf("devarray: zeros: %w", err), a)
+		}
+	}
+	return a, nil
+}
+
+// joinFree frees a after a failure half-way, so nothing stays allocated.
+func joinFree(err error, a *DevArray) error {
+	if ferr := a.Free(); ferr != nil {
+		return fmt.Errorf("%w (and freeing after it: %v)", err, ferr)
+	}
+	return err
+}
+
+// WrapOption configures Wrap.
+type WrapOption func(*wrapConfig)
+
+type wrapConfig struct {
+	base    Ptr
+	size    int64
+	release func() error
+}
+
+// WithBounds tells Wrap the allocation the memory lies in (base address and
+// size in bytes), so that a descriptor reaching outside it is refused.
+func WithBounds(base Ptr, size int64) WrapOption {
+	return func(c *wrapConfig) { c.base, c.size = base, size }
+}
+
+// OnFree gives Wrap a function that Free calls once, for example a DLPack
+// deleter or an IPC close.
+func OnFree(release func() error) WrapOption {
+	return func(c *wrapConfig) { c.release = release }
+}
+
+// Wrap borrows memory described by d without copying and without counting
+// an allocation. b may be nil when no data will be moved through the array;
+// when it is not, d.Device must be b's device.
+func Wrap(b Backend, d Descriptor, opts ...WrapOption) (*DevArray, error) {
+	cfg := wrapConfig{size: -1}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if !d.DType.Valid() {
+		return nil, fmt.Errorf("devarray: wrap: %v: %w", d.DType, ErrDType)
+	}
+	if b != nil && b.DeviceID() != d.Device {
+		return nil, fmt.Errorf("devarray: wrap: memory on %v cannot be used through a backend for %v: %w", d.Device, b.DeviceID(), ErrDevice)
+	}
+	lay, err := newLayout(d.Shape, d.Strides, d.DType.Size())
+	if err != nil {
+		return nil, fmt.Errorf("devarray: wrap: %w", err)
+	}
+	if d.Ptr == 0 && lay.size > 0 {
+		return nil, fmt.Errorf("devarray: wrap: null pointer for %d elements: %w", lay.size, ErrBounds)
+	}
+	base, offset := d.Ptr, int64(0)
+	if cfg.size >= 0 {
+		base = cfg.base
+		if d.Ptr < base {
+			return nil, fmt.Errorf("devarray: wrap: pointer %v lies before its allocation at %v: %w", d.Ptr, base, ErrBounds)
+		}
+		offset = int64(d.Ptr - base)
+		if lay.size > 0 && (offset+lay.lo < 0 || offset+lay.hi > cfg.size) {
+			return nil, fmt.Errorf("devarray: wrap: bytes [%d, %d) from %v reach outside the %d-byte allocation at %v: %w",
+				offset+lay.lo, offset+lay.hi, base, cfg.size, base, ErrBounds)
+		}
+	}
+	buf := &buffer{backend: b, device: d.Device, base: base, size: cfg.size, release: cfg.release}
+	return &DevArray{buf: buf, offset: offset, lay: lay, dtype: d.DType, readonly: d.ReadOnly}, nil
+}
+
+// Free releases the array's memory. For an owned array it frees the device
+// memory; for a borrowed one it calls the release function given to Wrap.
+// Free is idempotent. Calling it on a view returns ErrNotOwner and frees nothing.
+func (a *DevArray) Free() error {
+	if a == nil {
+		return nil
+	}
+	if a.view {
+		return fmt.Errorf("devarray: free: this array is a view; free the array it was made from: %w", ErrNotOwner)
+	}
+	b := a.buf
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.freed {
+		return nil
+	}
+	b.freed = true
+	switch {
+	case b.owned:
+		if err := b.backend.Free(b.base); err != nil {
+			return fmt.Errorf("devarray: free %v: %w", b.base, err)
+		}
+	case b.release != nil:
+		if err := b.release(); err != nil {
+			return fmt.Errorf("devarray: release borrowed %v: %w", b.base, err)
+		}
+	}
+	return nil
+}
+
+// Err returns ErrFreed once the memory behind the array was freed, else nil.
+func (a *DevArray) Err() error {
+	a.buf.mu.RLock()
+	defer a.buf.mu.RUnlock()
+	if a.buf.freed {
+		return ErrFreed
+	}
+	return nil
+}
+
+// Shape returns a copy of the array's shape.
+func (a *DevArray) Shape() []int { return append([]int(nil), a.lay.shape...) }
+
+// Strides returns a copy of the array's strides in bytes.
+func (a *DevArray) Strides() []int64 { return append([]int64(nil), a.lay.strides...) }
+
+// NDim returns the number of dimensions.
+func (a *DevArray) NDim() int { return len(a.lay.shape) }
+
+// Size returns the number of elements.
+func (a *DevArray) Size() int64 { return a.lay.size }
+
+// NBytes returns the number of bytes the elements occupy when packed
+// (Size × element size); a strided view spans more, see Extent.
+func (a *DevArray) NBytes() int64 { return a.lay.size * a.dtype.Size() }
+
+// DType returns the element type.
+func (a *DevArray) DType() DType { return a.dtype }
+
+// Device returns the device the memory is on.
+func (a *DevArray) Device() DeviceID { return a.buf.device }
+
+// Backend returns the backend that moves the array's data (nil for a
+// borrowed array wrapped without one).
+func (a *DevArray) Backend() Backend { return a.buf.backend }
+
+// Ptr returns the address of element 0 (all indices zero). It is a number,
+// not a reference: it is valid only while the memory is not freed.
+func (a *DevArray) Ptr() Ptr { return a.buf.base + Ptr(a.offset) }
+
+// ReadOnly reports whether writes through this array are refused.
+func (a *DevArray) ReadOnly() bool { return a.readonly }
+
+// Owned reports whether the memory was allocated by this package (Empty,
+// Zeros, FromHost) rather than borrowed (Wrap).
+func (a *DevArray) Owned() bool { return a.buf.owned }
+
+// IsView reports whether the array was made from another by a view operation.
+func (a *DevArray) IsView() bool { return a.view }
+
+// IsContiguous reports whether the elements are packed in row-major (C) order.
+func (a *DevArray) IsContiguous() bool {
+	return isCContiguous(a.lay.shape, a.lay.strides, a.dtype.Size())
+}
+
+// IsFContiguous reports whether the elements are packed in column-major (Fortran) order.
+func (a *DevArray) IsFContiguous() bool {
+	return isFContiguous(a.lay.shape, a.lay.strides, a.dtype.Size())
+}
+
+// Extent returns the lowest byte the array touches and one past the highest,
+// relative to Ptr(). Negative strides make lo negative; an empty array
+// returns 0, 0. Ptr()+lo .. Ptr()+hi must lie inside the allocation.
+func (a *DevArray) Extent() (lo, hi int64) { return a.lay.lo, a.lay.hi }
+
+// ByteOffset returns the offset in bytes, from Ptr(), of the element at idx.
+// Every index must be in range; the arithmetic cannot overflow because the
+// layout was checked when the array was made.
+func (a *DevArray) ByteOffset(idx ...int) (int64, error) {
+	if len(idx) != len(a.lay.shape) {
+		return 0, fmt.Errorf("devarray: %d indices for %d dimensions: %w", len(idx), len(a.lay.shape), ErrShape)
+	}
+	var off int64
+	for i, x := range idx {
+		if x < 0 || x >= a.lay.shape[i] {
+			return 0, fmt.Errorf("devarray: index %d out of range [0, %d) on axis %d: %w", x, a.lay.shape[i], i, ErrShape)
+		}
+		off += int64(x) * a.lay.strides[i]
+	}
+	return off, nil
+}
+
+// String describes the array without touching its memory.
+func (a *DevArray) String() string {
+	own := "owned"
+	switch {
+	case a.view:
+		own = "view"
+	case !a.buf.owned:
+		own = "borrowed"
+	}
+	return fmt.Sprintf("DevArray(%v %v on %v at %v, strides %v, %s)", a.dtype, a.lay.shape, a.buf.device, a.Ptr(), a.lay.strides, own)
+}

@@ -1,0 +1,30 @@
+package devarray
+
+import "errors"
+
+// Sentinel errors. Every error returned by this package wraps one of them, so
+// callers can test with errors.Is.
+var (
+	// ErrFreed: the array's memory, or the memory of the array it views, was freed.
+	ErrFreed = errors.New("devarray: memory was freed")
+	// ErrNotOwner: Free was called on a view; free the array it was made from.
+	ErrNotOwner = errors.New("devarray: not the owner of the memory")
+	// ErrShape: a shape, index, axis or stride is invalid for the operation.
+	ErrShape = errors.New("devarray: invalid shape or index")
+	// ErrOverflow: a size or offset does not fit in 64 bits.
+	ErrOverflow = errors.New("devarray: size or offset overflows int64")
+	// ErrNotViewable: the operation would need a copy, and views never copy.
+	ErrNotViewable = errors.New("devarray: not expressible as a view")
+	// ErrDType: an unknown or mismatched element type.
+	ErrDType = errors.New("devarray: invalid dtype")
+	// ErrDevice: an unknown device kind, or memory on the wrong device.
+	ErrDevice = errors.New("devarray: invalid device")
+	// ErrReadOnly: a write to a read-only array.
+	ErrReadOnly = errors.New("devarray: array is read-only")
+	// ErrNoBackend: a borrowed array without a backend cannot move data.
+	ErrNoBackend = errors.New("devarray: no backend to move data")
+	// ErrHostSize: a host buffer's length does not match the array.
+	ErrHostSize = errors.New("devarray: host buffer size mismatch")
+	// ErrBounds: a descriptor reaches outside the allocation it claims to lie in.
+	ErrBounds = errors.New("devarray: out of bounds")
+)

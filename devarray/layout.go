@@ -1,0 +1,173 @@
+package devarray
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// mul64 multiplies with overflow detection.
+func mul64(a, b int64) (int64, bool) {
+	if a == 0 || b == 0 {
+		return 0, true
+	}
+	neg := (a < 0) != (b < 0)
+	hi, lo := bits.Mul64(abs64(a), abs64(b))
+	if hi != 0 || lo > math.MaxInt64 {
+		if neg && hi == 0 && lo == 1<<63 {
+			return math.MinInt64, true
+		}
+		return 0, false
+	}
+	if neg {
+		return -int64(lo), true
+	}
+	return int64(lo), true
+}
+
+// add64 adds with overflow detection.
+func add64(a, b int64) (int64, bool) {
+	s := a + b
+	if (a > 0 && b > 0 && s < 0) || (a < 0 && b < 0 && s >= 0) {
+		return 0, false
+	}
+	return s, true
+}
+
+func abs64(a int64) uint64 {
+	if a < 0 {
+		return uint64(-(a + 1)) + 1
+	}
+	return uint64(a)
+}
+
+// layout is a validated shape and byte strides with the extent they reach.
+type layout struct {
+	shape   []int
+	strides []int64
+	size    int64 // number of elements
+	lo, hi  int64 // lowest byte touched, one past the highest, relative to element 0
+}
+
+// newLayout validates shape and strides for elements of itemsize bytes and
+// computes the element count and extent, refusing anything that overflows.
+// nil strides mean C-contiguous.
+func newLayout(shape []int, strides []int64, itemsize int64) (layout, error) {
+	if strides != nil && len(strides) != len(shape) {
+		return layout{}, fmt.Errorf("devarray: %d strides for %d dimensions: %w", len(strides), len(shape), ErrShape)
+	}
+	l := layout{shape: append([]int(nil), shape...), size: 1}
+	for i, n := range shape {
+		if n < 0 {
+			return layout{}, fmt.Errorf("devarray: shape %v: dimension %d is negative: %w", shape, i, ErrShape)
+		}
+		var ok bool
+		if l.size, ok = mul64(l.size, int64(n)); !ok {
+			return layout{}, fmt.Errorf("devarray: shape %v has too many elements: %w", shape, ErrOverflow)
+		}
+	}
+	if _, ok := mul64(l.size, itemsize); !ok {
+		return layout{}, fmt.Errorf("devarray: shape %v of %d-byte elements: %w", shape, itemsize, ErrOverflow)
+	}
+	if strides == nil {
+		l.strides = cContiguousStrides(shape, itemsize)
+	} else {
+		l.strides = append([]int64(nil), strides...)
+	}
+	if l.size == 0 {
+		return l, nil
+	}
+	l.hi = itemsize
+	for i, n := range l.shape {
+		reach, ok := mul64(int64(n-1), l.strides[i])
+		if !ok {
+			return layout{}, fmt.Errorf("devarray: stride %d on a dimension of %d: %w", l.strides[i], n, ErrOverflow)
+		}
+		if reach < 0 {
+			l.lo, ok = add64(l.lo, reach)
+		} else {
+			l.hi, ok = add64(l.hi, reach)
+		}
+		if !ok {
+			return layout{}, fmt.Errorf("devarray: shape %v strides %v: extent %w", shape, strides, ErrOverflow)
+		}
+	}
+	if _, ok := add64(l.hi, -l.lo); !ok {
+		return layout{}, fmt.Errorf("devarray: shape %v strides %v: extent %w", shape, strides, ErrOverflow)
+	}
+	return l, nil
+}
+
+// cContiguousStrides returns the byte strides of a packed row-major array.
+// The caller has checked that the total size fits in int64.
+func cContiguousStrides(shape []int, itemsize int64) []int64 {
+	s := make([]int64, len(shape))
+	acc := itemsize
+	for i := len(shape) - 1; i >= 0; i-- {
+		s[i] = acc
+		if shape[i] > 1 {
+			acc *= int64(shape[i])
+		}
+	}
+	return s
+}
+
+// isCContiguous reports whether strides describe a packed row-major layout.
+// Dimensions of size 1 may have any stride; an empty array is contiguous.
+func isCContiguous(shape []int, strides []int64, itemsize int64) bool {
+	acc := itemsize
+	for i := len(shape) - 1; i >= 0; i-- {
+		if shape[i] == 0 {
+			return true
+		}
+		if shape[i] == 1 {
+			continue
+		}
+		if strides[i] != acc {
+			return false
+		}
+		acc *= int64(shape[i])
+	}
+	return true
+}
+
+// isFContiguous reports whether strides describe a packed column-major layout.
+func isFContiguous(shape []int, strides []int64, itemsize int64) bool {
+	acc := itemsize
+	for i := range shape {
+		if shape[i] == 0 {
+			return true
+		}
+		if shape[i] == 1 {
+			continue
+		}
+		if strides[i] != acc {
+			return false
+		}
+		acc *= int64(shape[i])
+	}
+	return true
+}
+
+// simplify drops dimensions of size 1 and merges neighbours that are
+// contiguous with each other, keeping the C-order traversal of the elements.
+// The result describes the same bytes in the same order with fewer dimensions.
+func simplify(shape []int, strides []int64) ([]int, []int64) {
+	var sh []int
+	var st []int64
+	for i := range shape {
+		if shape[i] == 1 {
+			continue
+		}
+		if k := len(sh) - 1; k >= 0 {
+			if span, ok := mul64(int64(shape[i]), strides[i]); ok && st[k] == span {
+				sh[k] *= shape[i]
+				st[k] = strides[i]
+				continue
+			}
+		}
+		sh = append(sh, shape[i])
+		st = append(st, strides[i])
+	}
+	return sh, st
+}

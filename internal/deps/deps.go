@@ -1,0 +1,14 @@
+//go:build tools
+
+// Package deps pins modules that later parts of cuarray build on, so that
+// go.mod and go.sum hold their exact versions before any default-build code
+// imports them. The "tools" build tag keeps this file out of every build:
+// gorgonia.org/cu's package init exits the process when no GPU answers, so it
+// must never be linked into the default build (see DESIGN.md).
+package deps
+
+import (
+	_ "go4.org/unsafe/assume-no-moving-gc"
+	_ "gorgonia.org/cu"
+	_ "gorgonia.org/tensor"
+)
