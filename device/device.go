@@ -1,0 +1,55 @@
+// Package device opens the device cuarray works on and defines what a device
+// can do: allocate, free and copy memory, run streams and events, and count
+// all of it in its ledger.
+//
+// Open("") gives cuda:0 when the program was built with -tags cuda and a GPU
+// answers, else the emulated device sim:0, so the same program runs on a
+// laptop, in CI and on a GPU machine:
+//
+//	dev, err := device.Open("")
+//	if err != nil { ... }
+//	defer dev.Close()
+//	a, err := devarray.Empty(dev, devarray.Float32, 512, 512)
+//	...
+//	fmt.Print(dev.Ledger().Report())
+package device
+
+import (
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// The interfaces and types of package driver, under the names users see.
+type (
+	// Device is one GPU or its emulation; see driver.Device.
+	Device = driver.Device
+	// Stream is an ordered queue of device work; see driver.Stream.
+	Stream = driver.Stream
+	// Event marks a point in a stream; see driver.Event.
+	Event = driver.Event
+	// Info describes a device; see driver.Info.
+	Info = driver.Info
+	// HostFlags select page-locked host memory; see driver.HostFlags.
+	HostFlags = driver.HostFlags
+	// HostMem is page-locked host memory; see driver.HostMem.
+	HostMem = driver.HostMem
+)
+
+// The host allocation flags.
+const (
+	Portable      = driver.Portable
+	Mapped        = driver.Mapped
+	WriteCombined = driver.WriteCombined
+)
+
+// The errors every backend's errors wrap; see package driver.
+var (
+	ErrOutOfMemory    = driver.ErrOutOfMemory
+	ErrNoDevice       = driver.ErrNoDevice
+	ErrBadSpec        = driver.ErrBadSpec
+	ErrInvalidValue   = driver.ErrInvalidValue
+	ErrInvalidPointer = driver.ErrInvalidPointer
+	ErrNotMapped      = driver.ErrNotMapped
+	ErrNotReady       = driver.ErrNotReady
+	ErrClosed         = driver.ErrClosed
+	ErrInjected       = driver.ErrInjected
+)

@@ -1,0 +1,146 @@
+// Package driver defines the interfaces a cuarray device backend implements
+// (the emulated device in device/sim, the CUDA backend in device/cuda) and
+// the errors they share. Users reach the same types through package device,
+// which re-exports them; this package exists so that backends can implement
+// them without an import cycle, as database/sql/driver does for SQL drivers.
+package driver
+
+import (
+	"time"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+)
+
+// Device is one GPU (or the emulation of one). Every allocation, free,
+// memset and copy it performs is recorded in its Ledger. It satisfies
+// devarray.Backend, so arrays can be made on it directly. A Device is safe
+// for use by many goroutines.
+type Device interface {
+	devarray.Backend
+
+	// Info describes the device.
+	Info() Info
+	// Ledger returns the ledger that counts this device's memory and copies.
+	Ledger() *accounting.Ledger
+	// MemInfo returns the device's free and total memory in bytes.
+	MemInfo() (free, total int64, err error)
+	// CopyDtoD copies n bytes within the device.
+	CopyDtoD(dst, src devarray.Ptr, n int64) error
+	// HostAlloc allocates page-locked host memory with the given flags.
+	HostAlloc(n int64, flags HostFlags) (*HostMem, error)
+	// HostFree frees memory returned by HostAlloc. A second free is an error.
+	HostFree(h *HostMem) error
+	// NewStream returns a stream whose work runs in order, asynchronously
+	// to the caller and to other streams.
+	NewStream() (Stream, error)
+	// NewEvent returns an event, complete until first recorded.
+	NewEvent() (Event, error)
+	// Synchronize waits for all work on every stream of the device.
+	Synchronize() error
+	// Close releases the device. Memory still allocated is freed and its
+	// arrays return errors from then on.
+	Close() error
+}
+
+// Info describes a device.
+type Info struct {
+	Name        string            // device spec, "sim:0" or "cuda:0"
+	ID          devarray.DeviceID // kind and ordinal
+	Backend     string            // "sim" or "cuda"
+	Model       string            // "cuarray simulated device", "NVIDIA H200", ...
+	TotalMemory int64             // bytes
+	Alignment   int64             // allocation alignment in bytes
+	CanMapHost  bool              // mapped host memory (Mapped flag) is available
+	Driver      string            // driver version, where there is a driver
+}
+
+// HostFlags select what kind of page-locked host memory HostAlloc returns,
+// as cuMemHostAlloc's flags do.
+type HostFlags uint32
+
+// The host allocation flags.
+const (
+	Portable      HostFlags = 1 << iota // usable from every context (CU_MEMHOSTALLOC_PORTABLE)
+	Mapped                              // mapped into the device's address space (CU_MEMHOSTALLOC_DEVICEMAP)
+	WriteCombined                       // write-combined: fast for the device to read, slow for the CPU to read (CU_MEMHOSTALLOC_WRITECOMBINED)
+)
+
+// String lists the flags, "portable|mapped", or "none".
+func (f HostFlags) String() string {
+	s := ""
+	for i, name := range []string{"portable", "mapped", "write-combined"} {
+		if f&(1<<i) != 0 {
+			if s != "" {
+				s += "|"
+			}
+			s += name
+		}
+	}
+	if rest := f &^ (Portable | Mapped | WriteCombined); rest != 0 || s == "" {
+		if s != "" {
+			s += "|"
+		}
+		if rest != 0 {
+			return s + "unknown"
+		}
+		return "none"
+	}
+	return s
+}
+
+// LedgerKind returns the memory kind a host allocation with these flags is
+// counted under: write-combined, else mapped, else pinned.
+func (f HostFlags) LedgerKind() accounting.Kind {
+	switch {
+	case f&WriteCombined != 0:
+		return accounting.WriteCombined
+	case f&Mapped != 0:
+		return accounting.Mapped
+	}
+	return accounting.Pinned
+}
+
+// HostMem is page-locked host memory from HostAlloc.
+type HostMem struct {
+	// Bytes is the memory, usable from Go. It is not Go heap memory.
+	Bytes []byte
+	// DevPtr is the device address of mapped memory, 0 when not mapped.
+	DevPtr devarray.Ptr
+	// Flags are the flags it was allocated with.
+	Flags HostFlags
+}
+
+// Stream is an ordered queue of device work. Methods enqueue and return at
+// once; errors of the work itself are reported by Synchronize. Host memory
+// passed to an async copy must not be changed or reused until the stream
+// has passed the copy (Synchronize, or an event recorded after it).
+type Stream interface {
+	CopyHtoDAsync(dst devarray.Ptr, src []byte) error
+	CopyDtoHAsync(dst []byte, src devarray.Ptr) error
+	CopyDtoDAsync(dst, src devarray.Ptr, n int64) error
+	Memcpy2DAsync(p devarray.Memcpy2D) error
+	MemsetAsync(dst devarray.Ptr, value byte, n int64) error
+	// Record records e at this point of the stream.
+	Record(e Event) error
+	// WaitEvent makes later work on this stream wait until e completes.
+	WaitEvent(e Event) error
+	// Synchronize waits until all work enqueued so far is done and returns
+	// the first error of that work, if any.
+	Synchronize() error
+	// Close waits for the stream's work and releases it.
+	Close() error
+}
+
+// Event marks a point in a stream.
+type Event interface {
+	// Synchronize waits until the event completes.
+	Synchronize() error
+	// Query reports whether the event has completed.
+	Query() (bool, error)
+	// Elapsed returns the time from start to this event; both must have
+	// completed (ErrNotReady otherwise).
+	Elapsed(start Event) (time.Duration, error)
+	// Close releases the event.
+	Close() error
+}

@@ -1,0 +1,128 @@
+package device
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/sim"
+)
+
+// Spec is a parsed device spec: "kind:ordinal?option=value&...".
+type Spec struct {
+	Kind    string     // "sim" or "cuda"
+	Ordinal int        // the device's number
+	Options url.Values // backend options
+}
+
+// String writes the spec back in its text form.
+func (s Spec) String() string {
+	t := s.Kind + ":" + strconv.Itoa(s.Ordinal)
+	if len(s.Options) > 0 {
+		t += "?" + s.Options.Encode()
+	}
+	return t
+}
+
+// ParseSpec parses a device spec such as "sim:0", "cuda:1" or
+// "sim:0?mem=256MiB&fail-alloc=3". The ordinal may be left out ("sim" is
+// "sim:0"). The empty spec is the default device; see Open.
+func ParseSpec(spec string) (Spec, error) {
+	head, query, _ := strings.Cut(spec, "?")
+	kind, ord, hasOrd := strings.Cut(head, ":")
+	s := Spec{Kind: kind}
+	if kind != "sim" && kind != "cuda" {
+		return Spec{}, fmt.Errorf("device: spec %q: kind %q is not sim or cuda: %w", spec, kind, ErrBadSpec)
+	}
+	if hasOrd {
+		n, err := strconv.Atoi(ord)
+		if err != nil || n < 0 || ord != strconv.Itoa(n) {
+			return Spec{}, fmt.Errorf("device: spec %q: ordinal %q is not a non-negative number: %w", spec, ord, ErrBadSpec)
+		}
+		s.Ordinal = n
+	}
+	opts, err := url.ParseQuery(query)
+	if err != nil {
+		return Spec{}, fmt.Errorf("device: spec %q: options: %v: %w", spec, err, ErrBadSpec)
+	}
+	if len(opts) > 0 {
+		s.Options = opts
+	}
+	return s, nil
+}
+
+// Open opens the device named by spec:
+//
+//	""       cuda:0 when built with -tags cuda and a GPU answers, else sim:0
+//	"sim:N"  an emulated device; options mem=SIZE (default 4GiB), maphost=false,
+//	         fail-alloc=N and fail-copy=N (fail the Nth allocation or copy)
+//	"cuda:N" GPU N; needs -tags cuda
+//
+// A spec that cannot be parsed, or an option that is unknown or malformed,
+// is an error wrapping ErrBadSpec; a device that does not answer, one wrapping ErrNoDevice.
+func Open(spec string) (Device, error) {
+	if spec == "" {
+		if dev, err := openCUDA(Spec{Kind: "cuda"}); err == nil {
+			return dev, nil
+		}
+		spec = "sim:0"
+	}
+	s, err := ParseSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	if s.Kind == "cuda" {
+		return openCUDA(s)
+	}
+	cfg, err := simConfig(s)
+	if err != nil {
+		return nil, err
+	}
+	return sim.New(cfg)
+}
+
+// simConfig turns a sim spec's options into a sim.Config.
+func simConfig(s Spec) (sim.Config, error) {
+	cfg := sim.Config{Ordinal: s.Ordinal}
+	for key, vals := range s.Options {
+		if len(vals) != 1 {
+			return cfg, fmt.Errorf("device: %v: option %q given %d times: %w", s, key, len(vals), ErrBadSpec)
+		}
+		v := vals[0]
+		var err error
+		switch key {
+		case "mem":
+			cfg.Memory, err = accounting.ParseBytes(v)
+			if err == nil && cfg.Memory < sim.Alignment {
+				err = fmt.Errorf("at least %d bytes", sim.Alignment)
+			}
+		case "maphost":
+			var on bool
+			on, err = strconv.ParseBool(v)
+			cfg.NoMapHost = !on
+		case "fail-alloc":
+			cfg.FailAlloc, err = parseCount(v)
+		case "fail-copy":
+			cfg.FailCopy, err = parseCount(v)
+		default:
+			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc or fail-copy): %w", s, key, ErrBadSpec)
+		}
+		if err != nil {
+			return cfg, fmt.Errorf("device: %v: option %s=%q: %v: %w", s, key, v, err, ErrBadSpec)
+		}
+	}
+	return cfg, nil
+}
+
+func parseCount(v string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("want a non-negative count")
+	}
+	return n, nil
+}
+
+var _ driver.Device = (*sim.Device)(nil)

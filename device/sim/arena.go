@@ -1,0 +1,112 @@
+package sim
+
+import (
+	"slices"
+)
+
+// span is a range of the arena: offset and size in bytes.
+type span struct{ off, size int64 }
+
+func (s span) end() int64 { return s.off + s.size }
+
+// arena hands out aligned ranges of one block of memory: best fit, with
+// splitting on allocation and coalescing of free neighbours on release.
+// It is not safe for concurrent use; the device's lock guards it.
+type arena struct {
+	size int64
+	free []span // sorted by offset, no two adjacent
+	live []span // sorted by offset
+	used int64
+}
+
+func newArena(size int64) *arena {
+	return &arena{size: size, free: []span{{0, size}}}
+}
+
+// alloc returns the offset of a free range of size bytes (size is already
+// aligned), or false when no free range is large enough.
+func (a *arena) alloc(size int64) (int64, bool) {
+	best := -1
+	for i, f := range a.free {
+		if f.size >= size && (best < 0 || f.size < a.free[best].size) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0, false
+	}
+	off := a.free[best].off
+	if a.free[best].size == size {
+		a.free = slices.Delete(a.free, best, best+1)
+	} else {
+		a.free[best].off += size
+		a.free[best].size -= size
+	}
+	i, _ := slices.BinarySearchFunc(a.live, off, cmpOff)
+	a.live = slices.Insert(a.live, i, span{off, size})
+	a.used += size
+	return off, true
+}
+
+func cmpOff(s span, off int64) int {
+	switch {
+	case s.off < off:
+		return -1
+	case s.off > off:
+		return 1
+	}
+	return 0
+}
+
+// release frees the allocation that starts at off and returns its size, or
+// false when no allocation starts there.
+func (a *arena) release(off int64) (int64, bool) {
+	i, ok := slices.BinarySearchFunc(a.live, off, cmpOff)
+	if !ok {
+		return 0, false
+	}
+	s := a.live[i]
+	a.live = slices.Delete(a.live, i, i+1)
+	a.used -= s.size
+	j, _ := slices.BinarySearchFunc(a.free, off, cmpOff)
+	mergePrev := j > 0 && a.free[j-1].end() == s.off
+	mergeNext := j < len(a.free) && s.end() == a.free[j].off
+	switch {
+	case mergePrev && mergeNext:
+		a.free[j-1].size += s.size + a.free[j].size
+		a.free = slices.Delete(a.free, j, j+1)
+	case mergePrev:
+		a.free[j-1].size += s.size
+	case mergeNext:
+		a.free[j].off = s.off
+		a.free[j].size += s.size
+	default:
+		a.free = slices.Insert(a.free, j, s)
+	}
+	return s.size, true
+}
+
+// find returns the live allocation that holds all of [off, off+n).
+func (a *arena) find(off, n int64) (span, bool) {
+	i, ok := slices.BinarySearchFunc(a.live, off, cmpOff)
+	if !ok {
+		i-- // the allocation starting before off, if any
+	}
+	if i < 0 || i >= len(a.live) {
+		return span{}, false
+	}
+	s := a.live[i]
+	if off < s.off || n < 0 || off+n > s.end() || off+n < off {
+		return span{}, false
+	}
+	return s, true
+}
+
+// largestFree returns the size of the largest free range.
+func (a *arena) largestFree() int64 {
+	var m int64
+	for _, f := range a.free {
+		m = max(m, f.size)
+	}
+	return m
+}

@@ -1,0 +1,96 @@
+package sim
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// mark is one recording of an event: done closes when the stream reaches it.
+type mark struct {
+	done chan struct{}
+	at   time.Time
+}
+
+func (m *mark) complete() {
+	m.at = time.Now()
+	close(m.done)
+}
+
+// event is a point in a stream. Until first recorded it counts as complete.
+type event struct {
+	d      *Device
+	mu     sync.Mutex
+	cur    *mark
+	closed bool
+}
+
+var _ driver.Event = (*event)(nil)
+
+// NewEvent returns an event that is complete until first recorded.
+func (d *Device) NewEvent() (driver.Event, error) {
+	m := &mark{done: make(chan struct{})}
+	m.complete()
+	return &event{d: d, cur: m}, nil
+}
+
+// arm starts a new recording.
+func (e *event) arm() (*mark, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, fmt.Errorf("sim: record event: %w", driver.ErrClosed)
+	}
+	e.cur = &mark{done: make(chan struct{})}
+	return e.cur, nil
+}
+
+func (e *event) latest() *mark {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cur
+}
+
+// Synchronize waits for the latest recording to complete.
+func (e *event) Synchronize() error {
+	<-e.latest().done
+	return nil
+}
+
+// Query reports whether the latest recording has completed.
+func (e *event) Query() (bool, error) {
+	select {
+	case <-e.latest().done:
+		return true, nil
+	default:
+		return false, nil
+	}
+}
+
+// Elapsed returns the time from start's completion to e's; both must have
+// completed, else the error wraps driver.ErrNotReady.
+func (e *event) Elapsed(start driver.Event) (time.Duration, error) {
+	s, ok := start.(*event)
+	if !ok || s.d != e.d {
+		return 0, fmt.Errorf("sim: elapsed: the start event is not from this device: %w", driver.ErrInvalidValue)
+	}
+	a, b := s.latest(), e.latest()
+	for _, m := range []*mark{a, b} {
+		select {
+		case <-m.done:
+		default:
+			return 0, fmt.Errorf("sim: elapsed: %w", driver.ErrNotReady)
+		}
+	}
+	return b.at.Sub(a.at), nil
+}
+
+// Close releases the event; recording it afterwards is an error.
+func (e *event) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closed = true
+	return nil
+}

@@ -1,0 +1,84 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"syscall"
+	"unsafe"
+
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// HostAlloc allocates n bytes of page-locked host memory, emulated by an
+// anonymous mapping. With Mapped, the memory's device address is its host
+// address (as with unified addressing), and device copies may use it. A
+// Mapped request fails with driver.ErrNotMapped on a device configured
+// NoMapHost, as on a context without CU_CTX_MAP_HOST.
+func (d *Device) HostAlloc(n int64, flags driver.HostFlags) (*driver.HostMem, error) {
+	if n <= 0 || flags&^(driver.Portable|driver.Mapped|driver.WriteCombined) != 0 {
+		return nil, fmt.Errorf("sim: host alloc %d bytes, flags %v: want a positive size and known flags: %w", n, flags, driver.ErrInvalidValue)
+	}
+	if flags&driver.Mapped != 0 && d.cfg.NoMapHost {
+		return nil, fmt.Errorf("sim: host alloc with flag Mapped: %w", driver.ErrNotMapped)
+	}
+	kind := flags.LedgerKind()
+	if err := d.ledger.Reserve(kind, n); err != nil {
+		return nil, fmt.Errorf("sim: host alloc: %w", err)
+	}
+	if injected(&d.allocCountdown) {
+		d.ledger.Cancel(kind, n)
+		return nil, fmt.Errorf("sim: host alloc %d bytes: %w", n, driver.ErrInjected)
+	}
+	mem, err := syscall.Mmap(-1, 0, int(n), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		d.ledger.Cancel(kind, n)
+		return nil, fmt.Errorf("sim: host alloc %d bytes: %w", n, err)
+	}
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		d.ledger.Cancel(kind, n)
+		syscall.Munmap(mem)
+		return nil, fmt.Errorf("sim: host alloc: %w", driver.ErrClosed)
+	}
+	i := d.hostIndex(addr) + 1
+	d.host = slices.Insert(d.host, i, hostAlloc{addr: addr, mem: mem, flags: flags})
+	d.mu.Unlock()
+	d.ledger.Commit(kind, addr, n)
+	h := &driver.HostMem{Bytes: mem, Flags: flags}
+	if flags&driver.Mapped != 0 {
+		h.DevPtr = devarray.Ptr(addr)
+	}
+	return h, nil
+}
+
+// HostFree frees memory from HostAlloc and clears h, whose Bytes must not be
+// used afterwards. Freeing memory this device did not allocate, or freeing
+// twice, is an error wrapping driver.ErrInvalidPointer.
+func (d *Device) HostFree(h *driver.HostMem) error {
+	if h == nil || len(h.Bytes) == 0 {
+		return fmt.Errorf("sim: host free: no memory: %w", driver.ErrInvalidPointer)
+	}
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(h.Bytes)))
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return fmt.Errorf("sim: host free: %w", driver.ErrClosed)
+	}
+	i := d.hostIndex(addr)
+	if i < 0 || d.host[i].addr != addr {
+		d.mu.Unlock()
+		return fmt.Errorf("sim: host free 0x%x: not a live host allocation of this device: %w", addr, driver.ErrInvalidPointer)
+	}
+	a := d.host[i]
+	d.host = slices.Delete(d.host, i, i+1)
+	d.mu.Unlock()
+	if err := syscall.Munmap(a.mem); err != nil {
+		return fmt.Errorf("sim: host free: %w", err)
+	}
+	d.ledger.Free(a.flags.LedgerKind(), addr, int64(len(a.mem)))
+	h.Bytes, h.DevPtr = nil, 0
+	return nil
+}

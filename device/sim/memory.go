@@ -1,0 +1,135 @@
+package sim
+
+import (
+	"fmt"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+func alignUp(n int64) int64 { return (n + Alignment - 1) / Alignment * Alignment }
+
+// Malloc allocates nbytes of device memory, 256-byte aligned. The ledger
+// counts the aligned size, which is what the device gives up. A request of 0
+// bytes still gets a distinct, valid pointer.
+func (d *Device) Malloc(nbytes int64) (devarray.Ptr, error) {
+	if nbytes < 0 || nbytes > d.cfg.Memory {
+		if nbytes > 0 {
+			return 0, fmt.Errorf("sim: malloc: %w", d.ledger.OutOfMemory(accounting.Device, nbytes, d.ledger.Current(accounting.Device), false))
+		}
+		return 0, fmt.Errorf("sim: malloc %d bytes: %w", nbytes, driver.ErrInvalidValue)
+	}
+	size := alignUp(max(nbytes, 1))
+	if err := d.ledger.Reserve(accounting.Device, size); err != nil {
+		return 0, fmt.Errorf("sim: malloc: %w", err)
+	}
+	if injected(&d.allocCountdown) {
+		d.ledger.Cancel(accounting.Device, size)
+		oom := d.ledger.OutOfMemory(accounting.Device, size, d.ledger.Current(accounting.Device), false)
+		return 0, fmt.Errorf("sim: malloc %d bytes: %w: %w", nbytes, driver.ErrInjected, oom)
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		d.ledger.Cancel(accounting.Device, size)
+		return 0, fmt.Errorf("sim: malloc: %w", driver.ErrClosed)
+	}
+	off, ok := d.arena.alloc(size)
+	d.mu.Unlock()
+	if !ok {
+		d.ledger.Cancel(accounting.Device, size)
+		return 0, fmt.Errorf("sim: malloc: %w", d.ledger.OutOfMemory(accounting.Device, size, d.ledger.Current(accounting.Device), false))
+	}
+	p := d.base + uintptr(off)
+	d.ledger.Commit(accounting.Device, p, size)
+	return devarray.Ptr(p), nil
+}
+
+// Free frees memory returned by Malloc. Any other pointer, or a pointer
+// already freed, is an error wrapping driver.ErrInvalidPointer.
+func (d *Device) Free(p devarray.Ptr) error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return fmt.Errorf("sim: free %v: %w", p, driver.ErrClosed)
+	}
+	off := int64(uintptr(p) - d.base)
+	var size int64
+	ok := uintptr(p) >= d.base && off < d.arena.size
+	if ok {
+		size, ok = d.arena.release(off)
+	}
+	if ok && size >= 1<<20 {
+		// Give large freed ranges' pages back to the OS, as freed device memory holds nothing.
+		_ = syscall.Madvise(d.mem[off:off+size], syscall.MADV_DONTNEED)
+	}
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("sim: free %v: not the start of a live allocation: %w", p, driver.ErrInvalidPointer)
+	}
+	d.ledger.Free(accounting.Device, uintptr(p), size)
+	return nil
+}
+
+// devMem returns the bytes [p, p+n) of device memory or of mapped host
+// memory, checking that they lie inside one live allocation. The caller
+// holds d.mu for reading.
+func (d *Device) devMem(p devarray.Ptr, n int64) ([]byte, error) {
+	if d.closed {
+		return nil, driver.ErrClosed
+	}
+	addr := uintptr(p)
+	if addr >= d.base && addr < d.base+uintptr(d.arena.size) {
+		off := int64(addr - d.base)
+		if _, ok := d.arena.find(off, n); ok {
+			return d.mem[off : off+n : off+n], nil
+		}
+	} else if i := d.hostIndex(addr); i >= 0 && d.host[i].flags&driver.Mapped != 0 {
+		h := d.host[i]
+		off := int64(addr - h.addr)
+		if off+n <= int64(len(h.mem)) && n >= 0 {
+			return h.mem[off : off+n : off+n], nil
+		}
+	}
+	return nil, fmt.Errorf("bytes [%v, +%d) are not inside a live allocation: %w", p, n, driver.ErrInvalidPointer)
+}
+
+// hostPath returns the copy path for host memory b: pinned when it lies in a
+// page-locked allocation of this device, direct (pageable) otherwise. The
+// caller holds d.mu for reading.
+func (d *Device) hostPath(b []byte) accounting.Path {
+	if len(b) == 0 {
+		return accounting.PathDirect
+	}
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if i := d.hostIndex(addr); i >= 0 && addr+uintptr(len(b)) <= d.host[i].addr+uintptr(len(d.host[i].mem)) {
+		return accounting.PathPinned
+	}
+	return accounting.PathDirect
+}
+
+// Memset sets nbytes at dst to value.
+func (d *Device) Memset(dst devarray.Ptr, value byte, nbytes int64) error {
+	if injected(&d.copyCountdown) {
+		return fmt.Errorf("sim: memset %v: %w", dst, driver.ErrInjected)
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	start := time.Now()
+	b, err := d.devMem(dst, nbytes)
+	if err != nil {
+		return fmt.Errorf("sim: memset: %w", err)
+	}
+	if len(b) > 0 {
+		b[0] = value
+		for filled := 1; filled < len(b); filled *= 2 {
+			copy(b[filled:], b[:filled])
+		}
+	}
+	d.ledger.RecordMemset(nbytes, time.Since(start))
+	return nil
+}

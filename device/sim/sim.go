@@ -1,0 +1,212 @@
+// Package sim is an emulated CUDA device in host memory, like Numba's CUDA
+// simulator: tests, CI and machines without a GPU run every cuarray package
+// on it. It behaves as a device does where a program can tell — a fixed
+// capacity, 256-byte aligned allocations, MemInfo, copies that check that
+// device addresses lie inside live allocations, streams that run their work
+// in order on their own goroutine, events with timestamps, page-locked and
+// mapped host memory — and it records every operation in its ledger.
+// Fault injection fails the Nth allocation or copy on purpose, so error
+// paths can be tested.
+//
+// Device memory is one anonymous memory mapping outside the Go heap, so
+// device pointers are real addresses that stay valid until Free, and other
+// code in the process (NumPy through the array interface) can read them.
+//
+//	dev, err := sim.New(sim.Config{Memory: 256 << 20})
+//	if err != nil { ... }
+//	defer dev.Close()
+//	a, err := devarray.FromHost(dev, []float32{1, 2, 3})
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// Alignment is the alignment, in bytes, of every device allocation.
+const Alignment = 256
+
+// DefaultMemory is the capacity of a sim device when none is given: 4 GiB.
+const DefaultMemory = 4 << 30
+
+// Config configures a sim device.
+type Config struct {
+	Ordinal int   // the N of "sim:N"
+	Memory  int64 // capacity in bytes; 0 means DefaultMemory
+	// NoMapHost emulates a context without CU_CTX_MAP_HOST: a Mapped host
+	// allocation then fails with driver.ErrNotMapped.
+	NoMapHost bool
+	// FailAlloc and FailCopy, when positive, make the Nth allocation or
+	// copy (counting from 1) fail with driver.ErrInjected.
+	FailAlloc, FailCopy int64
+}
+
+// Device is an emulated device. It implements driver.Device.
+type Device struct {
+	cfg    Config
+	ledger *accounting.Ledger
+	mem    []byte // the device memory
+	base   uintptr
+
+	mu     sync.RWMutex // Lock for allocator changes and Close; RLock while memory is touched
+	arena  *arena
+	host   []hostAlloc // page-locked host allocations, sorted by address
+	closed bool
+
+	streamsMu sync.Mutex
+	streams   map[*stream]struct{}
+
+	allocCountdown, copyCountdown atomic.Int64
+}
+
+var _ driver.Device = (*Device)(nil)
+
+// New creates a sim device. Its memory is reserved, not committed: pages
+// are only backed when written.
+func New(cfg Config) (*Device, error) {
+	if cfg.Memory == 0 {
+		cfg.Memory = DefaultMemory
+	}
+	if cfg.Memory < Alignment || cfg.Ordinal < 0 {
+		return nil, fmt.Errorf("sim: memory %d bytes, ordinal %d: want at least %d bytes and a non-negative ordinal: %w",
+			cfg.Memory, cfg.Ordinal, Alignment, driver.ErrInvalidValue)
+	}
+	cfg.Memory = cfg.Memory / Alignment * Alignment
+	mem, err := syscall.Mmap(-1, 0, int(cfg.Memory), syscall.PROT_READ|syscall.PROT_WRITE,
+		syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
+	if err != nil {
+		return nil, fmt.Errorf("sim: reserve %s of device memory: %w", accounting.FormatBytes(cfg.Memory), err)
+	}
+	d := &Device{
+		cfg:     cfg,
+		ledger:  accounting.NewLedger(fmt.Sprintf("sim:%d", cfg.Ordinal)),
+		mem:     mem,
+		base:    uintptr(unsafe.Pointer(unsafe.SliceData(mem))),
+		arena:   newArena(cfg.Memory),
+		streams: make(map[*stream]struct{}),
+	}
+	d.allocCountdown.Store(cfg.FailAlloc)
+	d.copyCountdown.Store(cfg.FailCopy)
+	d.ledger.SetMemInfo(d.MemInfo)
+	return d, nil
+}
+
+// DeviceID returns sim:N.
+func (d *Device) DeviceID() devarray.DeviceID {
+	return devarray.DeviceID{Kind: devarray.Sim, Ordinal: d.cfg.Ordinal}
+}
+
+// Info describes the device.
+func (d *Device) Info() driver.Info {
+	return driver.Info{
+		Name:        d.DeviceID().String(),
+		ID:          d.DeviceID(),
+		Backend:     "sim",
+		Model:       "cuarray simulated device (host memory)",
+		TotalMemory: d.cfg.Memory,
+		Alignment:   Alignment,
+		CanMapHost:  !d.cfg.NoMapHost,
+	}
+}
+
+// Ledger returns the device's ledger.
+func (d *Device) Ledger() *accounting.Ledger { return d.ledger }
+
+// MemInfo returns free and total device memory. Free is capacity less what
+// is allocated; fragmentation may keep a single allocation of that size from fitting.
+func (d *Device) MemInfo() (free, total int64, err error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed {
+		return 0, 0, fmt.Errorf("sim: mem info: %w", driver.ErrClosed)
+	}
+	return d.arena.size - d.arena.used, d.arena.size, nil
+}
+
+// FailAlloc makes the nth allocation from now (1 = the next) fail with
+// driver.ErrInjected; 0 cancels.
+func (d *Device) FailAlloc(n int64) { d.allocCountdown.Store(n) }
+
+// FailCopy makes the nth copy or memset from now fail with driver.ErrInjected; 0 cancels.
+func (d *Device) FailCopy(n int64) { d.copyCountdown.Store(n) }
+
+// injected counts one operation down and reports whether it must fail.
+func injected(c *atomic.Int64) bool {
+	for {
+		n := c.Load()
+		if n <= 0 {
+			return false
+		}
+		if c.CompareAndSwap(n, n-1) {
+			return n == 1
+		}
+	}
+}
+
+// Synchronize waits for the work of every stream.
+func (d *Device) Synchronize() error {
+	var first error
+	for _, s := range d.streamList() {
+		if err := s.Synchronize(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (d *Device) streamList() []*stream {
+	d.streamsMu.Lock()
+	defer d.streamsMu.Unlock()
+	out := make([]*stream, 0, len(d.streams))
+	for s := range d.streams {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Close closes every stream, frees what is still allocated (recording the
+// frees) and releases the device memory. Later calls return driver.ErrClosed.
+func (d *Device) Close() error {
+	for _, s := range d.streamList() {
+		s.Close()
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	for _, s := range d.arena.live {
+		d.ledger.Free(accounting.Device, d.base+uintptr(s.off), s.size)
+	}
+	d.arena.live, d.arena.used = nil, 0
+	for _, h := range d.host {
+		d.ledger.Free(h.flags.LedgerKind(), h.addr, int64(len(h.mem)))
+		syscall.Munmap(h.mem)
+	}
+	d.host = nil
+	if err := syscall.Munmap(d.mem); err != nil {
+		return fmt.Errorf("sim: release device memory: %w", err)
+	}
+	d.mem = nil
+	return nil
+}
+
+// hostAlloc is one page-locked host allocation.
+type hostAlloc struct {
+	addr  uintptr
+	mem   []byte
+	flags driver.HostFlags
+}
+
+func (d *Device) hostIndex(addr uintptr) int {
+	return sort.Search(len(d.host), func(i int) bool { return d.host[i].addr > addr }) - 1
+}
