@@ -9,15 +9,16 @@ import (
 // Report returns the ledger's counters as an aligned text table.
 func (l *Ledger) Report() string { return l.Snapshot().Report() }
 
-// Report returns the snapshot as an aligned text table: one row per memory
-// kind that saw any activity, one per copy direction and path used.
+// Report returns the snapshot as two aligned text tables: one row per memory
+// kind that saw any activity or has a limit, and one per copy direction and
+// path used (with memsets).
 func (s Snapshot) Report() string {
 	var b strings.Builder
 	title := s.Name
 	if title == "" {
 		title = "ledger"
 	}
-	fmt.Fprintf(&b, "%s\n", title)
+	fmt.Fprintf(&b, "ledger %s\n", title)
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "memory\tcurrent\tpeak\tallocs\tfrees\tallocated\tfailed\tlimit\t")
 	rows := 0
@@ -34,30 +35,30 @@ func (s Snapshot) Report() string {
 			st.Allocs, st.Frees, FormatBytes(st.Allocated), st.Failed, limit)
 		rows++
 	}
+	w.Flush()
 	if rows == 0 {
-		fmt.Fprintln(w, "(none)\t\t\t\t\t\t\t\t")
+		fmt.Fprintln(&b, "  (no allocations)")
 	}
-	fmt.Fprintln(w, "\t\t\t\t\t\t\t\t")
-	fmt.Fprintln(w, "copy\tpath\tcount\tbytes\tseconds\tGB/s\t\t\t")
+	fmt.Fprintln(&b)
+	w = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "copy\tpath\tcount\tbytes\tseconds\tGB/s\t")
 	rows = 0
 	for d := Direction(0); d < NumDirections; d++ {
 		for p := Path(0); p < NumPaths; p++ {
-			c := s.Copies[d][p]
-			if c.Count == 0 {
-				continue
+			if c := s.Copies[d][p]; c.Count > 0 {
+				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%.6f\t%s\t\n", d, p, c.Count, FormatBytes(c.Bytes), c.Seconds, rate(c))
+				rows++
 			}
-			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%.6f\t%s\t\t\t\n", d, p, c.Count, FormatBytes(c.Bytes), c.Seconds, rate(c))
-			rows++
 		}
 	}
-	if s.Memsets.Count > 0 {
-		fmt.Fprintf(w, "memset\t\t%d\t%s\t%.6f\t%s\t\t\t\n", s.Memsets.Count, FormatBytes(s.Memsets.Bytes), s.Memsets.Seconds, rate(s.Memsets))
+	if m := s.Memsets; m.Count > 0 {
+		fmt.Fprintf(w, "memset\t-\t%d\t%s\t%.6f\t%s\t\n", m.Count, FormatBytes(m.Bytes), m.Seconds, rate(m))
 		rows++
 	}
-	if rows == 0 {
-		fmt.Fprintln(w, "(none)\t\t\t\t\t\t\t\t")
-	}
 	w.Flush()
+	if rows == 0 {
+		fmt.Fprintln(&b, "  (no copies)")
+	}
 	return b.String()
 }
 

@@ -1,0 +1,165 @@
+package accounting_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
+)
+
+func TestZeroLedgerCounts(t *testing.T) {
+	var l accounting.Ledger // the zero value is ready to use
+	n := rand.Int64N(1<<20) + 1
+	require.NoError(t, l.Alloc(accounting.Device, 0x1000, n))
+	require.NoError(t, l.Alloc(accounting.Device, 0x2000, 2*n))
+	l.Free(accounting.Device, 0x1000, n)
+	l.RecordCopy(accounting.HtoD, accounting.PathPinned, 3*n, time.Millisecond)
+	l.RecordMemset(n, time.Microsecond)
+
+	s := l.Snapshot()
+	d := s.Kinds[accounting.Device]
+	assert.Equal(t, 2*n, d.Current, "current is allocated minus freed")
+	assert.Equal(t, 3*n, d.Peak, "peak is the highest current")
+	assert.Equal(t, int64(2), d.Allocs)
+	assert.Equal(t, int64(1), d.Frees)
+	assert.Equal(t, 3*n, d.Allocated)
+	assert.Equal(t, n, d.Freed)
+	c := s.Copies[accounting.HtoD][accounting.PathPinned]
+	assert.Equal(t, accounting.CopyStats{Count: 1, Bytes: 3 * n, Seconds: 0.001}, c)
+	assert.Equal(t, int64(1), s.Memsets.Count)
+	assert.Equal(t, s.CopyTotal(accounting.HtoD), s.Copied(), "only HtoD copies were made")
+	assert.Equal(t, int64(2), s.Allocations())
+	for k := accounting.Pinned; k < accounting.NumKinds; k++ {
+		assert.Zero(t, s.Kinds[k], "kind %v saw nothing", k)
+	}
+}
+
+func TestLimitRefusesWithTypedError(t *testing.T) {
+	l := accounting.NewLedger("test")
+	l.SetMemInfo(func() (int64, int64, error) { return 123, 456, nil })
+	require.NoError(t, l.SetLimit(accounting.Pinned, 1000))
+	require.NoError(t, l.Alloc(accounting.Pinned, 1, 600))
+
+	err := l.Alloc(accounting.Pinned, 2, 500)
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, accounting.ErrOutOfMemory), "errors.Is(err, ErrOutOfMemory)")
+	var oom *accounting.OutOfMemoryError
+	require.True(t, errors.As(err, &oom))
+	assert.Equal(t, accounting.OutOfMemoryError{Kind: accounting.Pinned, Requested: 500, InUse: 600, Limit: 1000,
+		DeviceFree: 123, DeviceTotal: 456, ByLimit: true}, *oom)
+	assert.Contains(t, err.Error(), "limit is 1000 B")
+	assert.Contains(t, err.Error(), "device free 123 B of 456 B")
+
+	s := l.Snapshot().Kinds[accounting.Pinned]
+	assert.Equal(t, int64(600), s.Current, "a refused allocation leaves current unchanged")
+	assert.Equal(t, int64(1), s.Failed)
+	assert.Equal(t, int64(1000), s.Limit)
+	assert.Equal(t, int64(0), l.Current(accounting.Device), "limits are per kind")
+
+	require.NoError(t, l.SetLimit(accounting.Pinned, 0))
+	assert.NoError(t, l.Alloc(accounting.Pinned, 2, 500), "limit 0 removes the limit")
+	assert.Error(t, l.SetLimit(accounting.NumKinds, 1))
+	assert.Error(t, l.SetLimit(accounting.Device, -1))
+}
+
+func TestReserveCancel(t *testing.T) {
+	var l accounting.Ledger
+	require.NoError(t, l.Reserve(accounting.Device, 4096))
+	assert.Equal(t, int64(4096), l.Current(accounting.Device), "a reservation counts as in use")
+	l.Cancel(accounting.Device, 4096)
+	s := l.Snapshot().Kinds[accounting.Device]
+	assert.Equal(t, accounting.KindStats{Failed: 1}, s, "a cancelled reservation is a failed allocation")
+	assert.Error(t, l.Reserve(accounting.Device, -1))
+	assert.Error(t, l.Reserve(accounting.NumKinds, 1))
+}
+
+func TestOutOfMemoryFromDevice(t *testing.T) {
+	var l accounting.Ledger
+	e := l.OutOfMemory(accounting.Device, 1<<30, 5, false)
+	assert.Equal(t, int64(-1), e.DeviceTotal, "unknown without a MemInfoFunc")
+	assert.Contains(t, e.Error(), "the device has no room")
+	assert.ErrorIs(t, e, accounting.ErrOutOfMemory)
+}
+
+func TestConcurrentRecordingBalances(t *testing.T) {
+	var l accounting.Ledger
+	const workers, rounds = 16, 2000
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				n := int64(1 + (w*rounds+i)%977)
+				if err := l.Alloc(accounting.Device, uintptr(i), n); err != nil {
+					t.Error(err)
+					return
+				}
+				l.RecordCopy(accounting.DtoD, accounting.PathD2D, n, 0)
+				l.Free(accounting.Device, uintptr(i), n)
+			}
+		}()
+	}
+	wg.Wait()
+	s := l.Snapshot()
+	d := s.Kinds[accounting.Device]
+	assert.Zero(t, d.Current)
+	assert.Equal(t, int64(workers*rounds), d.Allocs)
+	assert.Equal(t, d.Allocs, d.Frees)
+	assert.Equal(t, d.Allocated, d.Freed)
+	assert.Equal(t, d.Allocated, s.Copies[accounting.DtoD][accounting.PathD2D].Bytes)
+	assert.LessOrEqual(t, d.Peak, int64(workers*977))
+}
+
+func TestInvalidEnumsAreIgnored(t *testing.T) {
+	var l accounting.Ledger
+	l.Commit(accounting.NumKinds, 1, 1)
+	l.Free(accounting.NumKinds, 1, 1)
+	l.Cancel(accounting.NumKinds, 1)
+	l.RecordCopy(accounting.NumDirections, 0, 1, 0)
+	l.RecordCopy(0, accounting.NumPaths, 1, 0)
+	assert.Equal(t, int64(0), l.Current(accounting.NumKinds))
+	assert.Equal(t, int64(0), l.Limit(accounting.NumKinds))
+	assert.Zero(t, l.Snapshot().Copied())
+	assert.Zero(t, l.Snapshot().CopyTotal(accounting.NumDirections))
+}
+
+func TestNames(t *testing.T) {
+	tests := []struct{ got, want string }{
+		{accounting.Device.String(), "device"},
+		{accounting.WriteCombined.String(), "write-combined"},
+		{accounting.Host.String(), "host"},
+		{accounting.NumKinds.String(), "Kind(7)"},
+		{accounting.HtoD.String(), "HtoD"},
+		{accounting.Peer.String(), "peer"},
+		{accounting.NumDirections.String(), "Direction(5)"},
+		{accounting.PathStaged.String(), "staged"},
+		{accounting.NumPaths.String(), "Path(7)"},
+		{accounting.OpAlloc.String(), "alloc"},
+		{accounting.Op(99).String(), "Op(99)"},
+		{accounting.NewLedger("sim:3").Name(), "sim:3"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.got)
+	}
+	for k := accounting.Kind(0); k < accounting.NumKinds; k++ {
+		got, err := accounting.ParseKind(k.String())
+		require.NoError(t, err)
+		assert.Equal(t, k, got)
+	}
+	for p := accounting.Path(0); p < accounting.NumPaths; p++ {
+		got, err := accounting.ParsePath(p.String())
+		require.NoError(t, err)
+		assert.Equal(t, p, got)
+	}
+	_, err := accounting.ParseKind("vram")
+	assert.Error(t, err)
+	_, err = accounting.ParsePath("teleport")
+	assert.Error(t, err)
+}

@@ -1,0 +1,91 @@
+package accounting_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
+)
+
+func TestDiff(t *testing.T) {
+	var l accounting.Ledger
+	require.NoError(t, l.Alloc(accounting.Device, 1, 100))
+	l.RecordCopy(accounting.DtoH, accounting.PathDirect, 10, time.Second)
+	a := l.Snapshot()
+	require.NoError(t, l.Alloc(accounting.Device, 2, 50))
+	l.Free(accounting.Device, 1, 100)
+	l.RecordCopy(accounting.DtoH, accounting.PathDirect, 30, 2*time.Second)
+	l.RecordMemset(7, time.Second)
+	b := l.Snapshot()
+
+	d := accounting.Diff(a, b)
+	k := d.Kinds[accounting.Device]
+	assert.Equal(t, int64(-50), k.Current)
+	assert.Equal(t, int64(1), k.Allocs)
+	assert.Equal(t, int64(1), k.Frees)
+	assert.Equal(t, int64(150), k.Peak, "peak is b's")
+	assert.Equal(t, accounting.CopyStats{Count: 1, Bytes: 30, Seconds: 2}, d.Copies[accounting.DtoH][accounting.PathDirect])
+	assert.Equal(t, accounting.CopyStats{Count: 1, Bytes: 7, Seconds: 1}, d.Memsets)
+}
+
+func TestJSON(t *testing.T) {
+	l := accounting.NewLedger("sim:0")
+	require.NoError(t, l.Alloc(accounting.Mapped, 1, 4096))
+	l.RecordCopy(accounting.HtoD, accounting.PathStaged, 8192, time.Millisecond)
+	raw, err := l.JSON()
+	require.NoError(t, err)
+
+	var got struct {
+		Name   string
+		Memory map[string]accounting.KindStats
+		Copies map[string]map[string]accounting.CopyStats
+		Totals map[string]accounting.CopyStats `json:"copy_totals"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &got))
+	assert.Equal(t, "sim:0", got.Name)
+	assert.Len(t, got.Memory, int(accounting.NumKinds), "every kind is present")
+	assert.Equal(t, int64(4096), got.Memory["mapped"].Current)
+	assert.Equal(t, int64(8192), got.Copies["HtoD"]["staged"].Bytes)
+	assert.NotContains(t, got.Copies, "DtoH", "directions without copies are left out of copies")
+	assert.Equal(t, int64(0), got.Totals["DtoH"].Bytes, "but totals has every direction")
+}
+
+func TestReport(t *testing.T) {
+	l := accounting.NewLedger("sim:0")
+	empty := l.Report()
+	assert.Contains(t, empty, "(no allocations)")
+	assert.Contains(t, empty, "(no copies)")
+
+	require.NoError(t, l.SetLimit(accounting.Pinned, 1<<30))
+	require.NoError(t, l.Alloc(accounting.Device, 1, 3<<20))
+	l.RecordCopy(accounting.HtoD, accounting.PathPinned, 2e9, time.Second)
+	l.RecordCopy(accounting.DtoH, accounting.PathDirect, 10, 0)
+	l.RecordMemset(100, 0)
+	r := l.Report()
+	lines := strings.Split(r, "\n")
+	assert.Equal(t, "ledger sim:0", lines[0])
+	assert.Regexp(t, `device\s+3\.00 MiB\s+3\.00 MiB\s+1\s+0\s+3\.00 MiB\s+0\s+none`, r)
+	assert.Regexp(t, `pinned\s+0 B\s+0 B\s+0\s+0\s+0 B\s+0\s+1\.00 GiB`, r, "a kind with only a limit is shown")
+	assert.Regexp(t, `HtoD\s+pinned\s+1\s+1\.86 GiB\s+1\.000000\s+2\.00`, r, "GB/s is bytes per second / 1e9")
+	assert.Regexp(t, `DtoH\s+direct\s+1\s+10 B\s+0\.000000\s+-`, r, "no time, no rate")
+	assert.Regexp(t, `memset\s+-\s+1\s+100 B`, r)
+	assert.NotContains(t, r, "managed")
+}
+
+func TestFormatBytes(t *testing.T) {
+	tests := []struct {
+		n    int64
+		want string
+	}{
+		{0, "0 B"}, {1023, "1023 B"}, {1024, "1.00 KiB"}, {1536, "1.50 KiB"},
+		{-2048, "-2.00 KiB"}, {5 << 30, "5.00 GiB"}, {1 << 62, "4.00 EiB"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, accounting.FormatBytes(tt.n), "FormatBytes(%d)", tt.n)
+	}
+}

@@ -1,0 +1,84 @@
+// Command cuarray shows what the library sees and does:
+//
+//	cuarray info [-device SPEC] [-json]   the device, its memory and its ledger
+//	cuarray demo [-device SPEC] [-json]   allocate, make views, copy both ways, print the ledger
+//
+// Bad flags or arguments exit with status 2 and a one-line message; a
+// failure while running exits with status 1.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+// usageError is a mistake in the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+var commands = map[string]func(args []string, stdout io.Writer) error{
+	"info": runInfo,
+	"demo": runDemo,
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one command and returns the process exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "help" || args[0] == "--help" {
+		fmt.Fprintln(stderr, "usage: cuarray info|demo [-device SPEC] [-json]")
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "cuarray: unknown command %q (want info or demo)\n", args[0])
+		return 2
+	}
+	err := cmd(args[1:], stdout)
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "cuarray %s: %v\n", args[0], ue.msg)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "cuarray %s: %v\n", args[0], err)
+		return 1
+	}
+}
+
+// commonFlags are the flags every command takes.
+type commonFlags struct {
+	device string
+	json   bool
+}
+
+// parseFlags parses a command's flags; mistakes become a usageError.
+func parseFlags(name string, args []string, c *commonFlags) error {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&c.device, "device", "", "device spec: sim:0, sim:0?mem=256MiB, cuda:0; empty picks cuda:0 if present, else sim:0")
+	fs.BoolVar(&c.json, "json", false, "print JSON instead of text")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}
