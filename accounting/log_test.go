@@ -117,7 +117,9 @@ func TestPublishExpvar(t *testing.T) {
 	require.NoError(t, l.Publish(name))
 	assert.Error(t, l.Publish(name), "the name is taken: an error, not expvar's panic")
 
-	var got struct{ Memory map[string]accounting.KindStats }
+	var got struct {
+		Memory map[string]accounting.KindStats
+	}
 	require.NoError(t, json.Unmarshal([]byte(expvar.Get(name).String()), &got))
 	assert.Equal(t, int64(42), got.Memory["host"].Current)
 }
