@@ -124,6 +124,14 @@ func (l *Ledger) Cancel(k Kind, n int64) {
 	l.failed(k, n)
 }
 
+// RecordFailure counts an allocation of n bytes of kind k that failed
+// without a reservation, for example one larger than the whole device.
+func (l *Ledger) RecordFailure(k Kind, n int64) {
+	if k < NumKinds {
+		l.failed(k, n)
+	}
+}
+
 func (l *Ledger) failed(k Kind, n int64) {
 	l.all.kinds[k].failed.Add(1)
 	if s := l.top.Load(); s != nil {

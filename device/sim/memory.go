@@ -17,11 +17,12 @@ func alignUp(n int64) int64 { return (n + Alignment - 1) / Alignment * Alignment
 // counts the aligned size, which is what the device gives up. A request of 0
 // bytes still gets a distinct, valid pointer.
 func (d *Device) Malloc(nbytes int64) (devarray.Ptr, error) {
-	if nbytes < 0 || nbytes > d.cfg.Memory {
-		if nbytes > 0 {
-			return 0, fmt.Errorf("sim: malloc: %w", d.ledger.OutOfMemory(accounting.Device, nbytes, d.ledger.Current(accounting.Device), false))
-		}
+	if nbytes < 0 {
 		return 0, fmt.Errorf("sim: malloc %d bytes: %w", nbytes, driver.ErrInvalidValue)
+	}
+	if nbytes > d.cfg.Memory {
+		d.ledger.RecordFailure(accounting.Device, nbytes)
+		return 0, fmt.Errorf("sim: malloc: %w", d.ledger.OutOfMemory(accounting.Device, nbytes, d.ledger.Current(accounting.Device), false))
 	}
 	size := alignUp(max(nbytes, 1))
 	if err := d.ledger.Reserve(accounting.Device, size); err != nil {
