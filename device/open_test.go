@@ -1,0 +1,148 @@
+package device_test
+
+import (
+	"fmt"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
+)
+
+func TestOpen(t *testing.T) {
+	tests := []struct {
+		spec  string
+		name  string
+		total int64
+		mapOK bool
+	}{
+		{"", "sim:0", 4 << 30, true}, // built without -tags cuda: the default is sim:0
+		{"sim", "sim:0", 4 << 30, true},
+		{"sim:3", "sim:3", 4 << 30, true},
+		{"sim:0?mem=256MiB", "sim:0", 256 << 20, true},
+		{"sim:1?mem=1GB&maphost=false", "sim:1", 1e9 / 256 * 256, false},
+		{"sim:0?fail-alloc=0&fail-copy=0", "sim:0", 4 << 30, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			dev, err := device.Open(tt.spec)
+			require.NoError(t, err)
+			defer dev.Close()
+			info := dev.Info()
+			assert.Equal(t, tt.name, info.Name)
+			assert.Equal(t, tt.total, info.TotalMemory)
+			assert.Equal(t, tt.mapOK, info.CanMapHost)
+			assert.Equal(t, tt.name, dev.Ledger().Name())
+		})
+	}
+}
+
+func TestOpenRefuses(t *testing.T) {
+	tests := []struct {
+		spec string
+		want error
+	}{
+		{"gpu:0", device.ErrBadSpec},
+		{"sim:-1", device.ErrBadSpec},
+		{"sim:x", device.ErrBadSpec},
+		{"sim:01", device.ErrBadSpec},
+		{"sim:0?mem=lots", device.ErrBadSpec},
+		{"sim:0?mem=10", device.ErrBadSpec},
+		{"sim:0?mem=1MiB&mem=2MiB", device.ErrBadSpec},
+		{"sim:0?maphost=perhaps", device.ErrBadSpec},
+		{"sim:0?fail-alloc=-2", device.ErrBadSpec},
+		{"sim:0?colour=blue", device.ErrBadSpec},
+		{"sim:0?%zz", device.ErrBadSpec},
+		{"cuda:0", device.ErrNoDevice},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			dev, err := device.Open(tt.spec)
+			assert.Nil(t, dev)
+			assert.ErrorIs(t, err, tt.want)
+		})
+	}
+}
+
+func TestOpenFaultInjection(t *testing.T) {
+	dev, err := device.Open("sim:0?mem=1MiB&fail-alloc=2&fail-copy=1")
+	require.NoError(t, err)
+	defer dev.Close()
+	a, err := devarray.Empty(dev, devarray.Float32, 4)
+	require.NoError(t, err)
+	defer a.Free()
+	_, err = devarray.Empty(dev, devarray.Float32, 4)
+	assert.ErrorIs(t, err, device.ErrInjected, "the second allocation fails")
+	assert.ErrorIs(t, a.CopyFrom(make([]byte, 16)), device.ErrInjected, "the first copy fails")
+	assert.ErrorIs(t, err, device.ErrOutOfMemory)
+	assert.Equal(t, int64(1), dev.Ledger().Snapshot().Kinds[accounting.Device].Failed)
+}
+
+func TestParseSpecRoundTrip(t *testing.T) {
+	s, err := device.ParseSpec("sim:2?mem=1GiB&maphost=false")
+	require.NoError(t, err)
+	assert.Equal(t, device.Spec{Kind: "sim", Ordinal: 2, Options: url.Values{"mem": {"1GiB"}, "maphost": {"false"}}}, s)
+	assert.Equal(t, "sim:2?maphost=false&mem=1GiB", s.String())
+	back, err := device.ParseSpec(s.String())
+	require.NoError(t, err)
+	assert.Equal(t, s, back)
+	assert.Equal(t, "cuda:0", device.Spec{Kind: "cuda"}.String())
+}
+
+func FuzzParseSpec(f *testing.F) {
+	for _, s := range []string{"sim:0", "cuda:1", "sim:0?mem=256MiB&fail-alloc=3", "sim", "sim:?", "sim:0?a=%zz", "x:y:z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		s, err := device.ParseSpec(spec)
+		if err != nil {
+			return
+		}
+		if s.Kind != "sim" && s.Kind != "cuda" || s.Ordinal < 0 {
+			t.Fatalf("ParseSpec(%q) accepted %+v", spec, s)
+		}
+		back, err := device.ParseSpec(s.String())
+		if err != nil {
+			t.Fatalf("ParseSpec(%q).String() = %q does not parse: %v", spec, s.String(), err)
+		}
+		if back.String() != s.String() {
+			t.Fatalf("round trip of %q: %q then %q", spec, s.String(), back.String())
+		}
+	})
+}
+
+// Example shows the smallest complete use: open the default device, move
+// data up, make a view, bring it back, and read the ledger.
+func Example() {
+	dev, err := device.Open("sim:0?mem=64MiB")
+	if err != nil {
+		panic(err)
+	}
+	defer dev.Close()
+
+	a, err := devarray.FromHost(dev, []float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	if err != nil {
+		panic(err)
+	}
+	defer a.Free()
+	col, err := a.Index(1, 2) // the last column: a view, nothing copied
+	if err != nil {
+		panic(err)
+	}
+	got, err := devarray.ToHost[float32](col)
+	if err != nil {
+		panic(err)
+	}
+	s := dev.Ledger().Snapshot()
+	fmt.Println(got)
+	fmt.Println("allocations:", s.Kinds[accounting.Device].Allocs)
+	fmt.Println("bytes up:", s.CopyTotal(accounting.HtoD).Bytes, "bytes down:", s.CopyTotal(accounting.DtoH).Bytes)
+	// Output:
+	// [3 6]
+	// allocations: 1
+	// bytes up: 24 bytes down: 8
+}
