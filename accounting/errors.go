@@ -9,6 +9,10 @@ import (
 // limit that an allocation would pass and a device that has no memory left.
 var ErrOutOfMemory = errors.New("out of memory")
 
+// ErrInvalidArgument: an unknown kind, a negative size or limit, or a scope
+// popped out of order.
+var ErrInvalidArgument = errors.New("accounting: invalid argument")
+
 // ErrLogOff is returned by calls that need the event log while it is off.
 var ErrLogOff = errors.New("accounting: the event log is off (call StartLog first)")
 

@@ -15,7 +15,7 @@ func (l *Ledger) Publish(name string) error {
 	publishMu.Lock()
 	defer publishMu.Unlock()
 	if expvar.Get(name) != nil {
-		return fmt.Errorf("accounting: publish: expvar %q already exists: %w", name, errBadArgument)
+		return fmt.Errorf("accounting: publish: expvar %q already exists: %w", name, ErrInvalidArgument)
 	}
 	expvar.Publish(name, expvar.Func(func() any { return l.Snapshot() }))
 	return nil

@@ -73,7 +73,7 @@ func (l *Ledger) SetMemInfo(f MemInfoFunc) { l.memInfo.Store(&f) }
 // removes the limit. Allocations already made are not affected.
 func (l *Ledger) SetLimit(k Kind, bytes int64) error {
 	if k >= NumKinds || bytes < 0 {
-		return fmt.Errorf("accounting: set limit of %v to %d bytes: %w", k, bytes, errBadArgument)
+		return fmt.Errorf("accounting: set limit of %v to %d bytes: %w", k, bytes, ErrInvalidArgument)
 	}
 	l.limits[k].Store(bytes)
 	return nil
@@ -95,7 +95,6 @@ func (l *Ledger) Current(k Kind) int64 {
 	return l.all.kinds[k].current.Load()
 }
 
-var errBadArgument = fmt.Errorf("accounting: invalid argument")
 
 // Reserve counts n bytes of kind k as in use before the memory is allocated,
 // and fails with an *OutOfMemoryError if that would pass the kind's limit.
@@ -103,7 +102,7 @@ var errBadArgument = fmt.Errorf("accounting: invalid argument")
 // failed.
 func (l *Ledger) Reserve(k Kind, n int64) error {
 	if k >= NumKinds || n < 0 {
-		return fmt.Errorf("accounting: reserve %d bytes of %v: %w", n, k, errBadArgument)
+		return fmt.Errorf("accounting: reserve %d bytes of %v: %w", n, k, ErrInvalidArgument)
 	}
 	c := &l.all.kinds[k]
 	cur := c.current.Add(n)

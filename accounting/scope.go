@@ -44,10 +44,10 @@ func (s *Scope) Pop() (Snapshot, error) {
 	l.scopeMu.Lock()
 	defer l.scopeMu.Unlock()
 	if s.popped {
-		return Snapshot{}, fmt.Errorf("accounting: scope %q was already popped: %w", s.name, errBadArgument)
+		return Snapshot{}, fmt.Errorf("accounting: scope %q was already popped: %w", s.name, ErrInvalidArgument)
 	}
 	if top := l.top.Load(); top != s {
-		return Snapshot{}, fmt.Errorf("accounting: scope %q is not the innermost; pop %q first: %w", s.name, top.name, errBadArgument)
+		return Snapshot{}, fmt.Errorf("accounting: scope %q is not the innermost; pop %q first: %w", s.name, top.name, ErrInvalidArgument)
 	}
 	s.popped = true
 	l.top.Store(s.parent)

@@ -56,7 +56,7 @@ func TestScopePopOrder(t *testing.T) {
 	_, err = b.Pop()
 	require.NoError(t, err)
 	_, err = b.Pop()
-	assert.Error(t, err, "popped twice")
+	assert.ErrorIs(t, err, accounting.ErrInvalidArgument, "popped twice")
 	_, err = a.Pop()
 	assert.NoError(t, err)
 	assert.Equal(t, "a", a.Name())

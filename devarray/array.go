@@ -87,6 +87,7 @@ func joinFree(err error, a *DevArray) error {
 type WrapOption func(*wrapConfig)
 
 type wrapConfig struct {
+	bounded bool
 	base    Ptr
 	size    int64
 	release func() error
@@ -95,7 +96,7 @@ type wrapConfig struct {
 // WithBounds tells Wrap the allocation the memory lies in (base address and
 // size in bytes), so that a descriptor reaching outside it is refused.
 func WithBounds(base Ptr, size int64) WrapOption {
-	return func(c *wrapConfig) { c.base, c.size = base, size }
+	return func(c *wrapConfig) { c.bounded, c.base, c.size = true, base, size }
 }
 
 // OnFree gives Wrap a function that Free calls once, for example a DLPack
@@ -126,13 +127,18 @@ func Wrap(b Backend, d Descriptor, opts ...WrapOption) (*DevArray, error) {
 		return nil, fmt.Errorf("devarray: wrap: null pointer for %d elements: %w", lay.size, ErrBounds)
 	}
 	base, offset := d.Ptr, int64(0)
-	if cfg.size >= 0 {
+	if cfg.bounded && cfg.size < 0 {
+		return nil, fmt.Errorf("devarray: wrap: allocation size %d is negative: %w", cfg.size, ErrBounds)
+	}
+	if cfg.bounded {
 		base = cfg.base
 		if d.Ptr < base {
 			return nil, fmt.Errorf("devarray: wrap: pointer %v lies before its allocation at %v: %w", d.Ptr, base, ErrBounds)
 		}
 		offset = int64(d.Ptr - base)
-		if lay.size > 0 && (offset+lay.lo < 0 || offset+lay.hi > cfg.size) {
+		lo, okLo := add64(offset, lay.lo)
+		hi, okHi := add64(offset, lay.hi)
+		if offset < 0 || (lay.size > 0 && (!okLo || !okHi || lo < 0 || hi > cfg.size)) {
 			return nil, fmt.Errorf("devarray: wrap: bytes [%d, %d) from %v reach outside the %d-byte allocation at %v: %w",
 				offset+lay.lo, offset+lay.hi, base, cfg.size, base, ErrBounds)
 		}

@@ -115,6 +115,9 @@ func TestWrapValidates(t *testing.T) {
 		{"past the end", devarray.Descriptor{Ptr: base, Shape: []int{5}, DType: f32, Device: id}, []devarray.WrapOption{devarray.WithBounds(base, 16)}, devarray.ErrBounds},
 		{"before the start", devarray.Descriptor{Ptr: base - 4, Shape: []int{2}, DType: f32, Device: id}, []devarray.WrapOption{devarray.WithBounds(base, 16)}, devarray.ErrBounds},
 		{"negative stride below", devarray.Descriptor{Ptr: base, Shape: []int{2}, Strides: []int64{-4}, DType: f32, Device: id}, []devarray.WrapOption{devarray.WithBounds(base, 16)}, devarray.ErrBounds},
+		{"negative allocation size", devarray.Descriptor{Ptr: base, Shape: []int{1}, DType: f32, Device: id}, []devarray.WrapOption{devarray.WithBounds(base, -14)}, devarray.ErrBounds},
+		{"pointer far past its base", devarray.Descriptor{Ptr: devarray.Ptr(1<<63 + 8), Shape: []int{4}, DType: f32, Device: id}, []devarray.WrapOption{devarray.WithBounds(8, 1<<62)}, devarray.ErrBounds},
+		{"extent past int64", devarray.Descriptor{Ptr: devarray.Ptr(1<<63 - 8), Shape: []int{4}, DType: f32, Device: id}, []devarray.WrapOption{devarray.WithBounds(0, 1<<62)}, devarray.ErrBounds},
 		{"stride overflow", devarray.Descriptor{Ptr: base, Shape: []int{3}, Strides: []int64{1 << 62}, DType: f32, Device: id}, nil, devarray.ErrOverflow},
 		{"size overflow", devarray.Descriptor{Ptr: base, Shape: []int{1 << 40, 1 << 40}, DType: f32, Device: id}, nil, devarray.ErrOverflow},
 	}

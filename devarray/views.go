@@ -12,7 +12,9 @@ func (a *DevArray) derive(op string, offset int64, shape []int, strides []int64,
 	if err != nil {
 		return nil, fmt.Errorf("devarray: %s: %w", op, err)
 	}
-	if a.buf.size >= 0 && lay.size > 0 && (offset+lay.lo < 0 || offset+lay.hi > a.buf.size) {
+	lo, okLo := add64(offset, lay.lo)
+	hi, okHi := add64(offset, lay.hi)
+	if a.buf.size >= 0 && lay.size > 0 && (!okLo || !okHi || lo < 0 || hi > a.buf.size) {
 		return nil, fmt.Errorf("devarray: %s: bytes [%d, %d) reach outside the %d-byte allocation: %w",
 			op, offset+lay.lo, offset+lay.hi, a.buf.size, ErrBounds)
 	}
