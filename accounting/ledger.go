@@ -95,7 +95,6 @@ func (l *Ledger) Current(k Kind) int64 {
 	return l.all.kinds[k].current.Load()
 }
 
-
 // Reserve counts n bytes of kind k as in use before the memory is allocated,
 // and fails with an *OutOfMemoryError if that would pass the kind's limit.
 // After Reserve, call Commit when the allocation succeeded or Cancel when it
