@@ -136,9 +136,7 @@ func Wrap(b Backend, d Descriptor, opts ...WrapOption) (*DevArray, error) {
 			return nil, fmt.Errorf("devarray: wrap: pointer %v lies before its allocation at %v: %w", d.Ptr, base, ErrBounds)
 		}
 		offset = int64(d.Ptr - base)
-		lo, okLo := add64(offset, lay.lo)
-		hi, okHi := add64(offset, lay.hi)
-		if offset < 0 || (lay.size > 0 && (!okLo || !okHi || lo < 0 || hi > cfg.size)) {
+		if !lay.within(offset, cfg.size) {
 			return nil, fmt.Errorf("devarray: wrap: bytes [%d, %d) from %v reach outside the %d-byte allocation at %v: %w",
 				offset+lay.lo, offset+lay.hi, base, cfg.size, base, ErrBounds)
 		}

@@ -98,6 +98,17 @@ func newLayout(shape []int, strides []int64, itemsize int64) (layout, error) {
 	return l, nil
 }
 
+// within reports whether the bytes the layout touches, with element 0 at
+// offset, lie inside [0, size). An empty layout touches nothing.
+func (l layout) within(offset, size int64) bool {
+	if l.size == 0 {
+		return offset >= 0
+	}
+	lo, okLo := add64(offset, l.lo)
+	hi, okHi := add64(offset, l.hi)
+	return okLo && okHi && lo >= 0 && hi <= size
+}
+
 // cContiguousStrides returns the byte strides of a packed row-major array.
 // The caller has checked that the total size fits in int64.
 func cContiguousStrides(shape []int, itemsize int64) []int64 {

@@ -12,9 +12,7 @@ func (a *DevArray) derive(op string, offset int64, shape []int, strides []int64,
 	if err != nil {
 		return nil, fmt.Errorf("devarray: %s: %w", op, err)
 	}
-	lo, okLo := add64(offset, lay.lo)
-	hi, okHi := add64(offset, lay.hi)
-	if a.buf.size >= 0 && lay.size > 0 && (!okLo || !okHi || lo < 0 || hi > a.buf.size) {
+	if a.buf.size >= 0 && !lay.within(offset, a.buf.size) {
 		return nil, fmt.Errorf("devarray: %s: bytes [%d, %d) reach outside the %d-byte allocation: %w",
 			op, offset+lay.lo, offset+lay.hi, a.buf.size, ErrBounds)
 	}
