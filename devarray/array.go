@@ -268,3 +268,16 @@ func (a *DevArray) String() string {
 	}
 	return fmt.Sprintf("DevArray(%v %v on %v at %v, strides %v, %s)", a.dtype, a.lay.shape, a.buf.device, a.Ptr(), a.lay.strides, own)
 }
+
+// Use runs f while the array's memory is guaranteed to stay allocated: Free
+// waits until f returns. It returns ErrFreed without calling f when the
+// memory is already gone. Kernels and interop code that hand the array's
+// pointer to other code run that code inside Use.
+func (a *DevArray) Use(f func() error) error {
+	a.buf.mu.RLock()
+	defer a.buf.mu.RUnlock()
+	if a.buf.freed {
+		return ErrFreed
+	}
+	return f()
+}

@@ -39,3 +39,14 @@ type Memcpy2D struct {
 	DstPitch, SrcPitch int64
 	Width, Height      int64
 }
+
+// Memcpy3D describes a copy of Depth slices of Height rows of Width bytes,
+// like the driver's CUDA_MEMCPY3D: row y of slice z starts at
+// z*Pitch*Height' + y*Pitch on each side, where Height' is that side's
+// slice height (DstHeight, SrcHeight), at least Height.
+type Memcpy3D struct {
+	Dst, Src             Place
+	DstPitch, SrcPitch   int64
+	DstHeight, SrcHeight int64
+	Width, Height, Depth int64
+}

@@ -1,9 +1,20 @@
+//go:build cuda
+
 package device
 
-import "fmt"
+import (
+	"fmt"
 
-// openCUDA fails: the CUDA backend (device/cuda, built with -tags cuda) is
-// not part of this build.
+	"github.com/cuarray/cuarray/device/cuda"
+)
+
+// openCUDA opens GPU s.Ordinal. The cuda backend takes no options.
 func openCUDA(s Spec) (Device, error) {
-	return nil, fmt.Errorf("device: %v: the CUDA backend is not part of this build (it needs device/cuda and -tags cuda): %w", s, ErrNoDevice)
+	if len(s.Options) > 0 {
+		return nil, fmt.Errorf("device: %v: the cuda backend takes no options: %w", s, ErrBadSpec)
+	}
+	return cuda.Open(s.Ordinal)
 }
+
+// CUDABuilt reports whether this build includes the CUDA backend.
+const CUDABuilt = true

@@ -27,6 +27,12 @@ type Device interface {
 	MemInfo() (free, total int64, err error)
 	// CopyDtoD copies n bytes within the device.
 	CopyDtoD(dst, src devarray.Ptr, n int64) error
+	// Memcpy3D copies a box of bytes between pitched regions of host or
+	// device memory (cuMemcpy3D).
+	Memcpy3D(p devarray.Memcpy3D) error
+	// CopyPeer copies n bytes from this device's memory at src to the
+	// memory of another device of the same backend at dst.
+	CopyPeer(dst devarray.Ptr, dstDev Device, src devarray.Ptr, n int64) error
 	// HostAlloc allocates page-locked host memory with the given flags.
 	HostAlloc(n int64, flags HostFlags) (*HostMem, error)
 	// HostFree frees memory returned by HostAlloc. A second free is an error.
@@ -45,14 +51,15 @@ type Device interface {
 
 // Info describes a device.
 type Info struct {
-	Name        string            // device spec, "sim:0" or "cuda:0"
-	ID          devarray.DeviceID // kind and ordinal
-	Backend     string            // "sim" or "cuda"
-	Model       string            // "cuarray simulated device", "NVIDIA H200", ...
-	TotalMemory int64             // bytes
-	Alignment   int64             // allocation alignment in bytes
-	CanMapHost  bool              // mapped host memory (Mapped flag) is available
-	Driver      string            // driver version, where there is a driver
+	Name         string            // device spec, "sim:0" or "cuda:0"
+	ID           devarray.DeviceID // kind and ordinal
+	Backend      string            // "sim" or "cuda"
+	Model        string            // "cuarray simulated device", "NVIDIA H200", ...
+	TotalMemory  int64             // bytes
+	Alignment    int64             // allocation alignment in bytes
+	CanMapHost   bool              // mapped host memory (Mapped flag) is available
+	ContextFlags string            // the context's flags, "sched_auto|map_host"
+	Driver       string            // driver version, where there is a driver
 }
 
 // HostFlags select what kind of page-locked host memory HostAlloc returns,
@@ -120,6 +127,7 @@ type Stream interface {
 	CopyDtoHAsync(dst []byte, src devarray.Ptr) error
 	CopyDtoDAsync(dst, src devarray.Ptr, n int64) error
 	Memcpy2DAsync(p devarray.Memcpy2D) error
+	Memcpy3DAsync(p devarray.Memcpy3D) error
 	MemsetAsync(dst devarray.Ptr, value byte, n int64) error
 	// Record records e at this point of the stream.
 	Record(e Event) error

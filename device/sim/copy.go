@@ -104,17 +104,117 @@ func (d *Device) memcpy2D(p devarray.Memcpy2D) copyFunc {
 		for i := int64(0); i < p.Height; i++ {
 			copy(dst[i*p.DstPitch:i*p.DstPitch+p.Width], src[i*p.SrcPitch:i*p.SrcPitch+p.Width])
 		}
-		dir, path := accounting.DtoD, accounting.PathD2D
-		switch {
-		case p.Src.OnHost() && p.Dst.OnHost():
-			dir, path = accounting.HtoH, accounting.PathDirect
-		case p.Src.OnHost():
-			dir, path = accounting.HtoD, d.hostPath(p.Src.Host)
-		case p.Dst.OnHost():
-			dir, path = accounting.DtoH, d.hostPath(p.Dst.Host)
-		}
+		dir, path := d.directionOf(p.Dst, p.Src)
 		return dir, path, p.Width * p.Height, nil
 	}
+}
+
+// directionOf returns the direction and path of a copy between two places.
+func (d *Device) directionOf(dst, src devarray.Place) (accounting.Direction, accounting.Path) {
+	switch {
+	case src.OnHost() && dst.OnHost():
+		return accounting.HtoH, accounting.PathDirect
+	case src.OnHost():
+		return accounting.HtoD, d.hostPath(src.Host)
+	case dst.OnHost():
+		return accounting.DtoH, d.hostPath(dst.Host)
+	}
+	return accounting.DtoD, accounting.PathD2D
+}
+
+// Memcpy3D copies p.Depth slices of p.Height rows of p.Width bytes, as
+// cuMemcpy3D does.
+func (d *Device) Memcpy3D(p devarray.Memcpy3D) error {
+	return d.runCopy("copy 3D", d.memcpy3D(p))
+}
+
+func (d *Device) memcpy3D(p devarray.Memcpy3D) copyFunc {
+	return func() (accounting.Direction, accounting.Path, int64, error) {
+		if p.Depth < 0 || p.Height < 0 || p.DstHeight < p.Height || p.SrcHeight < p.Height {
+			return 0, 0, 0, fmt.Errorf("height %d, depth %d, slice heights %d and %d: slice heights must be at least the height: %w",
+				p.Height, p.Depth, p.DstHeight, p.SrcHeight, driver.ErrInvalidValue)
+		}
+		// Check each whole side first, so that a bad copy moves nothing.
+		for _, side := range []struct {
+			pl            devarray.Place
+			pitch, height int64
+		}{{p.Src, p.SrcPitch, p.SrcHeight}, {p.Dst, p.DstPitch, p.DstHeight}} {
+			if p.Depth == 0 || p.Height == 0 {
+				break
+			}
+			if side.pitch < p.Width || side.pitch > math.MaxInt64/side.height {
+				return 0, 0, 0, fmt.Errorf("pitch %d for width %d and slice height %d: %w", side.pitch, p.Width, side.height, driver.ErrInvalidValue)
+			}
+			if _, err := d.region(side.pl, side.pitch*side.height, (p.Height-1)*side.pitch+p.Width, p.Depth); err != nil {
+				return 0, 0, 0, err
+			}
+		}
+		for z := int64(0); z < p.Depth; z++ {
+			plane := devarray.Memcpy2D{
+				Dst: advance(p.Dst, z*p.DstPitch*p.DstHeight), Src: advance(p.Src, z*p.SrcPitch*p.SrcHeight),
+				DstPitch: p.DstPitch, SrcPitch: p.SrcPitch, Width: p.Width, Height: p.Height,
+			}
+			if _, _, _, err := d.memcpy2D(plane)(); err != nil {
+				return 0, 0, 0, fmt.Errorf("slice %d: %w", z, err)
+			}
+		}
+		dir, path := d.directionOf(p.Dst, p.Src)
+		return dir, path, p.Width * p.Height * p.Depth, nil
+	}
+}
+
+// advance returns the place off bytes further on.
+func advance(pl devarray.Place, off int64) devarray.Place {
+	if pl.OnHost() {
+		return devarray.Place{Host: pl.Host[off:]}
+	}
+	return devarray.Place{Dev: pl.Dev + devarray.Ptr(off)}
+}
+
+// CopyPeer copies n bytes from src on this device to dst on another sim
+// device. The two devices' memory is locked in a fixed order, so peer
+// copies in both directions at once cannot deadlock.
+func (d *Device) CopyPeer(dst devarray.Ptr, dstDev driver.Device, src devarray.Ptr, n int64) error {
+	peer, ok := dstDev.(*Device)
+	if !ok || peer == d {
+		return fmt.Errorf("sim: copy peer: the destination must be another sim device: %w", driver.ErrInvalidValue)
+	}
+	if injected(&d.copyCountdown) {
+		return fmt.Errorf("sim: copy peer: %w", driver.ErrInjected)
+	}
+	first, second := d, peer
+	if peer.base < d.base {
+		first, second = peer, d
+	}
+	first.mu.RLock()
+	defer first.mu.RUnlock()
+	second.mu.RLock()
+	defer second.mu.RUnlock()
+	start := time.Now()
+	s, err := d.devMem(src, n)
+	if err != nil {
+		return fmt.Errorf("sim: copy peer: source: %w", err)
+	}
+	t, err := peer.devMem(dst, n)
+	if err != nil {
+		return fmt.Errorf("sim: copy peer: destination on %v: %w", peer.DeviceID(), err)
+	}
+	copy(t, s)
+	d.ledger.RecordCopy(accounting.Peer, accounting.PathPeer, n, time.Since(start))
+	return nil
+}
+
+// Access calls f with the n bytes of device memory at p, which must lie
+// inside one live allocation (or mapped host memory). Kernels' Go
+// references run through it. The device's memory cannot be freed while f runs.
+func (d *Device) Access(p devarray.Ptr, n int64, f func(mem []byte) error) error {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	b, err := d.devMem(p, n)
+	if err != nil {
+		return fmt.Errorf("sim: access: %w", err)
+	}
+	return f(b)
 }
 
 // region returns the bytes a pitched copy touches on one side.

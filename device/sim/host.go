@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"slices"
 	"syscall"
 	"unsafe"
 
@@ -43,8 +42,7 @@ func (d *Device) HostAlloc(n int64, flags driver.HostFlags) (*driver.HostMem, er
 		syscall.Munmap(mem)
 		return nil, fmt.Errorf("sim: host alloc: %w", driver.ErrClosed)
 	}
-	i := d.hostIndex(addr) + 1
-	d.host = slices.Insert(d.host, i, hostAlloc{addr: addr, mem: mem, flags: flags})
+	d.host.Insert(driver.HostRange{Addr: addr, Mem: mem, Flags: flags})
 	d.mu.Unlock()
 	d.ledger.Commit(kind, addr, n)
 	h := &driver.HostMem{Bytes: mem, Flags: flags}
@@ -67,18 +65,15 @@ func (d *Device) HostFree(h *driver.HostMem) error {
 		d.mu.Unlock()
 		return fmt.Errorf("sim: host free: %w", driver.ErrClosed)
 	}
-	i := d.hostIndex(addr)
-	if i < 0 || d.host[i].addr != addr {
-		d.mu.Unlock()
+	a, ok := d.host.Remove(addr)
+	d.mu.Unlock()
+	if !ok {
 		return fmt.Errorf("sim: host free 0x%x: not a live host allocation of this device: %w", addr, driver.ErrInvalidPointer)
 	}
-	a := d.host[i]
-	d.host = slices.Delete(d.host, i, i+1)
-	d.mu.Unlock()
-	if err := syscall.Munmap(a.mem); err != nil {
+	if err := syscall.Munmap(a.Mem); err != nil {
 		return fmt.Errorf("sim: host free: %w", err)
 	}
-	d.ledger.Free(a.flags.LedgerKind(), addr, int64(len(a.mem)))
+	d.ledger.Free(a.Flags.LedgerKind(), addr, int64(len(a.Mem)))
 	h.Bytes, h.DevPtr = nil, 0
 	return nil
 }

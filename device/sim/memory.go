@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
@@ -89,12 +88,9 @@ func (d *Device) devMem(p devarray.Ptr, n int64) ([]byte, error) {
 		if _, ok := d.arena.find(off, n); ok {
 			return d.mem[off : off+n : off+n], nil
 		}
-	} else if i := d.hostIndex(addr); i >= 0 && d.host[i].flags&driver.Mapped != 0 {
-		h := d.host[i]
-		off := int64(addr - h.addr)
-		if off+n <= int64(len(h.mem)) && n >= 0 {
-			return h.mem[off : off+n : off+n], nil
-		}
+	} else if h, ok := d.host.Containing(addr, n); ok && h.Flags&driver.Mapped != 0 {
+		off := int64(addr - h.Addr)
+		return h.Mem[off : off+n : off+n], nil
 	}
 	return nil, fmt.Errorf("bytes [%v, +%d) are not inside a live allocation: %w", p, n, driver.ErrInvalidPointer)
 }
@@ -102,16 +98,7 @@ func (d *Device) devMem(p devarray.Ptr, n int64) ([]byte, error) {
 // hostPath returns the copy path for host memory b: pinned when it lies in a
 // page-locked allocation of this device, direct (pageable) otherwise. The
 // caller holds d.mu for reading.
-func (d *Device) hostPath(b []byte) accounting.Path {
-	if len(b) == 0 {
-		return accounting.PathDirect
-	}
-	addr := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	if i := d.hostIndex(addr); i >= 0 && addr+uintptr(len(b)) <= d.host[i].addr+uintptr(len(d.host[i].mem)) {
-		return accounting.PathPinned
-	}
-	return accounting.PathDirect
-}
+func (d *Device) hostPath(b []byte) accounting.Path { return d.host.Path(b) }
 
 // Memset sets nbytes at dst to value.
 func (d *Device) Memset(dst devarray.Ptr, value byte, nbytes int64) error {

@@ -20,7 +20,6 @@ package sim
 
 import (
 	"fmt"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -58,7 +57,7 @@ type Device struct {
 
 	mu     sync.RWMutex // Lock for allocator changes and Close; RLock while memory is touched
 	arena  *arena
-	host   []hostAlloc // page-locked host allocations, sorted by address
+	host   driver.HostRanges // page-locked host allocations
 	closed bool
 
 	streamsMu sync.Mutex
@@ -107,13 +106,14 @@ func (d *Device) DeviceID() devarray.DeviceID {
 // Info describes the device.
 func (d *Device) Info() driver.Info {
 	return driver.Info{
-		Name:        d.DeviceID().String(),
-		ID:          d.DeviceID(),
-		Backend:     "sim",
-		Model:       "cuarray simulated device (host memory)",
-		TotalMemory: d.cfg.Memory,
-		Alignment:   Alignment,
-		CanMapHost:  !d.cfg.NoMapHost,
+		Name:         d.DeviceID().String(),
+		ID:           d.DeviceID(),
+		Backend:      "sim",
+		Model:        "cuarray simulated device (host memory)",
+		TotalMemory:  d.cfg.Memory,
+		Alignment:    Alignment,
+		CanMapHost:   !d.cfg.NoMapHost,
+		ContextFlags: d.contextFlags(),
 	}
 }
 
@@ -188,11 +188,10 @@ func (d *Device) Close() error {
 		d.ledger.Free(accounting.Device, d.base+uintptr(s.off), s.size)
 	}
 	d.arena.live, d.arena.used = nil, 0
-	for _, h := range d.host {
-		d.ledger.Free(h.flags.LedgerKind(), h.addr, int64(len(h.mem)))
-		syscall.Munmap(h.mem)
+	for _, h := range d.host.TakeAll() {
+		d.ledger.Free(h.Flags.LedgerKind(), h.Addr, int64(len(h.Mem)))
+		syscall.Munmap(h.Mem)
 	}
-	d.host = nil
 	if err := syscall.Munmap(d.mem); err != nil {
 		return fmt.Errorf("sim: release device memory: %w", err)
 	}
@@ -200,13 +199,10 @@ func (d *Device) Close() error {
 	return nil
 }
 
-// hostAlloc is one page-locked host allocation.
-type hostAlloc struct {
-	addr  uintptr
-	mem   []byte
-	flags driver.HostFlags
-}
-
-func (d *Device) hostIndex(addr uintptr) int {
-	return sort.Search(len(d.host), func(i int) bool { return d.host[i].addr > addr }) - 1
+// contextFlags emulates the flags of a CUDA primary context.
+func (d *Device) contextFlags() string {
+	if d.cfg.NoMapHost {
+		return "sched_auto"
+	}
+	return "sched_auto|map_host"
 }

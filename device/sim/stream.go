@@ -83,6 +83,10 @@ func (s *stream) Memcpy2DAsync(p devarray.Memcpy2D) error {
 	return s.enqueue(func() error { return s.d.runCopy("async copy 2D", s.d.memcpy2D(p)) })
 }
 
+func (s *stream) Memcpy3DAsync(p devarray.Memcpy3D) error {
+	return s.enqueue(func() error { return s.d.runCopy("async copy 3D", s.d.memcpy3D(p)) })
+}
+
 func (s *stream) MemsetAsync(dst devarray.Ptr, value byte, n int64) error {
 	return s.enqueue(func() error { return s.d.Memset(dst, value, n) })
 }

@@ -1,0 +1,254 @@
+//go:build cuda
+
+package cuda
+
+// This file binds the few driver calls gorgonia.org/cu does not: host
+// allocation and registration, mapped device pointers, pointer attributes,
+// IPC handles, module loading and a launch that takes arguments of any
+// size, and 2-D/3-D copies whose parameter struct holds host pointers
+// (built in C, so no Go memory holds a pointer to Go memory).
+
+/*
+#cgo LDFLAGS: -lcuda
+#cgo linux LDFLAGS: -L/usr/lib/x86_64-linux-gnu -L/usr/local/cuda/lib64
+#cgo linux CFLAGS: -I/usr/include -I/usr/local/cuda/include
+#include <cuda.h>
+#include <stdlib.h>
+#include <string.h>
+
+static CUresult cuarray_memcpy3d(
+	int dstType, CUdeviceptr dstDev, void *dstHost, size_t dstPitch, size_t dstHeight,
+	int srcType, CUdeviceptr srcDev, const void *srcHost, size_t srcPitch, size_t srcHeight,
+	size_t width, size_t height, size_t depth, CUstream stream, int async)
+{
+	if (depth == 1) {
+		CUDA_MEMCPY2D p;
+		memset(&p, 0, sizeof p);
+		p.dstMemoryType = (CUmemorytype)dstType; p.dstDevice = dstDev; p.dstHost = dstHost; p.dstPitch = dstPitch;
+		p.srcMemoryType = (CUmemorytype)srcType; p.srcDevice = srcDev; p.srcHost = srcHost; p.srcPitch = srcPitch;
+		p.WidthInBytes = width; p.Height = height;
+		return async ? cuMemcpy2DAsync(&p, stream) : cuMemcpy2DUnaligned(&p);
+	}
+	CUDA_MEMCPY3D p;
+	memset(&p, 0, sizeof p);
+	p.dstMemoryType = (CUmemorytype)dstType; p.dstDevice = dstDev; p.dstHost = dstHost; p.dstPitch = dstPitch; p.dstHeight = dstHeight;
+	p.srcMemoryType = (CUmemorytype)srcType; p.srcDevice = srcDev; p.srcHost = srcHost; p.srcPitch = srcPitch; p.srcHeight = srcHeight;
+	p.WidthInBytes = width; p.Height = height; p.Depth = depth;
+	return async ? cuMemcpy3DAsync(&p, stream) : cuMemcpy3D(&p);
+}
+
+// cuarray_launch copies the packed parameters into C memory, points an
+// argument array into it and launches.
+static CUresult cuarray_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+	unsigned bx, unsigned by, unsigned bz, unsigned shared, CUstream stream,
+	const void *params, size_t nbytes, const long long *offsets, int nargs)
+{
+	char *buf = malloc(nbytes ? nbytes : 1);
+	void **argv = malloc(sizeof(void *) * (nargs ? nargs : 1));
+	if (buf == NULL || argv == NULL) {
+		free(buf); free(argv);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	memcpy(buf, params, nbytes);
+	for (int i = 0; i < nargs; i++) argv[i] = buf + offsets[i];
+	CUresult r = cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, stream, argv, NULL);
+	free(buf); free(argv);
+	return r;
+}
+
+static CUresult cuarray_pointer_attrs(CUdeviceptr p, unsigned int *memType, int *ordinal,
+	CUdeviceptr *start, size_t *size, unsigned int *managed, CUcontext *ctx)
+{
+	CUpointer_attribute attrs[] = {
+		CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+		CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+		CU_POINTER_ATTRIBUTE_IS_MANAGED, CU_POINTER_ATTRIBUTE_CONTEXT,
+	};
+	void *data[] = { memType, ordinal, start, size, managed, ctx };
+	return cuPointerGetAttributes(6, attrs, data, p);
+}
+
+static const char *cuarray_error_name(CUresult r) {
+	const char *s = NULL;
+	if (cuGetErrorName(r, &s) != CUDA_SUCCESS || s == NULL) return "CUDA_ERROR_UNKNOWN_CODE";
+	return s;
+}
+
+static const char *cuarray_error_string(CUresult r) {
+	const char *s = NULL;
+	if (cuGetErrorString(r, &s) != CUDA_SUCCESS || s == NULL) return "unknown error";
+	return s;
+}
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"gorgonia.org/cu"
+)
+
+// Driver result codes that map to cuarray's error kinds.
+const (
+	codeInvalidValue          = int(C.CUDA_ERROR_INVALID_VALUE)
+	codeOutOfMemory           = int(C.CUDA_ERROR_OUT_OF_MEMORY)
+	codeNoDevice              = int(C.CUDA_ERROR_NO_DEVICE)
+	codeInvalidDevice         = int(C.CUDA_ERROR_INVALID_DEVICE)
+	codeNotReady              = int(C.CUDA_ERROR_NOT_READY)
+	codeNotMapped             = int(C.CUDA_ERROR_NOT_MAPPED)
+	codeNotMappedAsPointer    = int(C.CUDA_ERROR_NOT_MAPPED_AS_POINTER)
+	codeInvalidHandle         = int(C.CUDA_ERROR_INVALID_HANDLE)
+	codeInvalidContext        = int(C.CUDA_ERROR_INVALID_CONTEXT)
+	codeContextIsDestroyed    = int(C.CUDA_ERROR_CONTEXT_IS_DESTROYED)
+	codeHostAlreadyRegistered = int(C.CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
+	codeHostNotRegistered     = int(C.CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED)
+	codeNotFound              = int(C.CUDA_ERROR_NOT_FOUND)
+)
+
+// Memory types of cuPointerGetAttribute and CUDA_MEMCPY2D/3D.
+const (
+	memHost    = int(C.CU_MEMORYTYPE_HOST)
+	memDevice  = int(C.CU_MEMORYTYPE_DEVICE)
+	memUnified = int(C.CU_MEMORYTYPE_UNIFIED)
+)
+
+// Flags of cuMemHostAlloc and cuMemHostRegister.
+const (
+	hostAllocPortable      = uint32(C.CU_MEMHOSTALLOC_PORTABLE)
+	hostAllocDeviceMap     = uint32(C.CU_MEMHOSTALLOC_DEVICEMAP)
+	hostAllocWriteCombined = uint32(C.CU_MEMHOSTALLOC_WRITECOMBINED)
+	hostRegisterPortable   = uint32(C.CU_MEMHOSTREGISTER_PORTABLE)
+	hostRegisterDeviceMap  = uint32(C.CU_MEMHOSTREGISTER_DEVICEMAP)
+)
+
+// ipcHandleSize is the size of a CUipcMemHandle.
+const ipcHandleSize = C.CU_IPC_HANDLE_SIZE
+
+// errorName returns the driver's name and description of a result code.
+func errorName(code int) (name, desc string) {
+	r := C.CUresult(code)
+	return C.GoString(C.cuarray_error_name(r)), C.GoString(C.cuarray_error_string(r))
+}
+
+func code(r C.CUresult) int { return int(r) }
+
+func cstream(s cu.Stream) C.CUstream { return C.CUstream(unsafe.Pointer(s.C())) }
+
+func ctxFlags() (uint32, int) {
+	var f C.uint
+	r := C.cuCtxGetFlags(&f)
+	return uint32(f), code(r)
+}
+
+func memHostAlloc(n int64, flags uint32) (unsafe.Pointer, int) {
+	var p unsafe.Pointer
+	r := C.cuMemHostAlloc(&p, C.size_t(n), C.uint(flags))
+	return p, code(r)
+}
+
+func memFreeHost(p unsafe.Pointer) int { return code(C.cuMemFreeHost(p)) }
+
+func memHostGetDevicePointer(p unsafe.Pointer) (uintptr, int) {
+	var d C.CUdeviceptr
+	r := C.cuMemHostGetDevicePointer(&d, p, 0)
+	return uintptr(d), code(r)
+}
+
+// memHostRegister page-locks memory that is not Go heap memory (the caller
+// checks that), so the driver may keep the pointer after the call.
+func memHostRegister(p unsafe.Pointer, n int64, flags uint32) int {
+	return code(C.cuMemHostRegister(p, C.size_t(n), C.uint(flags)))
+}
+
+func memHostUnregister(p unsafe.Pointer) int { return code(C.cuMemHostUnregister(p)) }
+
+// pointerAttrs are the attributes of an address the driver knows about.
+type pointerAttrs struct {
+	memType     int
+	ordinal     int
+	start, size uintptr
+	managed     bool
+}
+
+func pointerAttributes(p uintptr) (pointerAttrs, int) {
+	var (
+		mt, managed C.uint
+		ord         C.int
+		start       C.CUdeviceptr
+		size        C.size_t
+		ctx         C.CUcontext
+	)
+	r := C.cuarray_pointer_attrs(C.CUdeviceptr(p), &mt, &ord, &start, &size, &managed, &ctx)
+	return pointerAttrs{memType: int(mt), ordinal: int(ord), start: uintptr(start), size: uintptr(size), managed: managed != 0}, code(r)
+}
+
+func ipcGetMemHandle(p uintptr) ([ipcHandleSize]byte, int) {
+	var h C.CUipcMemHandle
+	r := C.cuIpcGetMemHandle(&h, C.CUdeviceptr(p))
+	var out [ipcHandleSize]byte
+	copy(out[:], C.GoBytes(unsafe.Pointer(&h.reserved[0]), ipcHandleSize))
+	return out, code(r)
+}
+
+func ipcOpenMemHandle(handle [ipcHandleSize]byte) (uintptr, int) {
+	var h C.CUipcMemHandle
+	for i, b := range handle {
+		h.reserved[i] = C.char(b)
+	}
+	var d C.CUdeviceptr
+	r := C.cuIpcOpenMemHandle(&d, h, C.CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
+	return uintptr(d), code(r)
+}
+
+func ipcCloseMemHandle(p uintptr) int { return code(C.cuIpcCloseMemHandle(C.CUdeviceptr(p))) }
+
+// copyPlace is one side of a 2-D/3-D copy in driver terms.
+type copyPlace struct {
+	memType int
+	dev     uintptr
+	host    unsafe.Pointer
+}
+
+func memcpy3D(dst, src copyPlace, dstPitch, dstHeight, srcPitch, srcHeight, width, height, depth int64, s C.CUstream, async bool) int {
+	a := C.int(0)
+	if async {
+		a = 1
+	}
+	return code(C.cuarray_memcpy3d(
+		C.int(dst.memType), C.CUdeviceptr(dst.dev), dst.host, C.size_t(dstPitch), C.size_t(dstHeight),
+		C.int(src.memType), C.CUdeviceptr(src.dev), src.host, C.size_t(srcPitch), C.size_t(srcHeight),
+		C.size_t(width), C.size_t(height), C.size_t(depth), s, a))
+}
+
+func moduleLoadData(ptx string) (C.CUmodule, int) {
+	cs := C.CString(ptx)
+	defer C.free(unsafe.Pointer(cs))
+	var m C.CUmodule
+	r := C.cuModuleLoadData(&m, unsafe.Pointer(cs))
+	return m, code(r)
+}
+
+func moduleUnload(m C.CUmodule) int { return code(C.cuModuleUnload(m)) }
+
+func moduleGetFunction(m C.CUmodule, name string) (C.CUfunction, int) {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	var f C.CUfunction
+	r := C.cuModuleGetFunction(&f, m, cs)
+	return f, code(r)
+}
+
+func launch(f C.CUfunction, grid, block [3]uint32, shared uint32, s C.CUstream, params []byte, offsets []int) int {
+	offs := make([]C.longlong, len(offsets)+1)
+	for i, o := range offsets {
+		offs[i] = C.longlong(o)
+	}
+	var pp unsafe.Pointer
+	if len(params) > 0 {
+		pp = unsafe.Pointer(&params[0])
+	}
+	return code(C.cuarray_launch(f,
+		C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
+		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]),
+		C.uint(shared), s, pp, C.size_t(len(params)), &offs[0], C.int(len(offsets))))
+}

@@ -1,0 +1,190 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"gorgonia.org/cu"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// record adds a finished copy to the ledger.
+func (d *Device) record(dir accounting.Direction, path accounting.Path, n int64, start time.Time) {
+	d.ledger.RecordCopy(dir, path, n, time.Since(start))
+}
+
+// CopyHtoD copies len(src) bytes from host memory to the device.
+func (d *Device) CopyHtoD(dst devarray.Ptr, src []byte) error {
+	start := time.Now()
+	if len(src) > 0 {
+		err := d.call(func() error { return fromCu(cu.MemcpyHtoD(cu.DevicePtr(dst), ptrOf(src), int64(len(src)))) })
+		if err != nil {
+			return fmt.Errorf("cuda: copy HtoD %d bytes to %v: %w", len(src), dst, err)
+		}
+	}
+	d.record(accounting.HtoD, d.hostPath(src), int64(len(src)), start)
+	return nil
+}
+
+// CopyDtoH copies len(dst) bytes from the device to host memory.
+func (d *Device) CopyDtoH(dst []byte, src devarray.Ptr) error {
+	start := time.Now()
+	if len(dst) > 0 {
+		err := d.call(func() error { return fromCu(cu.MemcpyDtoH(ptrOf(dst), cu.DevicePtr(src), int64(len(dst)))) })
+		if err != nil {
+			return fmt.Errorf("cuda: copy DtoH %d bytes from %v: %w", len(dst), src, err)
+		}
+	}
+	d.record(accounting.DtoH, d.hostPath(dst), int64(len(dst)), start)
+	return nil
+}
+
+// CopyDtoD copies n bytes within the device.
+func (d *Device) CopyDtoD(dst, src devarray.Ptr, n int64) error {
+	if n < 0 {
+		return fmt.Errorf("cuda: copy DtoD %d bytes: %w", n, driver.ErrInvalidValue)
+	}
+	start := time.Now()
+	if n > 0 {
+		err := d.call(func() error { return fromCu(cu.MemcpyDtoD(cu.DevicePtr(dst), cu.DevicePtr(src), n)) })
+		if err != nil {
+			return fmt.Errorf("cuda: copy DtoD %d bytes %v -> %v: %w", n, src, dst, err)
+		}
+	}
+	d.record(accounting.DtoD, accounting.PathD2D, n, start)
+	return nil
+}
+
+// copy3D is a validated 2-D or 3-D copy, ready for the driver.
+type copy3D struct {
+	dst, src             copyPlace
+	dstPitch, dstHeight  int64
+	srcPitch, srcHeight  int64
+	width, height, depth int64
+	dir                  accounting.Direction
+	path                 accounting.Path
+}
+
+// span returns the bytes a pitched box touches on one side, or an error.
+func span(pitch, sliceHeight, width, height, depth int64) (int64, error) {
+	if width < 0 || height < 0 || depth < 0 || pitch < width || sliceHeight < height {
+		return 0, fmt.Errorf("width %d, height %d, depth %d, pitch %d, slice height %d: %w", width, height, depth, pitch, sliceHeight, driver.ErrInvalidValue)
+	}
+	if width == 0 || height == 0 || depth == 0 {
+		return 0, nil
+	}
+	if sliceHeight > 0 && pitch > math.MaxInt64/sliceHeight/max(depth, 1) {
+		return 0, fmt.Errorf("pitch %d × %d rows × %d slices overflows: %w", pitch, sliceHeight, depth, driver.ErrInvalidValue)
+	}
+	return (depth-1)*pitch*sliceHeight + (height-1)*pitch + width, nil
+}
+
+// place converts one side of a copy and checks a host side's length, so the
+// driver never reads or writes past a Go slice.
+func place(pl devarray.Place, need int64) (copyPlace, error) {
+	if pl.OnHost() {
+		if need > int64(len(pl.Host)) {
+			return copyPlace{}, fmt.Errorf("host buffer of %d bytes, copy needs %d: %w", len(pl.Host), need, driver.ErrInvalidValue)
+		}
+		return copyPlace{memType: memHost, host: ptrOf(pl.Host)}, nil
+	}
+	return copyPlace{memType: memDevice, dev: uintptr(pl.Dev)}, nil
+}
+
+func (d *Device) prepare3D(p devarray.Memcpy3D) (copy3D, error) {
+	c := copy3D{
+		dstPitch: p.DstPitch, dstHeight: p.DstHeight, srcPitch: p.SrcPitch, srcHeight: p.SrcHeight,
+		width: p.Width, height: p.Height, depth: p.Depth,
+	}
+	nd, err := span(p.DstPitch, p.DstHeight, p.Width, p.Height, p.Depth)
+	if err != nil {
+		return c, fmt.Errorf("destination: %w", err)
+	}
+	ns, err := span(p.SrcPitch, p.SrcHeight, p.Width, p.Height, p.Depth)
+	if err != nil {
+		return c, fmt.Errorf("source: %w", err)
+	}
+	if c.dst, err = place(p.Dst, nd); err != nil {
+		return c, fmt.Errorf("destination: %w", err)
+	}
+	if c.src, err = place(p.Src, ns); err != nil {
+		return c, fmt.Errorf("source: %w", err)
+	}
+	switch {
+	case p.Src.OnHost() && p.Dst.OnHost():
+		c.dir, c.path = accounting.HtoH, accounting.PathDirect
+	case p.Src.OnHost():
+		c.dir, c.path = accounting.HtoD, d.hostPath(p.Src.Host)
+	case p.Dst.OnHost():
+		c.dir, c.path = accounting.DtoH, d.hostPath(p.Dst.Host)
+	default:
+		c.dir, c.path = accounting.DtoD, accounting.PathD2D
+	}
+	return c, nil
+}
+
+func (c copy3D) bytes() int64 { return c.width * c.height * c.depth }
+
+func (c copy3D) run(s *stream) error {
+	if c.bytes() == 0 {
+		return nil
+	}
+	if s == nil {
+		return check(memcpy3D(c.dst, c.src, c.dstPitch, c.dstHeight, c.srcPitch, c.srcHeight, c.width, c.height, c.depth, nil, false))
+	}
+	return check(memcpy3D(c.dst, c.src, c.dstPitch, c.dstHeight, c.srcPitch, c.srcHeight, c.width, c.height, c.depth, cstream(s.s), true))
+}
+
+// as3D turns a 2-D copy into a 3-D copy of depth 1.
+func as3D(p devarray.Memcpy2D) devarray.Memcpy3D {
+	return devarray.Memcpy3D{
+		Dst: p.Dst, Src: p.Src, DstPitch: p.DstPitch, SrcPitch: p.SrcPitch,
+		DstHeight: p.Height, SrcHeight: p.Height, Width: p.Width, Height: p.Height, Depth: 1,
+	}
+}
+
+// Memcpy2D copies p.Height rows of p.Width bytes (cuMemcpy2DUnaligned).
+func (d *Device) Memcpy2D(p devarray.Memcpy2D) error { return d.memcpy("copy 2D", as3D(p)) }
+
+// Memcpy3D copies p.Depth slices of p.Height rows of p.Width bytes (cuMemcpy3D).
+func (d *Device) Memcpy3D(p devarray.Memcpy3D) error { return d.memcpy("copy 3D", p) }
+
+func (d *Device) memcpy(op string, p devarray.Memcpy3D) error {
+	c, err := d.prepare3D(p)
+	if err != nil {
+		return fmt.Errorf("cuda: %s: %w", op, err)
+	}
+	start := time.Now()
+	if err := d.call(func() error { return c.run(nil) }); err != nil {
+		return fmt.Errorf("cuda: %s: %w", op, err)
+	}
+	d.record(c.dir, c.path, c.bytes(), start)
+	return nil
+}
+
+// CopyPeer copies n bytes from src on this GPU to dst on another
+// (cuMemcpyPeer); the driver routes it over NVLink or PCIe, or through the
+// host when the GPUs cannot reach each other.
+func (d *Device) CopyPeer(dst devarray.Ptr, dstDev driver.Device, src devarray.Ptr, n int64) error {
+	peer, ok := dstDev.(*Device)
+	if !ok || peer == d || n < 0 {
+		return fmt.Errorf("cuda: copy peer: the destination must be another cuda device and n ≥ 0: %w", driver.ErrInvalidValue)
+	}
+	start := time.Now()
+	if n > 0 {
+		err := d.call(func() error {
+			return fromCu(cu.MemcpyPeer(cu.DevicePtr(dst), peer.ctx, cu.DevicePtr(src), d.ctx, n))
+		})
+		if err != nil {
+			return fmt.Errorf("cuda: copy peer %d bytes to %v: %w", n, peer.DeviceID(), err)
+		}
+	}
+	d.record(accounting.Peer, accounting.PathPeer, n, start)
+	return nil
+}

@@ -1,0 +1,260 @@
+//go:build cuda
+
+// Package cuda is cuarray's real GPU backend, on gorgonia.org/cu and a few
+// cgo bindings of its own. It is built only with -tags cuda: gorgonia's
+// package init calls cuInit and exits the process when no GPU answers, so a
+// program built with the tag needs a GPU and a driver to start at all.
+//
+// A Device uses the GPU's primary context (the one the runtime API,
+// PyTorch and CuPy use, so pointers pass between them in one process), with
+// CU_CTX_MAP_HOST set before the context first becomes active. The
+// driver's current context belongs to an OS thread and goroutines move
+// between threads, so every driver call runs through Device.call: it locks
+// the goroutine to its thread, makes the context current there (a cheap
+// thread-local store in the driver) and unlocks afterwards. Any goroutine
+// may therefore call any method, and many may call at once; the cost per
+// call is measured by BenchmarkCallOverhead.
+package cuda
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"gorgonia.org/cu"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// Alignment is the alignment the driver gives every device allocation; the
+// ledger counts allocations rounded up to it, as the sim backend does.
+const Alignment = 256
+
+// Device is one GPU. It implements driver.Device and driver.KernelRunner.
+type Device struct {
+	ordinal int
+	dev     cu.Device
+	ctx     cu.CUContext
+	info    driver.Info
+	ledger  *accounting.Ledger
+
+	mu      sync.Mutex
+	allocs  map[devarray.Ptr]int64 // live device allocations and their counted sizes
+	host    driver.HostRanges      // live page-locked host memory
+	streams map[*stream]struct{}
+	closed  bool
+}
+
+var (
+	_ driver.Device       = (*Device)(nil)
+	_ driver.KernelRunner = (*Device)(nil)
+)
+
+// NumDevices returns how many GPUs the driver sees.
+func NumDevices() (int, error) {
+	n, err := cu.NumDevices()
+	return n, fromCu(err)
+}
+
+// Open retains GPU ordinal's primary context, with CU_CTX_MAP_HOST set
+// when the context is not yet active. If another library made the context
+// active first without that flag, Open still succeeds, Info().CanMapHost
+// is false, and a Mapped host allocation fails with driver.ErrNotMapped.
+func Open(ordinal int) (*Device, error) {
+	n, err := NumDevices()
+	if err != nil {
+		return nil, fmt.Errorf("cuda: count devices: %w", err)
+	}
+	if ordinal < 0 || ordinal >= n {
+		return nil, fmt.Errorf("cuda:%d: the driver sees %d GPU(s): %w", ordinal, n, driver.ErrNoDevice)
+	}
+	dev, err := cu.GetDevice(ordinal)
+	if err != nil {
+		return nil, fmt.Errorf("cuda:%d: %w", ordinal, fromCu(err))
+	}
+	flags, _, err := dev.PrimaryCtxState()
+	if err != nil {
+		return nil, fmt.Errorf("cuda:%d: primary context state: %w", ordinal, fromCu(err))
+	}
+	if flags&cu.MapHost == 0 {
+		// Allowed while the context is inactive; newer drivers also allow it
+		// while active. A refusal is not fatal: Info reports the flags.
+		_ = dev.SetPrimaryCtxFlags(flags | cu.MapHost)
+	}
+	ctx, err := dev.RetainPrimaryCtx()
+	if err != nil {
+		return nil, fmt.Errorf("cuda:%d: retain primary context: %w", ordinal, fromCu(err))
+	}
+	d := &Device{
+		ordinal: ordinal,
+		dev:     dev,
+		ctx:     ctx,
+		ledger:  accounting.NewLedger(fmt.Sprintf("cuda:%d", ordinal)),
+		allocs:  make(map[devarray.Ptr]int64),
+		streams: make(map[*stream]struct{}),
+	}
+	if err := d.describe(); err != nil {
+		dev.ReleasePrimaryCtx()
+		return nil, err
+	}
+	d.ledger.SetMemInfo(d.MemInfo)
+	return d, nil
+}
+
+// call runs f on an OS thread where the device's context is current.
+func (d *Device) call(f func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cu.SetCurrentContext(d.ctx); err != nil {
+		return fmt.Errorf("make the context current: %w", fromCu(err))
+	}
+	return f()
+}
+
+// describe fills in d.info.
+func (d *Device) describe() error {
+	return d.call(func() error {
+		name, err := d.dev.Name()
+		if err != nil {
+			return fmt.Errorf("cuda:%d: name: %w", d.ordinal, fromCu(err))
+		}
+		total, err := d.dev.TotalMem()
+		if err != nil {
+			return fmt.Errorf("cuda:%d: total memory: %w", d.ordinal, fromCu(err))
+		}
+		flags, c := ctxFlags()
+		if err := check(c); err != nil {
+			return fmt.Errorf("cuda:%d: context flags: %w", d.ordinal, err)
+		}
+		major, minor, _ := d.dev.ComputeCapability()
+		v := cu.Version()
+		d.info = driver.Info{
+			Name:         fmt.Sprintf("cuda:%d", d.ordinal),
+			ID:           d.DeviceID(),
+			Backend:      "cuda",
+			Model:        fmt.Sprintf("%s (compute capability %d.%d)", name, major, minor),
+			TotalMemory:  total,
+			Alignment:    Alignment,
+			CanMapHost:   flags&uint32(cu.MapHost) != 0,
+			ContextFlags: contextFlagsString(flags),
+			Driver:       fmt.Sprintf("CUDA %d.%d (driver API %d)", v/1000, v%1000/10, v),
+		}
+		return nil
+	})
+}
+
+// contextFlagsString names a context's flags, "sched_auto|map_host".
+func contextFlagsString(f uint32) string {
+	var names []string
+	switch cu.ContextFlags(f) & cu.SchedMask {
+	case cu.SchedAuto:
+		names = append(names, "sched_auto")
+	case cu.SchedSpin:
+		names = append(names, "sched_spin")
+	case cu.SchedYield:
+		names = append(names, "sched_yield")
+	case cu.SchedBlockingSync:
+		names = append(names, "sched_blocking_sync")
+	}
+	if f&uint32(cu.MapHost) != 0 {
+		names = append(names, "map_host")
+	}
+	if f&uint32(cu.LMemResizeToMax) != 0 {
+		names = append(names, "lmem_resize_to_max")
+	}
+	return strings.Join(names, "|")
+}
+
+// DeviceID returns cuda:N.
+func (d *Device) DeviceID() devarray.DeviceID {
+	return devarray.DeviceID{Kind: devarray.CUDA, Ordinal: d.ordinal}
+}
+
+// Info describes the GPU, its driver and its context's flags.
+func (d *Device) Info() driver.Info { return d.info }
+
+// Ledger returns the device's ledger.
+func (d *Device) Ledger() *accounting.Ledger { return d.ledger }
+
+// MemInfo returns the driver's free and total device memory.
+func (d *Device) MemInfo() (free, total int64, err error) {
+	err = d.call(func() error {
+		var e error
+		free, total, e = cu.MemInfo()
+		return fromCu(e)
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("cuda: mem info: %w", err)
+	}
+	return free, total, nil
+}
+
+// Synchronize waits for all work on the device.
+func (d *Device) Synchronize() error {
+	if err := d.call(func() error { return fromCu(cu.Synchronize()) }); err != nil {
+		return fmt.Errorf("cuda: synchronize: %w", err)
+	}
+	return nil
+}
+
+// Close waits for the device's work, closes its streams, frees what is still
+// allocated (recording the frees) and releases the primary context. Later
+// calls return driver.ErrClosed.
+func (d *Device) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	streams := d.streams
+	d.streams = nil
+	allocs := d.allocs
+	d.allocs = nil
+	host := d.host.TakeAll()
+	d.mu.Unlock()
+
+	first := d.Synchronize()
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	for s := range streams {
+		keep(s.destroy())
+	}
+	keep(d.call(func() error {
+		var err error
+		for p, size := range allocs {
+			if e := fromCu(cu.MemFree(cu.DevicePtr(p))); e != nil && err == nil {
+				err = e
+			}
+			d.ledger.Free(accounting.Device, uintptr(p), size)
+		}
+		for _, h := range host {
+			if e := check(memFreeHost(ptrOf(h.Mem))); e != nil && err == nil {
+				err = e
+			}
+			d.ledger.Free(h.Flags.LedgerKind(), h.Addr, int64(len(h.Mem)))
+		}
+		return err
+	}))
+	keep(fromCu(d.dev.ReleasePrimaryCtx()))
+	if first != nil {
+		return fmt.Errorf("cuda: close %v: %w", d.DeviceID(), first)
+	}
+	return nil
+}
+
+// closedErr returns driver.ErrClosed, wrapped with op, once the device is closed.
+func (d *Device) closedErr(op string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return fmt.Errorf("cuda: %s: %w", op, driver.ErrClosed)
+	}
+	return nil
+}

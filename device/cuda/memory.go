@@ -1,0 +1,259 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+func alignUp(n int64) int64 { return (n + Alignment - 1) / Alignment * Alignment }
+
+func ptrOf(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
+
+// Malloc allocates nbytes of device memory (cuMemAlloc). The ledger counts
+// the size rounded up to 256 bytes; a request of 0 bytes still gets a
+// distinct, valid pointer. A device that is full and a ledger limit give the
+// same error, *accounting.OutOfMemoryError.
+func (d *Device) Malloc(nbytes int64) (devarray.Ptr, error) {
+	if nbytes < 0 {
+		return 0, fmt.Errorf("cuda: malloc %d bytes: %w", nbytes, driver.ErrInvalidValue)
+	}
+	if err := d.closedErr("malloc"); err != nil {
+		return 0, err
+	}
+	size := alignUp(max(nbytes, 1))
+	if err := d.ledger.Reserve(accounting.Device, size); err != nil {
+		return 0, fmt.Errorf("cuda: malloc: %w", err)
+	}
+	var p cu.DevicePtr
+	err := d.call(func() error {
+		var e error
+		p, e = cu.MemAlloc(size)
+		return fromCu(e)
+	})
+	if err != nil {
+		d.ledger.Cancel(accounting.Device, size)
+		if errors.Is(err, driver.ErrOutOfMemory) {
+			return 0, fmt.Errorf("cuda: malloc: %w", d.ledger.OutOfMemory(accounting.Device, size, d.ledger.Current(accounting.Device), false))
+		}
+		return 0, fmt.Errorf("cuda: malloc %d bytes: %w", nbytes, err)
+	}
+	d.mu.Lock()
+	d.allocs[devarray.Ptr(p)] = size
+	d.mu.Unlock()
+	d.ledger.Commit(accounting.Device, uintptr(p), size)
+	return devarray.Ptr(p), nil
+}
+
+// Free frees memory returned by Malloc. A pointer that is not the start of
+// a live allocation of this device is an error wrapping
+// driver.ErrInvalidPointer, and is not passed to the driver.
+func (d *Device) Free(p devarray.Ptr) error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return fmt.Errorf("cuda: free %v: %w", p, driver.ErrClosed)
+	}
+	size, ok := d.allocs[p]
+	delete(d.allocs, p)
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("cuda: free %v: not the start of a live allocation: %w", p, driver.ErrInvalidPointer)
+	}
+	err := d.call(func() error { return fromCu(cu.MemFree(cu.DevicePtr(p))) })
+	d.ledger.Free(accounting.Device, uintptr(p), size)
+	if err != nil {
+		return fmt.Errorf("cuda: free %v: %w", p, err)
+	}
+	return nil
+}
+
+// Memset sets nbytes at dst to value (cuMemsetD8).
+func (d *Device) Memset(dst devarray.Ptr, value byte, nbytes int64) error {
+	if nbytes < 0 {
+		return fmt.Errorf("cuda: memset %d bytes: %w", nbytes, driver.ErrInvalidValue)
+	}
+	start := time.Now()
+	if err := d.call(func() error { return fromCu(cu.MemsetD8(cu.DevicePtr(dst), value, nbytes)) }); err != nil {
+		return fmt.Errorf("cuda: memset %v: %w", dst, err)
+	}
+	d.ledger.RecordMemset(nbytes, time.Since(start))
+	return nil
+}
+
+// hostAllocFlags converts cuarray's host flags to cuMemHostAlloc's.
+func hostAllocFlags(f driver.HostFlags) uint32 {
+	var c uint32
+	if f&driver.Portable != 0 {
+		c |= hostAllocPortable
+	}
+	if f&driver.Mapped != 0 {
+		c |= hostAllocDeviceMap
+	}
+	if f&driver.WriteCombined != 0 {
+		c |= hostAllocWriteCombined
+	}
+	return c
+}
+
+// HostAlloc allocates n bytes of page-locked host memory (cuMemHostAlloc).
+// A Mapped request on a context without CU_CTX_MAP_HOST fails with
+// driver.ErrNotMapped, naming the flag; it never falls back to unmapped memory.
+func (d *Device) HostAlloc(n int64, flags driver.HostFlags) (*driver.HostMem, error) {
+	if n <= 0 || flags&^(driver.Portable|driver.Mapped|driver.WriteCombined) != 0 {
+		return nil, fmt.Errorf("cuda: host alloc %d bytes, flags %v: want a positive size and known flags: %w", n, flags, driver.ErrInvalidValue)
+	}
+	if flags&driver.Mapped != 0 && !d.info.CanMapHost {
+		return nil, fmt.Errorf("cuda: host alloc with flag Mapped: context flags %q: %w", d.info.ContextFlags, driver.ErrNotMapped)
+	}
+	if err := d.closedErr("host alloc"); err != nil {
+		return nil, err
+	}
+	kind := flags.LedgerKind()
+	if err := d.ledger.Reserve(kind, n); err != nil {
+		return nil, fmt.Errorf("cuda: host alloc: %w", err)
+	}
+	h := &driver.HostMem{Flags: flags}
+	err := d.call(func() error {
+		p, c := memHostAlloc(n, hostAllocFlags(flags))
+		if err := check(c); err != nil {
+			return err
+		}
+		h.Bytes = unsafe.Slice((*byte)(p), n)
+		if flags&driver.Mapped != 0 {
+			dp, c := memHostGetDevicePointer(p)
+			if err := check(c); err != nil {
+				memFreeHost(p)
+				return fmt.Errorf("device pointer of mapped memory: %w", err)
+			}
+			h.DevPtr = devarray.Ptr(dp)
+		}
+		return nil
+	})
+	if err != nil {
+		d.ledger.Cancel(kind, n)
+		if errors.Is(err, driver.ErrOutOfMemory) {
+			return nil, fmt.Errorf("cuda: host alloc: %w", d.ledger.OutOfMemory(kind, n, d.ledger.Current(kind), false))
+		}
+		return nil, fmt.Errorf("cuda: host alloc %d bytes, flags %v: %w", n, flags, err)
+	}
+	addr := uintptr(ptrOf(h.Bytes))
+	d.mu.Lock()
+	d.host.Insert(driver.HostRange{Addr: addr, Mem: h.Bytes, Flags: flags})
+	d.mu.Unlock()
+	d.ledger.Commit(kind, addr, n)
+	return h, nil
+}
+
+// HostFree frees memory from HostAlloc and clears h. Memory this device did
+// not allocate, or a second free, is an error wrapping driver.ErrInvalidPointer.
+func (d *Device) HostFree(h *driver.HostMem) error {
+	if h == nil || len(h.Bytes) == 0 {
+		return fmt.Errorf("cuda: host free: no memory: %w", driver.ErrInvalidPointer)
+	}
+	addr := uintptr(ptrOf(h.Bytes))
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return fmt.Errorf("cuda: host free: %w", driver.ErrClosed)
+	}
+	a, ok := d.host.Remove(addr)
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("cuda: host free 0x%x: not a live host allocation of this device: %w", addr, driver.ErrInvalidPointer)
+	}
+	err := d.call(func() error { return check(memFreeHost(ptrOf(a.Mem))) })
+	d.ledger.Free(a.Flags.LedgerKind(), addr, int64(len(a.Mem)))
+	h.Bytes, h.DevPtr = nil, 0
+	if err != nil {
+		return fmt.Errorf("cuda: host free: %w", err)
+	}
+	return nil
+}
+
+// Register page-locks b (cuMemHostRegister), with Portable and Mapped as
+// the only flags that apply. b must not be Go heap memory — the driver
+// keeps its address — so it must come from mmap or C; this package cannot
+// tell, and package pinned checks before calling. The ledger counts the
+// bytes as Registered. Undo with Unregister.
+func (d *Device) Register(b []byte, flags driver.HostFlags) (*driver.HostMem, error) {
+	if len(b) == 0 || flags&^(driver.Portable|driver.Mapped) != 0 {
+		return nil, fmt.Errorf("cuda: register %d bytes, flags %v: want memory and only Portable or Mapped: %w", len(b), flags, driver.ErrInvalidValue)
+	}
+	if flags&driver.Mapped != 0 && !d.info.CanMapHost {
+		return nil, fmt.Errorf("cuda: register with flag Mapped: context flags %q: %w", d.info.ContextFlags, driver.ErrNotMapped)
+	}
+	var c uint32
+	if flags&driver.Portable != 0 {
+		c |= hostRegisterPortable
+	}
+	if flags&driver.Mapped != 0 {
+		c |= hostRegisterDeviceMap
+	}
+	if err := d.ledger.Reserve(accounting.Registered, int64(len(b))); err != nil {
+		return nil, fmt.Errorf("cuda: register: %w", err)
+	}
+	h := &driver.HostMem{Bytes: b, Flags: flags}
+	err := d.call(func() error {
+		if err := check(memHostRegister(ptrOf(b), int64(len(b)), c)); err != nil {
+			return err
+		}
+		if flags&driver.Mapped != 0 {
+			dp, code := memHostGetDevicePointer(ptrOf(b))
+			if err := check(code); err != nil {
+				memHostUnregister(ptrOf(b))
+				return fmt.Errorf("device pointer of registered memory: %w", err)
+			}
+			h.DevPtr = devarray.Ptr(dp)
+		}
+		return nil
+	})
+	if err != nil {
+		d.ledger.Cancel(accounting.Registered, int64(len(b)))
+		return nil, fmt.Errorf("cuda: register %d bytes: %w", len(b), err)
+	}
+	addr := uintptr(ptrOf(b))
+	d.mu.Lock()
+	d.host.Insert(driver.HostRange{Addr: addr, Mem: b, Flags: flags})
+	d.mu.Unlock()
+	d.ledger.Commit(accounting.Registered, addr, int64(len(b)))
+	return h, nil
+}
+
+// Unregister undoes Register (cuMemHostUnregister).
+func (d *Device) Unregister(h *driver.HostMem) error {
+	if h == nil || len(h.Bytes) == 0 {
+		return fmt.Errorf("cuda: unregister: no memory: %w", driver.ErrInvalidPointer)
+	}
+	addr := uintptr(ptrOf(h.Bytes))
+	d.mu.Lock()
+	_, ok := d.host.Remove(addr)
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("cuda: unregister 0x%x: not registered with this device: %w", addr, driver.ErrInvalidPointer)
+	}
+	err := d.call(func() error { return check(memHostUnregister(ptrOf(h.Bytes))) })
+	d.ledger.Free(accounting.Registered, addr, int64(len(h.Bytes)))
+	if err != nil {
+		return fmt.Errorf("cuda: unregister: %w", err)
+	}
+	h.DevPtr = 0
+	return nil
+}
+
+// hostPath returns the ledger path for host memory b: pinned when it lies in
+// page-locked memory of this device, direct otherwise.
+func (d *Device) hostPath(b []byte) accounting.Path {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.host.Path(b)
+}

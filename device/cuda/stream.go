@@ -1,0 +1,262 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"gorgonia.org/cu"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// stream is a CUDA stream. The ledger records an async copy when it is
+// enqueued, with no duration: time device work with events.
+type stream struct {
+	d *Device
+	s cu.Stream
+
+	mu     sync.Mutex
+	closed bool
+}
+
+var _ driver.Stream = (*stream)(nil)
+
+// NewStream creates a stream (cuStreamCreate, default flags: it orders with
+// the legacy default stream that the synchronous copies use).
+func (d *Device) NewStream() (driver.Stream, error) {
+	s := &stream{d: d}
+	err := d.call(func() error {
+		var e error
+		s.s, e = cu.MakeStream(cu.DefaultStream)
+		return fromCu(e)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cuda: new stream: %w", err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		d.call(func() error { return fromCu(s.s.Destroy()) })
+		return nil, fmt.Errorf("cuda: new stream: %w", driver.ErrClosed)
+	}
+	d.streams[s] = struct{}{}
+	return s, nil
+}
+
+// enqueue runs f with the context current, unless the stream is closed.
+func (s *stream) enqueue(op string, f func() error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("cuda: %s: %w", op, driver.ErrClosed)
+	}
+	if err := s.d.call(f); err != nil {
+		return fmt.Errorf("cuda: %s: %w", op, err)
+	}
+	return nil
+}
+
+func (s *stream) CopyHtoDAsync(dst devarray.Ptr, src []byte) error {
+	if len(src) > 0 {
+		err := s.enqueue("async copy HtoD", func() error {
+			return fromCu(cu.MemcpyHtoDAsync(cu.DevicePtr(dst), ptrOf(src), int64(len(src)), s.s))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	s.d.ledger.RecordCopy(accounting.HtoD, s.d.hostPath(src), int64(len(src)), 0)
+	return nil
+}
+
+func (s *stream) CopyDtoHAsync(dst []byte, src devarray.Ptr) error {
+	if len(dst) > 0 {
+		err := s.enqueue("async copy DtoH", func() error {
+			return fromCu(cu.MemcpyDtoHAsync(ptrOf(dst), cu.DevicePtr(src), int64(len(dst)), s.s))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	s.d.ledger.RecordCopy(accounting.DtoH, s.d.hostPath(dst), int64(len(dst)), 0)
+	return nil
+}
+
+func (s *stream) CopyDtoDAsync(dst, src devarray.Ptr, n int64) error {
+	if n < 0 {
+		return fmt.Errorf("cuda: async copy DtoD %d bytes: %w", n, driver.ErrInvalidValue)
+	}
+	if n > 0 {
+		err := s.enqueue("async copy DtoD", func() error {
+			return fromCu(cu.MemcpyDtoDAsync(cu.DevicePtr(dst), cu.DevicePtr(src), n, s.s))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	s.d.ledger.RecordCopy(accounting.DtoD, accounting.PathD2D, n, 0)
+	return nil
+}
+
+func (s *stream) Memcpy2DAsync(p devarray.Memcpy2D) error {
+	return s.memcpy("async copy 2D", as3D(p))
+}
+
+func (s *stream) Memcpy3DAsync(p devarray.Memcpy3D) error {
+	return s.memcpy("async copy 3D", p)
+}
+
+func (s *stream) memcpy(op string, p devarray.Memcpy3D) error {
+	c, err := s.d.prepare3D(p)
+	if err != nil {
+		return fmt.Errorf("cuda: %s: %w", op, err)
+	}
+	if err := s.enqueue(op, func() error { return c.run(s) }); err != nil {
+		return err
+	}
+	s.d.ledger.RecordCopy(c.dir, c.path, c.bytes(), 0)
+	return nil
+}
+
+func (s *stream) MemsetAsync(dst devarray.Ptr, value byte, n int64) error {
+	if n < 0 {
+		return fmt.Errorf("cuda: async memset %d bytes: %w", n, driver.ErrInvalidValue)
+	}
+	err := s.enqueue("async memset", func() error {
+		return fromCu(cu.MemsetD8Async(cu.DevicePtr(dst), value, n, s.s))
+	})
+	if err != nil {
+		return err
+	}
+	s.d.ledger.RecordMemset(n, 0)
+	return nil
+}
+
+// Record records e on the stream (cuEventRecord).
+func (s *stream) Record(e driver.Event) error {
+	ev, ok := e.(*event)
+	if !ok || ev.d != s.d {
+		return fmt.Errorf("cuda: record: the event is not from this device: %w", driver.ErrInvalidValue)
+	}
+	return s.enqueue("record event", func() error { return fromCu(ev.ev.Record(s.s)) })
+}
+
+// WaitEvent makes later work on the stream wait for e (cuStreamWaitEvent).
+func (s *stream) WaitEvent(e driver.Event) error {
+	ev, ok := e.(*event)
+	if !ok || ev.d != s.d {
+		return fmt.Errorf("cuda: wait event: the event is not from this device: %w", driver.ErrInvalidValue)
+	}
+	return s.enqueue("wait event", func() error { return fromCu(s.s.Wait(ev.ev, 0)) })
+}
+
+// Synchronize waits for the stream's work (cuStreamSynchronize).
+func (s *stream) Synchronize() error {
+	return s.enqueue("stream synchronize", func() error { return fromCu(s.s.Synchronize()) })
+}
+
+// Close waits for the stream's work and destroys it. Closing twice is harmless.
+func (s *stream) Close() error {
+	s.d.mu.Lock()
+	if s.d.streams != nil {
+		delete(s.d.streams, s)
+	}
+	s.d.mu.Unlock()
+	return s.destroy()
+}
+
+func (s *stream) destroy() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.d.call(func() error {
+		return errors.Join(fromCu(s.s.Synchronize()), fromCu(s.s.Destroy()))
+	})
+}
+
+// event is a CUDA event with timing.
+type event struct {
+	d  *Device
+	ev cu.Event
+
+	mu     sync.Mutex
+	closed bool
+}
+
+var _ driver.Event = (*event)(nil)
+
+// NewEvent creates an event that records time (cuEventCreate, default flags).
+func (d *Device) NewEvent() (driver.Event, error) {
+	e := &event{d: d}
+	err := d.call(func() error {
+		var err error
+		e.ev, err = cu.MakeEvent(cu.DefaultEvent)
+		return fromCu(err)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cuda: new event: %w", err)
+	}
+	return e, nil
+}
+
+func (e *event) do(op string, f func() error) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return fmt.Errorf("cuda: event %s: %w", op, driver.ErrClosed)
+	}
+	if err := e.d.call(f); err != nil {
+		return fmt.Errorf("cuda: event %s: %w", op, err)
+	}
+	return nil
+}
+
+func (e *event) Synchronize() error {
+	return e.do("synchronize", func() error { return fromCu(e.ev.Synchronize()) })
+}
+
+func (e *event) Query() (bool, error) {
+	err := e.do("query", func() error { return fromCu(e.ev.Query()) })
+	if errors.Is(err, driver.ErrNotReady) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Elapsed returns the time between start's record and this event's
+// (cuEventElapsedTime, about 0.5 µs resolution).
+func (e *event) Elapsed(start driver.Event) (time.Duration, error) {
+	s, ok := start.(*event)
+	if !ok || s.d != e.d {
+		return 0, fmt.Errorf("cuda: elapsed: the start event is not from this device: %w", driver.ErrInvalidValue)
+	}
+	var ms float64
+	err := e.do("elapsed", func() error {
+		var err error
+		ms, err = s.ev.Elapsed(e.ev)
+		return fromCu(err)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(ms * float64(time.Millisecond)), nil
+}
+
+func (e *event) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	return e.d.call(func() error { return fromCu(cu.DestroyEvent(&e.ev)) })
+}

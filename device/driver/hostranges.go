@@ -1,0 +1,77 @@
+package driver
+
+import (
+	"slices"
+	"sort"
+	"unsafe"
+
+	"github.com/cuarray/cuarray/accounting"
+)
+
+// HostRange is one page-locked host allocation of a device.
+type HostRange struct {
+	Addr  uintptr
+	Mem   []byte
+	Flags HostFlags
+}
+
+// HostRanges is the sorted set of a device's page-locked host allocations.
+// Backends use it to tell page-locked from pageable host memory (the copy
+// path the ledger records) and to find mapped memory. It is not safe for
+// concurrent use: the backend guards it with its own lock.
+type HostRanges struct {
+	list []HostRange
+}
+
+func (r *HostRanges) index(addr uintptr) int {
+	return sort.Search(len(r.list), func(i int) bool { return r.list[i].Addr > addr }) - 1
+}
+
+// Insert adds a range.
+func (r *HostRanges) Insert(h HostRange) {
+	r.list = slices.Insert(r.list, r.index(h.Addr)+1, h)
+}
+
+// Remove removes the range that starts at addr and returns it; ok is false
+// when no range starts there.
+func (r *HostRanges) Remove(addr uintptr) (h HostRange, ok bool) {
+	i := r.index(addr)
+	if i < 0 || r.list[i].Addr != addr {
+		return HostRange{}, false
+	}
+	h = r.list[i]
+	r.list = slices.Delete(r.list, i, i+1)
+	return h, true
+}
+
+// Containing returns the range that holds all of [addr, addr+n).
+func (r *HostRanges) Containing(addr uintptr, n int64) (HostRange, bool) {
+	i := r.index(addr)
+	if i < 0 || n < 0 {
+		return HostRange{}, false
+	}
+	h := r.list[i]
+	if int64(addr-h.Addr)+n > int64(len(h.Mem)) {
+		return HostRange{}, false
+	}
+	return h, true
+}
+
+// Path returns the copy path for host memory b: PathPinned when it lies
+// inside one page-locked range, PathDirect (pageable) otherwise.
+func (r *HostRanges) Path(b []byte) accounting.Path {
+	if len(b) == 0 {
+		return accounting.PathDirect
+	}
+	if _, ok := r.Containing(uintptr(unsafe.Pointer(unsafe.SliceData(b))), int64(len(b))); ok {
+		return accounting.PathPinned
+	}
+	return accounting.PathDirect
+}
+
+// TakeAll empties the set and returns what it held, for a device's Close.
+func (r *HostRanges) TakeAll() []HostRange {
+	all := r.list
+	r.list = nil
+	return all
+}

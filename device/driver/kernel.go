@@ -1,0 +1,94 @@
+package driver
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/cuarray/cuarray/devarray"
+)
+
+// KernelRunner is implemented by backends that run compiled GPU kernels
+// (device/cuda): they load PTX into a module and launch its functions.
+// Package kernels uses it; the sim backend runs Go references instead,
+// through MemoryAccess.
+type KernelRunner interface {
+	// LoadModule JIT-compiles PTX source for the device.
+	LoadModule(ptx string) (Module, error)
+}
+
+// Module is loaded GPU code.
+type Module interface {
+	// Function returns the kernel with the given (extern "C") name.
+	Function(name string) (Function, error)
+	// Close unloads the module.
+	Close() error
+}
+
+// Function is one kernel of a module.
+type Function interface {
+	// Launch runs the kernel on a grid of blocks with the given arguments,
+	// on stream s (nil: the default stream), and returns when it is queued.
+	Launch(grid, block [3]uint32, sharedBytes uint32, s Stream, args *KernelArgs) error
+}
+
+// MemoryAccess is implemented by backends whose device memory the host can
+// read and write in place (device/sim). Kernels run their Go reference
+// versions through it.
+type MemoryAccess interface {
+	// Access calls f with the n bytes of device memory at p, after checking
+	// that they lie inside one live allocation; the memory cannot be freed
+	// while f runs.
+	Access(p devarray.Ptr, n int64, f func(mem []byte) error) error
+}
+
+// KernelArgs packs kernel parameters the way the CUDA ABI lays them out:
+// each at its natural alignment, in order. The zero value is empty.
+type KernelArgs struct {
+	buf     []byte
+	offsets []int
+}
+
+func (a *KernelArgs) add(align int, b []byte) *KernelArgs {
+	for len(a.buf)%align != 0 {
+		a.buf = append(a.buf, 0)
+	}
+	a.offsets = append(a.offsets, len(a.buf))
+	a.buf = append(a.buf, b...)
+	return a
+}
+
+// Ptr appends a device pointer.
+func (a *KernelArgs) Ptr(p devarray.Ptr) *KernelArgs { return a.U64(uint64(p)) }
+
+// I32 appends an int.
+func (a *KernelArgs) I32(v int32) *KernelArgs {
+	return a.add(4, binary.LittleEndian.AppendUint32(nil, uint32(v)))
+}
+
+// I64 appends a long long.
+func (a *KernelArgs) I64(v int64) *KernelArgs { return a.U64(uint64(v)) }
+
+// U64 appends an unsigned long long.
+func (a *KernelArgs) U64(v uint64) *KernelArgs {
+	return a.add(8, binary.LittleEndian.AppendUint64(nil, v))
+}
+
+// F32 appends a float.
+func (a *KernelArgs) F32(v float32) *KernelArgs {
+	return a.add(4, binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
+}
+
+// F64 appends a double.
+func (a *KernelArgs) F64(v float64) *KernelArgs {
+	return a.add(8, binary.LittleEndian.AppendUint64(nil, math.Float64bits(v)))
+}
+
+// Struct appends a struct passed by value, already laid out in b, with the
+// given alignment.
+func (a *KernelArgs) Struct(b []byte, align int) *KernelArgs { return a.add(align, b) }
+
+// Len returns the number of arguments.
+func (a *KernelArgs) Len() int { return len(a.offsets) }
+
+// Bytes returns the packed parameter bytes and the offset of each argument.
+func (a *KernelArgs) Bytes() (buf []byte, offsets []int) { return a.buf, a.offsets }
