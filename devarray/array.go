@@ -1,8 +1,11 @@
 package devarray
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sync"
+	"unsafe"
 )
 
 // buffer is the memory behind an array and all its views.
@@ -269,15 +272,28 @@ func (a *DevArray) String() string {
 	return fmt.Sprintf("DevArray(%v %v on %v at %v, strides %v, %s)", a.dtype, a.lay.shape, a.buf.device, a.Ptr(), a.lay.strides, own)
 }
 
-// Use runs f while the array's memory is guaranteed to stay allocated: Free
-// waits until f returns. It returns ErrFreed without calling f when the
-// memory is already gone. Kernels and interop code that hand the array's
-// pointer to other code run that code inside Use.
-func (a *DevArray) Use(f func() error) error {
-	a.buf.mu.RLock()
-	defer a.buf.mu.RUnlock()
-	if a.buf.freed {
-		return ErrFreed
+// Use runs f while the memory of every array given is guaranteed to stay
+// allocated: Free waits until f returns. It returns ErrFreed without calling
+// f when any of the memory is already gone. Arrays that share memory (views
+// of one array) are locked once, and memory is locked in a fixed order, so
+// concurrent calls cannot deadlock. Kernels and interop code that hand an
+// array's pointer to other code run that code inside Use.
+func Use(f func() error, arrays ...*DevArray) error {
+	bufs := make([]*buffer, 0, len(arrays))
+	for _, a := range arrays {
+		if !slices.Contains(bufs, a.buf) {
+			bufs = append(bufs, a.buf)
+		}
+	}
+	slices.SortFunc(bufs, func(x, y *buffer) int {
+		return cmp.Compare(uintptr(unsafe.Pointer(x)), uintptr(unsafe.Pointer(y)))
+	})
+	for i, b := range bufs {
+		b.mu.RLock()
+		defer b.mu.RUnlock()
+		if b.freed {
+			return fmt.Errorf("devarray: array %d of %d: %w", i+1, len(bufs), ErrFreed)
+		}
 	}
 	return f()
 }

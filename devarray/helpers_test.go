@@ -4,26 +4,15 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
-	"github.com/cuarray/cuarray/accounting"
-	"github.com/cuarray/cuarray/device/sim"
+	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/internal/testdev"
 )
 
-// newSim opens a sim device that is closed when the test ends, after
-// checking that the test freed all device memory it allocated.
-func newSim(t testing.TB) *sim.Device {
+// newDev opens the test device (sim, or the GPU in a cuda build; see
+// internal/testdev), closed when the test ends after a leak check.
+func newDev(t testing.TB) device.Device {
 	t.Helper()
-	dev, err := sim.New(sim.Config{Memory: 64 << 20})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		s := dev.Ledger().Snapshot().Kinds[accounting.Device]
-		if !t.Failed() && (s.Current != 0 || s.Allocs != s.Frees) {
-			t.Errorf("device memory leaked: current %d bytes, %d allocs, %d frees", s.Current, s.Allocs, s.Frees)
-		}
-		require.NoError(t, dev.Close())
-	})
-	return dev
+	return testdev.Open(t)
 }
 
 func randomFloat32(n int) []float32 {

@@ -25,7 +25,7 @@ func roundTrip[T devarray.Element](t *testing.T, dev devarray.Backend, data []T)
 }
 
 func TestRoundTripEveryGoType(t *testing.T) {
-	dev := newSim(t)
+	dev := newDev(t)
 	const n = 10
 	roundTrip(t, dev, func() []bool {
 		s := make([]bool, n)
@@ -77,7 +77,7 @@ func randomInts[T ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 
 }
 
 func TestFromBytesHalfPrecision(t *testing.T) {
-	dev := newSim(t)
+	dev := newDev(t)
 	raw := make([]byte, 2*6)
 	for i := range raw {
 		raw[i] = byte(rand.Uint32())
@@ -93,7 +93,7 @@ func TestFromBytesHalfPrecision(t *testing.T) {
 }
 
 func TestHostCopyCounts(t *testing.T) {
-	dev := newSim(t)
+	dev := newDev(t)
 	host := randomFloat32(1000)
 	a, err := devarray.FromHost(dev, host)
 	require.NoError(t, err)
@@ -109,7 +109,7 @@ func TestHostCopyCounts(t *testing.T) {
 }
 
 func TestHostSizeAndTypeErrors(t *testing.T) {
-	dev := newSim(t)
+	dev := newDev(t)
 	a, err := devarray.FromHost(dev, randomFloat32(6), 2, 3)
 	require.NoError(t, err)
 	defer a.Free()

@@ -14,7 +14,7 @@ import (
 )
 
 func TestFreeIsIdempotentAndViewsSeeIt(t *testing.T) {
-	dev := newSim(t)
+	dev := newDev(t)
 	a, err := devarray.FromHost(dev, randomFloat32(64), 8, 8)
 	require.NoError(t, err)
 	v, err := a.Slice(0, 2, 6)
@@ -43,7 +43,7 @@ func TestFreeIsIdempotentAndViewsSeeIt(t *testing.T) {
 }
 
 func TestFreeWaitsForCopies(t *testing.T) {
-	dev := newSim(t)
+	dev := newDev(t)
 	a, err := devarray.FromHost(dev, randomFloat32(1<<16))
 	require.NoError(t, err)
 	var wg sync.WaitGroup
@@ -65,7 +65,7 @@ func TestFreeWaitsForCopies(t *testing.T) {
 }
 
 func TestWrapBorrows(t *testing.T) {
-	dev := newSim(t)
+	dev := newDev(t)
 	owner, err := devarray.FromHost(dev, randomFloat32(100), 10, 10)
 	require.NoError(t, err)
 	defer owner.Free()
@@ -97,7 +97,7 @@ func TestWrapBorrows(t *testing.T) {
 }
 
 func TestWrapValidates(t *testing.T) {
-	dev := newSim(t)
+	dev := newDev(t)
 	base := devarray.Ptr(0x10000)
 	id := dev.DeviceID()
 	f32 := devarray.Float32
@@ -146,7 +146,7 @@ func TestReleaseErrorIsReported(t *testing.T) {
 }
 
 func TestFreeAfterDeviceClose(t *testing.T) {
-	dev := newSim(t)
+	dev := newDev(t)
 	a, err := devarray.Empty(dev, devarray.Uint8, 10)
 	require.NoError(t, err)
 	require.NoError(t, dev.Close())

@@ -69,7 +69,7 @@ var transposeStep = viewStep{"transpose",
 	}}
 
 func TestViewsMatchReference(t *testing.T) {
-	dev := newSim(t)
+	dev := newDev(t)
 	tests := []struct {
 		name  string
 		shape []int
@@ -143,7 +143,7 @@ func TestViewsMatchReference(t *testing.T) {
 }
 
 func TestWriteThroughStridedView(t *testing.T) {
-	dev := newSim(t)
+	dev := newDev(t)
 	host := randomFloat32(6 * 8)
 	a, err := devarray.FromHost(dev, host, 6, 8)
 	require.NoError(t, err)
@@ -167,7 +167,7 @@ func TestWriteThroughStridedView(t *testing.T) {
 }
 
 func TestViewErrors(t *testing.T) {
-	dev := newSim(t)
+	dev := newDev(t)
 	a, err := devarray.FromHost(dev, randomFloat32(24), 2, 3, 4)
 	require.NoError(t, err)
 	defer a.Free()
@@ -219,7 +219,7 @@ func TestViewErrors(t *testing.T) {
 }
 
 func TestSqueezeExpandDims(t *testing.T) {
-	dev := newSim(t)
+	dev := newDev(t)
 	host := randomFloat32(12)
 	a, err := devarray.FromHost(dev, host, 1, 3, 1, 4)
 	require.NoError(t, err)
@@ -246,7 +246,7 @@ func TestSqueezeExpandDims(t *testing.T) {
 }
 
 func TestBroadcastIsReadOnly(t *testing.T) {
-	dev := newSim(t)
+	dev := newDev(t)
 	a, err := devarray.FromHost(dev, randomFloat32(4), 1, 4)
 	require.NoError(t, err)
 	defer a.Free()
@@ -264,7 +264,7 @@ func TestBroadcastIsReadOnly(t *testing.T) {
 }
 
 func TestContiguity(t *testing.T) {
-	dev := newSim(t)
+	dev := newDev(t)
 	a, err := devarray.Empty(dev, devarray.Float64, 3, 4, 5)
 	require.NoError(t, err)
 	defer a.Free()
@@ -289,7 +289,7 @@ func TestContiguity(t *testing.T) {
 }
 
 func TestByteOffsetAndExtent(t *testing.T) {
-	dev := newSim(t)
+	dev := newDev(t)
 	a, err := devarray.Empty(dev, devarray.Int32, 4, 5)
 	require.NoError(t, err)
 	defer a.Free()
@@ -319,7 +319,7 @@ func TestByteOffsetAndExtent(t *testing.T) {
 }
 
 func TestMetadataAccessors(t *testing.T) {
-	dev := newSim(t)
+	dev := newDev(t)
 	a, err := devarray.Zeros(dev, devarray.Complex64, 2, 3)
 	require.NoError(t, err)
 	defer a.Free()

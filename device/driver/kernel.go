@@ -35,10 +35,16 @@ type Function interface {
 // read and write in place (device/sim). Kernels run their Go reference
 // versions through it.
 type MemoryAccess interface {
-	// Access calls f with the n bytes of device memory at p, after checking
-	// that they lie inside one live allocation; the memory cannot be freed
-	// while f runs.
-	Access(p devarray.Ptr, n int64, f func(mem []byte) error) error
+	// Access calls f with the device memory of each range, after checking
+	// that each lies inside one live allocation; no memory can be freed
+	// while f runs. Ranges may overlap.
+	Access(ranges []Range, f func(mem [][]byte) error) error
+}
+
+// Range is n bytes of device memory at Ptr.
+type Range struct {
+	Ptr devarray.Ptr
+	N   int64
 }
 
 // KernelArgs packs kernel parameters the way the CUDA ABI lays them out:

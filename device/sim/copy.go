@@ -204,17 +204,21 @@ func (d *Device) CopyPeer(dst devarray.Ptr, dstDev driver.Device, src devarray.P
 	return nil
 }
 
-// Access calls f with the n bytes of device memory at p, which must lie
-// inside one live allocation (or mapped host memory). Kernels' Go
-// references run through it. The device's memory cannot be freed while f runs.
-func (d *Device) Access(p devarray.Ptr, n int64, f func(mem []byte) error) error {
+// Access calls f with the device memory of each range, each of which must
+// lie inside one live allocation (or mapped host memory). Kernels' Go
+// references run through it. No memory can be freed while f runs.
+func (d *Device) Access(ranges []driver.Range, f func(mem [][]byte) error) error {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	b, err := d.devMem(p, n)
-	if err != nil {
-		return fmt.Errorf("sim: access: %w", err)
+	mems := make([][]byte, len(ranges))
+	for i, r := range ranges {
+		b, err := d.devMem(r.Ptr, r.N)
+		if err != nil {
+			return fmt.Errorf("sim: access range %d: %w", i, err)
+		}
+		mems[i] = b
 	}
-	return f(b)
+	return f(mems)
 }
 
 // region returns the bytes a pitched copy touches on one side.

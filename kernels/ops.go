@@ -1,0 +1,232 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// Fill sets every element of a (float32 or float64, any strides) to v.
+func (k *Kernels) Fill(a *devarray.DevArray, v float64) error {
+	return k.unary("fill", a, v, refFill)
+}
+
+// Scale multiplies every element of a by alpha.
+func (k *Kernels) Scale(a *devarray.DevArray, alpha float64) error {
+	return k.unary("scale", a, alpha, refScale)
+}
+
+func (k *Kernels) unary(op string, a *devarray.DevArray, v float64, ref func([]byte, int64, layout, element, float64)) error {
+	if err := k.check(op, a, true); err != nil {
+		return err
+	}
+	e, suffix, err := floatKind(op, a)
+	if err != nil {
+		return err
+	}
+	l, err := layoutOf(a)
+	if err != nil || l.n == 0 {
+		return err
+	}
+	return devarray.Use(func() error {
+		if k.gpu != nil {
+			args := new(driver.KernelArgs).Ptr(a.Ptr()).Struct(l.encode(), 8)
+			return k.launch(op+"_"+suffix, l.n, scalar(args, e, v))
+		}
+		return k.access(func(mem [][]byte, base []int64) error {
+			ref(mem[0], base[0], l, e, v)
+			return nil
+		}, a)
+	}, a)
+}
+
+// Axpy computes y = alpha*x + y elementwise. x and y must have the same
+// shape and dtype (float32 or float64); their strides may differ.
+func (k *Kernels) Axpy(y *devarray.DevArray, alpha float64, x *devarray.DevArray) error {
+	if err := k.check("axpy", y, true); err != nil {
+		return err
+	}
+	if err := k.check("axpy", x, false); err != nil {
+		return err
+	}
+	e, suffix, err := floatKind("axpy", y)
+	if err != nil {
+		return err
+	}
+	if x.DType() != y.DType() || !slices.Equal(x.Shape(), y.Shape()) {
+		return fmt.Errorf("kernels: axpy: x is %v %v, y is %v %v: want the same shape and dtype: %w",
+			x.Shape(), x.DType(), y.Shape(), y.DType(), devarray.ErrShape)
+	}
+	ly, err := layoutOf(y)
+	if err != nil || ly.n == 0 {
+		return err
+	}
+	lx, _ := layoutOf(x)
+	return devarray.Use(func() error {
+		if k.gpu != nil {
+			args := new(driver.KernelArgs).Ptr(y.Ptr()).Struct(ly.encode(), 8).Ptr(x.Ptr()).Struct(lx.encode(), 8)
+			return k.launch("axpy_"+suffix, ly.n, scalar(args, e, alpha))
+		}
+		return k.access(func(mem [][]byte, base []int64) error {
+			refAxpy(mem[0], base[0], ly, mem[1], base[1], lx, e, alpha)
+			return nil
+		}, y, x)
+	}, y, x)
+}
+
+// result runs a reduction kernel that adds into one 8-byte device word, and
+// returns the word: scratch memory is allocated, zeroed, read back and
+// freed, all counted in the ledger.
+func (k *Kernels) result(name string, n int64, args func(out devarray.Ptr) *driver.KernelArgs) (uint64, error) {
+	out, err := k.dev.Malloc(8)
+	if err != nil {
+		return 0, err
+	}
+	defer k.dev.Free(out)
+	if err := k.dev.Memset(out, 0, 8); err != nil {
+		return 0, err
+	}
+	if err := k.launch(name, n, args(out)); err != nil {
+		return 0, err
+	}
+	if k.stream != nil {
+		if err := k.stream.Synchronize(); err != nil {
+			return 0, err
+		}
+	}
+	var b [8]byte
+	if err := k.dev.CopyDtoH(b[:], out); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(b[:]), nil
+}
+
+// Sum returns the sum of a's elements (float32 or float64), accumulated in
+// float64. The GPU adds in parallel, so the last bits depend on the order.
+func (k *Kernels) Sum(a *devarray.DevArray) (float64, error) {
+	if err := k.check("sum", a, false); err != nil {
+		return 0, err
+	}
+	e, suffix, err := floatKind("sum", a)
+	if err != nil {
+		return 0, err
+	}
+	l, err := layoutOf(a)
+	if err != nil || l.n == 0 {
+		return 0, err
+	}
+	var sum float64
+	err = devarray.Use(func() error {
+		if k.gpu != nil {
+			bits, err := k.result("sum_"+suffix, l.n, func(out devarray.Ptr) *driver.KernelArgs {
+				return new(driver.KernelArgs).Ptr(a.Ptr()).Struct(l.encode(), 8).Ptr(out)
+			})
+			sum = math.Float64frombits(bits)
+			return err
+		}
+		return k.access(func(mem [][]byte, base []int64) error {
+			sum = refSum(mem[0], base[0], l, e)
+			return nil
+		}, a)
+	}, a)
+	if err != nil {
+		return 0, fmt.Errorf("kernels: sum: %w", err)
+	}
+	return sum, nil
+}
+
+// Checksum returns Checksum of a's bytes. a must be C-contiguous (Pack a
+// strided view first). Host and device agree bit for bit, so a test can
+// check device data without copying it back.
+func (k *Kernels) Checksum(a *devarray.DevArray) (uint64, error) {
+	if err := k.check("checksum", a, false); err != nil {
+		return 0, err
+	}
+	if !a.IsContiguous() {
+		return 0, fmt.Errorf("kernels: checksum: the array is not C-contiguous; Pack it first: %w", devarray.ErrNotViewable)
+	}
+	n := a.NBytes()
+	if n == 0 {
+		return 0, nil
+	}
+	var sum uint64
+	err := devarray.Use(func() error {
+		if k.gpu != nil {
+			var err error
+			sum, err = k.result("checksum", (n+3)/4, func(out devarray.Ptr) *driver.KernelArgs {
+				return new(driver.KernelArgs).Ptr(a.Ptr()).I64(n).Ptr(out)
+			})
+			return err
+		}
+		return k.access(func(mem [][]byte, base []int64) error {
+			sum = Checksum(mem[0][base[0] : base[0]+n])
+			return nil
+		}, a)
+	}, a)
+	if err != nil {
+		return 0, fmt.Errorf("kernels: checksum: %w", err)
+	}
+	return sum, nil
+}
+
+// Pack copies the elements of src (any strides) in C order into dst, which
+// must be C-contiguous with src's shape and dtype: a strided gather on the
+// device, the step that lets one contiguous copy move a strided view.
+func (k *Kernels) Pack(dst, src *devarray.DevArray) error {
+	return k.move("pack", dst, src, true)
+}
+
+// Unpack copies the C-contiguous src into dst (any strides) element by
+// element: the scatter that undoes Pack.
+func (k *Kernels) Unpack(dst, src *devarray.DevArray) error {
+	return k.move("unpack", dst, src, false)
+}
+
+func (k *Kernels) move(op string, dst, src *devarray.DevArray, pack bool) error {
+	if err := k.check(op, dst, true); err != nil {
+		return err
+	}
+	if err := k.check(op, src, false); err != nil {
+		return err
+	}
+	if dst.DType() != src.DType() || !slices.Equal(dst.Shape(), src.Shape()) {
+		return fmt.Errorf("kernels: %s: dst is %v %v, src is %v %v: want the same shape and dtype: %w",
+			op, dst.Shape(), dst.DType(), src.Shape(), src.DType(), devarray.ErrShape)
+	}
+	flat, strided := dst, src
+	if !pack {
+		flat, strided = src, dst
+	}
+	if !flat.IsContiguous() {
+		return fmt.Errorf("kernels: %s: the packed side must be C-contiguous: %w", op, devarray.ErrNotViewable)
+	}
+	item := src.DType().Size()
+	l, err := layoutOf(strided)
+	if err != nil || l.n == 0 {
+		return err
+	}
+	return devarray.Use(func() error {
+		if k.gpu != nil {
+			name := fmt.Sprintf("%s_%d", op, item)
+			args := new(driver.KernelArgs)
+			if pack {
+				args.Ptr(dst.Ptr()).Ptr(src.Ptr()).Struct(l.encode(), 8)
+			} else {
+				args.Ptr(dst.Ptr()).Struct(l.encode(), 8).Ptr(src.Ptr())
+			}
+			return k.launch(name, l.n, args)
+		}
+		return k.access(func(mem [][]byte, base []int64) error {
+			if pack {
+				refPack(mem[0][base[0]:], mem[1], base[1], l, item)
+			} else {
+				refUnpack(mem[0], base[0], l, mem[1][base[1]:], item)
+			}
+			return nil
+		}, dst, src)
+	}, dst, src)
+}
