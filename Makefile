@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 FUZZTIME ?= 60s
 
-.PHONY: run test bench cover fuzz build vet
+.PHONY: run test bench cover fuzz build vet cuda-deps ptx check-ptx cuda-build gpu-bundle
 
 ## run: the main job — the demo on the default device (cuda:0 with -tags cuda and a GPU, else sim:0)
 run:
@@ -38,3 +38,49 @@ fuzz:
 	$(GO) test ./devarray -run '^$$' -fuzz '^FuzzWrap$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./accounting -run '^$$' -fuzz '^FuzzParseBytes$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./device -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME)
+
+# ---- CUDA: the real backend is built with -tags cuda (see README) ----------
+
+NVCC        ?= nvcc
+CUDA_TAGS   := -tags cuda
+GPU_DIR     := .gpu
+# Packages that have tests, each compiled into one test binary for the GPU run.
+TEST_PKGS    = $(shell $(GO) list $(CUDA_TAGS) -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./...)
+
+## cuda-deps: CUDA headers, libcuda and nvcc from Debian's non-free component
+cuda-deps:
+	bash scripts/cuda-deps.sh
+
+## ptx: compile kernels/kernels.cu into the embedded kernels/kernels.ptx
+ptx:
+	$(NVCC) -ptx -arch=compute_70 -o kernels/kernels.ptx kernels/kernels.cu
+
+## check-ptx: fail when the committed PTX differs from what `make ptx` makes now
+check-ptx:
+	$(NVCC) -ptx -arch=compute_70 -o $${TMPDIR:-/tmp}/cuarray-check.ptx kernels/kernels.cu
+	diff -u kernels/kernels.ptx $${TMPDIR:-/tmp}/cuarray-check.ptx >/dev/null || \
+		{ echo "kernels/kernels.ptx is stale: run make ptx and commit it" >&2; exit 1; }
+	@echo "check-ptx: kernels/kernels.ptx matches kernels/kernels.cu"
+
+## cuda-build: vet and compile everything, test binaries included, with -tags cuda (runs nothing)
+cuda-build:
+	$(GO) vet $(CUDA_TAGS) $(PKGS)
+	$(GO) build $(CUDA_TAGS) $(PKGS)
+	@for p in $(TEST_PKGS); do \
+		$(GO) test $(CUDA_TAGS) -c -o /dev/null $$p || exit 1; \
+	done
+	@echo "cuda-build: every package and test binary compiles with -tags cuda"
+
+## gpu-bundle: everything a GPU run needs, in .gpu/ (run: bash .gpu/run.sh)
+gpu-bundle:
+	rm -rf $(GPU_DIR) && mkdir -p $(GPU_DIR)/tests
+	@for p in $(TEST_PKGS); do \
+		rel=$${p#github.com/cuarray/cuarray/}; name=$$(echo $$rel | tr / _); \
+		$(GO) test $(CUDA_TAGS) -c -ldflags='-s -w' -o $(GPU_DIR)/tests/$$name.test $$p || exit 1; \
+		echo "$$name $$rel" >> $(GPU_DIR)/tests/index; \
+	done
+	$(GO) build $(CUDA_TAGS) -ldflags='-s -w' -o $(GPU_DIR)/cuarray ./cmd/cuarray
+	cp scripts/gpu-run.sh $(GPU_DIR)/run.sh
+	mkdir -p $(GPU_DIR)/peers && cp bench/peers/*.py $(GPU_DIR)/peers/
+	git rev-parse HEAD > $(GPU_DIR)/commit
+	@du -sh $(GPU_DIR)

@@ -75,6 +75,9 @@ func Open(spec string) (Device, error) {
 		return nil, err
 	}
 	if s.Kind == "cuda" {
+		if len(s.Options) > 0 {
+			return nil, fmt.Errorf("device: %v: the cuda backend takes no options: %w", s, ErrBadSpec)
+		}
 		return openCUDA(s)
 	}
 	cfg, err := simConfig(s)

@@ -2,18 +2,15 @@
 
 package device
 
-import (
-	"fmt"
+import "github.com/cuarray/cuarray/device/cuda"
 
-	"github.com/cuarray/cuarray/device/cuda"
-)
-
-// openCUDA opens GPU s.Ordinal. The cuda backend takes no options.
+// openCUDA opens GPU s.Ordinal.
 func openCUDA(s Spec) (Device, error) {
-	if len(s.Options) > 0 {
-		return nil, fmt.Errorf("device: %v: the cuda backend takes no options: %w", s, ErrBadSpec)
+	d, err := cuda.Open(s.Ordinal)
+	if err != nil {
+		return nil, err // not a nil *cuda.Device in a non-nil interface
 	}
-	return cuda.Open(s.Ordinal)
+	return d, nil
 }
 
 // CUDABuilt reports whether this build includes the CUDA backend.

@@ -20,7 +20,6 @@ func TestOpen(t *testing.T) {
 		total int64
 		mapOK bool
 	}{
-		{"", "sim:0", 4 << 30, true}, // built without -tags cuda: the default is sim:0
 		{"sim", "sim:0", 4 << 30, true},
 		{"sim:3", "sim:3", 4 << 30, true},
 		{"sim:0?mem=256MiB", "sim:0", 256 << 20, true},
@@ -41,6 +40,18 @@ func TestOpen(t *testing.T) {
 	}
 }
 
+func TestOpenDefault(t *testing.T) {
+	dev, err := device.Open("")
+	require.NoError(t, err)
+	defer dev.Close()
+	if device.CUDABuilt {
+		assert.Equal(t, "cuda:0", dev.Info().Name, "a cuda build opens the GPU by default")
+	} else {
+		assert.Equal(t, "sim:0", dev.Info().Name, "without -tags cuda the default is sim:0")
+		assert.Equal(t, int64(4<<30), dev.Info().TotalMemory)
+	}
+}
+
 func TestOpenRefuses(t *testing.T) {
 	tests := []struct {
 		spec string
@@ -57,7 +68,8 @@ func TestOpenRefuses(t *testing.T) {
 		{"sim:0?fail-alloc=-2", device.ErrBadSpec},
 		{"sim:0?colour=blue", device.ErrBadSpec},
 		{"sim:0?%zz", device.ErrBadSpec},
-		{"cuda:0", device.ErrNoDevice},
+		{"cuda:99", device.ErrNoDevice},
+		{"cuda:0?mem=1GiB", device.ErrBadSpec},
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {

@@ -44,7 +44,11 @@ func runInfo(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "memory      %s free of %s\n", accounting.FormatBytes(free), accounting.FormatBytes(total))
 	fmt.Fprintf(stdout, "alignment   %d bytes\n", i.Alignment)
-	fmt.Fprintf(stdout, "map host    %v\n\n", i.CanMapHost)
+	fmt.Fprintf(stdout, "map host    %v\n", i.CanMapHost)
+	if i.ContextFlags != "" {
+		fmt.Fprintf(stdout, "context     %s\n", i.ContextFlags)
+	}
+	fmt.Fprintln(stdout)
 	fmt.Fprint(stdout, dev.Ledger().Report())
 	return nil
 }

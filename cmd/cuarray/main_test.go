@@ -79,7 +79,7 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"demo", "-nope"}, 2, "flag provided but not defined: -nope"},
 		{[]string{"info", "extra"}, 2, `unexpected argument "extra"`},
 		{[]string{"info", "-device", "tpu:0"}, 2, `kind "tpu" is not sim or cuda`},
-		{[]string{"info", "-device", "cuda:0"}, 1, "not part of this build"},
+		{[]string{"info", "-device", "cuda:99"}, 1, "no such device"},
 		{[]string{"demo", "-device", "sim:0?mem=1KiB"}, 1, "out of memory"},
 		{[]string{"help"}, 0, "usage: cuarray"},
 		{[]string{"demo", "-h"}, 0, ""},
