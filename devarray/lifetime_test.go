@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -152,4 +153,41 @@ func TestFreeAfterDeviceClose(t *testing.T) {
 	require.NoError(t, dev.Close())
 	assert.ErrorIs(t, a.Free(), driver.ErrClosed, "the device is gone: an error, not a crash")
 	assert.ErrorIs(t, a.Err(), devarray.ErrFreed)
+}
+
+func TestUseHoldsMemory(t *testing.T) {
+	dev := newDev(t)
+	a, err := devarray.FromHost(dev, randomFloat32(64), 8, 8)
+	require.NoError(t, err)
+	tr, err := a.Transpose()
+	require.NoError(t, err)
+	b, err := devarray.FromHost(dev, randomFloat32(4))
+	require.NoError(t, err)
+
+	// Views of one array lock its memory once: no self-deadlock.
+	ran := false
+	require.NoError(t, devarray.Use(func() error { ran = true; return nil }, a, tr, b, a))
+	assert.True(t, ran)
+
+	// Free waits until f returns.
+	inside, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- devarray.Use(func() error { close(inside); <-release; return nil }, tr)
+	}()
+	<-inside
+	freed := make(chan error)
+	go func() { freed <- a.Free() }()
+	select {
+	case <-freed:
+		t.Fatal("Free returned while Use held the memory")
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(release)
+	require.NoError(t, <-done)
+	require.NoError(t, <-freed)
+
+	err = devarray.Use(func() error { t.Fatal("f ran on freed memory"); return nil }, b, tr)
+	assert.ErrorIs(t, err, devarray.ErrFreed)
+	require.NoError(t, b.Free())
 }

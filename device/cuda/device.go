@@ -235,10 +235,14 @@ func (d *Device) Close() error {
 			d.ledger.Free(accounting.Device, uintptr(p), size)
 		}
 		for _, h := range host {
-			if e := check(memFreeHost(ptrOf(h.Mem))); e != nil && err == nil {
+			release, kind := memFreeHost, h.Flags.LedgerKind()
+			if h.Registered {
+				release, kind = memHostUnregister, accounting.Registered
+			}
+			if e := check(release(ptrOf(h.Mem))); e != nil && err == nil {
 				err = e
 			}
-			d.ledger.Free(h.Flags.LedgerKind(), h.Addr, int64(len(h.Mem)))
+			d.ledger.Free(kind, h.Addr, int64(len(h.Mem)))
 		}
 		return err
 	}))

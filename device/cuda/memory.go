@@ -157,22 +157,18 @@ func (d *Device) HostAlloc(n int64, flags driver.HostFlags) (*driver.HostMem, er
 // HostFree frees memory from HostAlloc and clears h. Memory this device did
 // not allocate, or a second free, is an error wrapping driver.ErrInvalidPointer.
 func (d *Device) HostFree(h *driver.HostMem) error {
-	if h == nil || len(h.Bytes) == 0 {
-		return fmt.Errorf("cuda: host free: no memory: %w", driver.ErrInvalidPointer)
-	}
-	addr := uintptr(ptrOf(h.Bytes))
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
 		return fmt.Errorf("cuda: host free: %w", driver.ErrClosed)
 	}
-	a, ok := d.host.Remove(addr)
+	a, err := d.host.Take(h, false)
 	d.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("cuda: host free 0x%x: not a live host allocation of this device: %w", addr, driver.ErrInvalidPointer)
+	if err != nil {
+		return fmt.Errorf("cuda: host free: %w", err)
 	}
-	err := d.call(func() error { return check(memFreeHost(ptrOf(a.Mem))) })
-	d.ledger.Free(a.Flags.LedgerKind(), addr, int64(len(a.Mem)))
+	err = d.call(func() error { return check(memFreeHost(ptrOf(a.Mem))) })
+	d.ledger.Free(a.Flags.LedgerKind(), a.Addr, int64(len(a.Mem)))
 	h.Bytes, h.DevPtr = nil, 0
 	if err != nil {
 		return fmt.Errorf("cuda: host free: %w", err)
@@ -223,7 +219,7 @@ func (d *Device) Register(b []byte, flags driver.HostFlags) (*driver.HostMem, er
 	}
 	addr := uintptr(ptrOf(b))
 	d.mu.Lock()
-	d.host.Insert(driver.HostRange{Addr: addr, Mem: b, Flags: flags})
+	d.host.Insert(driver.HostRange{Addr: addr, Mem: b, Flags: flags, Registered: true})
 	d.mu.Unlock()
 	d.ledger.Commit(accounting.Registered, addr, int64(len(b)))
 	return h, nil
@@ -231,18 +227,14 @@ func (d *Device) Register(b []byte, flags driver.HostFlags) (*driver.HostMem, er
 
 // Unregister undoes Register (cuMemHostUnregister).
 func (d *Device) Unregister(h *driver.HostMem) error {
-	if h == nil || len(h.Bytes) == 0 {
-		return fmt.Errorf("cuda: unregister: no memory: %w", driver.ErrInvalidPointer)
-	}
-	addr := uintptr(ptrOf(h.Bytes))
 	d.mu.Lock()
-	_, ok := d.host.Remove(addr)
+	a, err := d.host.Take(h, true)
 	d.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("cuda: unregister 0x%x: not registered with this device: %w", addr, driver.ErrInvalidPointer)
+	if err != nil {
+		return fmt.Errorf("cuda: unregister: %w", err)
 	}
-	err := d.call(func() error { return check(memHostUnregister(ptrOf(h.Bytes))) })
-	d.ledger.Free(accounting.Registered, addr, int64(len(h.Bytes)))
+	err = d.call(func() error { return check(memHostUnregister(ptrOf(a.Mem))) })
+	d.ledger.Free(accounting.Registered, a.Addr, int64(len(a.Mem)))
 	if err != nil {
 		return fmt.Errorf("cuda: unregister: %w", err)
 	}

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"unsafe"
@@ -10,9 +11,10 @@ import (
 
 // HostRange is one page-locked host allocation of a device.
 type HostRange struct {
-	Addr  uintptr
-	Mem   []byte
-	Flags HostFlags
+	Addr       uintptr
+	Mem        []byte
+	Flags      HostFlags
+	Registered bool // page-locked by registering memory the program had, not allocated
 }
 
 // HostRanges is the sorted set of a device's page-locked host allocations.
@@ -74,4 +76,26 @@ func (r *HostRanges) TakeAll() []HostRange {
 	all := r.list
 	r.list = nil
 	return all
+}
+
+// Take removes and returns the range of h: host memory this device
+// allocated (registered false) or registered (registered true). Empty memory, or memory that is not a live allocation (freed
+// already, or never this device's), is an error wrapping ErrInvalidPointer.
+func (r *HostRanges) Take(h *HostMem, registered bool) (HostRange, error) {
+	if h == nil || len(h.Bytes) == 0 {
+		return HostRange{}, fmt.Errorf("no memory: %w", ErrInvalidPointer)
+	}
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(h.Bytes)))
+	a, ok := r.Remove(addr)
+	if !ok {
+		return HostRange{}, fmt.Errorf("0x%x is not a live host allocation of this device: %w", addr, ErrInvalidPointer)
+	}
+	if a.Registered != registered {
+		r.Insert(a)
+		if registered {
+			return HostRange{}, fmt.Errorf("0x%x was allocated, not registered; free it instead: %w", addr, ErrInvalidPointer)
+		}
+		return HostRange{}, fmt.Errorf("0x%x was registered, not allocated; unregister it instead: %w", addr, ErrInvalidPointer)
+	}
+	return a, nil
 }

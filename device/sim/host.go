@@ -56,24 +56,20 @@ func (d *Device) HostAlloc(n int64, flags driver.HostFlags) (*driver.HostMem, er
 // used afterwards. Freeing memory this device did not allocate, or freeing
 // twice, is an error wrapping driver.ErrInvalidPointer.
 func (d *Device) HostFree(h *driver.HostMem) error {
-	if h == nil || len(h.Bytes) == 0 {
-		return fmt.Errorf("sim: host free: no memory: %w", driver.ErrInvalidPointer)
-	}
-	addr := uintptr(unsafe.Pointer(unsafe.SliceData(h.Bytes)))
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
 		return fmt.Errorf("sim: host free: %w", driver.ErrClosed)
 	}
-	a, ok := d.host.Remove(addr)
+	a, err := d.host.Take(h, false)
 	d.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("sim: host free 0x%x: not a live host allocation of this device: %w", addr, driver.ErrInvalidPointer)
+	if err != nil {
+		return fmt.Errorf("sim: host free: %w", err)
 	}
 	if err := syscall.Munmap(a.Mem); err != nil {
 		return fmt.Errorf("sim: host free: %w", err)
 	}
-	d.ledger.Free(a.Flags.LedgerKind(), addr, int64(len(a.Mem)))
+	d.ledger.Free(a.Flags.LedgerKind(), a.Addr, int64(len(a.Mem)))
 	h.Bytes, h.DevPtr = nil, 0
 	return nil
 }

@@ -165,3 +165,29 @@ func TestNoMapHost(t *testing.T) {
 	require.NoError(t, err, "unmapped memory still works")
 	require.NoError(t, noMap.HostFree(h))
 }
+
+func TestAccess(t *testing.T) {
+	dev := newDevice(t, sim.Config{})
+	p, err := dev.Malloc(1024)
+	require.NoError(t, err)
+	data := randomBytes(1024)
+	require.NoError(t, dev.CopyHtoD(p, data))
+	err = dev.Access([]driver.Range{{Ptr: p + 10, N: 100}, {Ptr: p, N: 1024}}, func(mem [][]byte) error {
+		assert.Equal(t, data[10:110], mem[0])
+		mem[1][0] ^= 0xff // writes land in device memory
+		return nil
+	})
+	require.NoError(t, err)
+	got := make([]byte, 1)
+	require.NoError(t, dev.CopyDtoH(got, p))
+	assert.Equal(t, data[0]^0xff, got[0])
+
+	called := false
+	err = dev.Access([]driver.Range{{Ptr: p, N: 1025}}, func([][]byte) error { called = true; return nil })
+	assert.ErrorIs(t, err, driver.ErrInvalidPointer, "one byte past the allocation")
+	assert.False(t, called)
+	require.NoError(t, dev.Free(p))
+	err = dev.Access([]driver.Range{{Ptr: p, N: 1}}, func([][]byte) error { called = true; return nil })
+	assert.ErrorIs(t, err, driver.ErrInvalidPointer, "freed memory")
+	assert.False(t, called)
+}
