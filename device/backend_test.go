@@ -6,7 +6,6 @@ package device_test
 
 import (
 	"errors"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -18,14 +17,6 @@ import (
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/internal/testdev"
 )
-
-func randomBytes(n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(rand.Uint32())
-	}
-	return b
-}
 
 func TestMallocAlignsAndCounts(t *testing.T) {
 	dev := testdev.Open(t)
@@ -61,7 +52,7 @@ func TestMallocAlignsAndCounts(t *testing.T) {
 func TestCopies(t *testing.T) {
 	dev := testdev.Open(t)
 	const n = 4096
-	src := randomBytes(n)
+	src := testdev.RandomBytes(n)
 	a, err := dev.Malloc(n)
 	require.NoError(t, err)
 	b, err := dev.Malloc(n)
@@ -111,7 +102,7 @@ func TestCopies(t *testing.T) {
 func TestMemcpy2D(t *testing.T) {
 	dev := testdev.Open(t)
 	const w, h, pitch = 24, 5, 64
-	host := randomBytes(w * h)
+	host := testdev.RandomBytes(w * h)
 	d, err := dev.Malloc(pitch * h)
 	require.NoError(t, err)
 	defer dev.Free(d)
@@ -185,7 +176,7 @@ func TestHostMemory(t *testing.T) {
 			assert.Equal(t, int64(8192), dev.Ledger().Current(tt.kind))
 			assert.Equal(t, tt.flags&driver.Mapped != 0, h.DevPtr != 0, "only mapped memory has a device pointer")
 
-			copy(h.Bytes, randomBytes(8192))
+			copy(h.Bytes, testdev.RandomBytes(8192))
 			d, err := dev.Malloc(8192)
 			require.NoError(t, err)
 			before := dev.Ledger().Snapshot()
@@ -231,7 +222,7 @@ func TestStreamRunsInOrder(t *testing.T) {
 	b, err := dev.Malloc(n)
 	require.NoError(t, err)
 
-	src := randomBytes(n)
+	src := testdev.RandomBytes(n)
 	out := make([]byte, n)
 	// Each step depends on the one before: only in-order execution gives src back.
 	require.NoError(t, s.CopyHtoDAsync(a, src))
@@ -286,7 +277,7 @@ func TestEvents(t *testing.T) {
 	assert.Greater(t, el, time.Duration(0), "the copy between the events took time")
 
 	// WaitEvent: work on gate waits for block, which s records after its copy.
-	require.NoError(t, s.CopyHtoDAsync(p, randomBytes(len(hold))))
+	require.NoError(t, s.CopyHtoDAsync(p, testdev.RandomBytes(len(hold))))
 	require.NoError(t, s.Record(block))
 	out := make([]byte, 16)
 	require.NoError(t, gate.WaitEvent(block))
@@ -312,7 +303,7 @@ func TestMemcpy3D(t *testing.T) {
 	dev := testdev.Open(t)
 	const w, h, depth = 40, 6, 5 // a box of 40-byte rows
 	const pitch, sliceHeight = 64, 8
-	host := randomBytes(w * h * depth)
+	host := testdev.RandomBytes(w * h * depth)
 	d, err := dev.Malloc(pitch * sliceHeight * depth)
 	require.NoError(t, err)
 	defer dev.Free(d)
@@ -366,7 +357,7 @@ func TestCopyPeer(t *testing.T) {
 	a := testdev.Open(t)
 	b := testdev.Open(t)
 	const n = 1 << 16
-	src := randomBytes(n)
+	src := testdev.RandomBytes(n)
 	pa, err := a.Malloc(n)
 	require.NoError(t, err)
 	defer a.Free(pa)

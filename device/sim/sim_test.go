@@ -2,7 +2,6 @@ package sim_test
 
 import (
 	"errors"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +11,7 @@ import (
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/device/sim"
+	"github.com/cuarray/cuarray/internal/testdev"
 )
 
 func newDevice(t testing.TB, cfg sim.Config) *sim.Device {
@@ -23,14 +23,6 @@ func newDevice(t testing.TB, cfg sim.Config) *sim.Device {
 	require.NoError(t, err)
 	t.Cleanup(func() { dev.Close() })
 	return dev
-}
-
-func randomBytes(n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(rand.Uint32())
-	}
-	return b
 }
 
 func TestNewAndInfo(t *testing.T) {
@@ -100,7 +92,7 @@ func TestFaultInjection(t *testing.T) {
 	require.NoError(t, err, "the third succeeds again")
 
 	dev.FailCopy(3)
-	buf := randomBytes(10)
+	buf := testdev.RandomBytes(10)
 	require.NoError(t, dev.CopyHtoD(p, buf))
 	require.NoError(t, dev.CopyHtoD(p, buf))
 	assert.ErrorIs(t, dev.CopyHtoD(p, buf), driver.ErrInjected)
@@ -170,7 +162,7 @@ func TestAccess(t *testing.T) {
 	dev := newDevice(t, sim.Config{})
 	p, err := dev.Malloc(1024)
 	require.NoError(t, err)
-	data := randomBytes(1024)
+	data := testdev.RandomBytes(1024)
 	require.NoError(t, dev.CopyHtoD(p, data))
 	err = dev.Access([]driver.Range{{Ptr: p + 10, N: 100}, {Ptr: p, N: 1024}}, func(mem [][]byte) error {
 		assert.Equal(t, data[10:110], mem[0])

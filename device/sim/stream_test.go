@@ -8,13 +8,14 @@ import (
 
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/device/sim"
+	"github.com/cuarray/cuarray/internal/testdev"
 )
 
 func TestStreamErrorsAtSynchronize(t *testing.T) {
 	dev := newDevice(t, sim.Config{})
 	s, err := dev.NewStream()
 	require.NoError(t, err)
-	require.NoError(t, s.CopyHtoDAsync(0x42, randomBytes(8)), "enqueueing succeeds; the work fails later")
+	require.NoError(t, s.CopyHtoDAsync(0x42, testdev.RandomBytes(8)), "enqueueing succeeds; the work fails later")
 	err = s.Synchronize()
 	assert.ErrorIs(t, err, driver.ErrInvalidPointer)
 	assert.NoError(t, s.Synchronize(), "the error is reported once")

@@ -10,6 +10,7 @@
 package testdev
 
 import (
+	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -56,3 +57,12 @@ func Open(t testing.TB) device.Device {
 
 // IsSim reports whether dev is the emulated device.
 func IsSim(dev device.Device) bool { return dev.Info().Backend == "sim" }
+
+// RandomBytes returns n fresh random bytes: tests never copy zeros.
+func RandomBytes(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rand.Uint32())
+	}
+	return b
+}
