@@ -45,13 +45,14 @@ func raise(v *atomic.Int64, x int64) {
 // and the zero Ledger is ready to use. Recording costs a few atomic adds and
 // allocates nothing unless the event log is on (StartLog).
 type Ledger struct {
-	name    string
-	all     counters
-	limits  [NumKinds]atomic.Int64
-	top     atomic.Pointer[Scope]
-	log     atomic.Pointer[eventLog]
-	memInfo atomic.Pointer[MemInfoFunc]
-	scopeMu sync.Mutex
+	name     string
+	all      counters
+	limits   [NumKinds]atomic.Int64
+	top      atomic.Pointer[Scope]
+	log      atomic.Pointer[eventLog]
+	memInfo  atomic.Pointer[MemInfoFunc]
+	overhead atomic.Uint64 // math.Float64bits of the factor; 0: DefaultOverhead
+	scopeMu  sync.Mutex
 }
 
 // MemInfoFunc returns a device's free and total memory in bytes.

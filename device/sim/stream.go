@@ -153,3 +153,20 @@ func (s *stream) Close() error {
 	defer s.errMu.Unlock()
 	return s.err
 }
+
+// Pause holds stream s (a sim stream) at this point: work enqueued on it
+// afterwards waits until resume is called. Tests use it to keep a stream
+// from passing an event, as a long kernel would on a GPU. Calling resume
+// more than once is harmless.
+func Pause(s driver.Stream) (resume func(), err error) {
+	st, ok := s.(*stream)
+	if !ok {
+		return nil, fmt.Errorf("sim: pause: not a sim stream: %w", driver.ErrInvalidValue)
+	}
+	gate := make(chan struct{})
+	if err := st.enqueue(func() error { <-gate; return nil }); err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { close(gate) }) }, nil
+}

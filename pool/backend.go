@@ -1,0 +1,27 @@
+package pool
+
+import "github.com/cuarray/cuarray/devarray"
+
+// The Pool is a devarray.Backend: arrays made on it take their memory from
+// the cache and give it back when freed. Copies and memsets go to the device.
+var _ devarray.Backend = (*Pool)(nil)
+
+// DeviceID returns the pool's device.
+func (p *Pool) DeviceID() devarray.DeviceID { return p.dev.DeviceID() }
+
+// Malloc is Alloc, for devarray.Backend.
+func (p *Pool) Malloc(n int64) (devarray.Ptr, error) { return p.Alloc(n) }
+
+// Memset sets n bytes at dst on the device.
+func (p *Pool) Memset(dst devarray.Ptr, value byte, n int64) error {
+	return p.dev.Memset(dst, value, n)
+}
+
+// CopyHtoD copies host bytes to the device.
+func (p *Pool) CopyHtoD(dst devarray.Ptr, src []byte) error { return p.dev.CopyHtoD(dst, src) }
+
+// CopyDtoH copies device bytes to the host.
+func (p *Pool) CopyDtoH(dst []byte, src devarray.Ptr) error { return p.dev.CopyDtoH(dst, src) }
+
+// Memcpy2D makes a pitched copy on the device.
+func (p *Pool) Memcpy2D(c devarray.Memcpy2D) error { return p.dev.Memcpy2D(c) }

@@ -1,0 +1,29 @@
+// Package pool is a caching device allocator, after RAPIDS RMM's pool,
+// CuPy's MemoryPool and PyTorch's caching allocator. Freed blocks stay
+// cached for reuse instead of going back to the device, so that allocating
+// and freeing in a loop costs a lookup instead of a driver call that
+// synchronizes the device.
+//
+//   - Best fit with splitting and coalescing, in 256-byte granules. Memory
+//     comes from the device in segments: 2 MiB for requests up to 1 MiB,
+//     20 MiB for requests up to 10 MiB, larger requests rounded up to 2 MiB.
+//   - Stream-ordered reuse: a block freed on a stream is reused at once by
+//     later work on that stream (the stream runs in order), and by other
+//     streams only after an event recorded at the free has completed.
+//   - Out of memory: the pool frees its cached segments back to the device
+//     and tries once more, then fails with an *OutOfMemoryError that carries
+//     the requested, free, total and limit figures (CuPy's order).
+//   - A limit counts memory handed out, not memory cached: cached free
+//     blocks never make an allocation fail.
+//   - Stats: in use, cached, peaks, fragmentation, and how many allocations
+//     the cache served versus the device.
+//
+// The device's ledger counts the pool's segments as Device memory, since
+// that is what the device gave up; the pool's Stats count the blocks. A
+// Pool satisfies devarray.Backend, so arrays can be made on it:
+//
+//	p := pool.New(dev)
+//	defer p.Release()
+//	a, err := devarray.Empty(p, devarray.Float32, 512, 512) // from the cache when it can be
+//	defer a.Free()                                          // back to the cache
+package pool

@@ -1,0 +1,401 @@
+package pool
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// Segment sizes, after PyTorch's caching allocator: small requests share
+// 2 MiB segments, medium ones 20 MiB segments, large ones get their own
+// segment rounded up to 2 MiB.
+const (
+	smallRequest = 1 << 20
+	smallSegment = 2 << 20
+	largeRequest = 10 << 20
+	largeSegment = 20 << 20
+	segmentRound = 2 << 20
+)
+
+// Pool is a caching allocator of one device's memory. It is safe for
+// concurrent use. The zero Pool is not usable; call New.
+type Pool struct {
+	dev driver.Device
+
+	mu       sync.Mutex
+	segments map[devarray.Ptr]*segment
+	live     map[devarray.Ptr]*block
+	free     freeIndex
+	pending  []*block
+	events   []driver.Event // idle events, for reuse
+	limit    int64
+	st       Stats
+}
+
+// New returns an empty pool that allocates from dev.
+func New(dev driver.Device) *Pool {
+	return &Pool{dev: dev, segments: make(map[devarray.Ptr]*segment), live: make(map[devarray.Ptr]*block)}
+}
+
+// Device returns the device the pool allocates from.
+func (p *Pool) Device() driver.Device { return p.dev }
+
+// SetLimit sets the most bytes the pool may hand out at once; 0 removes the
+// limit. Cached free memory does not count against it.
+func (p *Pool) SetLimit(bytes int64) error {
+	if bytes < 0 {
+		return fmt.Errorf("pool: limit %d bytes: %w", bytes, driver.ErrInvalidValue)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.limit = bytes
+	return nil
+}
+
+// Alloc returns n bytes (rounded up to 256) for use on the default stream.
+func (p *Pool) Alloc(n int64) (devarray.Ptr, error) { return p.AllocAsync(n, nil) }
+
+// AllocAsync returns n bytes (rounded up to 256) for work on stream s (nil:
+// the default stream). It may reuse a block freed on s whose free the
+// stream has not reached yet, since s runs in order.
+func (p *Pool) AllocAsync(n int64, s driver.Stream) (devarray.Ptr, error) {
+	size := accounting.AllocBytes(n)
+	if n < 0 || size < 0 {
+		return 0, fmt.Errorf("pool: alloc %d bytes: %w", n, driver.ErrInvalidValue)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.limit > 0 && p.st.InUse+size > p.limit {
+		return 0, p.outOfMemory(size, true, nil)
+	}
+	p.poll()
+	b := p.take(size, s)
+	if b != nil {
+		p.st.FromCache++
+	} else {
+		seg, err := p.grow(size)
+		if err != nil {
+			return 0, err
+		}
+		b = seg.first
+		p.st.FromDevice++
+	}
+	p.split(b, size)
+	if b.fence != nil {
+		p.unfence(b)
+	}
+	b.state, b.stream = live, s
+	p.live[b.ptr] = b
+	p.st.Allocs++
+	p.st.InUse += size
+	p.st.PeakInUse = max(p.st.PeakInUse, p.st.InUse)
+	return b.ptr, nil
+}
+
+// Free returns memory from Alloc or AllocAsync to the cache. Memory
+// allocated on a stream is reused by other streams only after that stream
+// has passed this point; the stream itself may reuse it at once.
+func (p *Pool) Free(ptr devarray.Ptr) error { return p.FreeAsync(ptr, nil) }
+
+// FreeAsync returns memory whose last use was enqueued on stream s (nil:
+// only the stream it was allocated on). It is reused by other streams only
+// after both s and the allocating stream have passed this point, as
+// PyTorch's record_stream does; a block on the default stream alone is
+// reusable at once.
+func (p *Pool) FreeAsync(ptr devarray.Ptr, s driver.Stream) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, ok := p.live[ptr]
+	if !ok {
+		return fmt.Errorf("pool: free %v: %w", ptr, ErrNotAllocated)
+	}
+	delete(p.live, ptr)
+	p.st.Frees++
+	p.st.InUse -= b.size
+	streams := make([]driver.Stream, 0, 2)
+	for _, st := range []driver.Stream{b.stream, s} {
+		if st != nil && !slices.Contains(streams, st) {
+			streams = append(streams, st)
+		}
+	}
+	if len(streams) == 0 {
+		p.release(b)
+		return nil
+	}
+	f, err := p.record(streams)
+	if err != nil {
+		// The events could not be recorded: wait for the streams instead.
+		for _, st := range streams {
+			err = errors.Join(err, st.Synchronize())
+		}
+		p.release(b) // the memory is the pool's again either way
+		return fmt.Errorf("pool: free %v: %w", ptr, err)
+	}
+	b.state, b.fence, b.stream = pending, f, nil
+	if len(streams) == 1 {
+		b.stream = streams[0] // that stream alone may reuse it before its event
+	}
+	f.refs++
+	p.pending = append(p.pending, b)
+	return nil
+}
+
+// record records an event on each of streams.
+func (p *Pool) record(streams []driver.Stream) (*fence, error) {
+	f := &fence{}
+	for _, s := range streams {
+		var ev driver.Event
+		if n := len(p.events); n > 0 {
+			ev, p.events = p.events[n-1], p.events[:n-1]
+		} else {
+			var err error
+			if ev, err = p.dev.NewEvent(); err != nil {
+				p.events = append(p.events, f.evs...)
+				return nil, err
+			}
+		}
+		f.evs = append(f.evs, ev)
+		if err := s.Record(ev); err != nil {
+			p.events = append(p.events, f.evs...)
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// poll moves pending blocks whose events have completed to the free index.
+func (p *Pool) poll() {
+	if len(p.pending) == 0 {
+		return
+	}
+	p.settle(func(f *fence) bool {
+		for _, ev := range f.evs {
+			// A failed query counts as done: the stream reports its own error.
+			if ok, err := ev.Query(); !ok && err == nil {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// settle frees the pending blocks whose fence done says is complete.
+func (p *Pool) settle(done func(*fence) bool) {
+	keep := p.pending[:0]
+	for _, b := range p.pending {
+		if !b.fence.done && done(b.fence) {
+			b.fence.done = true
+		}
+		if b.fence.done {
+			p.unfence(b)
+			p.release(b)
+		} else {
+			keep = append(keep, b)
+		}
+	}
+	clear(p.pending[len(keep):])
+	p.pending = keep
+}
+
+// unfence drops b's reference to its fence, recycling the events at the last.
+func (p *Pool) unfence(b *block) {
+	f := b.fence
+	b.fence = nil
+	if f.refs--; f.refs == 0 {
+		p.events = append(p.events, f.evs...)
+	}
+}
+
+// take finds a cached block of at least size bytes for stream s: the best
+// fit among the free blocks and the pending blocks freed on s itself (s
+// runs in order, so it may reuse them before it passes their free).
+func (p *Pool) take(size int64, s driver.Stream) *block {
+	fit := p.free.bestFit(size)
+	own := -1
+	if s != nil {
+		for i, b := range p.pending {
+			if b.stream == s && b.size >= size && (own < 0 || b.size < p.pending[own].size) {
+				own = i
+			}
+		}
+	}
+	if own >= 0 && (fit == nil || p.pending[own].size < fit.size) {
+		b := p.pending[own]
+		p.pending = slices.Delete(p.pending, own, own+1)
+		return b
+	}
+	if fit != nil {
+		p.free.remove(fit)
+	}
+	return fit
+}
+
+// split cuts b down to size bytes. The rest stays what b was: free, or
+// pending on b's fence, since the stream that freed b may not have passed
+// the free yet. b must already be out of the free index and pending list.
+func (p *Pool) split(b *block, size int64) {
+	if b.size-size < accounting.Granularity {
+		return
+	}
+	rest := &block{seg: b.seg, ptr: b.ptr + devarray.Ptr(size), size: b.size - size, prev: b, next: b.next}
+	if b.next != nil {
+		b.next.prev = rest
+	}
+	b.next = rest
+	b.size = size
+	if b.fence == nil {
+		b.state = live // keeps rest from merging back into b
+		p.release(rest)
+		return
+	}
+	rest.state, rest.stream, rest.fence = pending, b.stream, b.fence
+	b.fence.refs++
+	p.pending = append(p.pending, rest)
+}
+
+// release makes b free and merges it with free neighbours.
+func (p *Pool) release(b *block) {
+	b.state, b.stream, b.fence = free, nil, nil
+	if n := b.next; n != nil && n.state == free {
+		p.free.remove(n)
+		b.size += n.size
+		b.next = n.next
+		if n.next != nil {
+			n.next.prev = b
+		}
+	}
+	if q := b.prev; q != nil && q.state == free {
+		p.free.remove(q)
+		q.size += b.size
+		q.next = b.next
+		if b.next != nil {
+			b.next.prev = q
+		}
+		b = q
+	}
+	p.free.insert(b)
+}
+
+// segmentSize is how much to ask the device for to serve size bytes.
+func segmentSize(size int64) int64 {
+	switch {
+	case size <= smallRequest:
+		return smallSegment
+	case size <= largeRequest:
+		return largeSegment
+	}
+	return (size + segmentRound - 1) / segmentRound * segmentRound
+}
+
+// grow allocates a segment for a block of size bytes and returns it with
+// its one block removed from the free index. When the device is out of
+// memory it asks for exactly size, then frees the cache and tries once more.
+func (p *Pool) grow(size int64) (*segment, error) {
+	seg, err := p.mallocSegment(size)
+	if errors.Is(err, accounting.ErrOutOfMemory) {
+		p.st.OOMRetries++
+		p.trim(true)
+		seg, err = p.mallocSegment(size)
+	}
+	if errors.Is(err, accounting.ErrOutOfMemory) {
+		return nil, p.outOfMemory(size, false, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pool: alloc %d bytes: %w", size, err)
+	}
+	return seg, nil
+}
+
+func (p *Pool) mallocSegment(size int64) (*segment, error) {
+	want := segmentSize(size)
+	ptr, err := p.dev.Malloc(want)
+	if errors.Is(err, accounting.ErrOutOfMemory) && want > size {
+		want = size
+		ptr, err = p.dev.Malloc(want)
+	}
+	if err != nil {
+		return nil, err
+	}
+	seg := &segment{ptr: ptr, size: want}
+	seg.first = &block{seg: seg, ptr: ptr, size: want}
+	p.segments[ptr] = seg
+	p.st.Reserved += want
+	p.st.PeakReserved = max(p.st.PeakReserved, p.st.Reserved)
+	p.st.Segments++
+	return seg, nil
+}
+
+// trim gives every wholly free segment back to the device; with wait, it
+// first waits for the pending blocks' events. It returns the bytes freed
+// and the first error of the device's frees.
+func (p *Pool) trim(wait bool) (int64, error) {
+	if wait {
+		p.settle(func(f *fence) bool {
+			for _, ev := range f.evs {
+				_ = ev.Synchronize()
+			}
+			return true
+		})
+	} else {
+		p.poll()
+	}
+	var freed int64
+	var errs []error
+	for ptr, seg := range p.segments {
+		b := seg.first
+		if b.state != free || b.size != seg.size {
+			continue
+		}
+		if err := p.dev.Free(ptr); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		p.free.remove(b)
+		delete(p.segments, ptr)
+		p.st.Reserved -= seg.size
+		p.st.Segments--
+		freed += seg.size
+	}
+	return freed, errors.Join(errs...)
+}
+
+// Trim gives the cached segments that are wholly free back to the device,
+// without waiting for streams, and returns the bytes freed.
+func (p *Pool) Trim() (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.trim(false)
+}
+
+// Release waits for every pending free, gives all cached memory back to the
+// device and closes the pool's events. Blocks still allocated keep their
+// segments; Release then reports them with ErrInUse.
+func (p *Pool) Release() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, err := p.trim(true)
+	for _, ev := range p.events {
+		err = errors.Join(err, ev.Close())
+	}
+	p.events = nil
+	if n := len(p.live); n > 0 {
+		err = errors.Join(err, fmt.Errorf("pool: release: %d blocks, %s, still allocated: %w",
+			n, accounting.FormatBytes(p.st.InUse), ErrInUse))
+	}
+	return err
+}
+
+// outOfMemory builds the error for a request of size bytes.
+func (p *Pool) outOfMemory(size int64, byLimit bool, devErr error) error {
+	e := &OutOfMemoryError{Requested: size, Free: -1, Total: -1, Limit: p.limit,
+		InUse: p.st.InUse, Cached: p.st.Reserved - p.st.InUse, ByLimit: byLimit, Err: devErr}
+	if free, total, err := p.dev.MemInfo(); err == nil {
+		e.Free, e.Total = free, total
+	}
+	return e
+}
