@@ -99,3 +99,5 @@ extern "C" __global__ void checksum(const unsigned char *p, long long nbytes, un
     for (int o = 16; o > 0; o /= 2) acc += __shfl_down_sync(0xffffffffu, acc, o);
     if ((threadIdx.x & 31) == 0) atomicAdd(out, acc);
 }
+
+#include "fbp.cu"

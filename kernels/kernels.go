@@ -162,3 +162,6 @@ func scalar(args *driver.KernelArgs, e element, v float64) *driver.KernelArgs {
 	}
 	return args.F64(v)
 }
+
+// Device returns the device the kernels run on.
+func (k *Kernels) Device() driver.Device { return k.dev }

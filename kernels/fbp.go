@@ -1,0 +1,198 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// RampFilterWorkspace returns the workspace bytes RampFilter uses to filter
+// rows rows of d detector values of itemSize bytes in one pass: the filter
+// taps, then the filtered rows.
+func RampFilterWorkspace(rows int64, d int, itemSize int64) int64 {
+	return accounting.AlignUp(int64(2*d-1)*itemSize) + rows*int64(d)*itemSize
+}
+
+// RampFilter filters every row (the last axis) of sino, in place, with the
+// Ram-Lak ramp filter of filtered backprojection, applied as a convolution
+// in the detector domain (exact for band-limited data, no FFT, no padding
+// to choose). sino is C-contiguous float32 or float64.
+//
+// The filtered rows go to scratch memory from ws and are copied back. The
+// faster algorithm filters all rows in one pass and needs
+// RampFilterWorkspace(all rows); when ws only has room for fewer (a manual
+// or preallocated workspace, or a device too full to grow it), RampFilter
+// filters as many rows per pass as fit, at least one, and returns an error
+// wrapping accounting.ErrPerfDegraded: the result is right, just slower.
+// In query mode it reports the faster size through ws.Need and does not
+// run. A nil ws means a temporary workspace, freed before returning.
+func (k *Kernels) RampFilter(sino *devarray.DevArray, ws *accounting.Workspace) error {
+	const op = "ramp filter"
+	if err := k.check(op, sino, true); err != nil {
+		return err
+	}
+	e, suffix, err := floatKind(op, sino)
+	if err != nil {
+		return err
+	}
+	if !sino.IsContiguous() || sino.NDim() == 0 {
+		return fmt.Errorf("kernels: %s: want a C-contiguous array of rows: %w", op, devarray.ErrNotViewable)
+	}
+	if sino.Size() == 0 {
+		return nil
+	}
+	shape := sino.Shape()
+	d := shape[len(shape)-1]
+	rows := sino.Size() / int64(d)
+	rowBytes := int64(d) * e.size
+	tapBytes := accounting.AlignUp(int64(2*d-1) * e.size)
+	fast := RampFilterWorkspace(rows, d, e.size)
+	if ws == nil {
+		ws = accounting.NewWorkspace(k.dev)
+		defer ws.Free()
+	}
+	if ws.Querying() {
+		return ws.Need(fast)
+	}
+	scratch, got, release, err := ws.BorrowRange(tapBytes+rowBytes, fast)
+	if err != nil {
+		return fmt.Errorf("kernels: %s: %w", op, err)
+	}
+	defer release()
+	chunk := min((got-tapBytes)/rowBytes, rows)
+	taps, out := scratch, scratch+devarray.Ptr(tapBytes)
+	err = devarray.Use(func() error {
+		if err := k.run("ramp_taps_"+suffix, int64(2*d-1),
+			func(a *driver.KernelArgs) { a.Ptr(taps).I32(int32(d)) },
+			func(m [][]byte) { refRampTaps(m[0], d, e) },
+			driver.Range{Ptr: taps, N: tapBytes}); err != nil {
+			return err
+		}
+		for r := int64(0); r < rows; r += chunk {
+			n := min(chunk, rows-r)
+			in := sino.Ptr() + devarray.Ptr(r*rowBytes)
+			if err := k.run("ramp_filter_"+suffix, n*int64(d),
+				func(a *driver.KernelArgs) { a.Ptr(out).Ptr(in).Ptr(taps).I64(n).I32(int32(d)) },
+				func(m [][]byte) { refRampFilter(m[0], m[1], m[2], n, d, e) },
+				driver.Range{Ptr: out, N: n * rowBytes}, driver.Range{Ptr: in, N: n * rowBytes}, driver.Range{Ptr: taps, N: tapBytes}); err != nil {
+				return err
+			}
+			if err := k.copyDtoD(in, out, n*rowBytes); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, sino)
+	if err != nil {
+		return fmt.Errorf("kernels: %s: %w", op, err)
+	}
+	if chunk < rows {
+		return fmt.Errorf("kernels: %s: %d passes of %d rows in a %s workspace (one pass needs %s): %w",
+			op, (rows+chunk-1)/chunk, chunk, accounting.FormatBytes(got), accounting.FormatBytes(fast), accounting.ErrPerfDegraded)
+	}
+	return nil
+}
+
+// BackprojectWorkspace returns the workspace bytes Backproject uses for a
+// angles of itemSize bytes: the table of their cosines and sines.
+func BackprojectWorkspace(a int, itemSize int64) int64 { return int64(2*a) * itemSize }
+
+// Backproject writes into img, C-contiguous (slices, N, N), the
+// backprojection of sino, C-contiguous (slices, A, D), over A angles evenly
+// spaced in [0, π), scaled by π/A: with a ramp-filtered sinogram, the
+// filtered backprojection reconstruction. Pixel (y, x) of an image lies at
+// (x - (N-1)/2, (N-1)/2 - y) and detector bin j at j - (D-1)/2, in units of
+// the detector spacing. Both arrays are float32 or both float64. The angle
+// table is kept in ws (nil: a temporary workspace); in query mode the call
+// reports its size and does not run.
+func (k *Kernels) Backproject(img, sino *devarray.DevArray, ws *accounting.Workspace) error {
+	const op = "backproject"
+	if err := k.check(op, img, true); err != nil {
+		return err
+	}
+	if err := k.check(op, sino, false); err != nil {
+		return err
+	}
+	e, suffix, err := floatKind(op, sino)
+	if err != nil {
+		return err
+	}
+	is, ss := img.Shape(), sino.Shape()
+	if img.DType() != sino.DType() || len(is) != 3 || len(ss) != 3 || is[0] != ss[0] || is[1] != is[2] {
+		return fmt.Errorf("kernels: %s: image %v %v, sinogram %v %v: want (S, N, N) and (S, A, D) of one dtype: %w",
+			op, is, img.DType(), ss, sino.DType(), devarray.ErrShape)
+	}
+	if !img.IsContiguous() || !sino.IsContiguous() {
+		return fmt.Errorf("kernels: %s: want C-contiguous arrays: %w", op, devarray.ErrNotViewable)
+	}
+	slices, a, d, n := int64(ss[0]), ss[1], ss[2], is[1]
+	if img.Size() == 0 || a == 0 {
+		return nil
+	}
+	if a > math.MaxInt32 || d > math.MaxInt32 || n > math.MaxInt32 {
+		return fmt.Errorf("kernels: %s: axes %v, %v too long: %w", op, is, ss, devarray.ErrShape)
+	}
+	tableBytes := BackprojectWorkspace(a, e.size)
+	if ws == nil {
+		ws = accounting.NewWorkspace(k.dev)
+		defer ws.Free()
+	}
+	if ws.Querying() {
+		return ws.Need(tableBytes)
+	}
+	trig, release, err := ws.Borrow(tableBytes)
+	if err != nil {
+		return fmt.Errorf("kernels: %s: %w", op, err)
+	}
+	defer release()
+	scale := math.Pi / float64(a)
+	err = devarray.Use(func() error {
+		if err := k.run("trig_table_"+suffix, int64(a),
+			func(args *driver.KernelArgs) { args.Ptr(trig).I32(int32(a)) },
+			func(m [][]byte) { refTrigTable(m[0], a, e) },
+			driver.Range{Ptr: trig, N: tableBytes}); err != nil {
+			return err
+		}
+		return k.run("backproject_"+suffix, img.Size(),
+			func(args *driver.KernelArgs) {
+				scalar(args.Ptr(img.Ptr()).Ptr(sino.Ptr()).Ptr(trig).I64(slices).I32(int32(a)).I32(int32(d)).I32(int32(n)), e, scale)
+			},
+			func(m [][]byte) { refBackproject(m[0], m[1], m[2], slices, a, d, n, scale, e) },
+			driver.Range{Ptr: img.Ptr(), N: img.NBytes()}, driver.Range{Ptr: sino.Ptr(), N: sino.NBytes()}, driver.Range{Ptr: trig, N: tableBytes})
+	}, img, sino)
+	if err != nil {
+		return fmt.Errorf("kernels: %s: %w", op, err)
+	}
+	return nil
+}
+
+// run launches kernel name over n items on a GPU, with the arguments args
+// appends, or runs ref on the given device ranges on sim.
+func (k *Kernels) run(name string, n int64, args func(*driver.KernelArgs), ref func([][]byte), ranges ...driver.Range) error {
+	if k.gpu != nil {
+		a := new(driver.KernelArgs)
+		args(a)
+		return k.launch(name, n, a)
+	}
+	if k.stream != nil {
+		if err := k.stream.Synchronize(); err != nil {
+			return err
+		}
+	}
+	return k.host.Access(ranges, func(m [][]byte) error { ref(m); return nil })
+}
+
+// copyDtoD copies n bytes on the device, on the kernels' stream when set.
+func (k *Kernels) copyDtoD(dst, src devarray.Ptr, n int64) error {
+	if k.stream != nil {
+		return k.stream.CopyDtoDAsync(dst, src, n)
+	}
+	return k.dev.CopyDtoD(dst, src, n)
+}
+
+// errDegraded reports whether err is only the non-fatal ErrPerfDegraded.
+func errDegraded(err error) bool { return errors.Is(err, accounting.ErrPerfDegraded) }

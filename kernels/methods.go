@@ -1,0 +1,248 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/plan"
+)
+
+// The kernels' slab methods, for planning with package plan. Each one's
+// MaxSlices counts exactly what its Run allocates: the input, the output
+// when there is one, and the workspace, each rounded up to the granule.
+var (
+	// ScaleMethod multiplies a slab by the integer parameter "factor"
+	// (default 2) in place.
+	ScaleMethod plan.Method = scaleMethod{}
+	// TransposeMethod swaps the two axes other than the slice axis into a
+	// new C-contiguous array, with the Pack kernel.
+	TransposeMethod plan.Method = transposeMethod{}
+	// FilterMethod ramp-filters a slab of sinograms (slices, angles,
+	// detectors) in place, sliced along axis 0.
+	FilterMethod plan.Method = filterMethod{}
+	// BackprojectMethod backprojects a slab of filtered sinograms (slices,
+	// angles, detectors) into images (slices, N, N), N the parameter "size"
+	// (default: the detector count).
+	BackprojectMethod plan.Method = backprojectMethod{}
+	// ReconstructMethod is the whole FBP: filter, then backproject, with
+	// one workspace.
+	ReconstructMethod plan.Method = reconstructMethod{}
+)
+
+func init() {
+	for _, m := range []plan.Method{ScaleMethod, TransposeMethod, FilterMethod, BackprojectMethod, ReconstructMethod} {
+		if err := plan.Default.Register(m); err != nil {
+			panic(err) // two methods of this package with one name: a bug here, not bad input
+		}
+	}
+}
+
+// shared returns kernels for dev: one per GPU device for the life of the
+// program, as loading the module costs a PTX compile; a fresh, free one on sim.
+func shared(dev driver.Device) (*Kernels, error) {
+	if _, ok := dev.(driver.KernelRunner); !ok {
+		return New(dev)
+	}
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if k, ok := sharedKernels[dev]; ok {
+		return k, nil
+	}
+	k, err := New(dev)
+	if err != nil {
+		return nil, err
+	}
+	sharedKernels[dev] = k
+	return k, nil
+}
+
+var (
+	sharedMu      sync.Mutex
+	sharedKernels = map[driver.Device]*Kernels{}
+)
+
+// slab returns the bytes of s slices whose other axes are other, of dtype.
+func slab(s int64, other [2]int, dtype devarray.DType) int64 {
+	return s * int64(other[0]) * int64(other[1]) * dtype.Size()
+}
+
+// checkFloat is the estimators' check of the input dtype.
+func checkFloat(name string, dtype devarray.DType) error {
+	if dtype != devarray.Float32 && dtype != devarray.Float64 {
+		return fmt.Errorf("kernels: %s: dtype %v: want float32 or float64: %w", name, dtype, devarray.ErrDType)
+	}
+	return nil
+}
+
+// checkSinogramAxis is the FBP methods' check: slabs of sinograms along axis 0.
+func checkSinogramAxis(name string, sliceDim int) error {
+	if sliceDim != 0 {
+		return fmt.Errorf("kernels: %s: slices along axis %d: want sinograms (slices, angles, detectors) sliced along axis 0: %w", name, sliceDim, devarray.ErrShape)
+	}
+	return nil
+}
+
+type scaleMethod struct{}
+
+func (scaleMethod) Name() string { return "kernels.scale" }
+
+func (m scaleMethod) MaxSlices(sliceDim int, other [2]int, dtype devarray.DType, available int64, _ plan.Params) (int, devarray.DType, error) {
+	if err := checkFloat(m.Name(), dtype); err != nil {
+		return 0, dtype, err
+	}
+	return plan.MaxFit(available, func(s int64) int64 { return accounting.AllocBytes(slab(s, other, dtype)) }), dtype, nil
+}
+
+func (m scaleMethod) Run(env plan.Env, in *devarray.DevArray, _ int, p plan.Params) (*devarray.DevArray, error) {
+	k, err := shared(env.Dev)
+	if err != nil {
+		return nil, err
+	}
+	return in, k.Scale(in, float64(p.Get("factor", 2)))
+}
+
+type transposeMethod struct{}
+
+func (transposeMethod) Name() string { return "kernels.transpose" }
+
+func (m transposeMethod) MaxSlices(sliceDim int, other [2]int, dtype devarray.DType, available int64, _ plan.Params) (int, devarray.DType, error) {
+	if !dtype.Valid() {
+		return 0, dtype, fmt.Errorf("kernels: %s: %w", m.Name(), devarray.ErrDType)
+	}
+	return plan.MaxFit(available, func(s int64) int64 { return 2 * accounting.AllocBytes(slab(s, other, dtype)) }), dtype, nil
+}
+
+func (m transposeMethod) Run(env plan.Env, in *devarray.DevArray, sliceDim int, _ plan.Params) (*devarray.DevArray, error) {
+	if in.NDim() != 3 || sliceDim < 0 || sliceDim > 2 {
+		return nil, fmt.Errorf("kernels: %s: a %d-D array sliced along axis %d: %w", m.Name(), in.NDim(), sliceDim, devarray.ErrShape)
+	}
+	k, err := shared(env.Dev)
+	if err != nil {
+		return nil, err
+	}
+	perm := []int{0, 1, 2}
+	o := []int{0, 1, 2}[:0]
+	for i := range 3 {
+		if i != sliceDim {
+			o = append(o, i)
+		}
+	}
+	perm[o[0]], perm[o[1]] = o[1], o[0]
+	view, err := in.Permute(perm...)
+	if err != nil {
+		return nil, err
+	}
+	out, err := devarray.Empty(env.Dev, in.DType(), view.Shape()...)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.Pack(out, view); err != nil {
+		return nil, errors.Join(err, out.Free())
+	}
+	return out, nil
+}
+
+type filterMethod struct{}
+
+func (filterMethod) Name() string { return "fbp.filter" }
+
+func (m filterMethod) MaxSlices(sliceDim int, other [2]int, dtype devarray.DType, available int64, _ plan.Params) (int, devarray.DType, error) {
+	if err := errors.Join(checkFloat(m.Name(), dtype), checkSinogramAxis(m.Name(), sliceDim)); err != nil {
+		return 0, dtype, err
+	}
+	angles, det := other[0], other[1]
+	return plan.MaxFit(available, func(s int64) int64 {
+		return accounting.AllocBytes(slab(s, other, dtype)) + // the sinograms
+			accounting.AllocBytes(RampFilterWorkspace(s*int64(angles), det, dtype.Size())) // taps and filtered rows
+	}), dtype, nil
+}
+
+func (m filterMethod) Run(env plan.Env, in *devarray.DevArray, sliceDim int, _ plan.Params) (*devarray.DevArray, error) {
+	if err := checkSinogramAxis(m.Name(), sliceDim); err != nil {
+		return nil, err
+	}
+	k, err := shared(env.Dev)
+	if err != nil {
+		return nil, err
+	}
+	return in, k.RampFilter(in, env.Workspace)
+}
+
+type backprojectMethod struct{}
+
+func (backprojectMethod) Name() string { return "fbp.backproject" }
+
+func (m backprojectMethod) MaxSlices(sliceDim int, other [2]int, dtype devarray.DType, available int64, p plan.Params) (int, devarray.DType, error) {
+	if err := errors.Join(checkFloat(m.Name(), dtype), checkSinogramAxis(m.Name(), sliceDim)); err != nil {
+		return 0, dtype, err
+	}
+	n := p.Get("size", other[1])
+	return plan.MaxFit(available, func(s int64) int64 {
+		return accounting.AllocBytes(slab(s, other, dtype)) + // the sinograms
+			accounting.AllocBytes(slab(s, [2]int{n, n}, dtype)) + // the images
+			accounting.AllocBytes(BackprojectWorkspace(other[0], dtype.Size())) // the angle table
+	}), dtype, nil
+}
+
+func (m backprojectMethod) Run(env plan.Env, in *devarray.DevArray, sliceDim int, p plan.Params) (*devarray.DevArray, error) {
+	if err := checkSinogramAxis(m.Name(), sliceDim); err != nil {
+		return nil, err
+	}
+	return backproject(env, in, p.Get("size", in.Shape()[2]))
+}
+
+func backproject(env plan.Env, sino *devarray.DevArray, n int) (*devarray.DevArray, error) {
+	k, err := shared(env.Dev)
+	if err != nil {
+		return nil, err
+	}
+	img, err := devarray.Empty(env.Dev, sino.DType(), sino.Shape()[0], n, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.Backproject(img, sino, env.Workspace); err != nil {
+		return nil, errors.Join(err, img.Free())
+	}
+	return img, nil
+}
+
+type reconstructMethod struct{}
+
+func (reconstructMethod) Name() string { return "fbp.reconstruct" }
+
+func (m reconstructMethod) MaxSlices(sliceDim int, other [2]int, dtype devarray.DType, available int64, p plan.Params) (int, devarray.DType, error) {
+	if err := errors.Join(checkFloat(m.Name(), dtype), checkSinogramAxis(m.Name(), sliceDim)); err != nil {
+		return 0, dtype, err
+	}
+	angles, det := other[0], other[1]
+	n := p.Get("size", det)
+	return plan.MaxFit(available, func(s int64) int64 {
+		ws := max(RampFilterWorkspace(s*int64(angles), det, dtype.Size()), BackprojectWorkspace(angles, dtype.Size()))
+		return accounting.AllocBytes(slab(s, other, dtype)) + // the sinograms, filtered in place
+			accounting.AllocBytes(ws) + // one workspace, grown to the larger need
+			accounting.AllocBytes(slab(s, [2]int{n, n}, dtype)) // the images
+	}), dtype, nil
+}
+
+func (m reconstructMethod) Run(env plan.Env, in *devarray.DevArray, sliceDim int, p plan.Params) (*devarray.DevArray, error) {
+	if err := checkSinogramAxis(m.Name(), sliceDim); err != nil {
+		return nil, err
+	}
+	k, err := shared(env.Dev)
+	if err != nil {
+		return nil, err
+	}
+	ferr := k.RampFilter(in, env.Workspace)
+	if ferr != nil && !errDegraded(ferr) {
+		return nil, ferr
+	}
+	img, err := backproject(env, in, p.Get("size", in.Shape()[2]))
+	if err != nil {
+		return nil, err
+	}
+	return img, ferr // nil, or the filter's ErrPerfDegraded
+}

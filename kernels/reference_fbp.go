@@ -1,0 +1,90 @@
+package kernels
+
+import "math"
+
+// Go references of fbp.cu, on the bytes of device memory the sim hands out.
+// Arithmetic is done at the element's precision (e.round), as on the GPU.
+
+// rampTap is tap k of the Ram-Lak filter, as ramp_taps computes it.
+func rampTap(k int) float64 {
+	switch {
+	case k == 0:
+		return 0.25
+	case k%2 != 0:
+		return -1 / (math.Pi * math.Pi * float64(k) * float64(k))
+	}
+	return 0
+}
+
+func refRampTaps(h []byte, d int, e element) {
+	for i := range 2*d - 1 {
+		e.put(h, int64(i)*e.size, rampTap(i-(d-1)))
+	}
+}
+
+// refRampFilter filters rows rows of d values from in into out.
+func refRampFilter(out, in, h []byte, rows int64, d int, e element) {
+	taps := make([]float64, 2*d-1)
+	for i := range taps {
+		taps[i] = e.get(h, int64(i)*e.size)
+	}
+	row := make([]float64, d)
+	for r := range rows {
+		for j := range row {
+			row[j] = e.get(in, (r*int64(d)+int64(j))*e.size)
+		}
+		for x := range d {
+			var acc float64
+			for j, v := range row {
+				acc = e.round(acc + e.round(taps[x-j+d-1]*v))
+			}
+			e.put(out, (r*int64(d)+int64(x))*e.size, acc)
+		}
+	}
+}
+
+func refTrigTable(trig []byte, a int, e element) {
+	for i := range a {
+		th := math.Pi * float64(i) / float64(a)
+		e.put(trig, int64(2*i)*e.size, math.Cos(th))
+		e.put(trig, int64(2*i+1)*e.size, math.Sin(th))
+	}
+}
+
+// refBackproject backprojects slices sinograms of a x d into n x n images.
+func refBackproject(img, sino, trig []byte, slices int64, a, d, n int, scale float64, e element) {
+	cs := make([]float64, 2*a)
+	for i := range cs {
+		cs[i] = e.get(trig, int64(i)*e.size)
+	}
+	c := e.round(float64(d-1) * 0.5)
+	half := e.round(float64(n-1) * 0.5)
+	row := make([]float64, a*d)
+	for s := range slices {
+		for i := range row {
+			row[i] = e.get(sino, (s*int64(a*d)+int64(i))*e.size)
+		}
+		for y := range n {
+			cy := e.round(half - float64(y))
+			for x := range n {
+				cx := e.round(float64(x) - half)
+				var acc float64
+				for ai := range a {
+					t := e.round(e.round(e.round(cx*cs[2*ai])+e.round(cy*cs[2*ai+1])) + c)
+					fl := math.Floor(t)
+					j := int(fl)
+					f := e.round(t - fl)
+					var v0, v1 float64
+					if j >= 0 && j < d {
+						v0 = row[ai*d+j]
+					}
+					if j+1 >= 0 && j+1 < d {
+						v1 = row[ai*d+j+1]
+					}
+					acc = e.round(acc + e.round(v0+e.round(f*e.round(v1-v0))))
+				}
+				e.put(img, ((s*int64(n)+int64(y))*int64(n)+int64(x))*e.size, e.round(acc*scale))
+			}
+		}
+	}
+}
