@@ -27,7 +27,7 @@ bench:
 
 ## cover: coverage per package, and cover.html
 cover:
-	$(GO) test -count=1 -coverprofile=cover.out -coverpkg=./devarray/...,./accounting/...,./device/... $(PKGS)
+	$(GO) test -count=1 -coverprofile=cover.out -coverpkg=./devarray/...,./accounting/...,./device/...,./pool/...,./plan/...,./kernels/... $(PKGS)
 	$(GO) tool cover -func=cover.out | tail -1
 	$(GO) tool cover -html=cover.out -o cover.html
 
@@ -38,6 +38,8 @@ fuzz:
 	$(GO) test ./devarray -run '^$$' -fuzz '^FuzzWrap$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./accounting -run '^$$' -fuzz '^FuzzParseBytes$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./device -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./cmd/cuarray -run '^$$' -fuzz '^FuzzParseShape$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./cmd/cuarray -run '^$$' -fuzz '^FuzzParseParam$$' -fuzztime $(FUZZTIME)
 
 # ---- CUDA: the real backend is built with -tags cuda (see README) ----------
 

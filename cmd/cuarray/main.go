@@ -2,6 +2,8 @@
 //
 //	cuarray info [-device SPEC] [-json]   the device, its memory and its ledger
 //	cuarray demo [-device SPEC] [-json]   allocate, make views, copy both ways, print the ledger
+//	cuarray plan -method NAME -shape A,B,C [-axis N] [-dtype T] [-param k=v] [-mem LIMIT] [-overhead F] [-device SPEC] [-json]
+//	                                      how many slices of a job fit, and the chunks to run it in
 //
 // Bad flags or arguments exit with status 2 and a one-line message; a
 // failure while running exits with status 1.
@@ -23,6 +25,7 @@ func (e usageError) Error() string { return e.msg }
 var commands = map[string]func(args []string, stdout io.Writer) error{
 	"info": runInfo,
 	"demo": runDemo,
+	"plan": runPlan,
 }
 
 func main() {
@@ -32,7 +35,7 @@ func main() {
 // run executes one command and returns the process exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "help" || args[0] == "--help" {
-		fmt.Fprintln(stderr, "usage: cuarray info|demo [-device SPEC] [-json]")
+		fmt.Fprintln(stderr, "usage: cuarray info|demo|plan [-device SPEC] [-json] (cuarray plan -h for its flags)")
 		if len(args) == 0 {
 			return 2
 		}
@@ -40,7 +43,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "cuarray: unknown command %q (want info or demo)\n", args[0])
+		fmt.Fprintf(stderr, "cuarray: unknown command %q (want info, demo or plan)\n", args[0])
 		return 2
 	}
 	err := cmd(args[1:], stdout)

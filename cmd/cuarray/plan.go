@@ -1,0 +1,139 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	_ "github.com/cuarray/cuarray/kernels" // registers the kernels' and FBP's methods
+	"github.com/cuarray/cuarray/plan"
+)
+
+// planReport is what `cuarray plan -json` prints.
+type planReport struct {
+	Device string `json:"device"`
+	plan.Plan
+	Limit int64 `json:"limit_bytes,omitempty"`
+}
+
+// runPlan answers "how many slices fit?" for a registered method and splits
+// the job into chunks.
+func runPlan(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dev := fs.String("device", "", "device spec; its free memory is what the plan fits into")
+	asJSON := fs.Bool("json", false, "print JSON instead of text")
+	method := fs.String("method", "", "method name; list prints them")
+	shapeArg := fs.String("shape", "", "the 3-D input shape, as 2048,720,1024")
+	axis := fs.Int("axis", 0, "the slice axis")
+	dtypeArg := fs.String("dtype", "float32", "the input dtype")
+	memArg := fs.String("mem", "", "a device memory limit, as 8GiB (default: the device's free memory)")
+	overhead := fs.Float64("overhead", accounting.DefaultOverhead, "the factor the available memory is divided by")
+	params := plan.Params{}
+	fs.Func("param", "a method parameter name=integer (repeatable)", func(s string) error {
+		name, v, err := parseParam(s)
+		if err == nil {
+			params[name] = v
+		}
+		return err
+	})
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	if *method == "list" || *method == "" {
+		if *method == "" {
+			return usageError{"want -method NAME (or -method list)"}
+		}
+		for _, n := range plan.Default.Names() {
+			fmt.Fprintln(stdout, n)
+		}
+		return nil
+	}
+	m, err := plan.Default.Lookup(*method)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	shape, err := parseShape(*shapeArg)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	dtype, err := devarray.ParseDType(*dtypeArg)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	var limit int64
+	if *memArg != "" {
+		if limit, err = accounting.ParseBytes(*memArg); err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	d, err := openDevice(*dev)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	led := d.Ledger()
+	if err := errors.Join(led.SetLimit(accounting.Device, limit), led.SetOverhead(*overhead)); err != nil {
+		return usageError{err.Error()}
+	}
+	p, err := plan.ForDevice(d, m, shape, *axis, dtype, params)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, planReport{Device: d.Info().Name, Plan: p, Limit: limit})
+	}
+	fmt.Fprintf(stdout, "%s on %s\n", p.Explain(), d.Info().Name)
+	for i, c := range p.Chunks {
+		if i == 8 && len(p.Chunks) > 10 {
+			fmt.Fprintf(stdout, "  ... %d more chunks\n", len(p.Chunks)-i-1)
+			c = p.Chunks[len(p.Chunks)-1]
+			i = len(p.Chunks) - 1
+			fmt.Fprintf(stdout, "  chunk %d: slices [%d, %d)\n", i, c.Start, c.Start+c.Len)
+			break
+		}
+		fmt.Fprintf(stdout, "  chunk %d: slices [%d, %d)\n", i, c.Start, c.Start+c.Len)
+	}
+	return nil
+}
+
+// parseShape parses "a,b,c" into a 3-D shape of non-negative sizes.
+func parseShape(s string) ([3]int, error) {
+	var shape [3]int
+	parts := strings.Split(s, ",")
+	if len(parts) != 3 {
+		return shape, fmt.Errorf("shape %q: want three sizes, as 2048,720,1024", s)
+	}
+	for i, p := range parts {
+		v, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || v < 0 {
+			return shape, fmt.Errorf("shape %q: size %q is not a non-negative integer", s, p)
+		}
+		shape[i] = v
+	}
+	return shape, nil
+}
+
+// parseParam parses "name=integer".
+func parseParam(s string) (string, int, error) {
+	name, val, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return "", 0, fmt.Errorf("param %q: want name=integer", s)
+	}
+	v, err := strconv.Atoi(val)
+	if err != nil {
+		return "", 0, fmt.Errorf("param %q: %q is not an integer", s, val)
+	}
+	return name, v, nil
+}
