@@ -33,6 +33,7 @@ type Pool struct {
 	free     freeIndex
 	pending  []*block
 	events   []driver.Event // idle events, for reuse
+	spare    []*block       // block structs merged away, for reuse by split
 	limit    int64
 	st       Stats
 }
@@ -242,7 +243,8 @@ func (p *Pool) split(b *block, size int64) {
 	if b.size-size < accounting.Granularity {
 		return
 	}
-	rest := &block{seg: b.seg, ptr: b.ptr + devarray.Ptr(size), size: b.size - size, prev: b, next: b.next}
+	rest := p.newBlock()
+	*rest = block{seg: b.seg, ptr: b.ptr + devarray.Ptr(size), size: b.size - size, prev: b, next: b.next}
 	if b.next != nil {
 		b.next.prev = rest
 	}
@@ -258,6 +260,16 @@ func (p *Pool) split(b *block, size int64) {
 	p.pending = append(p.pending, rest)
 }
 
+// newBlock returns a spare block struct, or a new one.
+func (p *Pool) newBlock() *block {
+	if n := len(p.spare); n > 0 {
+		b := p.spare[n-1]
+		p.spare = p.spare[:n-1]
+		return b
+	}
+	return new(block)
+}
+
 // release makes b free and merges it with free neighbours.
 func (p *Pool) release(b *block) {
 	b.state, b.stream, b.fence = free, nil, nil
@@ -268,6 +280,7 @@ func (p *Pool) release(b *block) {
 		if n.next != nil {
 			n.next.prev = b
 		}
+		p.spare = append(p.spare, n)
 	}
 	if q := b.prev; q != nil && q.state == free {
 		p.free.remove(q)
@@ -276,6 +289,7 @@ func (p *Pool) release(b *block) {
 		if b.next != nil {
 			b.next.prev = q
 		}
+		p.spare = append(p.spare, b)
 		b = q
 	}
 	p.free.insert(b)

@@ -315,6 +315,7 @@ func TestFreeOnAnotherStreamWaitsForBoth(t *testing.T) {
 	}
 	resume()
 	require.NoError(t, s1.Synchronize())
+	require.NoError(t, s2.Synchronize()) // the loop's frees on s2 complete too, so all blocks merge
 	c, err := p.AllocAsync(1<<20, s2)
 	require.NoError(t, err)
 	assert.Equal(t, a, c)

@@ -34,10 +34,13 @@ done < "$G/tests/index"
 (cd "$ROOT/device/cuda" && "$G/tests/device_cuda.test" -test.run '^$' -test.bench . -test.benchtime=2s -test.count=5) \
 	> "$OUT/logs/bench-cuda.log" 2>&1
 echo "bench-cuda $?" >> "$OUT/results"
+(cd "$ROOT/pool" && "$G/tests/pool.test" -test.run '^$' -test.bench AllocFree -test.benchtime=20000x -test.count=5) \
+	> "$OUT/logs/bench-pool.log" 2>&1
+echo "bench-pool $?" >> "$OUT/results"
 python3 "$G/peers/torch_d2d.py" > "$OUT/logs/peer-torch-d2d.json" 2> "$OUT/logs/peer-torch-d2d.err"
 echo "peer-torch-d2d $?" >> "$OUT/results"
 
 echo "== environment"; cat "$OUT/env.txt"
 echo "== results (name exit-code tests time)"; cat "$OUT/results"
-echo "== benchmarks"; grep -E '^Benchmark' "$OUT/logs/bench-cuda.log"
+echo "== benchmarks"; grep -hE '^Benchmark' "$OUT/logs/bench-cuda.log" "$OUT/logs/bench-pool.log"
 echo "== peer"; cat "$OUT/logs/peer-torch-d2d.json"
