@@ -321,3 +321,19 @@ func TestFreeOnAnotherStreamWaitsForBoth(t *testing.T) {
 	assert.Equal(t, a, c)
 	require.NoError(t, p.Free(c))
 }
+
+func TestInjectedAllocFailure(t *testing.T) {
+	// The device fails the pool's first malloc (its 2 MiB segment) with an
+	// injected out-of-memory error: the pool asks for the exact size next.
+	dev := openSim(t, "sim:0?mem=64MiB&fail-alloc=1")
+	p := pool.New(dev)
+	ptr, err := p.Alloc(4096)
+	require.NoError(t, err)
+	st := p.Stats()
+	assert.Equal(t, int64(4096), st.Reserved, "a segment of exactly the request")
+	assert.Zero(t, st.OOMRetries, "no need to free the cache")
+	assert.Equal(t, int64(1), dev.Ledger().Snapshot().Kinds[accounting.Device].Failed)
+	require.NoError(t, p.Free(ptr))
+	require.NoError(t, p.Release())
+	assert.Zero(t, dev.Ledger().Current(accounting.Device), "nothing left behind")
+}
