@@ -275,24 +275,24 @@ func (p *Pool) release(b *block) {
 	b.state, b.stream, b.fence = free, nil, nil
 	if n := b.next; n != nil && n.state == free {
 		p.free.remove(n)
-		b.size += n.size
-		b.next = n.next
-		if n.next != nil {
-			n.next.prev = b
-		}
-		p.spare = append(p.spare, n)
+		p.absorb(b, n)
 	}
 	if q := b.prev; q != nil && q.state == free {
 		p.free.remove(q)
-		q.size += b.size
-		q.next = b.next
-		if b.next != nil {
-			b.next.prev = q
-		}
-		p.spare = append(p.spare, b)
+		p.absorb(q, b)
 		b = q
 	}
 	p.free.insert(b)
+}
+
+// absorb merges right, the block just after left, into left.
+func (p *Pool) absorb(left, right *block) {
+	left.size += right.size
+	left.next = right.next
+	if right.next != nil {
+		right.next.prev = left
+	}
+	p.spare = append(p.spare, right)
 }
 
 // segmentSize is how much to ask the device for to serve size bytes.
