@@ -104,6 +104,25 @@ func (d DType) DLPack() (code, bits uint8, lanes uint16, err error) {
 	return dtypeTable[d].dlCode, uint8(dtypeTable[d].size * 8), 1, nil
 }
 
+// MarshalText writes the NumPy name, so JSON shows "float32", not a number.
+// Invalid is refused.
+func (d DType) MarshalText() ([]byte, error) {
+	if !d.Valid() {
+		return nil, fmt.Errorf("devarray: marshal %v: %w", d, ErrDType)
+	}
+	return []byte(d.String()), nil
+}
+
+// UnmarshalText reads a NumPy name, as ParseDType.
+func (d *DType) UnmarshalText(b []byte) error {
+	v, err := ParseDType(string(b))
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
+
 // ParseDType returns the DType with the given NumPy name ("float32", "bool", ...).
 func ParseDType(name string) (DType, error) {
 	for d := Bool; d < numDTypes; d++ {

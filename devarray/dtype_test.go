@@ -1,6 +1,7 @@
 package devarray_test
 
 import (
+	"encoding/json"
 	"strconv"
 	"testing"
 
@@ -157,4 +158,19 @@ func FuzzParseTypestr(f *testing.F) {
 			t.Fatalf("%v.Typestr() = %q parses to %v, %v", d, d.Typestr(), back, err)
 		}
 	})
+}
+
+func TestDTypeJSON(t *testing.T) {
+	for d := devarray.Bool; d.Valid(); d++ {
+		b, err := json.Marshal(struct{ D devarray.DType }{d})
+		require.NoError(t, err)
+		assert.Equal(t, `{"D":"`+d.String()+`"}`, string(b))
+		var back struct{ D devarray.DType }
+		require.NoError(t, json.Unmarshal(b, &back))
+		assert.Equal(t, d, back.D)
+	}
+	_, err := json.Marshal(devarray.Invalid)
+	assert.ErrorIs(t, err, devarray.ErrDType)
+	var d devarray.DType
+	assert.ErrorIs(t, json.Unmarshal([]byte(`"float7"`), &d), devarray.ErrDType)
 }

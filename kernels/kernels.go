@@ -1,6 +1,9 @@
 // Package kernels runs cuarray's GPU kernels on DevArrays: fill, scale,
-// axpy, sum, a checksum, and pack/unpack (gather a strided view into a
-// contiguous buffer and scatter it back). On the cuda backend they are
+// axpy, sum, a checksum, pack/unpack (gather a strided view into a
+// contiguous buffer and scatter it back), and the two steps of filtered
+// backprojection, RampFilter and Backproject (fbp.cu), which take scratch
+// memory from an accounting.Workspace. Its slab methods (methods.go) are
+// registered with package plan. On the cuda backend the kernels are
 // CUDA C (kernels.cu, compiled to PTX by `make ptx` and embedded); on the
 // sim backend the same operations run as Go references on the emulated
 // device memory. Arrays may have any strides, negative ones included, and

@@ -14,19 +14,22 @@ import (
 var ErrTooLarge = errors.New("plan: not even one slice fits")
 
 // Chunk is a run of slices [Start, Start+Len) along the slice axis.
-type Chunk struct{ Start, Len int }
+type Chunk struct {
+	Start int `json:"start"`
+	Len   int `json:"len"`
+}
 
 // Plan is a job split into chunks that each fit.
 type Plan struct {
-	Method    string
-	Shape     [3]int
-	SliceDim  int
-	DType     devarray.DType
-	Available int64   // the device bytes the plan was made for
-	Overhead  float64 // the factor Available was divided by
-	MaxSlices int     // the estimator's answer for Available/Overhead
-	Chunks    []Chunk // in order, covering every slice once, as even as can be
-	OutDType  devarray.DType
+	Method    string         `json:"method"`
+	Shape     [3]int         `json:"shape"`
+	SliceDim  int            `json:"slice_axis"`
+	DType     devarray.DType `json:"dtype"`
+	Available int64          `json:"available_bytes"` // the device bytes the plan was made for
+	Overhead  float64        `json:"overhead"`        // the factor Available was divided by
+	MaxSlices int            `json:"max_slices"`      // the estimator's answer for Available/Overhead
+	Chunks    []Chunk        `json:"chunks"`          // in order, covering every slice once, as even as can be
+	OutDType  devarray.DType `json:"out_dtype"`
 }
 
 // Explain says in one line what the plan is and why.

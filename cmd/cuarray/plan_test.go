@@ -24,13 +24,15 @@ func TestPlanCommand(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	var rep struct {
 		Device    string
-		MaxSlices int
+		MaxSlices int `json:"max_slices"`
+		DType     string
 		Chunks    []struct{ Start, Len int }
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.Equal(t, "sim:0", rep.Device)
 	assert.Equal(t, 7, rep.MaxSlices, "64 MiB / 1.1 = 58.2 MiB: 7 slices of 8 MiB")
 	assert.Len(t, rep.Chunks, 2)
+	assert.Equal(t, "float64", rep.DType)
 
 	code, out, _ = runCmd("plan", "-method", "list", "-device", "sim:0")
 	require.Equal(t, 0, code)
