@@ -82,6 +82,7 @@ gpu-bundle:
 		echo "$$name $$rel" >> $(GPU_DIR)/tests/index; \
 	done
 	$(GO) build $(CUDA_TAGS) -ldflags='-s -w' -o $(GPU_DIR)/cuarray ./cmd/cuarray
+	gzip -9 $(GPU_DIR)/tests/*.test $(GPU_DIR)/cuarray  # the carry limit is 64 MiB; run.sh unpacks them
 	cp scripts/gpu-run.sh $(GPU_DIR)/run.sh
 	mkdir -p $(GPU_DIR)/peers && cp bench/peers/*.py $(GPU_DIR)/peers/
 	git rev-parse HEAD > $(GPU_DIR)/commit
