@@ -178,12 +178,7 @@ func (k *Kernels) run(name string, n int64, args func(*driver.KernelArgs), ref f
 		args(a)
 		return k.launch(name, n, a)
 	}
-	if k.stream != nil {
-		if err := k.stream.Synchronize(); err != nil {
-			return err
-		}
-	}
-	return k.host.Access(ranges, func(m [][]byte) error { ref(m); return nil })
+	return k.hostAccess(ranges, func(m [][]byte) error { ref(m); return nil })
 }
 
 // copyDtoD copies n bytes on the device, on the kernels' stream when set.

@@ -125,13 +125,18 @@ func (k *Kernels) access(f func(mem [][]byte, base []int64) error, arrays ...*de
 	for i, a := range arrays {
 		ranges[i], bases[i] = span(a)
 	}
+	return k.hostAccess(ranges, func(mem [][]byte) error { return f(mem, bases) })
+}
+
+// hostAccess runs f on device ranges through sim's MemoryAccess, after the
+// work already queued on the kernels' stream.
+func (k *Kernels) hostAccess(ranges []driver.Range, f func([][]byte) error) error {
 	if k.stream != nil {
-		// Work already queued on the stream comes first.
 		if err := k.stream.Synchronize(); err != nil {
 			return err
 		}
 	}
-	return k.host.Access(ranges, func(mem [][]byte) error { return f(mem, bases) })
+	return k.host.Access(ranges, f)
 }
 
 // floatKind returns the element type of a float32 or float64 array and the
