@@ -6,6 +6,7 @@ package device_test
 
 import (
 	"errors"
+	"syscall"
 	"testing"
 	"time"
 
@@ -209,6 +210,68 @@ func TestHostMemory(t *testing.T) {
 
 	assert.True(t, dev.Info().CanMapHost, "the primary context is opened with CU_CTX_MAP_HOST")
 	assert.Contains(t, dev.Info().ContextFlags, "map_host")
+}
+
+func TestRegister(t *testing.T) {
+	dev := testdev.Open(t)
+	mem, err := syscall.Mmap(-1, 0, 3*4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	require.NoError(t, err)
+	defer syscall.Munmap(mem)
+	copy(mem, testdev.RandomBytes(len(mem)))
+
+	h, err := dev.Register(mem[:8192], driver.Mapped)
+	require.NoError(t, err)
+	assert.Equal(t, int64(8192), dev.Ledger().Current(accounting.Registered))
+	assert.NotZero(t, h.DevPtr, "registered with Mapped, the memory has a device address")
+
+	_, err = dev.Register(mem[4096:], 0)
+	assert.ErrorIs(t, err, driver.ErrInvalidValue, "overlaps the registered range")
+	_, err = dev.Register(mem[8192:], driver.WriteCombined)
+	assert.ErrorIs(t, err, driver.ErrInvalidValue, "write-combined applies to HostAlloc only")
+	assert.ErrorIs(t, dev.HostFree(h), driver.ErrInvalidPointer, "registered memory is unregistered, not freed")
+
+	d, err := dev.Malloc(8192)
+	require.NoError(t, err)
+	before := dev.Ledger().Snapshot()
+	require.NoError(t, dev.CopyHtoD(d, mem[:8192]))
+	require.NoError(t, dev.CopyDtoH(mem[8192:], d+4096))
+	diff := accounting.Diff(before, dev.Ledger().Snapshot())
+	assert.Equal(t, int64(8192), diff.Copies[accounting.HtoD][accounting.PathPinned].Bytes, "registered memory is page-locked")
+	assert.Equal(t, int64(4096), diff.Copies[accounting.DtoH][accounting.PathDirect].Bytes, "the last page was not registered")
+	assert.Equal(t, mem[4096:8192], mem[8192:])
+
+	// The device reads registered, mapped memory in place.
+	require.NoError(t, dev.Memset(d, 0, 8192))
+	require.NoError(t, dev.CopyDtoD(d, h.DevPtr, 8192))
+	got := make([]byte, 8192)
+	require.NoError(t, dev.CopyDtoH(got, d))
+	assert.Equal(t, mem[:8192], got)
+	require.NoError(t, dev.Free(d))
+
+	require.NoError(t, dev.Unregister(h))
+	assert.Zero(t, dev.Ledger().Current(accounting.Registered))
+	assert.ErrorIs(t, dev.Unregister(h), driver.ErrInvalidPointer, "unregistered twice")
+	_, err = dev.Register(nil, 0)
+	assert.ErrorIs(t, err, driver.ErrInvalidValue)
+}
+
+func TestStagingMemoryRecordsStagedPath(t *testing.T) {
+	dev := testdev.Open(t)
+	h, err := dev.HostAlloc(4096, driver.Staging)
+	require.NoError(t, err)
+	copy(h.Bytes, testdev.RandomBytes(4096))
+	d, err := dev.Malloc(4096)
+	require.NoError(t, err)
+	before := dev.Ledger().Snapshot()
+	require.NoError(t, dev.CopyHtoD(d, h.Bytes))
+	require.NoError(t, dev.CopyDtoH(h.Bytes, d))
+	diff := accounting.Diff(before, dev.Ledger().Snapshot())
+	assert.Equal(t, int64(4096), diff.Copies[accounting.HtoD][accounting.PathStaged].Bytes)
+	assert.Equal(t, int64(4096), diff.Copies[accounting.DtoH][accounting.PathStaged].Bytes)
+	assert.Zero(t, diff.CopyTotal(accounting.HtoD).Bytes-4096, "nothing else was copied")
+	assert.Equal(t, int64(4096), dev.Ledger().Current(accounting.Pinned), "staging memory is pinned memory")
+	require.NoError(t, dev.Free(d))
+	require.NoError(t, dev.HostFree(h))
 }
 
 func TestStreamRunsInOrder(t *testing.T) {

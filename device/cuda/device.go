@@ -235,9 +235,9 @@ func (d *Device) Close() error {
 			d.ledger.Free(accounting.Device, uintptr(p), size)
 		}
 		for _, h := range host {
-			release, kind := memFreeHost, h.Flags.LedgerKind()
+			release, kind := memFreeHost, h.Kind()
 			if h.Registered {
-				release, kind = memHostUnregister, accounting.Registered
+				release = memHostUnregister
 			}
 			if e := check(release(ptrOf(h.Mem))); e != nil && err == nil {
 				err = e

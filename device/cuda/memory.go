@@ -109,7 +109,7 @@ func hostAllocFlags(f driver.HostFlags) uint32 {
 // A Mapped request on a context without CU_CTX_MAP_HOST fails with
 // driver.ErrNotMapped, naming the flag; it never falls back to unmapped memory.
 func (d *Device) HostAlloc(n int64, flags driver.HostFlags) (*driver.HostMem, error) {
-	if n <= 0 || flags&^(driver.Portable|driver.Mapped|driver.WriteCombined) != 0 {
+	if n <= 0 || flags&^driver.AllocFlags != 0 {
 		return nil, fmt.Errorf("cuda: host alloc %d bytes, flags %v: want a positive size and known flags: %w", n, flags, driver.ErrInvalidValue)
 	}
 	if flags&driver.Mapped != 0 && !d.info.CanMapHost {
@@ -168,7 +168,7 @@ func (d *Device) HostFree(h *driver.HostMem) error {
 		return fmt.Errorf("cuda: host free: %w", err)
 	}
 	err = d.call(func() error { return check(memFreeHost(ptrOf(a.Mem))) })
-	d.ledger.Free(a.Flags.LedgerKind(), a.Addr, int64(len(a.Mem)))
+	d.ledger.Free(a.Kind(), a.Addr, int64(len(a.Mem)))
 	h.Bytes, h.DevPtr = nil, 0
 	if err != nil {
 		return fmt.Errorf("cuda: host free: %w", err)
@@ -187,6 +187,13 @@ func (d *Device) Register(b []byte, flags driver.HostFlags) (*driver.HostMem, er
 	}
 	if flags&driver.Mapped != 0 && !d.info.CanMapHost {
 		return nil, fmt.Errorf("cuda: register with flag Mapped: context flags %q: %w", d.info.ContextFlags, driver.ErrNotMapped)
+	}
+	addr := uintptr(ptrOf(b))
+	d.mu.Lock()
+	overlaps := d.host.Overlaps(addr, int64(len(b)))
+	d.mu.Unlock()
+	if overlaps {
+		return nil, fmt.Errorf("cuda: register: bytes [0x%x, +%d) overlap memory that is already page-locked: %w", addr, len(b), driver.ErrInvalidValue)
 	}
 	var c uint32
 	if flags&driver.Portable != 0 {
@@ -217,7 +224,6 @@ func (d *Device) Register(b []byte, flags driver.HostFlags) (*driver.HostMem, er
 		d.ledger.Cancel(accounting.Registered, int64(len(b)))
 		return nil, fmt.Errorf("cuda: register %d bytes: %w", len(b), err)
 	}
-	addr := uintptr(ptrOf(b))
 	d.mu.Lock()
 	d.host.Insert(driver.HostRange{Addr: addr, Mem: b, Flags: flags, Registered: true})
 	d.mu.Unlock()

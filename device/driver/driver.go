@@ -37,6 +37,12 @@ type Device interface {
 	HostAlloc(n int64, flags HostFlags) (*HostMem, error)
 	// HostFree frees memory returned by HostAlloc. A second free is an error.
 	HostFree(h *HostMem) error
+	// Register page-locks host memory the program already has
+	// (cuMemHostRegister); Portable and Mapped are the flags that apply.
+	// Memory that overlaps a live page-locked range is refused.
+	Register(b []byte, flags HostFlags) (*HostMem, error)
+	// Unregister undoes Register (cuMemHostUnregister).
+	Unregister(h *HostMem) error
 	// NewStream returns a stream whose work runs in order, asynchronously
 	// to the caller and to other streams.
 	NewStream() (Stream, error)
@@ -71,12 +77,19 @@ const (
 	Portable      HostFlags = 1 << iota // usable from every context (CU_MEMHOSTALLOC_PORTABLE)
 	Mapped                              // mapped into the device's address space (CU_MEMHOSTALLOC_DEVICEMAP)
 	WriteCombined                       // write-combined: fast for the device to read, slow for the CPU to read (CU_MEMHOSTALLOC_WRITECOMBINED)
+	// Staging is cuarray's own flag, not the driver's: the memory is a
+	// staging chunk of the staged copy path, so copies through it are
+	// recorded as PathStaged rather than PathPinned.
+	Staging
 )
+
+// AllocFlags are the flags HostAlloc accepts.
+const AllocFlags = Portable | Mapped | WriteCombined | Staging
 
 // String lists the flags, "portable|mapped", or "none".
 func (f HostFlags) String() string {
 	s := ""
-	for i, name := range []string{"portable", "mapped", "write-combined"} {
+	for i, name := range []string{"portable", "mapped", "write-combined", "staging"} {
 		if f&(1<<i) != 0 {
 			if s != "" {
 				s += "|"
@@ -84,7 +97,7 @@ func (f HostFlags) String() string {
 			s += name
 		}
 	}
-	if rest := f &^ (Portable | Mapped | WriteCombined); rest != 0 || s == "" {
+	if rest := f &^ AllocFlags; rest != 0 || s == "" {
 		if s != "" {
 			s += "|"
 		}

@@ -17,6 +17,14 @@ type HostRange struct {
 	Registered bool // page-locked by registering memory the program had, not allocated
 }
 
+// Kind returns the ledger kind the range is counted under.
+func (h HostRange) Kind() accounting.Kind {
+	if h.Registered {
+		return accounting.Registered
+	}
+	return h.Flags.LedgerKind()
+}
+
 // HostRanges is the sorted set of a device's page-locked host allocations.
 // Backends use it to tell page-locked from pageable host memory (the copy
 // path the ledger records) and to find mapped memory. It is not safe for
@@ -59,16 +67,31 @@ func (r *HostRanges) Containing(addr uintptr, n int64) (HostRange, bool) {
 	return h, true
 }
 
-// Path returns the copy path for host memory b: PathPinned when it lies
-// inside one page-locked range, PathDirect (pageable) otherwise.
+// Overlaps reports whether any range shares a byte with [addr, addr+n).
+func (r *HostRanges) Overlaps(addr uintptr, n int64) bool {
+	if n <= 0 {
+		return false
+	}
+	end := addr + uintptr(n)
+	i := sort.Search(len(r.list), func(i int) bool { return r.list[i].Addr >= end }) - 1
+	return i >= 0 && r.list[i].Addr+uintptr(len(r.list[i].Mem)) > addr
+}
+
+// Path returns the copy path for host memory b: PathStaged when it lies
+// inside one staging range, PathPinned inside any other page-locked range,
+// PathDirect (pageable) otherwise.
 func (r *HostRanges) Path(b []byte) accounting.Path {
 	if len(b) == 0 {
 		return accounting.PathDirect
 	}
-	if _, ok := r.Containing(uintptr(unsafe.Pointer(unsafe.SliceData(b))), int64(len(b))); ok {
-		return accounting.PathPinned
+	h, ok := r.Containing(uintptr(unsafe.Pointer(unsafe.SliceData(b))), int64(len(b)))
+	switch {
+	case !ok:
+		return accounting.PathDirect
+	case h.Flags&Staging != 0:
+		return accounting.PathStaged
 	}
-	return accounting.PathDirect
+	return accounting.PathPinned
 }
 
 // TakeAll empties the set and returns what it held, for a device's Close.

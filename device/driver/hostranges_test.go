@@ -53,6 +53,40 @@ func TestHostRanges(t *testing.T) {
 	assert.Empty(t, r.TakeAll())
 }
 
+func TestHostRangesOverlapsAndKinds(t *testing.T) {
+	mem := make([]byte, 3*4096)
+	addr := func(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+	a, b := mem[1000:2000], mem[4096:8192]
+	var r driver.HostRanges
+	r.Insert(driver.HostRange{Addr: addr(a), Mem: a, Flags: driver.Staging})
+	r.Insert(driver.HostRange{Addr: addr(b), Mem: b, Flags: driver.Mapped, Registered: true})
+	for _, tc := range []struct {
+		name string
+		off  int
+		n    int64
+		want bool
+	}{
+		{"ends just before a", 0, 1000, false},
+		{"last byte of a", 1999, 1, true},
+		{"starts just after a", 2000, 2096, false},
+		{"spans a gap and b", 2000, 2097, true},
+		{"inside b", 5000, 10, true},
+		{"after b", 8192, 100, false},
+		{"empty", 1500, 0, false},
+	} {
+		assert.Equal(t, tc.want, r.Overlaps(addr(mem)+uintptr(tc.off), tc.n), tc.name)
+	}
+	assert.Equal(t, accounting.PathStaged, r.Path(a[:10]), "staging memory records the staged path")
+	assert.Equal(t, accounting.PathPinned, r.Path(b[:10]))
+	got, ok := r.Containing(addr(b), 1)
+	require.True(t, ok)
+	assert.Equal(t, accounting.Registered, got.Kind())
+	got, ok = r.Containing(addr(a), 1)
+	require.True(t, ok)
+	assert.Equal(t, accounting.Pinned, got.Kind())
+	assert.Equal(t, "mapped|staging", (driver.Mapped | driver.Staging).String())
+}
+
 func TestKernelArgsLayout(t *testing.T) {
 	var a driver.KernelArgs
 	a.I32(7).U64(1).F32(2).F64(3).Struct(make([]byte, 12), 8).Ptr(0x1000).I64(-1)

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+
+	"github.com/cuarray/cuarray/accounting"
 	"syscall"
 	"unsafe"
 
@@ -15,7 +17,7 @@ import (
 // Mapped request fails with driver.ErrNotMapped on a device configured
 // NoMapHost, as on a context without CU_CTX_MAP_HOST.
 func (d *Device) HostAlloc(n int64, flags driver.HostFlags) (*driver.HostMem, error) {
-	if n <= 0 || flags&^(driver.Portable|driver.Mapped|driver.WriteCombined) != 0 {
+	if n <= 0 || flags&^driver.AllocFlags != 0 {
 		return nil, fmt.Errorf("sim: host alloc %d bytes, flags %v: want a positive size and known flags: %w", n, flags, driver.ErrInvalidValue)
 	}
 	if flags&driver.Mapped != 0 && d.cfg.NoMapHost {
@@ -69,7 +71,68 @@ func (d *Device) HostFree(h *driver.HostMem) error {
 	if err := syscall.Munmap(a.Mem); err != nil {
 		return fmt.Errorf("sim: host free: %w", err)
 	}
-	d.ledger.Free(a.Flags.LedgerKind(), a.Addr, int64(len(a.Mem)))
+	d.ledger.Free(a.Kind(), a.Addr, int64(len(a.Mem)))
 	h.Bytes, h.DevPtr = nil, 0
+	return nil
+}
+
+// Register page-locks b, memory the program already has, as
+// cuMemHostRegister does; on sim nothing is locked, but the range is
+// recorded, so copies from it count as pinned and, with Mapped, the device
+// may use it in place at its host address. Portable and Mapped are the only
+// flags that apply. Memory that overlaps a live page-locked range is
+// refused, as the driver refuses it (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED).
+// The ledger counts the bytes as Registered. Undo with Unregister.
+func (d *Device) Register(b []byte, flags driver.HostFlags) (*driver.HostMem, error) {
+	if len(b) == 0 || flags&^(driver.Portable|driver.Mapped) != 0 {
+		return nil, fmt.Errorf("sim: register %d bytes, flags %v: want memory and only Portable or Mapped: %w", len(b), flags, driver.ErrInvalidValue)
+	}
+	if flags&driver.Mapped != 0 && d.cfg.NoMapHost {
+		return nil, fmt.Errorf("sim: register with flag Mapped: context flags %q: %w", d.contextFlags(), driver.ErrNotMapped)
+	}
+	n := int64(len(b))
+	if err := d.ledger.Reserve(accounting.Registered, n); err != nil {
+		return nil, fmt.Errorf("sim: register: %w", err)
+	}
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	d.mu.Lock()
+	var err error
+	switch {
+	case d.closed:
+		err = driver.ErrClosed
+	case d.host.Overlaps(addr, n):
+		err = fmt.Errorf("bytes [0x%x, +%d) overlap memory that is already page-locked: %w", addr, n, driver.ErrInvalidValue)
+	default:
+		d.host.Insert(driver.HostRange{Addr: addr, Mem: b, Flags: flags, Registered: true})
+	}
+	d.mu.Unlock()
+	if err != nil {
+		d.ledger.Cancel(accounting.Registered, n)
+		return nil, fmt.Errorf("sim: register: %w", err)
+	}
+	d.ledger.Commit(accounting.Registered, addr, n)
+	h := &driver.HostMem{Bytes: b, Flags: flags}
+	if flags&driver.Mapped != 0 {
+		h.DevPtr = devarray.Ptr(addr)
+	}
+	return h, nil
+}
+
+// Unregister undoes Register. The memory stays the caller's; only h's
+// device pointer is cleared. Unregistering memory that was not registered,
+// or twice, is an error wrapping driver.ErrInvalidPointer.
+func (d *Device) Unregister(h *driver.HostMem) error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return fmt.Errorf("sim: unregister: %w", driver.ErrClosed)
+	}
+	a, err := d.host.Take(h, true)
+	d.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("sim: unregister: %w", err)
+	}
+	d.ledger.Free(accounting.Registered, a.Addr, int64(len(a.Mem)))
+	h.DevPtr = 0
 	return nil
 }

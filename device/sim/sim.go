@@ -189,8 +189,10 @@ func (d *Device) Close() error {
 	}
 	d.arena.live, d.arena.used = nil, 0
 	for _, h := range d.host.TakeAll() {
-		d.ledger.Free(h.Flags.LedgerKind(), h.Addr, int64(len(h.Mem)))
-		syscall.Munmap(h.Mem)
+		d.ledger.Free(h.Kind(), h.Addr, int64(len(h.Mem)))
+		if !h.Registered {
+			syscall.Munmap(h.Mem)
+		}
 	}
 	if err := syscall.Munmap(d.mem); err != nil {
 		return fmt.Errorf("sim: release device memory: %w", err)
