@@ -47,8 +47,8 @@ func ExampleSnapshot_Report() {
 	fmt.Print(led.Snapshot().Report())
 	// Output:
 	// ledger sim:0
-	//   memory   current      peak  allocs  frees  allocated  failed  limit
-	//   device  3.00 MiB  3.00 MiB       1      0   3.00 MiB       0   none
+	//   memory   current  cached      peak  allocs  frees  allocated  failed  limit
+	//   device  3.00 MiB     0 B  3.00 MiB       1      0   3.00 MiB       0   none
 	//
 	//   copy    path  count     bytes   seconds  GB/s
 	//   HtoD  direct      1  1.00 MiB  0.000000     -

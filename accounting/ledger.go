@@ -48,6 +48,7 @@ type Ledger struct {
 	name     string
 	all      counters
 	limits   [NumKinds]atomic.Int64
+	cached   [NumKinds]atomic.Int64
 	top      atomic.Pointer[Scope]
 	log      atomic.Pointer[eventLog]
 	memInfo  atomic.Pointer[MemInfoFunc]
@@ -203,6 +204,16 @@ func (l *Ledger) Free(k Kind, addr uintptr, n int64) {
 	}
 	if lg := l.log.Load(); lg != nil {
 		lg.add(Event{Op: OpFree, Kind: k, Bytes: n, Addr: addr, Level: cur})
+	}
+}
+
+// AddCached changes by delta the bytes of kind k that a caching pool holds
+// without handing them out: memory that counts as allocated (the pool got
+// it from the device) but that no user holds. Pools call it when a block
+// is cached (+) and when it is handed out again or released (-).
+func (l *Ledger) AddCached(k Kind, delta int64) {
+	if k < NumKinds {
+		l.cached[k].Add(delta)
 	}
 }
 

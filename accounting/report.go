@@ -20,7 +20,7 @@ func (s Snapshot) Report() string {
 	}
 	fmt.Fprintf(&b, "ledger %s\n", title)
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "memory\tcurrent\tpeak\tallocs\tfrees\tallocated\tfailed\tlimit\t")
+	fmt.Fprintln(w, "memory\tcurrent\tcached\tpeak\tallocs\tfrees\tallocated\tfailed\tlimit\t")
 	rows := 0
 	for k := Kind(0); k < NumKinds; k++ {
 		st := s.Kinds[k]
@@ -31,7 +31,7 @@ func (s Snapshot) Report() string {
 		if st.Limit > 0 {
 			limit = FormatBytes(st.Limit)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%s\t\n", k, FormatBytes(st.Current), FormatBytes(st.Peak),
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%d\t%s\t\n", k, FormatBytes(st.Current), FormatBytes(st.Cached), FormatBytes(st.Peak),
 			st.Allocs, st.Frees, FormatBytes(st.Allocated), st.Failed, limit)
 		rows++
 	}

@@ -14,6 +14,7 @@ type KindStats struct {
 	Allocated int64 `json:"allocated_bytes"` // bytes allocated in all
 	Freed     int64 `json:"freed_bytes"`     // bytes freed in all
 	Failed    int64 `json:"failed"`          // allocations refused (limit or device)
+	Cached    int64 `json:"cached"`          // bytes of Current a caching pool holds but has not handed out (the ledger's, in scopes too)
 	Limit     int64 `json:"limit"`           // the ledger's limit, 0 for none
 	Base      int64 `json:"base"`            // bytes in use when the scope began (0 for the ledger)
 }
@@ -53,6 +54,7 @@ func (c *counters) snapshot(name string, l *Ledger, base [NumKinds]int64) Snapsh
 			Allocated: ck.allocated.Load(),
 			Freed:     ck.freed.Load(),
 			Failed:    ck.failed.Load(),
+			Cached:    l.cached[k].Load(),
 			Limit:     l.limits[k].Load(),
 			Base:      base[k],
 		}

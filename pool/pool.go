@@ -27,15 +27,16 @@ const (
 type Pool struct {
 	dev driver.Device
 
-	mu       sync.Mutex
-	segments map[devarray.Ptr]*segment
-	live     map[devarray.Ptr]*block
-	free     freeIndex
-	pending  []*block
-	events   []driver.Event // idle events, for reuse
-	spare    []*block       // block structs merged away, for reuse by split
-	limit    int64
-	st       Stats
+	mu          sync.Mutex
+	segments    map[devarray.Ptr]*segment
+	live        map[devarray.Ptr]*block
+	free        freeIndex
+	pending     []*block
+	events      []driver.Event // idle events, for reuse
+	spare       []*block       // block structs merged away, for reuse by split
+	limit       int64
+	st          Stats
+	cachedShown int64 // the cached bytes last added to the ledger
 }
 
 // New returns an empty pool that allocates from dev.
@@ -95,6 +96,7 @@ func (p *Pool) AllocAsync(n int64, s driver.Stream) (devarray.Ptr, error) {
 	p.st.Allocs++
 	p.st.InUse += size
 	p.st.PeakInUse = max(p.st.PeakInUse, p.st.InUse)
+	p.publishCached()
 	return b.ptr, nil
 }
 
@@ -118,6 +120,7 @@ func (p *Pool) FreeAsync(ptr devarray.Ptr, s driver.Stream) error {
 	delete(p.live, ptr)
 	p.st.Frees++
 	p.st.InUse -= b.size
+	p.publishCached()
 	streams := make([]driver.Stream, 0, 2)
 	for _, st := range []driver.Stream{b.stream, s} {
 		if st != nil && !slices.Contains(streams, st) {
@@ -375,7 +378,16 @@ func (p *Pool) trim(wait bool) (int64, error) {
 		p.st.Segments--
 		freed += seg.size
 	}
+	p.publishCached()
 	return freed, errors.Join(errs...)
+}
+
+// publishCached brings the ledger's count of cached device bytes up to
+// date with the pool's. The caller holds p.mu.
+func (p *Pool) publishCached() {
+	c := p.st.Reserved - p.st.InUse
+	p.dev.Ledger().AddCached(accounting.Device, c-p.cachedShown)
+	p.cachedShown = c
 }
 
 // Trim gives the cached segments that are wholly free back to the device,

@@ -68,8 +68,11 @@ func TestCacheReuseSplitAndCoalesce(t *testing.T) {
 	assert.Equal(t, b+3072, c)
 	assert.Equal(t, int64(2<<20), dev.Ledger().Current(accounting.Device)-0, "the ledger counts the one segment")
 
+	cached := func() int64 { return dev.Ledger().Snapshot().Kinds[accounting.Device].Cached }
+	assert.Equal(t, int64(2<<20-1024-3072-512), cached(), "the ledger shows the segment's unused tail as cached")
 	require.NoError(t, p.Free(b))
 	st = p.Stats()
+	assert.Equal(t, st.Cached, cached(), "the ledger's cached bytes follow the pool's")
 	assert.Equal(t, 2, st.FreeBlocks, "the freed hole and the segment's tail")
 	assert.InDelta(t, 3072.0/float64(st.Cached), st.Fragmentation, 1e-9)
 
@@ -93,6 +96,7 @@ func TestCacheReuseSplitAndCoalesce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(2<<20), freed)
 	assert.Zero(t, dev.Ledger().Current(accounting.Device))
+	assert.Zero(t, cached(), "nothing cached after Trim")
 }
 
 func TestSegmentSizes(t *testing.T) {
