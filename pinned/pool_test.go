@@ -1,0 +1,167 @@
+package pinned_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/internal/testdev"
+	"github.com/cuarray/cuarray/pinned"
+)
+
+const gib = int64(1) << 30
+
+func TestSizeClass(t *testing.T) {
+	for _, tc := range []struct{ n, want int64 }{
+		{1, 4096},
+		{4096, 4096},
+		{4097, 8192},
+		{32 << 10, 32 << 10},
+		{32<<10 + 1, 36 << 10},
+		{1 << 20, 1 << 20},
+		{1<<20 + 1, 1<<20 + 128<<10},
+		{20 * gib, 20 * gib}, // PyTorch's rounding pins 32 GiB for this
+		{17 * gib, 18 * gib}, // an eighth of 16 GiB is the step
+		{31*gib + 1, 32 * gib},
+	} {
+		assert.Equal(t, tc.want, pinned.SizeClass(tc.n), "SizeClass(%d)", tc.n)
+	}
+	// Property: a class holds the request and wastes at most an eighth of it
+	// (or a page, below 32 KiB).
+	for range 100000 {
+		n := rand.Int64N(1<<40) + 1
+		if rand.IntN(2) == 0 {
+			n = rand.Int64N(1<<20) + 1
+		}
+		c := pinned.SizeClass(n)
+		require.GreaterOrEqual(t, c, n)
+		require.LessOrEqual(t, c-n, max(n/8, 4095), "n=%d class=%d", n, c)
+		require.Equal(t, c, pinned.SizeClass(c), "a class is its own class")
+	}
+}
+
+func TestPoolReuse(t *testing.T) {
+	dev := testdev.Open(t)
+	p, err := pinned.NewPool(dev, pinned.Mapped)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, p.Close()) }()
+	cached := func() int64 { return dev.Ledger().Snapshot().Kinds[accounting.Mapped].Cached }
+
+	a, err := p.Alloc(100 << 10)
+	require.NoError(t, err)
+	assert.Equal(t, int64(100<<10), a.Len())
+	assert.Equal(t, pinned.SizeClass(100<<10), dev.Ledger().Current(accounting.Mapped), "the ledger counts the class")
+	copy(a.Bytes(), testdev.RandomBytes(100<<10))
+	addr := a.HostPtr()
+	_, err = a.DevPtr()
+	require.NoError(t, err, "a mapped pool hands out mapped buffers")
+	require.NoError(t, a.Free())
+	assert.Equal(t, pinned.SizeClass(100<<10), cached(), "a freed buffer is cached")
+
+	b, err := p.Alloc(99 << 10) // same class
+	require.NoError(t, err)
+	assert.Equal(t, addr, b.HostPtr(), "the cached memory is reused")
+	assert.Len(t, b.Bytes(), 99<<10)
+	assert.Zero(t, cached())
+	c, err := p.Alloc(1 << 20) // another class
+	require.NoError(t, err)
+	assert.NotEqual(t, addr, c.HostPtr())
+
+	st := p.Stats()
+	assert.Equal(t, int64(3), st.Allocs)
+	assert.Equal(t, int64(1), st.FromCache)
+	assert.Equal(t, int64(2), st.FromDriver)
+	assert.Equal(t, 2, st.Live)
+	assert.Equal(t, int64(99<<10+1<<20), st.Requested)
+	assert.Equal(t, pinned.SizeClass(99<<10)+1<<20, st.InUse)
+
+	err = p.Close()
+	assert.ErrorIs(t, err, pinned.ErrInUse, "buffers are still handed out")
+	require.NoError(t, b.Free())
+	require.NoError(t, c.Free())
+	freed, err := p.Trim()
+	require.NoError(t, err)
+	assert.Equal(t, pinned.SizeClass(99<<10)+1<<20, freed)
+	assert.Zero(t, dev.Ledger().Current(accounting.Mapped))
+	assert.Zero(t, cached())
+}
+
+// A buffer freed to the pool while an async copy still uses it is not
+// handed out again until the copy is done.
+func TestPoolWaitsForPendingCopies(t *testing.T) {
+	dev := testdev.Open(t)
+	p, err := pinned.NewPool(dev, 0)
+	require.NoError(t, err)
+	a, err := p.Alloc(8192)
+	require.NoError(t, err)
+	w := new(work)
+	require.NoError(t, a.Guard(w))
+	require.NoError(t, a.Free(), "a pool takes a busy buffer back")
+	assert.Equal(t, 1, p.Stats().Waiting)
+
+	b, err := p.Alloc(8192)
+	require.NoError(t, err)
+	assert.NotEqual(t, a.HostPtr(), b.HostPtr(), "the busy block is not reused")
+	freed, err := p.Trim()
+	require.NoError(t, err)
+	assert.Zero(t, freed, "Trim leaves a busy block alone")
+
+	w.done.Store(true)
+	c, err := p.Alloc(8192)
+	require.NoError(t, err)
+	assert.Equal(t, a.HostPtr(), c.HostPtr(), "reused once the copy is done")
+	require.NoError(t, b.Free())
+	require.NoError(t, c.Free())
+
+	// Close waits for the copies of cached blocks.
+	d, err := p.Alloc(8192)
+	require.NoError(t, err)
+	w2 := new(work)
+	require.NoError(t, d.Guard(w2))
+	require.NoError(t, d.Free())
+	require.NoError(t, p.Close())
+	assert.True(t, w2.done.Load(), "Close waited for the copy")
+	assert.Zero(t, dev.Ledger().Current(accounting.Pinned))
+	_, err = p.Alloc(10)
+	assert.ErrorIs(t, err, device.ErrClosed)
+	require.NoError(t, p.Close(), "Close is idempotent")
+}
+
+// When the driver (here the ledger's limit) refuses, the pool frees its
+// idle cache and retries once.
+func TestPoolOutOfMemoryRetries(t *testing.T) {
+	dev := testdev.Open(t)
+	require.NoError(t, dev.Ledger().SetLimit(accounting.Pinned, 1<<20))
+	defer dev.Ledger().SetLimit(accounting.Pinned, 0)
+	p, err := pinned.NewPool(dev, 0)
+	require.NoError(t, err)
+	a, err := p.Alloc(768 << 10)
+	require.NoError(t, err)
+	require.NoError(t, a.Free())
+	b, err := p.Alloc(512 << 10) // another class: needs the cached 768 KiB back
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), p.Stats().Retries)
+	_, err = p.Alloc(768 << 10)
+	assert.ErrorIs(t, err, accounting.ErrOutOfMemory, "nothing left to free")
+	require.NoError(t, b.Free())
+	require.NoError(t, p.Close())
+	_, err = p.Alloc(0)
+	assert.Error(t, err)
+}
+
+func TestNewPoolErrors(t *testing.T) {
+	dev := testdev.Open(t)
+	_, err := pinned.NewPool(nil, 0)
+	assert.Error(t, err)
+	_, err = pinned.NewPool(dev, 1<<5)
+	assert.Error(t, err)
+	p, err := pinned.NewPool(dev, 0)
+	require.NoError(t, err)
+	_, err = p.Alloc(-1)
+	assert.Error(t, err)
+	require.NoError(t, p.Close())
+}
