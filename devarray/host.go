@@ -121,53 +121,21 @@ func (a *DevArray) move(op string, host []byte, toDevice bool) error {
 	return nil
 }
 
-// forEachRows splits the copy of a's elements into as few copies as the
-// layout allows. After simplify, the innermost run of contiguous bytes is a
-// row; the next axis out, when its stride is a valid pitch, stacks rows into
-// one 2-D copy; every remaining outer index issues one such copy. A block of
-// a single row goes through the plain 1-D copy.
+// forEachRows moves a's elements in as few copies as the layout allows:
+// one per block of Blocks, a block of a single row through the plain 1-D
+// copy.
 func forEachRows(a *DevArray, host []byte, toDevice bool, b Backend) error {
-	item := a.dtype.Size()
-	shape, strides := simplify(a.lay.shape, a.lay.strides)
-	width := item
-	if n := len(shape); n > 0 && strides[n-1] == item {
-		width = int64(shape[n-1]) * item
-		shape, strides = shape[:n-1], strides[:n-1]
-	}
-	height, pitch := int64(1), width
-	if n := len(shape); n > 0 && strides[n-1] >= width {
-		height, pitch = int64(shape[n-1]), strides[n-1]
-		shape, strides = shape[:n-1], strides[:n-1]
-	}
-	block := width * height // packed host bytes per 2-D copy
-	idx := make([]int, len(shape))
-	for hostOff := int64(0); hostOff < int64(len(host)); hostOff += block {
-		var devOff int64
-		for i, x := range idx {
-			devOff += int64(x) * strides[i]
-		}
-		dev := Place{Dev: a.Ptr() + Ptr(devOff)}
-		hst := Place{Host: host[hostOff : hostOff+block]}
-		var err error
+	return Blocks(a.lay.shape, a.lay.strides, a.dtype.Size(), func(bl Block) error {
+		dev := Place{Dev: a.Ptr() + Ptr(bl.Offset)}
+		hst := Place{Host: host[bl.Packed : bl.Packed+bl.Width*bl.Height]}
 		switch {
-		case height == 1 && toDevice:
-			err = b.CopyHtoD(dev.Dev, hst.Host)
-		case height == 1:
-			err = b.CopyDtoH(hst.Host, dev.Dev)
+		case bl.Height == 1 && toDevice:
+			return b.CopyHtoD(dev.Dev, hst.Host)
+		case bl.Height == 1:
+			return b.CopyDtoH(hst.Host, dev.Dev)
 		case toDevice:
-			err = b.Memcpy2D(Memcpy2D{Dst: dev, Src: hst, DstPitch: pitch, SrcPitch: width, Width: width, Height: height})
-		default:
-			err = b.Memcpy2D(Memcpy2D{Dst: hst, Src: dev, DstPitch: width, SrcPitch: pitch, Width: width, Height: height})
+			return b.Memcpy2D(Memcpy2D{Dst: dev, Src: hst, DstPitch: bl.Pitch, SrcPitch: bl.Width, Width: bl.Width, Height: bl.Height})
 		}
-		if err != nil {
-			return err
-		}
-		for i := len(idx) - 1; i >= 0; i-- {
-			if idx[i]++; idx[i] < shape[i] {
-				break
-			}
-			idx[i] = 0
-		}
-	}
-	return nil
+		return b.Memcpy2D(Memcpy2D{Dst: hst, Src: dev, DstPitch: bl.Width, SrcPitch: bl.Pitch, Width: bl.Width, Height: bl.Height})
+	})
 }
