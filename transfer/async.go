@@ -1,0 +1,170 @@
+package transfer
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// Op is an async copy in flight. It keeps the copy's host memory (Go
+// slices and pinned buffers) alive until the copy has completed, and the
+// pinned buffers it uses refuse Free until then (pinned.ErrBusy). Wait for
+// it, or poll Done, before touching the destination.
+type Op struct {
+	c    *Copier
+	s    driver.Stream
+	ev   driver.Event  // recorded on s after the copy; nil for a staged copy
+	done chan struct{} // closed when a staged copy's goroutine returns
+	x    *exec
+
+	mu       sync.Mutex
+	finished bool
+	err      error
+	keep     []Endpoint // the memory the copy uses, held until it is done
+}
+
+// CopyAsync queues a copy of src into dst on stream s and returns at once
+// with the Op that tracks it. The direct, pinned, mapped and d2d paths are
+// queued on s behind its earlier work. A staged copy runs on the copier's
+// own ring streams, driven by goroutines: it starts once s's earlier work
+// is done and later work on s does not wait for it, so Wait for the Op
+// first. A peer copy waits for s and runs at once.
+func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (*Op, error) {
+	if s == nil {
+		return nil, fmt.Errorf("transfer: copy async: no stream (use Copy for a synchronous copy): %w", driver.ErrInvalidValue)
+	}
+	j, err := c.prepare(dst, src, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.reap()
+	op := &Op{c: c, s: s, x: &exec{dev: c.dev, s: s, k: c.kernels}, keep: []Endpoint{dst, src}}
+	for _, e := range op.keep {
+		if e.side == InPinned {
+			if err := e.buf.Guard(op); err != nil {
+				return nil, op.fail(fmt.Errorf("transfer: copy async: %w", err))
+			}
+		}
+	}
+	if j.choice.Path == PathStaged {
+		op.done = make(chan struct{})
+		go func() {
+			defer close(op.done)
+			err := j.run(op.x)
+			op.mu.Lock()
+			op.err = err
+			op.mu.Unlock()
+		}()
+	} else {
+		if err := j.run(op.x); err != nil {
+			return nil, op.fail(err)
+		}
+		ev, err := c.dev.NewEvent()
+		if err == nil {
+			op.ev = ev
+			err = s.Record(ev)
+		}
+		if err != nil {
+			return nil, op.fail(err)
+		}
+	}
+	c.mu.Lock()
+	c.ops[op] = struct{}{}
+	c.mu.Unlock()
+	return op, nil
+}
+
+// fail ends an op whose queueing failed: it waits for what was queued and
+// frees the temporaries.
+func (op *Op) fail(err error) error {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	op.finished = true
+	return errors.Join(err, op.s.Synchronize(), op.release())
+}
+
+// Done reports whether the copy has completed, without waiting.
+func (op *Op) Done() (bool, error) {
+	op.mu.Lock()
+	if op.finished {
+		op.mu.Unlock()
+		return true, op.err
+	}
+	op.mu.Unlock()
+	if op.done != nil {
+		select {
+		case <-op.done:
+		default:
+			return false, nil
+		}
+	} else if ok, err := op.ev.Query(); err != nil || !ok {
+		return false, err
+	}
+	return true, op.finish(false)
+}
+
+// Wait waits until the copy has completed and returns its error, or the
+// first error of the work queued on its stream up to it.
+func (op *Op) Wait() error {
+	op.mu.Lock()
+	if op.finished {
+		op.mu.Unlock()
+		return op.err
+	}
+	op.mu.Unlock()
+	if op.done != nil {
+		<-op.done
+	}
+	return op.finish(true)
+}
+
+// finish ends the op once its work is done: with sync it also waits for
+// its stream (to report the errors of the queued work).
+func (op *Op) finish(sync bool) error {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	if op.finished {
+		return op.err
+	}
+	var errs []error
+	errs = append(errs, op.err)
+	if sync && op.done == nil {
+		errs = append(errs, op.s.Synchronize())
+	}
+	errs = append(errs, op.release())
+	op.err = errors.Join(errs...)
+	op.finished = true
+	op.c.mu.Lock()
+	delete(op.c.ops, op)
+	op.c.mu.Unlock()
+	return op.err
+}
+
+// release frees the op's temporaries and event and lets go of its memory.
+// The caller holds op.mu.
+func (op *Op) release() error {
+	var errs []error
+	errs = append(errs, op.x.finish())
+	if op.ev != nil {
+		errs = append(errs, op.ev.Close())
+		op.ev = nil
+	}
+	op.keep = nil
+	return errors.Join(errs...)
+}
+
+// reap ends the ops that have completed, so that their memory is let go
+// even when nobody waits for them.
+func (c *Copier) reap() {
+	c.mu.Lock()
+	ops := make([]*Op, 0, len(c.ops))
+	for op := range c.ops {
+		ops = append(ops, op)
+	}
+	c.mu.Unlock()
+	for _, op := range ops {
+		_, _ = op.Done()
+	}
+}

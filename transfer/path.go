@@ -1,0 +1,64 @@
+package transfer
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cuarray/cuarray/accounting"
+)
+
+// Path is a way of moving bytes; each is recorded in the ledger under the
+// accounting.Path of the same name.
+type Path uint8
+
+// The paths. PathAuto lets the planner choose.
+const (
+	PathAuto   Path = iota
+	PathDirect      // the driver copies from or to pageable memory (it stages through its own buffer)
+	PathPinned      // DMA from or to page-locked memory
+	PathStaged      // pageable memory through a ring of pinned chunks: host copies by several goroutines overlapped with DMA on several streams
+	PathMapped      // a kernel reads or writes mapped host memory in place
+	PathD2D         // within one device
+	PathPeer        // between two devices
+	numPaths
+)
+
+var pathNames = [numPaths]string{"auto", "direct", "pinned", "staged", "mapped", "d2d", "peer"}
+
+// String returns the path's name.
+func (p Path) String() string {
+	if p >= numPaths {
+		return fmt.Sprintf("Path(%d)", p)
+	}
+	return pathNames[p]
+}
+
+// Ledger returns the ledger path of the same name (PathAuto has none: PathDirect).
+func (p Path) Ledger() accounting.Path {
+	switch p {
+	case PathPinned:
+		return accounting.PathPinned
+	case PathStaged:
+		return accounting.PathStaged
+	case PathMapped:
+		return accounting.PathMapped
+	case PathD2D:
+		return accounting.PathD2D
+	case PathPeer:
+		return accounting.PathPeer
+	}
+	return accounting.PathDirect
+}
+
+// ParsePath returns the path with the given name.
+func ParsePath(s string) (Path, error) {
+	for p := Path(0); p < numPaths; p++ {
+		if pathNames[p] == s {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("transfer: unknown path %q (want one of %s)", s, strings.Join(pathNames[:], ", "))
+}
+
+// Paths returns every path but Auto.
+func Paths() []Path { return []Path{PathDirect, PathPinned, PathStaged, PathMapped, PathD2D, PathPeer} }

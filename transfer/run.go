@@ -1,0 +1,228 @@
+package transfer
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/kernels"
+)
+
+// maxDriverCopies is the most pitched driver copies a strided device side
+// is moved with before a pack kernel gathers it instead: each driver copy
+// costs microseconds to start.
+const maxDriverCopies = 64
+
+// runSync runs the copy and waits for it.
+func (j *job) runSync() error {
+	x := &exec{dev: j.c.dev, k: j.c.kernels}
+	var arrays []*devarray.DevArray
+	for _, e := range []Endpoint{j.dst, j.src} {
+		if e.side == OnDevice {
+			arrays = append(arrays, e.arr)
+		}
+	}
+	// The arrays' memory cannot be freed while the copy runs.
+	err := devarray.Use(func() error { return j.run(x) }, arrays...)
+	return errors.Join(err, x.finish())
+}
+
+// run moves the bytes along the chosen path.
+func (j *job) run(x *exec) error {
+	if j.n == 0 {
+		return nil
+	}
+	var err error
+	switch p := j.choice.Path; {
+	case j.dst.side != OnDevice && j.src.side != OnDevice:
+		err = copyHost(j.c.dev, j.dst, j.src)
+	case p == PathDirect || p == PathPinned:
+		err = j.runDriver(x)
+	case p == PathStaged:
+		err = j.runStaged(x)
+	case p == PathMapped:
+		err = j.runMapped(x)
+	case p == PathD2D:
+		err = j.runD2D(x)
+	case p == PathPeer:
+		err = j.runPeer(x)
+	}
+	if err != nil {
+		return fmt.Errorf("transfer: %v copy of %s: %w", j.choice.Path, accounting.FormatBytes(j.n), err)
+	}
+	return nil
+}
+
+// sides returns the device and host endpoints and whether the copy goes to the device.
+func (j *job) sides() (dev, host Endpoint, toDevice bool) {
+	if j.dst.side == OnDevice {
+		return j.dst, j.src, true
+	}
+	return j.src, j.dst, false
+}
+
+// runDriver moves the bytes with the driver's copies, pitched where the
+// layouts allow: the direct and pinned paths.
+func (j *job) runDriver(x *exec) error {
+	dev, host, toDevice := j.sides()
+	item := dev.arr.DType().Size()
+	switch {
+	case dev.contiguous():
+		return hostBlocks(x, dev.arr.Ptr(), host, toDevice)
+	case host.contiguous() && countBlocks(dev.arr, maxDriverCopies+1) <= maxDriverCopies:
+		h := host.hostAt(0)
+		return devarray.Blocks(dev.arr.Shape(), dev.arr.Strides(), item, func(b devarray.Block) error {
+			return x.move2D(dev.arr.Ptr()+devarray.Ptr(b.Offset), b.Pitch, h[b.Packed:], b.Width, b.Width, b.Height, toDevice)
+		})
+	}
+	t, err := x.temp(dev.arr)
+	if err != nil {
+		return err
+	}
+	if toDevice {
+		if err := hostBlocks(x, t.Ptr(), host, true); err != nil {
+			return err
+		}
+		return x.kernel(dev.arr, t, accounting.DtoD, accounting.PathKernel)
+	}
+	if err := x.kernel(t, dev.arr, accounting.DtoD, accounting.PathKernel); err != nil {
+		return err
+	}
+	return hostBlocks(x, t.Ptr(), host, false)
+}
+
+// hostBlocks moves between contiguous device memory at d and the host
+// side in any layout, one pitched copy per block of the host layout.
+func hostBlocks(x *exec, d devarray.Ptr, host Endpoint, toDevice bool) error {
+	return devarray.Blocks(host.arr.Shape(), host.arr.Strides(), host.arr.DType().Size(), func(b devarray.Block) error {
+		return x.move2D(d+devarray.Ptr(b.Packed), b.Width, host.hostAt(b.Offset), b.Pitch, b.Width, b.Height, toDevice)
+	})
+}
+
+// countBlocks counts a's blocks, up to limit.
+func countBlocks(a *devarray.DevArray, limit int) int {
+	n := 0
+	stop := errors.New("enough")
+	_ = devarray.Blocks(a.Shape(), a.Strides(), a.DType().Size(), func(devarray.Block) error {
+		if n++; n >= limit {
+			return stop
+		}
+		return nil
+	})
+	return n
+}
+
+// runMapped runs a kernel that reads or writes the mapped host memory in place.
+func (j *job) runMapped(x *exec) error {
+	dev, host, toDevice := j.sides()
+	p, err := host.buf.DevPtr()
+	if err != nil {
+		return err
+	}
+	view, err := devarray.Wrap(x.dev, devarray.Descriptor{
+		Ptr: p + devarray.Ptr(host.zero()), Shape: host.arr.Shape(), Strides: host.arr.Strides(),
+		DType: host.arr.DType(), Device: x.dev.DeviceID(),
+	}, devarray.WithBounds(p, int64(len(host.mem))))
+	if err != nil {
+		return err
+	}
+	if toDevice {
+		return x.strided(dev.arr, view, accounting.HtoD, accounting.PathMapped)
+	}
+	return x.strided(view, dev.arr, accounting.DtoH, accounting.PathMapped)
+}
+
+// runD2D copies within the device: one driver copy when both sides are
+// contiguous, else pack kernels.
+func (j *job) runD2D(x *exec) error {
+	if j.dst.contiguous() && j.src.contiguous() {
+		return x.dtod(j.dst.arr.Ptr(), j.src.arr.Ptr(), j.n)
+	}
+	return x.strided(j.dst.arr, j.src.arr, accounting.DtoD, accounting.PathKernel)
+}
+
+// runPeer copies between two devices: strided sides are packed into (or
+// unpacked from) a contiguous temporary on their own device. The driver's
+// peer copy is synchronous: on a stream, the stream's earlier work is
+// waited for first.
+func (j *job) runPeer(x *exec) error {
+	dstDev, err := deviceOf(j.dst, Endpoint{})
+	if err != nil {
+		return err
+	}
+	if x.s != nil {
+		if err := x.s.Synchronize(); err != nil {
+			return err
+		}
+	}
+	src := j.src.arr
+	if !src.IsContiguous() {
+		if src, err = x.temp(j.src.arr); err != nil {
+			return err
+		}
+		if err := x.kernel(src, j.src.arr, accounting.DtoD, accounting.PathKernel); err != nil {
+			return err
+		}
+		if err := x.finishKernels(); err != nil {
+			return err
+		}
+	}
+	if j.dst.contiguous() {
+		return x.dev.CopyPeer(j.dst.arr.Ptr(), dstDev, src.Ptr(), j.n)
+	}
+	t, err := devarray.Empty(dstDev, j.dst.arr.DType(), j.dst.arr.Shape()...)
+	if err != nil {
+		return err
+	}
+	defer t.Free()
+	if err := x.dev.CopyPeer(t.Ptr(), dstDev, src.Ptr(), j.n); err != nil {
+		return err
+	}
+	k, err := kernels.New(dstDev)
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	start := time.Now()
+	if err := k.Unpack(j.dst.arr, t); err != nil {
+		return err
+	}
+	if err := dstDev.Synchronize(); err != nil {
+		return err
+	}
+	dstDev.Ledger().RecordCopy(accounting.DtoD, accounting.PathKernel, j.n, time.Since(start))
+	return nil
+}
+
+// finishKernels waits for the kernels queued so far.
+func (x *exec) finishKernels() error {
+	if x.s != nil {
+		return x.s.Synchronize()
+	}
+	return x.dev.Synchronize()
+}
+
+// copyHost copies between two host endpoints in Go, recorded as a direct
+// host-to-host copy in dev's ledger when there is a device.
+func copyHost(dev driver.Device, dst, src Endpoint) error {
+	if dst.arr.DType() != src.arr.DType() || !slices.Equal(dst.arr.Shape(), src.arr.Shape()) {
+		return fmt.Errorf("transfer: copy %v %v into %v %v: %w", src.arr.DType(), src.arr.Shape(), dst.arr.DType(), dst.arr.Shape(), ErrMismatch)
+	}
+	n := src.nbytes()
+	start := time.Now()
+	if dst.contiguous() {
+		newHostLayout(src).gather(dst.hostAt(0)[:n], 0)
+	} else {
+		packed := make([]byte, n)
+		newHostLayout(src).gather(packed, 0)
+		newHostLayout(dst).scatter(packed, 0)
+	}
+	if dev != nil {
+		dev.Ledger().RecordCopy(accounting.HtoH, accounting.PathDirect, n, time.Since(start))
+	}
+	return nil
+}
