@@ -27,7 +27,7 @@ bench:
 
 ## cover: coverage per package, and cover.html
 cover:
-	$(GO) test -count=1 -coverprofile=cover.out -coverpkg=./devarray/...,./accounting/...,./device/...,./pool/...,./plan/...,./kernels/... $(PKGS)
+	$(GO) test -count=1 -coverprofile=cover.out -coverpkg=./devarray/...,./accounting/...,./device/...,./pool/...,./plan/...,./kernels/...,./pinned/...,./transfer/... $(PKGS)
 	$(GO) tool cover -func=cover.out | tail -1
 	$(GO) tool cover -html=cover.out -o cover.html
 
@@ -40,6 +40,8 @@ fuzz:
 	$(GO) test ./device -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./cmd/cuarray -run '^$$' -fuzz '^FuzzParseShape$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./cmd/cuarray -run '^$$' -fuzz '^FuzzParseParam$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./transfer -run '^$$' -fuzz '^FuzzParsePath$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./transfer -run '^$$' -fuzz '^FuzzStridedHostCopy$$' -fuzztime $(FUZZTIME)
 
 # ---- CUDA: the real backend is built with -tags cuda (see README) ----------
 

@@ -26,11 +26,13 @@ type Op struct {
 }
 
 // CopyAsync queues a copy of src into dst on stream s and returns at once
-// with the Op that tracks it. The direct, pinned, mapped and d2d paths are
-// queued on s behind its earlier work. A staged copy runs on the copier's
-// own ring streams, driven by goroutines: it starts once s's earlier work
-// is done and later work on s does not wait for it, so Wait for the Op
-// first. A peer copy waits for s and runs at once.
+// with the Op that tracks it. Copies on one stream happen in the order
+// they were queued. The direct, pinned, mapped and d2d paths are queued on
+// s itself. A staged copy runs on the copier's own ring streams, driven by
+// goroutines, once s's earlier work is done; a copy queued on s behind a
+// staged copy that is still running waits for it before CopyAsync returns.
+// Other work queued on s directly does not wait for a staged copy: Wait
+// for its Op first. A peer copy waits for s and runs at once.
 func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (*Op, error) {
 	if s == nil {
 		return nil, fmt.Errorf("transfer: copy async: no stream (use Copy for a synchronous copy): %w", driver.ErrInvalidValue)
@@ -40,6 +42,9 @@ func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (
 		return nil, err
 	}
 	c.reap()
+	c.mu.Lock()
+	prev := c.staged[s]
+	c.mu.Unlock()
 	op := &Op{c: c, s: s, x: &exec{dev: c.dev, s: s, k: c.kernels}, keep: []Endpoint{dst, src}}
 	for _, e := range op.keep {
 		if e.side == InPinned {
@@ -50,14 +55,23 @@ func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (
 	}
 	if j.choice.Path == PathStaged {
 		op.done = make(chan struct{})
+		c.mu.Lock()
+		c.staged[s] = op
+		c.mu.Unlock()
 		go func() {
 			defer close(op.done)
+			if prev != nil {
+				<-prev.done
+			}
 			err := j.run(op.x)
 			op.mu.Lock()
 			op.err = err
 			op.mu.Unlock()
 		}()
 	} else {
+		if prev != nil {
+			<-prev.done
+		}
 		if err := j.run(op.x); err != nil {
 			return nil, op.fail(err)
 		}
@@ -138,6 +152,9 @@ func (op *Op) finish(sync bool) error {
 	op.finished = true
 	op.c.mu.Lock()
 	delete(op.c.ops, op)
+	if op.c.staged[op.s] == op {
+		delete(op.c.staged, op.s)
+	}
 	op.c.mu.Unlock()
 	return op.err
 }

@@ -23,6 +23,7 @@ type Copier struct {
 	mu     sync.Mutex
 	k      *kernels.Kernels
 	ops    map[*Op]struct{}
+	staged map[driver.Stream]*Op // the last staged copy queued on each stream
 	closed bool
 
 	ringMu sync.Mutex // held by the staged copy using the ring
@@ -34,7 +35,7 @@ func New(dev driver.Device, opts ...Option) (*Copier, error) {
 	if dev == nil {
 		return nil, fmt.Errorf("transfer: new copier: no device: %w", driver.ErrInvalidValue)
 	}
-	return &Copier{dev: dev, opt: apply(Options{}, opts), ops: make(map[*Op]struct{})}, nil
+	return &Copier{dev: dev, opt: apply(Options{}, opts), ops: make(map[*Op]struct{}), staged: make(map[driver.Stream]*Op)}, nil
 }
 
 // Device returns the copier's device.

@@ -1,0 +1,152 @@
+package transfer_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/device/sim"
+	"github.com/cuarray/cuarray/internal/testdev"
+	"github.com/cuarray/cuarray/pinned"
+	"github.com/cuarray/cuarray/transfer"
+)
+
+// Every path queued on a stream: the data arrives once the Op is waited for.
+func TestCopyAsyncPaths(t *testing.T) {
+	dev := testdev.Open(t)
+	c, err := transfer.New(dev, transfer.WithRing(8192, 2, 2))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s.Close()
+	for _, tc := range []struct {
+		path transfer.Path
+		host string
+	}{
+		{transfer.PathDirect, "pageable"},
+		{transfer.PathPinned, "pinned"},
+		{transfer.PathStaged, "pageable"},
+		{transfer.PathMapped, "mapped"},
+	} {
+		for _, strided := range []bool{false, true} {
+			t.Run(tc.path.String(), func(t *testing.T) {
+				d := deviceSide(t, dev, strided)
+				defer d.free()
+				h := hostSide(t, dev, tc.host, strided)
+				defer h.free()
+				back := hostSide(t, dev, tc.host, false)
+				defer back.free()
+				want := randomFloats(rows * cols)
+				h.write(t, want)
+				before := dev.Ledger().Snapshot()
+				in, err := c.CopyAsync(s, d.ep, h.ep, transfer.Via(tc.path))
+				require.NoError(t, err)
+				out, err := c.CopyAsync(s, back.ep, d.ep, transfer.Via(tc.path))
+				require.NoError(t, err)
+				require.NoError(t, out.Wait())
+				require.NoError(t, in.Wait())
+				done, err := in.Done()
+				assert.True(t, done)
+				assert.NoError(t, err)
+				assert.Equal(t, want, back.read(t))
+				diff := accounting.Diff(before, dev.Ledger().Snapshot())
+				assert.Equal(t, int64(4*rows*cols), diff.Copies[accounting.HtoD][tc.path.Ledger()].Bytes)
+				assert.Equal(t, int64(4*rows*cols), diff.Copies[accounting.DtoH][tc.path.Ledger()].Bytes)
+			})
+		}
+	}
+	_, err = c.CopyAsync(nil, transfer.Host(make([]float32, 4)), transfer.Host(make([]float32, 4)))
+	assert.Error(t, err, "an async copy needs a stream")
+}
+
+// A pinned buffer an async copy still uses cannot be freed: Free says so
+// and frees nothing; once the copy is done it frees.
+func TestFreeDuringAsyncCopyIsCaught(t *testing.T) {
+	dev := testdev.Open(t)
+	if !testdev.IsSim(dev) {
+		t.Skip("holding a stream back needs sim.Pause")
+	}
+	c, err := transfer.New(dev)
+	require.NoError(t, err)
+	defer c.Close()
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s.Close()
+	buf, err := pinned.Alloc(dev, 1<<20, 0)
+	require.NoError(t, err)
+	copy(buf.Bytes(), testdev.RandomBytes(1<<20))
+	a, err := devarray.Empty(dev, devarray.Uint8, 1<<20)
+	require.NoError(t, err)
+	defer a.Free()
+
+	resume, err := sim.Pause(s)
+	require.NoError(t, err)
+	op, err := c.CopyAsync(s, transfer.Dev(a), transfer.Pinned(buf, devarray.Uint8))
+	require.NoError(t, err)
+	done, err := op.Done()
+	require.NoError(t, err)
+	assert.False(t, done, "the stream is held")
+	assert.ErrorIs(t, buf.Free(), pinned.ErrBusy)
+	assert.Equal(t, int64(1<<20), dev.Ledger().Current(accounting.Pinned), "nothing was freed")
+	resume()
+	require.NoError(t, op.Wait())
+	got, err := devarray.ToHost[uint8](a)
+	require.NoError(t, err)
+	assert.Equal(t, buf.Bytes(), got, "the copy read the buffer intact")
+	require.NoError(t, buf.Free())
+	assert.Zero(t, dev.Ledger().Current(accounting.Pinned))
+}
+
+// Fault injection: a failure at any step of a staged copy — a staging
+// chunk, the temporary for a strided side, a DMA, a pack kernel's
+// neighbour copy — returns an error and leaves no pinned or device memory
+// allocated beyond the arrays the test made.
+func TestStagedFailuresLeaveNothing(t *testing.T) {
+	for _, strided := range []bool{false, true} {
+		for _, toDevice := range []bool{true, false} {
+			for _, fail := range []string{"alloc", "copy"} {
+				failures := 0
+				for step := int64(1); step <= 8; step++ {
+					dev, err := device.Open("sim:0?mem=64MiB")
+					require.NoError(t, err)
+					d := deviceSide(t, dev, strided)
+					h := hostSide(t, dev, "pageable", strided)
+					base := dev.Ledger().Current(accounting.Device)
+					c, err := transfer.New(dev, transfer.WithRing(4096, 3, 2))
+					require.NoError(t, err)
+					sd := dev.(*sim.Device)
+					if fail == "alloc" {
+						sd.FailAlloc(step)
+					} else {
+						sd.FailCopy(step)
+					}
+					src, dst := h.ep, d.ep
+					if !toDevice {
+						src, dst = d.ep, h.ep
+					}
+					err = c.Copy(dst, src, transfer.Via(transfer.PathStaged))
+					sd.FailAlloc(0)
+					sd.FailCopy(0)
+					snap := dev.Ledger().Snapshot()
+					if err != nil {
+						failures++
+						assert.ErrorIs(t, err, device.ErrInjected)
+						assert.Zero(t, snap.Kinds[accounting.Pinned].Current, "%s failure at step %d: the ring is freed", fail, step)
+						assert.Equal(t, base, snap.Kinds[accounting.Device].Current, "%s failure at step %d: temporaries are freed", fail, step)
+					}
+					require.NoError(t, c.Close())
+					assert.Zero(t, dev.Ledger().Current(accounting.Pinned))
+					d.free()
+					assert.Zero(t, dev.Ledger().Current(accounting.Device))
+					require.NoError(t, dev.Close())
+				}
+				assert.GreaterOrEqual(t, failures, 2, "strided %v, to device %v: %s failures were injected", strided, toDevice, fail)
+			}
+		}
+	}
+}

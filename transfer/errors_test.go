@@ -1,0 +1,152 @@
+package transfer_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/internal/testdev"
+	"github.com/cuarray/cuarray/pinned"
+	"github.com/cuarray/cuarray/transfer"
+)
+
+// Bad copies get a clear error, move nothing and allocate nothing.
+func TestCopyErrors(t *testing.T) {
+	dev := testdev.Open(t)
+	c, err := transfer.New(dev)
+	require.NoError(t, err)
+	defer c.Close()
+	a, err := devarray.FromHost(dev, randomFloats(12), 3, 4)
+	require.NoError(t, err)
+	defer a.Free()
+	ro, err := a.AsReadOnly()
+	require.NoError(t, err)
+	freed, err := devarray.Empty(dev, devarray.Float32, 12)
+	require.NoError(t, err)
+	require.NoError(t, freed.Free())
+	buf, err := pinned.Alloc(dev, 48, 0)
+	require.NoError(t, err)
+	defer buf.Free()
+	other, err := device.Open("sim:3?mem=1MiB")
+	require.NoError(t, err)
+	defer other.Close()
+	elsewhere, err := devarray.Empty(other, devarray.Float32, 3, 4)
+	require.NoError(t, err)
+	host := make([]float32, 12)
+
+	for _, tc := range []struct {
+		name     string
+		dst, src transfer.Endpoint
+		opts     []transfer.Option
+		want     error
+	}{
+		{"shapes differ", transfer.Host(host, 4, 3), transfer.Dev(a), nil, transfer.ErrMismatch},
+		{"dtypes differ", transfer.Host(make([]int32, 12), 3, 4), transfer.Dev(a), nil, transfer.ErrMismatch},
+		{"read-only destination", transfer.Dev(ro), transfer.Host(host, 3, 4), nil, devarray.ErrReadOnly},
+		{"freed array", transfer.Host(host), transfer.Dev(freed), nil, devarray.ErrFreed},
+		{"nil array", transfer.Host(host), transfer.Dev(nil), nil, device.ErrInvalidValue},
+		{"zero endpoint", transfer.Endpoint{}, transfer.Dev(a), nil, device.ErrInvalidValue},
+		{"pinned path from pageable memory", transfer.Dev(a), transfer.Host(host, 3, 4), []transfer.Option{transfer.Via(transfer.PathPinned)}, transfer.ErrPath},
+		{"staged path from pinned memory", transfer.Dev(a), transfer.Pinned(buf, devarray.Float32, 3, 4), []transfer.Option{transfer.Via(transfer.PathStaged)}, transfer.ErrPath},
+		{"direct path from pinned memory", transfer.Dev(a), transfer.Pinned(buf, devarray.Float32, 3, 4), []transfer.Option{transfer.Via(transfer.PathDirect)}, transfer.ErrPath},
+		{"mapped path from unmapped memory", transfer.Dev(a), transfer.Pinned(buf, devarray.Float32, 3, 4), []transfer.Option{transfer.Via(transfer.PathMapped)}, transfer.ErrPath},
+		{"d2d path to the host", transfer.Host(host, 3, 4), transfer.Dev(a), []transfer.Option{transfer.Via(transfer.PathD2D)}, transfer.ErrPath},
+		{"peer path on one device", transfer.Dev(a), transfer.Dev(a), []transfer.Option{transfer.Via(transfer.PathPeer)}, transfer.ErrPath},
+		{"staged host to host", transfer.Host(host), transfer.Host(make([]float32, 12)), []transfer.Option{transfer.Via(transfer.PathStaged)}, transfer.ErrPath},
+		{"unknown path", transfer.Dev(a), transfer.Host(host, 3, 4), []transfer.Option{transfer.Via(transfer.Path(99))}, transfer.ErrPath},
+		{"array of another device", transfer.Host(host, 3, 4), transfer.Dev(elsewhere), nil, devarray.ErrDevice},
+		{"strided device endpoint", transfer.Host(host), transfer.Dev(a).Strided(0, 4), nil, device.ErrInvalidValue},
+		{"strides outside the memory", transfer.Dev(a), transfer.Host(host, 3, 4).Strided(0, 20, 4), nil, devarray.ErrBounds},
+		{"negative offset", transfer.Dev(a), transfer.Host(host, 3, 4).Strided(-4, 16, 4), nil, devarray.ErrBounds},
+		{"bad dtype", transfer.Dev(a), transfer.HostBytes(make([]byte, 48), devarray.DType(200)), nil, devarray.ErrDType},
+		{"freed pinned buffer", transfer.Dev(a), transfer.Pinned(freedBuffer(t, dev), devarray.Float32), nil, pinned.ErrFreed},
+		{"nil pinned buffer", transfer.Dev(a), transfer.Pinned(nil, devarray.Float32), nil, device.ErrInvalidValue},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := dev.Ledger().Snapshot()
+			err := c.Copy(tc.dst, tc.src, tc.opts...)
+			require.ErrorIs(t, err, tc.want)
+			diff := accounting.Diff(before, dev.Ledger().Snapshot())
+			assert.Zero(t, diff.Copied().Bytes, "nothing moved")
+			assert.Zero(t, diff.Allocations(), "nothing allocated")
+		})
+	}
+	require.NoError(t, elsewhere.Free())
+	require.NoError(t, c.Close())
+	assert.ErrorIs(t, c.Copy(transfer.Host(host, 3, 4), transfer.Dev(a)), transfer.ErrClosed)
+	_, err = transfer.New(nil)
+	assert.Error(t, err)
+}
+
+func freedBuffer(t *testing.T, dev device.Device) *pinned.Buffer {
+	b, err := pinned.Alloc(dev, 48, 0)
+	require.NoError(t, err)
+	require.NoError(t, b.Free())
+	return b
+}
+
+func TestParsePath(t *testing.T) {
+	for _, p := range append(transfer.Paths(), transfer.PathAuto) {
+		got, err := transfer.ParsePath(p.String())
+		require.NoError(t, err)
+		assert.Equal(t, p, got)
+	}
+	_, err := transfer.ParsePath("teleport")
+	assert.ErrorContains(t, err, "staged")
+	assert.Equal(t, "Path(42)", transfer.Path(42).String())
+}
+
+func FuzzParsePath(f *testing.F) {
+	for _, s := range []string{"direct", "pinned", "staged", "", "PINNED", "d2d\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := transfer.ParsePath(s)
+		if err == nil {
+			assert.Equal(t, s, p.String(), "a parsed path prints as it was written")
+		}
+	})
+}
+
+// FuzzStridedHostCopy copies between two host layouts made from fuzzed
+// strides and checks every element against a direct reference.
+func FuzzStridedHostCopy(f *testing.F) {
+	f.Add(uint8(3), uint8(4), int16(16), int16(4), int16(4), int16(12), uint16(0), uint16(0))
+	f.Add(uint8(5), uint8(2), int16(-8), int16(4), int16(8), int16(-4), uint16(40), uint16(4))
+	f.Fuzz(func(t *testing.T, r, c uint8, s0, s1, d0, d1 int16, srcOff, dstOff uint16) {
+		rows, cols := int(r%9), int(c%9)
+		src := randomFloats(256)
+		dst := randomFloats(256)
+		orig := append([]float32(nil), dst...)
+		se := transfer.Host(src, rows, cols).Strided(int64(srcOff%1024)&^3, int64(s0)&^3, int64(s1)&^3)
+		de := transfer.Host(dst, rows, cols).Strided(int64(dstOff%1024)&^3, int64(d0)&^3, int64(d1)&^3)
+		if se.Err() != nil || de.Err() != nil {
+			return // outside the memory: refused, as TestCopyErrors checks
+		}
+		// Overlapping destination elements make the result order-dependent.
+		seen := map[int64]bool{}
+		for i := range rows {
+			for j := range cols {
+				off := int64(dstOff%1024)&^3 + int64(i)*(int64(d0)&^3) + int64(j)*(int64(d1)&^3)
+				if seen[off] {
+					return
+				}
+				seen[off] = true
+			}
+		}
+		require.NoError(t, transfer.Copy(de, se))
+		want := orig
+		for i := range rows {
+			for j := range cols {
+				so := (int64(srcOff%1024)&^3 + int64(i)*(int64(s0)&^3) + int64(j)*(int64(s1)&^3)) / 4
+				do := (int64(dstOff%1024)&^3 + int64(i)*(int64(d0)&^3) + int64(j)*(int64(d1)&^3)) / 4
+				want[do] = src[so]
+			}
+		}
+		assert.Equal(t, want, dst)
+	})
+}
