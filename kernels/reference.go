@@ -3,6 +3,8 @@ package kernels
 import (
 	"encoding/binary"
 	"math"
+
+	"github.com/cuarray/cuarray/devarray"
 )
 
 // The Go references of the kernels in kernels.cu. Each works on the bytes of
@@ -62,12 +64,26 @@ func refSum(mem []byte, base int64, l layout, e element) float64 {
 	return s
 }
 
+// refPack gathers the elements of the strided src (element 0 at base) into
+// the packed dst, a contiguous run at a time.
 func refPack(dst, src []byte, base int64, l layout, item int64) {
-	l.offsets(func(i, off int64) { copy(dst[i*item:(i+1)*item], src[base+off:base+off+item]) })
+	refRuns(l, item, func(packed, off, n int64) { copy(dst[packed:packed+n], src[base+off:base+off+n]) })
 }
 
+// refUnpack scatters the packed src into the strided dst.
 func refUnpack(dst []byte, base int64, l layout, src []byte, item int64) {
-	l.offsets(func(i, off int64) { copy(dst[base+off:base+off+item], src[i*item:(i+1)*item]) })
+	refRuns(l, item, func(packed, off, n int64) { copy(dst[base+off:base+off+n], src[packed:packed+n]) })
+}
+
+// refRuns calls f with each run of contiguous bytes of the layout: its
+// position in the packed bytes, its offset from element 0 and its length.
+func refRuns(l layout, item int64, f func(packed, off, n int64)) {
+	_ = devarray.Blocks(l.shape, l.strides, item, func(b devarray.Block) error {
+		for r := range b.Height {
+			f(b.Packed+r*b.Width, b.Offset+r*b.Pitch, b.Width)
+		}
+		return nil
+	})
 }
 
 // Checksum is the checksum kernel's function on host bytes: the sum, modulo

@@ -35,7 +35,13 @@ func New(dev driver.Device, opts ...Option) (*Copier, error) {
 	if dev == nil {
 		return nil, fmt.Errorf("transfer: new copier: no device: %w", driver.ErrInvalidValue)
 	}
-	return &Copier{dev: dev, opt: apply(Options{}, opts), ops: make(map[*Op]struct{}), staged: make(map[driver.Stream]*Op)}, nil
+	base := Options{}
+	if dev.Info().Backend == "sim" {
+		// sim's "DMA" is a CPU copy: chunks that stay in the CPU's cache
+		// let the second copy of each byte read from cache.
+		base.ChunkBytes = SimChunkBytes
+	}
+	return &Copier{dev: dev, opt: apply(base, opts), ops: make(map[*Op]struct{}), staged: make(map[driver.Stream]*Op)}, nil
 }
 
 // Device returns the copier's device.

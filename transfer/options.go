@@ -4,7 +4,8 @@ package transfer
 type Options struct {
 	// Path forces a path; PathAuto (the default) lets the planner choose.
 	Path Path
-	// ChunkBytes is the size of one pinned staging chunk (default 4 MiB).
+	// ChunkBytes is the size of one pinned staging chunk (default 4 MiB;
+	// SimChunkBytes on sim).
 	ChunkBytes int64
 	// Chunks is the number of chunks in the staging ring, and of goroutines
 	// that fill and drain them (default 4).
@@ -22,6 +23,8 @@ const (
 	DefaultChunks     = 4
 	DefaultStreams    = 2
 	DefaultStagedMin  = 1 << 20
+	// SimChunkBytes is the chunk size on sim, where it fits the CPU's cache.
+	SimChunkBytes = 512 << 10
 )
 
 // Option changes Options.

@@ -4,6 +4,8 @@
 //	cuarray demo [-device SPEC] [-json]   allocate, make views, copy both ways, print the ledger
 //	cuarray plan -method NAME -shape A,B,C [-axis N] [-dtype T] [-param k=v] [-mem LIMIT] [-overhead F] [-device SPEC] [-json]
 //	                                      how many slices of a job fit, and the chunks to run it in
+//	cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB,1GiB] [-paths direct,pinned,staged,mapped,d2d] [-json] [-svg FILE]
+//	                                      bandwidth of every transfer path, with ratios and the ledger's counts
 //
 // Bad flags or arguments exit with status 2 and a one-line message; a
 // failure while running exits with status 1.
@@ -23,9 +25,10 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 var commands = map[string]func(args []string, stdout io.Writer) error{
-	"info": runInfo,
-	"demo": runDemo,
-	"plan": runPlan,
+	"info":  runInfo,
+	"demo":  runDemo,
+	"plan":  runPlan,
+	"bench": runBench,
 }
 
 func main() {
@@ -35,7 +38,7 @@ func main() {
 // run executes one command and returns the process exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "help" || args[0] == "--help" {
-		fmt.Fprintln(stderr, "usage: cuarray info|demo|plan [-device SPEC] [-json] (cuarray plan -h for its flags)")
+		fmt.Fprintln(stderr, "usage: cuarray info|demo|plan|bench [-device SPEC] [-json] (cuarray plan -h, cuarray bench -h for their flags)")
 		if len(args) == 0 {
 			return 2
 		}
@@ -43,7 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "cuarray: unknown command %q (want info, demo or plan)\n", args[0])
+		fmt.Fprintf(stderr, "cuarray: unknown command %q (want info, demo, plan or bench)\n", args[0])
 		return 2
 	}
 	err := cmd(args[1:], stdout)

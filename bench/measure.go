@@ -1,0 +1,130 @@
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/pinned"
+	"github.com/cuarray/cuarray/transfer"
+)
+
+// errData means a copy did not deliver the bytes it was given.
+var errData = errors.New("bench: the copied data differs from the source")
+
+// measurePath times reps copies of size bytes of pattern along path p in
+// direction dir, after one warm-up copy, and checks the data and the
+// ledger's counts of the timed copies.
+func measurePath(c *transfer.Copier, p transfer.Path, dir accounting.Direction, pattern []byte, reps int) (res Result, err error) {
+	dev := c.Device()
+	size := int64(len(pattern))
+	var cleanup []func() error
+	defer func() {
+		for _, f := range cleanup {
+			err = errors.Join(err, f())
+		}
+	}()
+	devSide := func() (*devarray.DevArray, error) {
+		a, err := devarray.Empty(dev, devarray.Uint8, int(size))
+		if err == nil {
+			cleanup = append(cleanup, a.Free)
+		}
+		return a, err
+	}
+	a, err := devSide()
+	if err != nil {
+		return Result{}, err
+	}
+	var host transfer.Endpoint
+	var hostMem []byte
+	var other *devarray.DevArray // the d2d destination
+	switch p {
+	case transfer.PathDirect, transfer.PathStaged:
+		hostMem = make([]byte, size)
+		host = transfer.HostBytes(hostMem, devarray.Uint8)
+	case transfer.PathPinned, transfer.PathMapped:
+		flags := pinned.Flags(0)
+		if p == transfer.PathMapped {
+			flags = pinned.Mapped
+		}
+		buf, err := pinned.Alloc(dev, size, flags)
+		if err != nil {
+			return Result{}, err
+		}
+		cleanup = append(cleanup, buf.Free)
+		hostMem = buf.Bytes()
+		host = transfer.Pinned(buf, devarray.Uint8)
+	case transfer.PathD2D:
+		if other, err = devSide(); err != nil {
+			return Result{}, err
+		}
+		host = transfer.Dev(other) // the other device array plays the host's part
+	default:
+		return Result{}, fmt.Errorf("bench: path %v is not measured here", p)
+	}
+	var src, dst transfer.Endpoint
+	var read func() ([]byte, error)
+	switch dir {
+	case accounting.HtoD:
+		copy(hostMem, pattern)
+		src, dst = host, transfer.Dev(a)
+		read = func() ([]byte, error) { return devarray.ToHost[uint8](a) }
+	case accounting.DtoH, accounting.DtoD:
+		if err := a.CopyFrom(pattern); err != nil {
+			return Result{}, err
+		}
+		src, dst = transfer.Dev(a), host
+		read = func() ([]byte, error) {
+			if other != nil {
+				return devarray.ToHost[uint8](other)
+			}
+			return hostMem, nil
+		}
+	}
+	opt := transfer.Via(p)
+	if err := c.Copy(dst, src, opt); err != nil { // warm-up: pages touched, ring allocated
+		return Result{}, err
+	}
+	led := dev.Ledger()
+	before := led.Snapshot()
+	times := make([]time.Duration, reps)
+	for i := range times {
+		start := time.Now()
+		if err := c.Copy(dst, src, opt); err != nil {
+			return Result{}, err
+		}
+		times[i] = time.Since(start)
+	}
+	diff := accounting.Diff(before, led.Snapshot())
+	got, err := read()
+	if err != nil {
+		return Result{}, err
+	}
+	if !bytes.Equal(got, pattern) {
+		return Result{}, errData
+	}
+	res = summarize(p.String(), dir, size, times)
+	res.Ledger = counts(diff, p, dir, size*int64(reps))
+	return res, nil
+}
+
+// counts checks the ledger's record of the timed copies against what was asked.
+func counts(diff accounting.Snapshot, p transfer.Path, dir accounting.Direction, requested int64) *Counts {
+	lp := p.Ledger()
+	c := &Counts{
+		Requested:   requested,
+		Bytes:       diff.Copies[dir][lp].Bytes,
+		Copies:      diff.Copies[dir][lp].Count,
+		HostStaging: diff.Copies[accounting.HtoH][accounting.PathStaged].Bytes,
+	}
+	c.Other = diff.CopyTotal(dir).Bytes - c.Bytes
+	wantStaging := int64(0)
+	if p == transfer.PathStaged {
+		wantStaging = requested
+	}
+	c.OK = c.Bytes == requested && c.Other == 0 && c.HostStaging == wantStaging
+	return c
+}

@@ -1,0 +1,131 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/cuarray/cuarray/accounting"
+)
+
+// Table returns the report as an aligned text table, one row per
+// measurement, with its ratios and whether the ledger's counts match.
+func (r *Report) Table() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cuarray bench on %s (%s) %s\n", r.Device, r.Model, r.Date.Format("2006-01-02 15:04 MST"))
+	if r.PCIeGBps > 0 {
+		fmt.Fprintf(&b, "PCIe limit taken as %.0f GB/s per direction\n", r.PCIeGBps)
+	}
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "path\tdir\tsize\treps\tGB/s\tmin\tmax\tvs pinned\tvs copy()\tvs PCIe\tledger\t")
+	for _, q := range r.Results {
+		ledger := "-"
+		if q.Ledger != nil {
+			ledger = "ok"
+			if !q.Ledger.OK {
+				ledger = fmt.Sprintf("MISMATCH %d/%d other %d", q.Ledger.Bytes, q.Ledger.Requested, q.Ledger.Other)
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t\n", q.Path, q.Direction, accounting.FormatBytes(q.Size), q.Repeats,
+			q.GBps, q.MinGBps, q.MaxGBps, ratioText(q.VsPinned), ratioText(q.VsCopy), ratioText(q.VsPCIe), ledger)
+	}
+	w.Flush()
+	return b.String()
+}
+
+func ratioText(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
+
+// CountsOK reports whether every measurement's ledger counts matched its requests.
+func (r *Report) CountsOK() bool {
+	for _, q := range r.Results {
+		if q.Ledger != nil && !q.Ledger.OK {
+			return false
+		}
+	}
+	return true
+}
+
+// SVG draws bandwidth against size, one line per path, in one panel per
+// direction (log-scaled size, linear GB/s).
+func (r *Report) SVG() []byte {
+	dirs := []string{}
+	series := map[string]map[string][][2]float64{} // direction → path → (size, GB/s)
+	var maxGBps float64
+	minSize, maxSize := math.Inf(1), math.Inf(-1)
+	for _, q := range r.Results {
+		if series[q.Direction] == nil {
+			series[q.Direction] = map[string][][2]float64{}
+			dirs = append(dirs, q.Direction)
+		}
+		series[q.Direction][q.Path] = append(series[q.Direction][q.Path], [2]float64{float64(q.Size), q.GBps})
+		maxGBps = max(maxGBps, q.GBps)
+		minSize, maxSize = min(minSize, float64(q.Size)), max(maxSize, float64(q.Size))
+	}
+	const pw, ph, margin = 420.0, 300.0, 50.0
+	width := margin + float64(len(dirs))*(pw+margin)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", width, ph+2*margin+40)
+	fmt.Fprintf(&b, `<text x="%.0f" y="20" font-size="14">cuarray bench: %s (%s)</text>`+"\n", margin, xmlEscape(r.Device), xmlEscape(r.Model))
+	colors := []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"}
+	xOf := func(size float64, x0 float64) float64 {
+		if maxSize <= minSize {
+			return x0 + pw/2
+		}
+		return x0 + (math.Log2(size)-math.Log2(minSize))/(math.Log2(maxSize)-math.Log2(minSize))*pw
+	}
+	yOf := func(g float64) float64 { return margin + ph - g/max(maxGBps, 1e-9)*ph }
+	for i, dir := range dirs {
+		x0 := margin + float64(i)*(pw+margin)
+		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="none" stroke="#888"/>`+"\n", x0, margin, pw, ph)
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f">%s</text>`+"\n", x0+4, margin-6, xmlEscape(dir))
+		for k := 0; k <= 4; k++ {
+			g := maxGBps * float64(k) / 4
+			fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="end">%.1f</text>`+"\n", x0-4, yOf(g)+4, g)
+		}
+		for _, size := range sizesOf(r) {
+			fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%s</text>`+"\n", xOf(size, x0), margin+ph+14, accounting.FormatBytes(int64(size)))
+		}
+		paths := make([]string, 0, len(series[dir]))
+		for p := range series[dir] {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		for k, p := range paths {
+			pts := series[dir][p]
+			sort.Slice(pts, func(a, b int) bool { return pts[a][0] < pts[b][0] })
+			var coords []string
+			for _, pt := range pts {
+				coords = append(coords, fmt.Sprintf("%.1f,%.1f", xOf(pt[0], x0), yOf(pt[1])))
+			}
+			color := colors[k%len(colors)]
+			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", color, strings.Join(coords, " "))
+			fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="%s">%s</text>`+"\n", x0+8, margin+14+float64(k)*13, color, xmlEscape(p))
+		}
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f">GB/s (median) against copy size</text>`+"\n", margin, ph+2*margin+20)
+	b.WriteString("</svg>\n")
+	return []byte(b.String())
+}
+
+func sizesOf(r *Report) []float64 {
+	seen := map[int64]bool{}
+	var out []float64
+	for _, q := range r.Results {
+		if !seen[q.Size] {
+			seen[q.Size] = true
+			out = append(out, float64(q.Size))
+		}
+	}
+	return out
+}
+
+func xmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/bench"
+	"github.com/cuarray/cuarray/transfer"
+)
+
+// progress gets a line per measurement of `cuarray bench` (stderr; tests silence it).
+var progress io.Writer = os.Stderr
+
+// runBench measures the transfer paths: bandwidth per path, direction and
+// size, with ratios to its peers and the ledger's counts.
+func runBench(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dev := fs.String("device", "", "device spec: sim:0, cuda:0; empty picks cuda:0 if present, else sim:0")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	sizesArg := fs.String("sizes", "4KiB,1MiB,64MiB,1GiB", "copy sizes, comma-separated")
+	pathsArg := fs.String("paths", "direct,pinned,staged,mapped,d2d", "paths to measure, comma-separated")
+	svg := fs.String("svg", "", "also write an SVG chart of bandwidth against size to this file")
+	budget := fs.String("budget", "256MiB", "about how many bytes each measurement moves (repeats = budget/size, 3 to 50)")
+	pcie := fs.Float64("pcie", 0, "the host link's GB/s per direction (default: known GPU models, else no ratio)")
+	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	cfg := bench.Config{PCIe: *pcie, Progress: progress}
+	if *quiet {
+		cfg.Progress = nil
+	}
+	var err error
+	if cfg.Sizes, err = parseSizes(*sizesArg); err != nil {
+		return usageError{err.Error()}
+	}
+	if cfg.Paths, err = parsePaths(*pathsArg); err != nil {
+		return usageError{err.Error()}
+	}
+	if cfg.Budget, err = accounting.ParseBytes(*budget); err != nil || cfg.Budget <= 0 {
+		return usageError{fmt.Sprintf("budget %q: want a positive size, as 256MiB", *budget)}
+	}
+	d, err := openDevice(*dev)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	r, err := bench.Run(d, cfg)
+	if err != nil {
+		return err
+	}
+	if *svg != "" {
+		if err := os.WriteFile(*svg, r.SVG(), 0o644); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		err = writeJSON(stdout, r)
+	} else {
+		_, err = fmt.Fprint(stdout, r.Table())
+	}
+	if err == nil && !r.CountsOK() {
+		err = errors.New("the ledger's counts differ from the bytes requested (see the ledger column)")
+	}
+	return err
+}
+
+// parseSizes parses "4KiB,1MiB" into positive byte counts.
+func parseSizes(s string) ([]int64, error) {
+	var out []int64
+	for _, part := range strings.Split(s, ",") {
+		n, err := accounting.ParseBytes(strings.TrimSpace(part))
+		if err != nil {
+			return nil, fmt.Errorf("sizes %q: %v", s, err)
+		}
+		if n <= 0 {
+			return nil, fmt.Errorf("sizes %q: %q is not a positive size", s, part)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// parsePaths parses "direct,pinned" into paths; auto and peer are not benchmarked.
+func parsePaths(s string) ([]transfer.Path, error) {
+	var out []transfer.Path
+	for _, part := range strings.Split(s, ",") {
+		p, err := transfer.ParsePath(strings.TrimSpace(part))
+		if err != nil {
+			return nil, err
+		}
+		if p == transfer.PathAuto || p == transfer.PathPeer {
+			return nil, fmt.Errorf("paths %q: %v is not measured by bench (want direct, pinned, staged, mapped or d2d)", s, p)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
