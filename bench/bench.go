@@ -16,8 +16,8 @@ import (
 
 // Config says what to measure. Zero fields take the defaults.
 type Config struct {
-	Sizes []int64          // bytes per copy (default DefaultSizes)
-	Paths []transfer.Path  // default: direct, pinned, staged, mapped, d2d
+	Sizes []int64         // bytes per copy (default DefaultSizes)
+	Paths []transfer.Path // default: direct, pinned, staged, mapped, d2d
 	// Budget is roughly the bytes moved per measurement: repeats are
 	// Budget/size, at least MinRepeats and at most MaxRepeats.
 	Budget                 int64

@@ -24,15 +24,7 @@ func TestCopyAsyncPaths(t *testing.T) {
 	s, err := dev.NewStream()
 	require.NoError(t, err)
 	defer s.Close()
-	for _, tc := range []struct {
-		path transfer.Path
-		host string
-	}{
-		{transfer.PathDirect, "pageable"},
-		{transfer.PathPinned, "pinned"},
-		{transfer.PathStaged, "pageable"},
-		{transfer.PathMapped, "mapped"},
-	} {
+	for _, tc := range hostPaths {
 		for _, strided := range []bool{false, true} {
 			t.Run(tc.path.String(), func(t *testing.T) {
 				d := deviceSide(t, dev, strided)

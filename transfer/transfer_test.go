@@ -32,6 +32,18 @@ type side struct {
 	free  func()
 }
 
+// hostPaths are the paths between host and device, each with the host
+// memory it needs.
+var hostPaths = []struct {
+	path transfer.Path
+	host string
+}{
+	{transfer.PathDirect, "pageable"},
+	{transfer.PathPinned, "pinned"},
+	{transfer.PathStaged, "pageable"},
+	{transfer.PathMapped, "mapped"},
+}
+
 const rows, cols = 37, 53 // odd sizes: rows are not multiples of anything
 
 // deviceSide is a device array, C-contiguous or every other column of a
@@ -122,15 +134,7 @@ func TestHostDevicePaths(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
 	n := int64(4 * rows * cols)
-	for _, path := range []struct {
-		path transfer.Path
-		host string
-	}{
-		{transfer.PathDirect, "pageable"},
-		{transfer.PathPinned, "pinned"},
-		{transfer.PathStaged, "pageable"},
-		{transfer.PathMapped, "mapped"},
-	} {
+	for _, path := range hostPaths {
 		for _, toDevice := range []bool{true, false} {
 			for _, layout := range []struct{ devStrided, hostStrided bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
 				name := path.path.String() + map[bool]string{true: "/HtoD", false: "/DtoH"}[toDevice] +

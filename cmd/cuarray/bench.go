@@ -29,14 +29,8 @@ func runBench(args []string, stdout io.Writer) error {
 	budget := fs.String("budget", "256MiB", "about how many bytes each measurement moves (repeats = budget/size, 3 to 50)")
 	pcie := fs.Float64("pcie", 0, "the host link's GB/s per direction (default: known GPU models, else no ratio)")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	if err := parseSet(fs, args); err != nil {
+		return err
 	}
 	cfg := bench.Config{PCIe: *pcie, Progress: progress}
 	if *quiet {

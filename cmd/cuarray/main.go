@@ -77,6 +77,12 @@ func parseFlags(name string, args []string, c *commonFlags) error {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&c.device, "device", "", "device spec: sim:0, sim:0?mem=256MiB, cuda:0; empty picks cuda:0 if present, else sim:0")
 	fs.BoolVar(&c.json, "json", false, "print JSON instead of text")
+	return parseSet(fs, args)
+}
+
+// parseSet parses args with fs; mistakes and stray arguments become a
+// usageError, -h stays flag.ErrHelp.
+func parseSet(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err

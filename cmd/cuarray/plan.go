@@ -42,14 +42,8 @@ func runPlan(args []string, stdout io.Writer) error {
 		}
 		return err
 	})
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	if err := parseSet(fs, args); err != nil {
+		return err
 	}
 	if *method == "list" || *method == "" {
 		if *method == "" {

@@ -58,15 +58,9 @@ func (d *Device) HostAlloc(n int64, flags driver.HostFlags) (*driver.HostMem, er
 // used afterwards. Freeing memory this device did not allocate, or freeing
 // twice, is an error wrapping driver.ErrInvalidPointer.
 func (d *Device) HostFree(h *driver.HostMem) error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return fmt.Errorf("sim: host free: %w", driver.ErrClosed)
-	}
-	a, err := d.host.Take(h, false)
-	d.mu.Unlock()
+	a, err := d.takeHost("host free", h, false)
 	if err != nil {
-		return fmt.Errorf("sim: host free: %w", err)
+		return err
 	}
 	if err := syscall.Munmap(a.Mem); err != nil {
 		return fmt.Errorf("sim: host free: %w", err)
@@ -122,17 +116,26 @@ func (d *Device) Register(b []byte, flags driver.HostFlags) (*driver.HostMem, er
 // device pointer is cleared. Unregistering memory that was not registered,
 // or twice, is an error wrapping driver.ErrInvalidPointer.
 func (d *Device) Unregister(h *driver.HostMem) error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return fmt.Errorf("sim: unregister: %w", driver.ErrClosed)
-	}
-	a, err := d.host.Take(h, true)
-	d.mu.Unlock()
+	a, err := d.takeHost("unregister", h, true)
 	if err != nil {
-		return fmt.Errorf("sim: unregister: %w", err)
+		return err
 	}
 	d.ledger.Free(accounting.Registered, a.Addr, int64(len(a.Mem)))
 	h.DevPtr = 0
 	return nil
+}
+
+// takeHost removes h's range from the live page-locked ranges: allocated
+// memory for HostFree, registered memory for Unregister.
+func (d *Device) takeHost(op string, h *driver.HostMem, registered bool) (driver.HostRange, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return driver.HostRange{}, fmt.Errorf("sim: %s: %w", op, driver.ErrClosed)
+	}
+	a, err := d.host.Take(h, registered)
+	if err != nil {
+		return driver.HostRange{}, fmt.Errorf("sim: %s: %w", op, err)
+	}
+	return a, nil
 }
