@@ -106,6 +106,7 @@ func (op *Op) Done() (bool, error) {
 		op.mu.Unlock()
 		return true, op.err
 	}
+	ev := op.ev
 	op.mu.Unlock()
 	if op.done != nil {
 		select {
@@ -113,7 +114,12 @@ func (op *Op) Done() (bool, error) {
 		default:
 			return false, nil
 		}
-	} else if ok, err := op.ev.Query(); err != nil || !ok {
+	} else if ok, err := ev.Query(); err != nil || !ok {
+		op.mu.Lock()
+		defer op.mu.Unlock()
+		if op.finished { // another goroutine finished it (and closed the event) meanwhile
+			return true, op.err
+		}
 		return false, err
 	}
 	return true, op.finish(false)

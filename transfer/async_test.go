@@ -142,3 +142,44 @@ func TestStagedFailuresLeaveNothing(t *testing.T) {
 		}
 	}
 }
+
+// Many goroutines polling and waiting on the same ops race for nothing.
+func TestOpConcurrentDoneAndWait(t *testing.T) {
+	dev := testdev.Open(t)
+	c, err := transfer.New(dev)
+	require.NoError(t, err)
+	defer c.Close()
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s.Close()
+	buf, err := pinned.Alloc(dev, 64<<10, 0)
+	require.NoError(t, err)
+	copy(buf.Bytes(), testdev.RandomBytes(64<<10))
+	a, err := devarray.Empty(dev, devarray.Uint8, 64<<10)
+	require.NoError(t, err)
+	defer a.Free()
+	for range 20 {
+		op, err := c.CopyAsync(s, transfer.Dev(a), transfer.Pinned(buf, devarray.Uint8))
+		require.NoError(t, err)
+		done := make(chan struct{})
+		for g := range 4 {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				if g%2 == 0 {
+					assert.NoError(t, op.Wait())
+					return
+				}
+				for {
+					if ok, err := op.Done(); ok || err != nil {
+						assert.NoError(t, err)
+						return
+					}
+				}
+			}()
+		}
+		for range 4 {
+			<-done
+		}
+	}
+	require.NoError(t, buf.Free())
+}
