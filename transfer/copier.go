@@ -9,6 +9,7 @@ import (
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/kernels"
+	"github.com/cuarray/cuarray/pinned"
 )
 
 // Copier moves data to, from and on one device. It keeps what repeated
@@ -147,6 +148,9 @@ func (c *Copier) prepare(dst, src Endpoint, opts []Option) (*job, error) {
 			if err := e.e.arr.Err(); err != nil {
 				return nil, fmt.Errorf("transfer: %s: %w", e.name, err)
 			}
+		}
+		if e.e.side == InPinned && e.e.buf.Bytes() == nil {
+			return nil, fmt.Errorf("transfer: %s: %w", e.name, pinned.ErrFreed)
 		}
 	}
 	if dst.arr.DType() != src.arr.DType() || !slices.Equal(dst.arr.Shape(), src.arr.Shape()) {

@@ -150,3 +150,19 @@ func FuzzStridedHostCopy(f *testing.F) {
 		assert.Equal(t, want, dst)
 	})
 }
+
+// A pinned buffer freed after its endpoint was made is refused by the
+// copy, never read or written after it is gone.
+func TestPinnedEndpointFreedBeforeCopy(t *testing.T) {
+	dev := testdev.Open(t)
+	a, err := devarray.Empty(dev, devarray.Uint8, 4096)
+	require.NoError(t, err)
+	defer a.Free()
+	buf, err := pinned.Alloc(dev, 4096, 0)
+	require.NoError(t, err)
+	ep := transfer.Pinned(buf, devarray.Uint8)
+	require.NoError(t, buf.Free())
+	err = transfer.Copy(transfer.Dev(a), ep)
+	assert.ErrorIs(t, err, pinned.ErrFreed)
+	assert.Zero(t, dev.Ledger().Snapshot().CopyTotal(accounting.HtoD).Bytes)
+}

@@ -26,9 +26,42 @@ func (j *job) runSync() error {
 			arrays = append(arrays, e.arr)
 		}
 	}
-	// The arrays' memory cannot be freed while the copy runs.
+	// Neither the arrays' memory nor the pinned buffers can be freed while
+	// the copy runs.
+	running := newRunning()
+	defer running.end()
+	for _, e := range []Endpoint{j.dst, j.src} {
+		if e.side == InPinned {
+			if err := e.buf.Guard(running); err != nil {
+				return fmt.Errorf("transfer: %w", err)
+			}
+		}
+	}
 	err := devarray.Use(func() error { return j.run(x) }, arrays...)
 	return errors.Join(err, x.finish())
+}
+
+// running guards the pinned buffers of a synchronous copy until it returns.
+type running struct{ done chan struct{} }
+
+func newRunning() *running { return &running{done: make(chan struct{})} }
+
+func (r *running) end() { close(r.done) }
+
+// Done reports whether the copy has returned.
+func (r *running) Done() (bool, error) {
+	select {
+	case <-r.done:
+		return true, nil
+	default:
+		return false, nil
+	}
+}
+
+// Wait waits until the copy has returned.
+func (r *running) Wait() error {
+	<-r.done
+	return nil
 }
 
 // run moves the bytes along the chosen path.
