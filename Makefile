@@ -42,6 +42,7 @@ fuzz:
 	$(GO) test ./cmd/cuarray -run '^$$' -fuzz '^FuzzParseParam$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./transfer -run '^$$' -fuzz '^FuzzParsePath$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./transfer -run '^$$' -fuzz '^FuzzStridedHostCopy$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./interop -run '^$$' -fuzz '^FuzzImportCAIJSON$$' -fuzztime $(FUZZTIME)
 
 # ---- CUDA: the real backend is built with -tags cuda (see README) ----------
 
