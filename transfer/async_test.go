@@ -9,6 +9,7 @@ import (
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/device/sim"
 	"github.com/cuarray/cuarray/internal/testdev"
 	"github.com/cuarray/cuarray/pinned"
@@ -63,18 +64,7 @@ func TestFreeDuringAsyncCopyIsCaught(t *testing.T) {
 	if !testdev.IsSim(dev) {
 		t.Skip("holding a stream back needs sim.Pause")
 	}
-	c, err := transfer.New(dev)
-	require.NoError(t, err)
-	defer c.Close()
-	s, err := dev.NewStream()
-	require.NoError(t, err)
-	defer s.Close()
-	buf, err := pinned.Alloc(dev, 1<<20, 0)
-	require.NoError(t, err)
-	copy(buf.Bytes(), testdev.RandomBytes(1<<20))
-	a, err := devarray.Empty(dev, devarray.Uint8, 1<<20)
-	require.NoError(t, err)
-	defer a.Free()
+	c, s, buf, a := asyncRig(t, dev, 1<<20)
 
 	resume, err := sim.Pause(s)
 	require.NoError(t, err)
@@ -146,18 +136,7 @@ func TestStagedFailuresLeaveNothing(t *testing.T) {
 // Many goroutines polling and waiting on the same ops race for nothing.
 func TestOpConcurrentDoneAndWait(t *testing.T) {
 	dev := testdev.Open(t)
-	c, err := transfer.New(dev)
-	require.NoError(t, err)
-	defer c.Close()
-	s, err := dev.NewStream()
-	require.NoError(t, err)
-	defer s.Close()
-	buf, err := pinned.Alloc(dev, 64<<10, 0)
-	require.NoError(t, err)
-	copy(buf.Bytes(), testdev.RandomBytes(64<<10))
-	a, err := devarray.Empty(dev, devarray.Uint8, 64<<10)
-	require.NoError(t, err)
-	defer a.Free()
+	c, s, buf, a := asyncRig(t, dev, 64<<10)
 	for range 20 {
 		op, err := c.CopyAsync(s, transfer.Dev(a), transfer.Pinned(buf, devarray.Uint8))
 		require.NoError(t, err)
@@ -182,4 +161,23 @@ func TestOpConcurrentDoneAndWait(t *testing.T) {
 		}
 	}
 	require.NoError(t, buf.Free())
+}
+
+// asyncRig makes what the async tests share: a copier, a stream, a pinned
+// buffer of n random bytes and a device array of n bytes. The test frees
+// the buffer itself; the rest is released when it ends.
+func asyncRig(t *testing.T, dev device.Device, n int) (*transfer.Copier, driver.Stream, *pinned.Buffer, *devarray.DevArray) {
+	c, err := transfer.New(dev)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	buf, err := pinned.Alloc(dev, int64(n), 0)
+	require.NoError(t, err)
+	copy(buf.Bytes(), testdev.RandomBytes(n))
+	a, err := devarray.Empty(dev, devarray.Uint8, n)
+	require.NoError(t, err)
+	t.Cleanup(func() { a.Free() })
+	return c, s, buf, a
 }
