@@ -21,6 +21,10 @@ type buffer struct {
 	// memory is never freed under a copy and never touched after Free.
 	mu    sync.RWMutex
 	freed bool
+	// holds counts the Holds not yet released; while there are any, Free
+	// only marks the array freed and the last release frees the memory.
+	holds    int
+	deferred bool
 }
 
 // DevArray is an n-dimensional array in device memory: a pointer, a shape,
@@ -151,6 +155,8 @@ func Wrap(b Backend, d Descriptor, opts ...WrapOption) (*DevArray, error) {
 // Free releases the array's memory. For an owned array it frees the device
 // memory; for a borrowed one it calls the release function given to Wrap.
 // Free is idempotent. Calling it on a view returns ErrNotOwner and frees nothing.
+// While a Hold on the memory is unreleased, Free only marks the array freed
+// (its operations return ErrFreed) and the last release frees the memory.
 func (a *DevArray) Free() error {
 	if a == nil {
 		return nil
@@ -165,6 +171,16 @@ func (a *DevArray) Free() error {
 		return nil
 	}
 	b.freed = true
+	if b.holds > 0 {
+		b.deferred = true // the last Hold's release frees the memory
+		return nil
+	}
+	return b.releaseMemory()
+}
+
+// releaseMemory frees an owned buffer's memory or calls a borrowed one's
+// release function. b.mu is held.
+func (b *buffer) releaseMemory() error {
 	switch {
 	case b.owned:
 		if err := b.backend.Free(b.base); err != nil {
