@@ -313,3 +313,12 @@ func Use(f func() error, arrays ...*DevArray) error {
 	}
 	return f()
 }
+
+// Uintptr returns the lowest address the array touches (Ptr when no
+// stride is negative). With MemSize it makes a DevArray a
+// gorgonia.org/tensor Memory.
+func (a *DevArray) Uintptr() uintptr { return uintptr(a.Ptr()) + uintptr(a.lay.lo) }
+
+// MemSize returns the number of bytes from Uintptr to one past the highest
+// byte the array touches.
+func (a *DevArray) MemSize() uintptr { return uintptr(a.lay.hi - a.lay.lo) }
