@@ -134,6 +134,14 @@ func code(r C.CUresult) int { return int(r) }
 
 func cstream(s cu.Stream) C.CUstream { return C.CUstream(unsafe.Pointer(s.C())) }
 
+// streamFromHandle makes a cu.Stream of a raw CUstream: gorgonia.org/cu
+// has no constructor for one, and its Stream is a struct of one CUstream.
+func streamFromHandle(h uintptr) cu.Stream {
+	var s cu.Stream
+	*(*uintptr)(unsafe.Pointer(&s)) = h
+	return s
+}
+
 func ctxFlags() (uint32, int) {
 	var f C.uint
 	r := C.cuCtxGetFlags(&f)

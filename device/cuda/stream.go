@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unsafe"
 
 	"gorgonia.org/cu"
 
@@ -18,8 +19,9 @@ import (
 // stream is a CUDA stream. The ledger records an async copy when it is
 // enqueued, with no duration: time device work with events.
 type stream struct {
-	d *Device
-	s cu.Stream
+	d        *Device
+	s        cu.Stream
+	borrowed bool // from ExternalStream: Close does not destroy it
 
 	mu     sync.Mutex
 	closed bool
@@ -161,8 +163,28 @@ func (s *stream) Synchronize() error {
 	return s.enqueue("stream synchronize", func() error { return fromCu(s.s.Synchronize()) })
 }
 
+// Handle returns the CUstream.
+func (s *stream) Handle() uintptr { return uintptr(unsafe.Pointer(s.s.C())) }
+
+// ExternalStream wraps a CUstream another library made in this device's
+// context, or a default stream (1, 2). The driver has no call that checks
+// a stream handle, so a garbage handle fails at its first use, with the
+// driver's error. Close releases only the wrapper.
+func (d *Device) ExternalStream(handle uintptr) (driver.Stream, error) {
+	if handle == 0 {
+		return nil, fmt.Errorf("cuda: external stream 0: ambiguous, use 1 for the legacy default stream: %w", driver.ErrInvalidValue)
+	}
+	return &stream{d: d, s: streamFromHandle(handle), borrowed: true}, nil
+}
+
 // Close waits for the stream's work and destroys it. Closing twice is harmless.
 func (s *stream) Close() error {
+	if s.borrowed {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.closed = true
+		return nil
+	}
 	s.d.mu.Lock()
 	if s.d.streams != nil {
 		delete(s.d.streams, s)

@@ -48,6 +48,12 @@ type Device interface {
 	NewStream() (Stream, error)
 	// NewEvent returns an event, complete until first recorded.
 	NewEvent() (Event, error)
+	// ExternalStream wraps a stream of this device known by its handle, as
+	// another library hands it over (the CUDA Array Interface's and DLPack's
+	// stream): a Stream's Handle, a CUstream, or 1 and 2 for CUDA's legacy
+	// and per-thread default streams. Close releases only the wrapper. A
+	// handle the device does not know is an error wrapping ErrInvalidValue.
+	ExternalStream(handle uintptr) (Stream, error)
 	// Synchronize waits for all work on every stream of the device.
 	Synchronize() error
 	// Close releases the device. Memory still allocated is freed and its
@@ -149,9 +155,18 @@ type Stream interface {
 	// Synchronize waits until all work enqueued so far is done and returns
 	// the first error of that work, if any.
 	Synchronize() error
+	// Handle returns the number other libraries know the stream by (a
+	// CUstream on CUDA), never 0: what ExportCAI puts in "stream".
+	Handle() uintptr
 	// Close waits for the stream's work and releases it.
 	Close() error
 }
+
+// The CUDA default stream handles of the CUDA Array Interface and DLPack.
+const (
+	LegacyDefaultStream    uintptr = 1 // CU_STREAM_LEGACY
+	PerThreadDefaultStream uintptr = 2 // CU_STREAM_PER_THREAD
+)
 
 // Event marks a point in a stream.
 type Event interface {

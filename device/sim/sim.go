@@ -60,8 +60,9 @@ type Device struct {
 	host   driver.HostRanges // page-locked host allocations
 	closed bool
 
-	streamsMu sync.Mutex
-	streams   map[*stream]struct{}
+	streamsMu  sync.Mutex
+	streams    map[*stream]struct{}
+	lastHandle uintptr // of the last stream made; handles start above the default streams'
 
 	allocCountdown, copyCountdown atomic.Int64
 }
@@ -91,6 +92,8 @@ func New(cfg Config) (*Device, error) {
 		base:    uintptr(unsafe.Pointer(unsafe.SliceData(mem))),
 		arena:   newArena(cfg.Memory),
 		streams: make(map[*stream]struct{}),
+		// handles start above the default streams'
+		lastHandle: 0xff,
 	}
 	d.allocCountdown.Store(cfg.FailAlloc)
 	d.copyCountdown.Store(cfg.FailCopy)

@@ -14,9 +14,10 @@ const streamDepth = 1024
 
 // stream runs its operations in order on its own goroutine.
 type stream struct {
-	d    *Device
-	ops  chan func() error
-	done chan struct{} // closed when the goroutine exits
+	d      *Device
+	handle uintptr
+	ops    chan func() error
+	done   chan struct{} // closed when the goroutine exits
 
 	qmu    sync.Mutex // guards closed and sends on ops
 	closed bool
@@ -37,6 +38,8 @@ func (d *Device) NewStream() (driver.Stream, error) {
 	}
 	s := &stream{d: d, ops: make(chan func() error, streamDepth), done: make(chan struct{})}
 	d.streamsMu.Lock()
+	d.lastHandle++
+	s.handle = d.lastHandle
 	d.streams[s] = struct{}{}
 	d.streamsMu.Unlock()
 	go s.run()
@@ -134,6 +137,10 @@ func (s *stream) Synchronize() error {
 	return err
 }
 
+// Handle returns the stream's number, unique on the device and above the
+// default stream handles 1 and 2.
+func (s *stream) Handle() uintptr { return s.handle }
+
 // Close waits for the stream's work, stops its goroutine and returns the
 // first error of the work not yet reported. Closing twice is harmless.
 func (s *stream) Close() error {
@@ -153,6 +160,29 @@ func (s *stream) Close() error {
 	defer s.errMu.Unlock()
 	return s.err
 }
+
+// ExternalStream finds the live stream with the given handle; Close of the
+// result does not close it. The default streams 1 and 2 have no queued work
+// on sim (its synchronous calls finish before they return), so they are
+// given as a new empty stream that Close ends.
+func (d *Device) ExternalStream(handle uintptr) (driver.Stream, error) {
+	if handle == driver.LegacyDefaultStream || handle == driver.PerThreadDefaultStream {
+		return d.NewStream()
+	}
+	d.streamsMu.Lock()
+	defer d.streamsMu.Unlock()
+	for s := range d.streams {
+		if s.handle == handle {
+			return borrowedStream{s}, nil
+		}
+	}
+	return nil, fmt.Errorf("sim: stream handle %#x: not a live stream of %v: %w", handle, d.DeviceID(), driver.ErrInvalidValue)
+}
+
+// borrowedStream is another owner's stream: Close leaves it running.
+type borrowedStream struct{ *stream }
+
+func (borrowedStream) Close() error { return nil }
 
 // Pause holds stream s (a sim stream) at this point: work enqueued on it
 // afterwards waits until resume is called. Tests use it to keep a stream
