@@ -5,15 +5,28 @@ GO       ?= go
 PKGS     := ./...
 FUZZTIME ?= 60s
 
-.PHONY: run test bench cover fuzz build vet cuda-deps ptx check-ptx cuda-build gpu-bundle
+.PHONY: run test bench cover fuzz build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build gpu-bundle
 
 ## run: the main job — the demo on the default device (cuda:0 with -tags cuda and a GPU, else sim:0)
 run:
 	$(GO) run ./cmd/cuarray demo
 
-## test: vet, then every package with the race detector, on sim
+## test: vet, then every package with the race detector, on sim (the
+## Python module's tests run too where /usr/bin/python3 has NumPy: make python-deps)
 test: vet
 	$(GO) test -race -count=1 $(PKGS)
+
+## python-deps: Debian's NumPy for /usr/bin/python3 (the Python module's tests)
+python-deps:
+	bash scripts/python-deps.sh
+
+## libcuarray: the C library (build/libcuarray.so, build/libcuarray.h) that python/cuarray.py loads
+libcuarray:
+	$(GO) build -buildmode=c-shared -o build/libcuarray.so ./libcuarray
+
+## test-python: the Python module's tests against NumPy, verbosely
+test-python: libcuarray
+	CUARRAY_LIB=$(CURDIR)/build/libcuarray.so /usr/bin/python3 -m unittest -v python/test_cuarray.py
 
 vet:
 	$(GO) vet $(PKGS)
@@ -27,7 +40,7 @@ bench:
 
 ## cover: coverage per package, and cover.html
 cover:
-	$(GO) test -count=1 -coverprofile=cover.out -coverpkg=./devarray/...,./accounting/...,./device/...,./pool/...,./plan/...,./kernels/...,./pinned/...,./transfer/... $(PKGS)
+	$(GO) test -count=1 -coverprofile=cover.out -coverpkg=./devarray/...,./accounting/...,./device/...,./pool/...,./plan/...,./kernels/...,./pinned/...,./transfer/...,./interop/... $(PKGS)
 	$(GO) tool cover -func=cover.out | tail -1
 	$(GO) tool cover -html=cover.out -o cover.html
 
@@ -43,6 +56,7 @@ fuzz:
 	$(GO) test ./transfer -run '^$$' -fuzz '^FuzzParsePath$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./transfer -run '^$$' -fuzz '^FuzzStridedHostCopy$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./interop -run '^$$' -fuzz '^FuzzImportCAIJSON$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./interop -run '^$$' -fuzz '^FuzzImportDLPack$$' -fuzztime $(FUZZTIME)
 
 # ---- CUDA: the real backend is built with -tags cuda (see README) ----------
 

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"unsafe"
+
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/interop"
+	"github.com/cuarray/cuarray/transfer"
+)
+
+// arrayInfo is what the Python module reads of an array.
+type arrayInfo struct {
+	Shape    []int           `json:"shape"`
+	Strides  []int64         `json:"strides"`
+	DType    string          `json:"dtype"`
+	Typestr  string          `json:"typestr"`
+	ItemSize int64           `json:"itemsize"`
+	Ptr      uint64          `json:"ptr"`
+	ReadOnly bool            `json:"readonly"`
+	Device   string          `json:"device"`
+	Kind     string          `json:"kind"`
+	DLDevice [2]int32        `json:"dl_device"`
+	HostOK   bool            `json:"host_accessible"`
+	Owned    bool            `json:"owned"`
+	View     bool            `json:"view"`
+	Extent   [2]int64        `json:"extent"`
+	Contig   map[string]bool `json:"contiguous"`
+}
+
+func info(h uint64) ([]byte, error) {
+	e, err := arrayOf(h)
+	if err != nil {
+		return nil, err
+	}
+	a := e.arr
+	dl, err := a.Device().Kind.DLPack()
+	if err != nil {
+		dl = -1
+	}
+	lo, hi := a.Extent()
+	return json.Marshal(arrayInfo{
+		Shape: a.Shape(), Strides: a.Strides(), DType: a.DType().String(), Typestr: a.DType().Typestr(),
+		ItemSize: a.DType().Size(), Ptr: uint64(a.Ptr()), ReadOnly: a.ReadOnly(),
+		Device: a.Device().String(), Kind: a.Device().Kind.String(),
+		DLDevice: [2]int32{dl, int32(a.Device().Ordinal)}, HostOK: a.Device().Kind.HostAccessible(),
+		Owned: a.Owned(), View: a.IsView(), Extent: [2]int64{lo, hi},
+		Contig: map[string]bool{"C": a.IsContiguous(), "F": a.IsFContiguous()},
+	})
+}
+
+func empty(dev uint64, dtype string, shape []int, zero bool) (uint64, error) {
+	d, err := deviceOf(dev)
+	if err != nil {
+		return 0, err
+	}
+	if d == nil {
+		return 0, fmt.Errorf("empty: no device: %w", errHandle)
+	}
+	dt, err := devarray.ParseDType(dtype)
+	if err != nil {
+		return 0, err
+	}
+	alloc := devarray.Empty
+	if zero {
+		alloc = devarray.Zeros
+	}
+	a, err := alloc(d, dt, shape...)
+	if err != nil {
+		return 0, err
+	}
+	return newArray(a, d), nil
+}
+
+// viewOp is one view operation, as JSON from Python.
+type viewOp struct {
+	Op    string `json:"op"` // slice, index, flip, permute, transpose, reshape, readonly
+	Axis  int    `json:"axis"`
+	Start int    `json:"start"`
+	Stop  int    `json:"stop"`
+	Step  int    `json:"step"`
+	Axes  []int  `json:"axes"`
+	Shape []int  `json:"shape"`
+}
+
+func view(h uint64, op []byte) (uint64, error) {
+	e, err := arrayOf(h)
+	if err != nil {
+		return 0, err
+	}
+	var o viewOp
+	if err := json.Unmarshal(op, &o); err != nil {
+		return 0, fmt.Errorf("view: %v: %w", err, devarray.ErrShape)
+	}
+	a := e.arr
+	var v *devarray.DevArray
+	switch o.Op {
+	case "slice":
+		v, err = a.Slice(o.Axis, o.Start, o.Stop, max(o.Step, 1))
+	case "index":
+		v, err = a.Index(o.Axis, o.Start)
+	case "flip":
+		v, err = a.Flip(o.Axis)
+	case "permute":
+		v, err = a.Permute(o.Axes...)
+	case "transpose":
+		v, err = a.Transpose()
+	case "reshape":
+		v, err = a.Reshape(o.Shape...)
+	case "readonly":
+		v, err = a.AsReadOnly()
+	default:
+		return 0, fmt.Errorf("view: unknown operation %q: %w", o.Op, devarray.ErrShape)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return newArray(v, e.dev), nil
+}
+
+// copyArrays copies src into dst through transfer, which records the path.
+func copyArrays(dst, src uint64) error {
+	d, err := arrayOf(dst)
+	if err != nil {
+		return err
+	}
+	s, err := arrayOf(src)
+	if err != nil {
+		return err
+	}
+	return transfer.Copy(transfer.Dev(d.arr), transfer.Dev(s.arr))
+}
+
+// copyHost moves the array's elements, packed in C order, to or from host
+// memory at p. Arrays with a backend move through it (counted in the
+// ledger); host memory imported without one (NumPy's) is read or written
+// in place by Go, block by block.
+func copyHost(h uint64, p unsafe.Pointer, n int64, toDevice bool) error {
+	e, err := arrayOf(h)
+	if err != nil {
+		return err
+	}
+	a := e.arr
+	if n != a.NBytes() {
+		return fmt.Errorf("copy: %d bytes of host memory for an array of %d: %w", n, a.NBytes(), devarray.ErrShape)
+	}
+	host := unsafe.Slice((*byte)(p), n)
+	if a.Backend() != nil {
+		if toDevice {
+			return a.CopyFrom(host)
+		}
+		return a.CopyTo(host)
+	}
+	if !a.Device().Kind.HostAccessible() {
+		return fmt.Errorf("copy: %v has no device to move it: %w", a, devarray.ErrNoBackend)
+	}
+	if toDevice && a.ReadOnly() {
+		return fmt.Errorf("copy: %v is read-only: %w", a, devarray.ErrReadOnly)
+	}
+	return devarray.Use(func() error {
+		lo, hi := a.Extent()
+		mem := unsafe.Slice((*byte)(unsafe.Add(hostPointer(a.Ptr()), lo)), hi-lo)
+		return devarray.Blocks(a.Shape(), a.Strides(), a.DType().Size(), func(b devarray.Block) error {
+			for r := range b.Height {
+				at, packed := b.Offset-lo+r*b.Pitch, b.Packed+r*b.Width
+				if toDevice {
+					copy(mem[at:at+b.Width], host[packed:packed+b.Width])
+				} else {
+					copy(host[packed:packed+b.Width], mem[at:at+b.Width])
+				}
+			}
+			return nil
+		})
+	}, a)
+}
+
+func exportCAI(h uint64, stream uintptr, hostInterface bool) ([]byte, error) {
+	e, err := arrayOf(h)
+	if err != nil {
+		return nil, err
+	}
+	if hostInterface {
+		m, err := interop.ExportArrayInterface(e.arr)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(m)
+	}
+	return interop.MarshalCAI(e.arr, stream)
+}
+
+// importCAI borrows what a CUDA Array Interface (with a device: the host
+// waits on its stream) or a NumPy array interface (device 0) describes.
+func importCAI(dev uint64, js []byte) (uint64, error) {
+	d, err := deviceOf(dev)
+	if err != nil {
+		return 0, err
+	}
+	m, err := interop.ParseJSON(js)
+	if err != nil {
+		return 0, err
+	}
+	var a *devarray.DevArray
+	if d == nil {
+		a, err = interop.ImportArrayInterface(m)
+	} else {
+		a, err = interop.ImportCAIOn(d, nil, m)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return newArray(a, d), nil
+}
+
+func toDLPack(h uint64, versioned, copied bool) (unsafe.Pointer, error) {
+	e, err := arrayOf(h)
+	if err != nil {
+		return nil, err
+	}
+	var opts []interop.DLPackOption
+	if copied {
+		opts = append(opts, interop.DLPackCopy())
+	}
+	if versioned {
+		return interop.ExportDLPack(e.arr, opts...)
+	}
+	return interop.ExportDLPackLegacy(e.arr, opts...)
+}
+
+func fromDLPack(dev uint64, t unsafe.Pointer, versioned bool) (uint64, error) {
+	d, err := deviceOf(dev)
+	if err != nil {
+		return 0, err
+	}
+	var b devarray.Backend
+	if d != nil {
+		b = d
+	}
+	var a *devarray.DevArray
+	if versioned {
+		a, err = interop.ImportDLPack(b, t)
+	} else {
+		a, err = interop.ImportDLPackLegacy(b, t)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return newArray(a, d), nil
+}
+
+func ledgerJSON(dev uint64) ([]byte, error) {
+	d, err := deviceOf(dev)
+	if err != nil {
+		return nil, err
+	}
+	if d == nil {
+		return nil, fmt.Errorf("ledger: no device: %w", errHandle)
+	}
+	return d.Ledger().JSON()
+}
+
+func deleteDLPack(t unsafe.Pointer)       { interop.DeleteDLPack(t) }
+func deleteDLPackLegacy(t unsafe.Pointer) { interop.DeleteDLPackLegacy(t) }
+
+// hostPointer turns the address of host memory another library owns (not
+// Go memory) into a pointer.
+func hostPointer(p devarray.Ptr) unsafe.Pointer {
+	var ptr unsafe.Pointer
+	*(*uintptr)(unsafe.Pointer(&ptr)) = uintptr(p)
+	return ptr
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"runtime/cgo"
+	"sync"
+
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
+)
+
+// errHandle: a handle that is not a live array or device of this library.
+var errHandle = errors.New("libcuarray: not a live handle")
+
+// entry is an array handed to C: the array and the device whose ledger
+// counts it (nil for host memory imported without a device).
+type entry struct {
+	arr *devarray.DevArray
+	dev device.Device
+}
+
+// devices are opened once per spec and live as long as the process, so that
+// every array of "sim:0" shares one device and one ledger.
+var devices = struct {
+	sync.Mutex
+	bySpec map[string]device.Device
+	handle map[device.Device]uint64
+}{bySpec: map[string]device.Device{}, handle: map[device.Device]uint64{}}
+
+// openDevice returns the handle of the device for spec, opening it once.
+func openDevice(spec string) (uint64, error) {
+	devices.Lock()
+	defer devices.Unlock()
+	if d, ok := devices.bySpec[spec]; ok {
+		return devices.handle[d], nil
+	}
+	d, err := device.Open(spec)
+	if err != nil {
+		return 0, err
+	}
+	h := uint64(cgo.NewHandle(d))
+	devices.bySpec[spec] = d
+	devices.handle[d] = h
+	return h, nil
+}
+
+// deviceOf returns the device behind a handle; 0 is no device.
+func deviceOf(h uint64) (device.Device, error) {
+	if h == 0 {
+		return nil, nil
+	}
+	v, err := valueOf(h)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := v.(device.Device)
+	if !ok {
+		return nil, fmt.Errorf("handle %d is not a device: %w", h, errHandle)
+	}
+	return d, nil
+}
+
+// deviceHandle returns the handle of an opened device.
+func deviceHandle(d device.Device) uint64 {
+	devices.Lock()
+	defer devices.Unlock()
+	return devices.handle[d]
+}
+
+// newArray registers an array and returns its handle.
+func newArray(a *devarray.DevArray, d device.Device) uint64 {
+	return uint64(cgo.NewHandle(&entry{arr: a, dev: d}))
+}
+
+// arrayOf returns the entry behind a handle.
+func arrayOf(h uint64) (*entry, error) {
+	v, err := valueOf(h)
+	if err != nil {
+		return nil, err
+	}
+	e, ok := v.(*entry)
+	if !ok {
+		return nil, fmt.Errorf("handle %d is not an array: %w", h, errHandle)
+	}
+	return e, nil
+}
+
+// releaseArray frees an array (a view only drops its handle) and forgets
+// the handle.
+func releaseArray(h uint64) error {
+	e, err := arrayOf(h)
+	if err != nil {
+		return err
+	}
+	cgo.Handle(h).Delete()
+	if e.arr.IsView() {
+		return nil
+	}
+	return e.arr.Free()
+}
+
+// valueOf reads a handle without panicking on one that is not live.
+func valueOf(h uint64) (v any, err error) {
+	if h == 0 {
+		return nil, fmt.Errorf("handle 0: %w", errHandle)
+	}
+	defer func() {
+		if recover() != nil {
+			v, err = nil, fmt.Errorf("handle %d: %w", h, errHandle)
+		}
+	}()
+	return cgo.Handle(h).Value(), nil
+}

@@ -1,0 +1,67 @@
+// Package python_test runs the Python module's tests (test_cuarray.py)
+// against a freshly built libcuarray, from go test, so that `make test`
+// runs them wherever /usr/bin/python3 has NumPy.
+package python_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// python returns an interpreter that has NumPy, or skips the test (fails
+// it when CUARRAY_REQUIRE_PYTHON is set, as CI does, so it cannot pass by
+// skipping).
+func python(t *testing.T) string {
+	candidates := []string{os.Getenv("CUARRAY_PYTHON"), "/usr/bin/python3", "python3"}
+	for _, py := range candidates {
+		if py == "" {
+			continue
+		}
+		if err := exec.Command(py, "-c", "import numpy").Run(); err == nil {
+			return py
+		}
+	}
+	msg := "no Python with NumPy (install it: make python-deps, or set CUARRAY_PYTHON)"
+	if os.Getenv("CUARRAY_REQUIRE_PYTHON") != "" {
+		t.Fatal(msg + "; CUARRAY_REQUIRE_PYTHON is set")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// library returns $CUARRAY_LIB, or builds libcuarray into a temporary folder.
+func library(t *testing.T) string {
+	if lib := os.Getenv("CUARRAY_LIB"); lib != "" {
+		return lib
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	lib := filepath.Join(t.TempDir(), "libcuarray.so")
+	out, err := exec.Command(goTool, "build", "-buildmode=c-shared", "-o", lib, "../libcuarray").CombinedOutput()
+	require.NoError(t, err, "building libcuarray:\n%s", out)
+	return lib
+}
+
+func TestPythonModule(t *testing.T) {
+	py := python(t)
+	lib := library(t)
+	cmd := exec.Command(py, "-m", "unittest", "-v", "test_cuarray")
+	cmd.Env = append(os.Environ(), "CUARRAY_LIB="+lib)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	require.NoError(t, err, "the Python tests failed")
+	ran := regexp.MustCompile(`Ran (\d+) tests?`).FindSubmatch(out)
+	require.NotNil(t, ran, "unittest printed no summary")
+	n, _ := strconv.Atoi(string(ran[1]))
+	require.Positive(t, n, "no Python test ran")
+	require.NotRegexp(t, `skipped=`, string(out), "no Python test may skip")
+}
