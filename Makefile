@@ -57,6 +57,7 @@ fuzz:
 	$(GO) test ./transfer -run '^$$' -fuzz '^FuzzStridedHostCopy$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./interop -run '^$$' -fuzz '^FuzzImportCAIJSON$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./interop -run '^$$' -fuzz '^FuzzImportDLPack$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./interop -run '^$$' -fuzz '^FuzzParseIPC$$' -fuzztime $(FUZZTIME)
 
 # ---- CUDA: the real backend is built with -tags cuda (see README) ----------
 

@@ -19,10 +19,11 @@ const (
 	Registered                // existing host memory page-locked by cuMemHostRegister
 	Managed                   // unified memory (cuMemAllocManaged)
 	Host                      // pageable host memory
+	IPC                       // another process's device memory, opened through a CUDA IPC handle
 	NumKinds                  // the number of kinds
 )
 
-var kindNames = [NumKinds]string{"device", "pinned", "mapped", "write-combined", "registered", "managed", "host"}
+var kindNames = [NumKinds]string{"device", "pinned", "mapped", "write-combined", "registered", "managed", "host", "ipc"}
 
 // String returns the kind's name ("device", "pinned", ...).
 func (k Kind) String() string {

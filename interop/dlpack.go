@@ -43,7 +43,7 @@ func DLPackCopy() DLPackOption { return func(c *dlpackConfig) { c.copy = true } 
 // dlpackOwner is what a cuarray export's manager_ctx keeps alive until the
 // consumer calls the deleter.
 type dlpackOwner struct {
-	release func() error      // the Hold on the exported memory
+	release func() error       // the Hold on the exported memory
 	copied  *devarray.DevArray // the copy made for DLPackCopy, freed with the tensor
 }
 
@@ -238,7 +238,9 @@ func ImportDLPackLegacy(b devarray.Backend, p unsafe.Pointer, opts ...devarray.W
 // DeleteDLPack calls a DLManagedTensorVersioned's deleter, if it has one:
 // what a producer does with a tensor no consumer took, and a consumer with
 // one it could not import.
-func DeleteDLPack(p unsafe.Pointer) { C.cuarray_dlpack_delete_versioned((*C.DLManagedTensorVersioned)(p)) }
+func DeleteDLPack(p unsafe.Pointer) {
+	C.cuarray_dlpack_delete_versioned((*C.DLManagedTensorVersioned)(p))
+}
 
 // DeleteDLPackLegacy is DeleteDLPack for a legacy DLManagedTensor.
 func DeleteDLPackLegacy(p unsafe.Pointer) { C.cuarray_dlpack_delete_legacy((*C.DLManagedTensor)(p)) }

@@ -115,13 +115,16 @@ func TestIPCHandle(t *testing.T) {
 	p, err := d.Malloc(1 << 20)
 	require.NoError(t, err)
 	defer d.Free(p)
-	h, err := d.IPCExport(p)
+	h, base, size, err := d.IPCExport(p + 4096)
 	require.NoError(t, err)
 	assert.NotEqual(t, IPCHandle{}, h)
-	_, err = d.IPCOpen(h)
+	assert.Equal(t, p, base, "the handle names the whole allocation")
+	assert.GreaterOrEqual(t, size, int64(1<<20))
+	_, _, err = d.IPCOpen(h)
 	assert.Error(t, err, "a process cannot open its own handle")
-	_, err = d.IPCOpen(IPCHandle{1, 2, 3})
+	_, _, err = d.IPCOpen(IPCHandle{1, 2, 3})
 	assert.Error(t, err, "garbage is refused")
+	assert.ErrorIs(t, d.IPCClose(p), driver.ErrInvalidPointer, "only opened memory is closed")
 }
 
 func TestErrorMapping(t *testing.T) {

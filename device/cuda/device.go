@@ -46,6 +46,9 @@ type Device struct {
 	host    driver.HostRanges      // live page-locked host memory
 	streams map[*stream]struct{}
 	closed  bool
+
+	ipcMu     sync.Mutex
+	ipcOpened map[uintptr]int64 // other processes' allocations opened here, and their sizes
 }
 
 var (
@@ -89,12 +92,13 @@ func Open(ordinal int) (*Device, error) {
 		return nil, fmt.Errorf("cuda:%d: retain primary context: %w", ordinal, fromCu(err))
 	}
 	d := &Device{
-		ordinal: ordinal,
-		dev:     dev,
-		ctx:     ctx,
-		ledger:  accounting.NewLedger(fmt.Sprintf("cuda:%d", ordinal)),
-		allocs:  make(map[devarray.Ptr]int64),
-		streams: make(map[*stream]struct{}),
+		ordinal:   ordinal,
+		dev:       dev,
+		ctx:       ctx,
+		ledger:    accounting.NewLedger(fmt.Sprintf("cuda:%d", ordinal)),
+		allocs:    make(map[devarray.Ptr]int64),
+		streams:   make(map[*stream]struct{}),
+		ipcOpened: make(map[uintptr]int64),
 	}
 	if err := d.describe(); err != nil {
 		dev.ReleasePrimaryCtx()

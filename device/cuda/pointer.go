@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 
+	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
 )
@@ -44,30 +45,36 @@ func (d *Device) PointerInfo(p devarray.Ptr) (PointerInfo, error) {
 	return info, nil
 }
 
-// IPCHandleSize is the size of a CUDA IPC memory handle.
-const IPCHandleSize = ipcHandleSize
-
 // IPCHandle names a device allocation for another process (cuIpcGetMemHandle).
-type IPCHandle [IPCHandleSize]byte
+type IPCHandle = driver.IPCHandle
 
-// IPCExport returns the handle of the allocation that starts at p.
-func (d *Device) IPCExport(p devarray.Ptr) (IPCHandle, error) {
+// IPCExport returns the handle of the allocation that holds p, with the
+// allocation's base and size (cuPointerGetAttributes, cuIpcGetMemHandle).
+func (d *Device) IPCExport(p devarray.Ptr) (IPCHandle, devarray.Ptr, int64, error) {
+	info, err := d.PointerInfo(p)
+	if err != nil {
+		return IPCHandle{}, 0, 0, fmt.Errorf("cuda: IPC export: %w", err)
+	}
+	if info.Kind != devarray.CUDA || info.Ordinal != d.ordinal {
+		return IPCHandle{}, 0, 0, fmt.Errorf("cuda: IPC export %v: %v memory of GPU %d is not this device's memory: %w", p, info.Kind, info.Ordinal, driver.ErrInvalidPointer)
+	}
 	var h IPCHandle
-	err := d.call(func() error {
+	err = d.call(func() error {
 		var c int
-		h, c = ipcGetMemHandle(uintptr(p))
+		h, c = ipcGetMemHandle(uintptr(info.Base))
 		return check(c)
 	})
 	if err != nil {
-		return IPCHandle{}, fmt.Errorf("cuda: IPC export %v: %w", p, err)
+		return IPCHandle{}, 0, 0, fmt.Errorf("cuda: IPC export %v: %w", p, err)
 	}
-	return h, nil
+	return h, info.Base, info.Size, nil
 }
 
 // IPCOpen maps another process's allocation into this one
-// (cuIpcOpenMemHandle, peer access enabled lazily). A handle from this
-// process, a stale one or garbage is an error. Close it with IPCClose.
-func (d *Device) IPCOpen(h IPCHandle) (devarray.Ptr, error) {
+// (cuIpcOpenMemHandle, peer access enabled lazily), counted as kind ipc
+// until IPCClose. A handle from this process, a stale one or garbage is an
+// error.
+func (d *Device) IPCOpen(h IPCHandle) (devarray.Ptr, int64, error) {
 	var p uintptr
 	err := d.call(func() error {
 		var c int
@@ -75,15 +82,35 @@ func (d *Device) IPCOpen(h IPCHandle) (devarray.Ptr, error) {
 		return check(c)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("cuda: IPC open: %w", err)
+		return 0, 0, fmt.Errorf("cuda: IPC open: %w", err)
 	}
-	return devarray.Ptr(p), nil
+	info, err := d.PointerInfo(devarray.Ptr(p))
+	if err != nil {
+		d.call(func() error { return check(ipcCloseMemHandle(p)) })
+		return 0, 0, fmt.Errorf("cuda: IPC open: %w", err)
+	}
+	if err := d.ledger.Alloc(accounting.IPC, p, info.Size); err != nil {
+		d.call(func() error { return check(ipcCloseMemHandle(p)) })
+		return 0, 0, fmt.Errorf("cuda: IPC open: %w", err)
+	}
+	d.ipcMu.Lock()
+	d.ipcOpened[p] = info.Size
+	d.ipcMu.Unlock()
+	return devarray.Ptr(p), info.Size, nil
 }
 
 // IPCClose unmaps memory opened with IPCOpen (cuIpcCloseMemHandle).
 func (d *Device) IPCClose(p devarray.Ptr) error {
+	d.ipcMu.Lock()
+	size, ok := d.ipcOpened[uintptr(p)]
+	delete(d.ipcOpened, uintptr(p))
+	d.ipcMu.Unlock()
+	if !ok {
+		return fmt.Errorf("cuda: IPC close %v: not opened by IPCOpen: %w", p, driver.ErrInvalidPointer)
+	}
 	if err := d.call(func() error { return check(ipcCloseMemHandle(uintptr(p))) }); err != nil {
 		return fmt.Errorf("cuda: IPC close %v: %w", p, err)
 	}
+	d.ledger.Free(accounting.IPC, uintptr(p), size)
 	return nil
 }

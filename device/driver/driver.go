@@ -54,6 +54,18 @@ type Device interface {
 	// and per-thread default streams. Close releases only the wrapper. A
 	// handle the device does not know is an error wrapping ErrInvalidValue.
 	ExternalStream(handle uintptr) (Stream, error)
+	// IPCExport returns the handle by which another process opens the
+	// allocation that holds p (cuIpcGetMemHandle), with that allocation's
+	// base address and size.
+	IPCExport(p devarray.Ptr) (h IPCHandle, base devarray.Ptr, size int64, err error)
+	// IPCOpen maps another process's allocation into this one
+	// (cuIpcOpenMemHandle) and returns its address here and its size,
+	// counted in the ledger as kind ipc until IPCClose. A handle of this
+	// process, a stale one (its allocation was freed, its process ended)
+	// or a foreign one is an error.
+	IPCOpen(h IPCHandle) (devarray.Ptr, int64, error)
+	// IPCClose unmaps memory IPCOpen mapped (cuIpcCloseMemHandle).
+	IPCClose(p devarray.Ptr) error
 	// Synchronize waits for all work on every stream of the device.
 	Synchronize() error
 	// Close releases the device. Memory still allocated is freed and its
@@ -161,6 +173,13 @@ type Stream interface {
 	// Close waits for the stream's work and releases it.
 	Close() error
 }
+
+// IPCHandleSize is the size of an IPC handle, CUDA's CU_IPC_HANDLE_SIZE.
+const IPCHandleSize = 64
+
+// IPCHandle names a device allocation for another process: a
+// CUipcMemHandle on CUDA, the sim backend's own description on sim.
+type IPCHandle [IPCHandleSize]byte
 
 // The CUDA default stream handles of the CUDA Array Interface and DLPack.
 const (

@@ -65,7 +65,10 @@ func (d *Device) Free(p devarray.Ptr) error {
 	}
 	if ok && size >= 1<<20 {
 		// Give large freed ranges' pages back to the OS, as freed device memory holds nothing.
-		_ = syscall.Madvise(d.mem[off:off+size], syscall.MADV_DONTNEED)
+		_ = syscall.Fallocate(d.memfd, fallocPunchHole|fallocKeepSize, off, size)
+	}
+	if ok {
+		d.ipc.forget(off) // its IPC handle is stale from now on
 	}
 	d.mu.Unlock()
 	if !ok {
@@ -91,6 +94,8 @@ func (d *Device) devMem(p devarray.Ptr, n int64) ([]byte, error) {
 	} else if h, ok := d.host.Containing(addr, n); ok && h.Flags&driver.Mapped != 0 {
 		off := int64(addr - h.Addr)
 		return h.Mem[off : off+n : off+n], nil
+	} else if m, ok := d.ipc.containing(addr, n); ok {
+		return m, nil
 	}
 	return nil, fmt.Errorf("bytes [%v, +%d) are not inside a live allocation: %w", p, n, driver.ErrInvalidPointer)
 }

@@ -8,9 +8,11 @@
 // Fault injection fails the Nth allocation or copy on purpose, so error
 // paths can be tested.
 //
-// Device memory is one anonymous memory mapping outside the Go heap, so
-// device pointers are real addresses that stay valid until Free, and other
-// code in the process (NumPy through the array interface) can read them.
+// Device memory is one shared mapping of a memory file (memfd), outside
+// the Go heap, so device pointers are real addresses that stay valid until
+// Free, other code in the process (NumPy through the array interface) can
+// read them, and other processes can map an allocation through an IPC
+// handle, as CUDA IPC lets them.
 //
 //	dev, err := sim.New(sim.Config{Memory: 256 << 20})
 //	if err != nil { ... }
@@ -53,7 +55,9 @@ type Device struct {
 	cfg    Config
 	ledger *accounting.Ledger
 	mem    []byte // the device memory
+	memfd  int    // the memory file behind mem, which other processes open through IPC handles
 	base   uintptr
+	ipc    *ipcState
 
 	mu     sync.RWMutex // Lock for allocator changes and Close; RLock while memory is touched
 	arena  *arena
@@ -80,8 +84,7 @@ func New(cfg Config) (*Device, error) {
 			cfg.Memory, cfg.Ordinal, Alignment, driver.ErrInvalidValue)
 	}
 	cfg.Memory = cfg.Memory / Alignment * Alignment
-	mem, err := syscall.Mmap(-1, 0, int(cfg.Memory), syscall.PROT_READ|syscall.PROT_WRITE,
-		syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
+	mem, memfd, err := sharedMemory(fmt.Sprintf("cuarray-sim:%d", cfg.Ordinal), cfg.Memory)
 	if err != nil {
 		return nil, fmt.Errorf("sim: reserve %s of device memory: %w", accounting.FormatBytes(cfg.Memory), err)
 	}
@@ -89,6 +92,8 @@ func New(cfg Config) (*Device, error) {
 		cfg:     cfg,
 		ledger:  accounting.NewLedger(fmt.Sprintf("sim:%d", cfg.Ordinal)),
 		mem:     mem,
+		memfd:   memfd,
+		ipc:     newIPCState(),
 		base:    uintptr(unsafe.Pointer(unsafe.SliceData(mem))),
 		arena:   newArena(cfg.Memory),
 		streams: make(map[*stream]struct{}),
@@ -197,7 +202,10 @@ func (d *Device) Close() error {
 			syscall.Munmap(h.Mem)
 		}
 	}
-	if err := syscall.Munmap(d.mem); err != nil {
+	d.ipc.close(d)
+	err := syscall.Munmap(d.mem)
+	syscall.Close(d.memfd)
+	if err != nil {
 		return fmt.Errorf("sim: release device memory: %w", err)
 	}
 	d.mem = nil

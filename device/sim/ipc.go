@@ -1,0 +1,308 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// How sim emulates CUDA IPC: device memory is a memory file (memfd) shared
+// with its mapping, and a second small memory file, the registry, lists
+// the exported allocations that are still live. A handle names the
+// process, both files' descriptors, the registry slot and the allocation
+// (offset, size, serial). Another process opens the files through
+// /proc/PID/fd, checks the registry slot (a freed allocation's handle is
+// stale) and maps the allocation: the same bytes, no copy, as on a GPU.
+
+const (
+	ipcMagic     = "cuasimv1"
+	ipcSlots     = 4096
+	ipcSlotBytes = 32 // off, size, serial, live: four uint64
+	memfdPrefix  = "/memfd:cuarray-sim"
+
+	fallocKeepSize  = 0x1 // FALLOC_FL_KEEP_SIZE
+	fallocPunchHole = 0x2 // FALLOC_FL_PUNCH_HOLE
+	mfdCloexec      = 0x1 // MFD_CLOEXEC
+)
+
+// sharedMemory makes a memory file of size bytes and maps all of it,
+// reserved rather than committed.
+func sharedMemory(name string, size int64) ([]byte, int, error) {
+	fd, err := memfdCreate(name)
+	if err != nil {
+		return nil, -1, err
+	}
+	if err := syscall.Ftruncate(fd, size); err != nil {
+		syscall.Close(fd)
+		return nil, -1, fmt.Errorf("size the memory file: %w", err)
+	}
+	mem, err := syscall.Mmap(fd, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED|syscall.MAP_NORESERVE)
+	if err != nil {
+		syscall.Close(fd)
+		return nil, -1, fmt.Errorf("map the memory file: %w", err)
+	}
+	return mem, fd, nil
+}
+
+func memfdCreate(name string) (int, error) {
+	p, err := syscall.BytePtrFromString(name)
+	if err != nil {
+		return -1, err
+	}
+	fd, _, errno := syscall.Syscall(sysMemfdCreate, uintptr(unsafe.Pointer(p)), mfdCloexec, 0)
+	if errno != 0 {
+		return -1, fmt.Errorf("memfd_create: %w", errno)
+	}
+	return int(fd), nil
+}
+
+// handle is the content of a sim IPC handle.
+type handle struct {
+	Magic             [8]byte
+	PID, MemFD, RegFD int32
+	Slot              int32
+	Off, Size         int64
+	Serial            uint64
+	_                 [64 - 8 - 16 - 24]byte
+}
+
+// ipcState is a device's exported allocations and the ones it opened.
+type ipcState struct {
+	mu       sync.Mutex
+	regfd    int
+	registry []byte        // ipcSlots slots; nil until the first export
+	slots    map[int64]int // allocation offset → slot, for the exported ones
+	serial   uint64        // of the last export
+	opened   map[uintptr]*opened
+}
+
+// opened is another process's allocation mapped here.
+type opened struct {
+	mapping []byte // page-aligned mapping
+	mem     []byte // the allocation inside it
+}
+
+func newIPCState() *ipcState {
+	return &ipcState{regfd: -1, slots: map[int64]int{}, opened: map[uintptr]*opened{}}
+}
+
+func (s *ipcState) slot(i int) []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&s.registry[i*ipcSlotBytes])), 4)
+}
+
+// IPCExport returns the handle of the live allocation that holds p.
+func (d *Device) IPCExport(p devarray.Ptr) (driver.IPCHandle, devarray.Ptr, int64, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed {
+		return driver.IPCHandle{}, 0, 0, fmt.Errorf("sim: IPC export: %w", driver.ErrClosed)
+	}
+	addr := uintptr(p)
+	var sp span
+	ok := addr >= d.base && addr < d.base+uintptr(d.arena.size)
+	if ok {
+		sp, ok = d.arena.find(int64(addr-d.base), 1)
+	}
+	if !ok {
+		return driver.IPCHandle{}, 0, 0, fmt.Errorf("sim: IPC export %v: not inside a live device allocation: %w", p, driver.ErrInvalidPointer)
+	}
+	slot, serial, err := d.ipc.export(sp)
+	if err != nil {
+		return driver.IPCHandle{}, 0, 0, fmt.Errorf("sim: IPC export %v: %w", p, err)
+	}
+	h := handle{PID: int32(os.Getpid()), MemFD: int32(d.memfd), RegFD: int32(d.ipc.regfd), Slot: int32(slot), Off: sp.off, Size: sp.size, Serial: serial}
+	copy(h.Magic[:], ipcMagic)
+	var out driver.IPCHandle
+	buf := bytes.NewBuffer(out[:0])
+	if err := binary.Write(buf, binary.LittleEndian, h); err != nil {
+		return driver.IPCHandle{}, 0, 0, fmt.Errorf("sim: IPC export: %w", err)
+	}
+	copy(out[:], buf.Bytes())
+	return out, devarray.Ptr(d.base + uintptr(sp.off)), sp.size, nil
+}
+
+// export lists an allocation in the registry (once) and returns its slot and serial.
+func (s *ipcState) export(sp span) (int, uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.registry == nil {
+		reg, fd, err := sharedMemory("cuarray-sim-ipc", ipcSlots*ipcSlotBytes)
+		if err != nil {
+			return 0, 0, err
+		}
+		s.registry, s.regfd = reg, fd
+	}
+	if i, ok := s.slots[sp.off]; ok {
+		return i, s.slot(i)[2], nil
+	}
+	for i := range ipcSlots {
+		sl := s.slot(i)
+		if atomic.LoadUint64(&sl[3]) == 0 {
+			s.serial++
+			sl[0], sl[1], sl[2] = uint64(sp.off), uint64(sp.size), s.serial
+			atomic.StoreUint64(&sl[3], 1)
+			s.slots[sp.off] = i
+			return i, s.serial, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("all %d IPC registry slots are in use: %w", ipcSlots, driver.ErrOutOfMemory)
+}
+
+// forget marks an exported allocation freed: its handle is stale.
+func (s *ipcState) forget(off int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i, ok := s.slots[off]; ok {
+		atomic.StoreUint64(&s.slot(i)[3], 0)
+		delete(s.slots, off)
+	}
+}
+
+// IPCOpen maps an allocation of another process's sim device.
+func (d *Device) IPCOpen(raw driver.IPCHandle) (devarray.Ptr, int64, error) {
+	var h handle
+	if err := binary.Read(bytes.NewReader(raw[:]), binary.LittleEndian, &h); err != nil || string(h.Magic[:]) != ipcMagic {
+		return 0, 0, fmt.Errorf("sim: IPC open: not a sim IPC handle: %w", driver.ErrInvalidValue)
+	}
+	if int(h.PID) == os.Getpid() {
+		return 0, 0, fmt.Errorf("sim: IPC open: the handle is this process's own (CUDA refuses it too): %w", driver.ErrInvalidValue)
+	}
+	if h.Off < 0 || h.Size <= 0 || h.Slot < 0 || h.Slot >= ipcSlots {
+		return 0, 0, fmt.Errorf("sim: IPC open: offset %d, size %d, slot %d out of range: %w", h.Off, h.Size, h.Slot, driver.ErrInvalidValue)
+	}
+	if err := checkRegistry(h); err != nil {
+		return 0, 0, fmt.Errorf("sim: IPC open: %w", err)
+	}
+	mem, err := openFile(h.PID, h.MemFD, syscall.O_RDWR, h.Off+h.Size)
+	if err != nil {
+		return 0, 0, fmt.Errorf("sim: IPC open: %w", err)
+	}
+	defer syscall.Close(mem)
+	page := int64(os.Getpagesize())
+	start := h.Off / page * page
+	mapping, err := syscall.Mmap(mem, start, int(h.Off+h.Size-start), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return 0, 0, fmt.Errorf("sim: IPC open: map the allocation: %w", err)
+	}
+	o := &opened{mapping: mapping, mem: mapping[h.Off-start : h.Off-start+h.Size : h.Off-start+h.Size]}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(o.mem)))
+	if err := d.ledger.Alloc(accounting.IPC, p, h.Size); err != nil {
+		syscall.Munmap(mapping)
+		return 0, 0, fmt.Errorf("sim: IPC open: %w", err)
+	}
+	d.mu.RLock()
+	closed := d.closed
+	if !closed {
+		d.ipc.mu.Lock()
+		d.ipc.opened[p] = o
+		d.ipc.mu.Unlock()
+	}
+	d.mu.RUnlock()
+	if closed {
+		syscall.Munmap(mapping)
+		d.ledger.Free(accounting.IPC, p, h.Size)
+		return 0, 0, fmt.Errorf("sim: IPC open: %w", driver.ErrClosed)
+	}
+	return devarray.Ptr(p), h.Size, nil
+}
+
+// openFile opens another process's memory file through /proc, checking
+// that it is a cuarray sim memory file of at least size bytes.
+func openFile(pid, fd int32, mode int, size int64) (int, error) {
+	path := fmt.Sprintf("/proc/%d/fd/%d", pid, fd)
+	target, err := os.Readlink(path)
+	if err != nil {
+		return -1, fmt.Errorf("stale handle: process %d's file %d: %v: %w", pid, fd, err, driver.ErrInvalidValue)
+	}
+	if !strings.HasPrefix(target, memfdPrefix) {
+		return -1, fmt.Errorf("foreign handle: process %d's file %d is %q, not a sim device's: %w", pid, fd, target, driver.ErrInvalidValue)
+	}
+	f, err := syscall.Open(path, mode|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open %s: %v: %w", path, err, driver.ErrInvalidValue)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(f, &st); err != nil || st.Size < size {
+		syscall.Close(f)
+		return -1, fmt.Errorf("foreign handle: %s holds %d bytes, the handle names %d: %w", path, st.Size, size, driver.ErrInvalidValue)
+	}
+	return f, nil
+}
+
+// checkRegistry checks that the handle's allocation is still exported.
+func checkRegistry(h handle) error {
+	fd, err := openFile(h.PID, h.RegFD, syscall.O_RDONLY, ipcSlots*ipcSlotBytes)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	reg, err := syscall.Mmap(fd, 0, ipcSlots*ipcSlotBytes, syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return fmt.Errorf("map the IPC registry: %w", err)
+	}
+	defer syscall.Munmap(reg)
+	sl := unsafe.Slice((*uint64)(unsafe.Pointer(&reg[int(h.Slot)*ipcSlotBytes])), 4)
+	if atomic.LoadUint64(&sl[3]) == 0 || sl[0] != uint64(h.Off) || sl[1] != uint64(h.Size) || sl[2] != h.Serial {
+		return fmt.Errorf("stale handle: process %d freed the allocation: %w", h.PID, driver.ErrInvalidValue)
+	}
+	return nil
+}
+
+// containing returns the bytes [addr, addr+n) of an opened allocation.
+func (s *ipcState) containing(addr uintptr, n int64) ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for p, o := range s.opened {
+		if addr >= p && n >= 0 && int64(addr-p)+n <= int64(len(o.mem)) {
+			off := int64(addr - p)
+			return o.mem[off : off+n : off+n], true
+		}
+	}
+	return nil, false
+}
+
+// IPCClose unmaps an allocation IPCOpen mapped.
+func (d *Device) IPCClose(p devarray.Ptr) error {
+	d.ipc.mu.Lock()
+	o, ok := d.ipc.opened[uintptr(p)]
+	delete(d.ipc.opened, uintptr(p))
+	d.ipc.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("sim: IPC close %v: not opened by IPCOpen: %w", p, driver.ErrInvalidPointer)
+	}
+	d.mu.Lock() // no copy is using the mapping
+	err := syscall.Munmap(o.mapping)
+	d.mu.Unlock()
+	d.ledger.Free(accounting.IPC, uintptr(p), int64(len(o.mem)))
+	if err != nil {
+		return fmt.Errorf("sim: IPC close %v: %w", p, err)
+	}
+	return nil
+}
+
+// close unmaps what is still opened and releases the registry (the device
+// is closing; d.mu is held).
+func (s *ipcState) close(d *Device) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for p, o := range s.opened {
+		syscall.Munmap(o.mapping)
+		d.ledger.Free(accounting.IPC, p, int64(len(o.mem)))
+	}
+	s.opened = map[uintptr]*opened{}
+	if s.registry != nil {
+		syscall.Munmap(s.registry)
+		syscall.Close(s.regfd)
+		s.registry = nil
+	}
+}
