@@ -103,5 +103,7 @@ gpu-bundle:
 	gzip -9 $(GPU_DIR)/tests/*.test $(GPU_DIR)/cuarray  # the carry limit is 64 MiB; run.sh unpacks them
 	cp scripts/gpu-run.sh $(GPU_DIR)/run.sh
 	mkdir -p $(GPU_DIR)/peers && cp bench/peers/*.py $(GPU_DIR)/peers/
+	$(GO) build $(CUDA_TAGS) -buildmode=c-shared -ldflags='-s -w' -o $(GPU_DIR)/libcuarray.so ./libcuarray
+	gzip -9 $(GPU_DIR)/libcuarray.so
 	git rev-parse HEAD > $(GPU_DIR)/commit
 	@du -sh $(GPU_DIR)

@@ -21,6 +21,8 @@
 //	cuarray_from_dlpack(dev, t, versioned, &arr)   borrow one; release calls its deleter
 //	cuarray_dlpack_delete(t, versioned)
 //	cuarray_ledger(dev, &json)                     the device's ledger
+//	cuarray_ipc_export(arr, &json)                 a descriptor another process opens
+//	cuarray_ipc_open(dev, json, &arr)              open one (release closes it)
 //	cuarray_capsule_destructor                     for PyCapsule_New
 package main
 
@@ -154,5 +156,18 @@ func cuarray_array_device(arr C.uint64_t, out *C.uint64_t) *C.char {
 	if err == nil && e.dev != nil {
 		*out = C.uint64_t(deviceHandle(e.dev))
 	}
+	return result(err)
+}
+
+//export cuarray_ipc_export
+func cuarray_ipc_export(arr C.uint64_t, out **C.char) *C.char {
+	b, err := ipcExport(uint64(arr))
+	return putString(out, b, err)
+}
+
+//export cuarray_ipc_open
+func cuarray_ipc_open(dev C.uint64_t, js *C.char, out *C.uint64_t) *C.char {
+	h, err := ipcOpen(uint64(dev), []byte(C.GoString(js)))
+	*out = C.uint64_t(h)
 	return result(err)
 }

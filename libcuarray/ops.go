@@ -270,3 +270,39 @@ func hostPointer(p devarray.Ptr) unsafe.Pointer {
 	*(*uintptr)(unsafe.Pointer(&ptr)) = uintptr(p)
 	return ptr
 }
+
+// ipcExport describes an array for another process, as JSON.
+func ipcExport(h uint64) ([]byte, error) {
+	e, err := arrayOf(h)
+	if err != nil {
+		return nil, err
+	}
+	if e.dev == nil {
+		return nil, fmt.Errorf("IPC export: host memory with no device has no IPC handle: %w", devarray.ErrDevice)
+	}
+	d, err := interop.ExportIPC(e.dev, e.arr)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(d)
+}
+
+// ipcOpen opens another process's array on dev.
+func ipcOpen(dev uint64, js []byte) (uint64, error) {
+	d, err := deviceOf(dev)
+	if err != nil {
+		return 0, err
+	}
+	if d == nil {
+		return 0, fmt.Errorf("IPC open: no device: %w", errHandle)
+	}
+	desc, err := interop.ParseIPC(js)
+	if err != nil {
+		return 0, err
+	}
+	a, err := interop.OpenIPC(d, desc)
+	if err != nil {
+		return 0, err
+	}
+	return newArray(a, d), nil
+}

@@ -20,7 +20,7 @@ import ctypes
 import json
 import os
 
-__all__ = ["Array", "Device", "device", "empty", "zeros", "asarray", "from_dlpack", "CuarrayError"]
+__all__ = ["Array", "Device", "device", "empty", "zeros", "asarray", "from_dlpack", "ipc_open", "CuarrayError"]
 
 # DLPack device types (dlpack.h)
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
@@ -270,6 +270,11 @@ class Array:
         """Copies src (a cuarray Array of the same shape) into this array on the device."""
         _check(_lib.cuarray_copy(self._h, src._h))
 
+    def ipc_export(self):
+        """A JSON descriptor (IPC handle, offset, layout) that another process
+        opens with cuarray.ipc_open. Keep this array alive while it is used."""
+        return _string(_lib.cuarray_ipc_export, self._h)
+
     # --- interchange: no copy ---
     @property
     def __array_interface__(self):
@@ -408,3 +413,13 @@ def from_dlpack(obj, device=None):
     h = _handle(_lib.cuarray_from_dlpack, dev._h if dev else 0, p, versioned)
     _api.PyCapsule_SetName(capsule, used)  # ours now: the capsule no longer deletes it
     return Array(h, dev)
+
+
+def ipc_open(descriptor, device=None):
+    """Opens an array another process exported with Array.ipc_export, on
+    device (default: the exporter's backend and ordinal). No copy; the
+    mapping is counted in the device's ledger as kind "ipc" and closed when
+    the array is freed."""
+    d = json.loads(descriptor)
+    dev = _device_arg(device, "%s:%d" % (d["backend"], d["device"]))
+    return Array(_handle(_lib.cuarray_ipc_open, dev._h, descriptor.encode() if isinstance(descriptor, str) else descriptor), dev)

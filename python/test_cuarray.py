@@ -211,6 +211,38 @@ if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
     ROUND_TRIPS["numpy dlpack"] = lambda a: cuarray.from_dlpack(np.from_dlpack(a))
 
 
+class IPC(unittest.TestCase):
+    """Another Python process opens an exported array: same bytes, no copy."""
+
+    def test_other_process(self):
+        import subprocess
+        a = cuarray.empty((16, 12), "float32", SPEC)
+        want = random((16, 12), "float32")
+        a.copy_from(want.tobytes())
+        v = a[2:14:3, 1::2]
+        child = (
+            "import sys, json, numpy as np, cuarray\n"
+            "b = cuarray.ipc_open(sys.stdin.read())\n"
+            "n = np.frombuffer(b.to_bytes(), dtype=b.dtype).reshape(b.shape)\n"
+            "b.copy_from((-n).tobytes())\n"
+            "led = b.ledger()\n"
+            "del b\n"
+            "led2 = cuarray.device(json.loads(sys.argv[1])['spec']).ledger()\n"
+            "print(json.dumps({'sum': float(n.sum()), 'ipc_allocs': led['memory']['ipc']['allocs'],"
+            " 'ipc_frees': led2['memory']['ipc']['frees'], 'device_allocs': led2['memory']['device']['allocs']}))\n"
+        )
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.abspath(__file__)))
+        out = subprocess.run([sys.executable, "-c", child, '{"spec": "%s"}' % SPEC], input=v.ipc_export(),
+                             capture_output=True, text=True, env=env, check=True).stdout
+        import json
+        got = json.loads(out)
+        self.assertAlmostEqual(got["sum"], float(np.asarray(want[2:14:3, 1::2], dtype=np.float64).sum()), places=2)
+        self.assertEqual(got["ipc_allocs"], 1, "opening is counted")
+        self.assertEqual(got["ipc_frees"], 1, "closing is counted")
+        self.assertEqual(got["device_allocs"], 0, "no device allocation in the other process")
+        np.testing.assert_array_equal(model(v), -want[2:14:3, 1::2], "the other process wrote into this one's memory")
+
+
 class Errors(unittest.TestCase):
     def test_bad_input(self):
         with self.assertRaises(ValueError):

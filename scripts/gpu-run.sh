@@ -13,6 +13,8 @@ mkdir -p "$OUT/logs"
 for f in "$G"/tests/*.test.gz "$G"/cuarray.gz; do
 	[ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"
 done
+[ -e "$G/libcuarray.so.gz" ] && gunzip -f "$G/libcuarray.so.gz"
+export CUARRAY_LIB="$G/libcuarray.so"  # python.test uses it instead of building the library (no Go there)
 : > "$OUT/results"
 
 {
@@ -48,6 +50,12 @@ echo "peer-torch-d2d $?" >> "$OUT/results"
 echo "cuarray-bench $?" >> "$OUT/results"
 python3 "$G/peers/torch_transfer.py" > "$OUT/logs/peer-torch-transfer.json" 2> "$OUT/logs/peer-torch-transfer.err"
 echo "peer-torch-transfer $?" >> "$OUT/results"
+
+# The Python module: NumPy on sim (NumPy 2 here), then CuPy and PyTorch on cuda:0.
+CUARRAY_LIB="$G/libcuarray.so" python3 -m unittest -v python/test_cuarray.py > "$OUT/logs/python-numpy.log" 2>&1
+echo "python-numpy $? $(tail -1 "$OUT/logs/python-numpy.log")" >> "$OUT/results"
+CUARRAY_LIB="$G/libcuarray.so" python3 -m unittest -v python/test_gpu.py > "$OUT/logs/python-gpu.log" 2>&1
+echo "python-gpu $? $(tail -1 "$OUT/logs/python-gpu.log")" >> "$OUT/results"
 
 echo "== environment"; cat "$OUT/env.txt"
 echo "== results (name exit-code tests time)"; cat "$OUT/results"
