@@ -1,0 +1,94 @@
+package interop_test
+
+import (
+	"fmt"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/interop"
+)
+
+// A view handed out as a CUDA Array Interface and taken back: the same
+// memory, and the ledger shows that nothing moved.
+func ExampleExportCAI() {
+	dev, err := device.Open("sim:0?mem=64MiB")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer dev.Close()
+	a, err := devarray.FromHost(dev, []float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer a.Free()
+	col, _ := a.Index(1, 2) // the last column: a strided view
+	before := dev.Ledger().Snapshot()
+
+	js, _ := interop.MarshalCAI(col, 0) // what __cuda_array_interface__ returns, as JSON
+	m, _ := interop.ParseJSON(js)
+	fmt.Println(m["shape"], m["strides"], m["typestr"], m["version"], m["stream"])
+	b, _, err := interop.ImportCAI(dev, m)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	vals, _ := devarray.ToHost[float32](b)
+	diff := accounting.Diff(before, dev.Ledger().Snapshot())
+	fmt.Println(b.Ptr() == col.Ptr(), b.Shape(), b.Strides(), vals)
+	fmt.Println("allocations:", diff.Allocations(), "device-to-host copies:", diff.CopyTotal(accounting.DtoH).Count)
+	// Output:
+	// [2] [12] <f4 3 <nil>
+	// true [2] [12] [3 6]
+	// allocations: 0 device-to-host copies: 1
+}
+
+// DLPack in C memory: the consumer's deleter keeps the memory alive after
+// the owner's Free, and frees it.
+func ExampleExportDLPack() {
+	dev, _ := device.Open("sim:0?mem=64MiB")
+	defer dev.Close()
+	a, _ := devarray.FromHost(dev, []float64{0.5, 1.5, 2.5, 3.5}, 2, 2)
+	tr, _ := a.Transpose()
+
+	t, err := interop.ExportDLPack(tr) // a *DLManagedTensorVersioned for a "dltensor_versioned" capsule
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	a.Free() // the owner lets go; the tensor still holds the memory
+	fmt.Println("device bytes in use:", dev.Ledger().Current(accounting.Device))
+
+	b, _ := interop.ImportDLPack(dev, t) // what a consumer does with the tensor
+	vals, _ := devarray.ToHost[float64](b)
+	fmt.Println(b.Strides(), vals)
+	b.Free() // calls the deleter
+	fmt.Println("device bytes in use:", dev.Ledger().Current(accounting.Device))
+	// Output:
+	// device bytes in use: 256
+	// [8 16] [0.5 2.5 1.5 3.5]
+	// device bytes in use: 0
+}
+
+// A device array as a gorgonia tensor: gorgonia sees the memory as not
+// accessible from Go, and the tensor goes back to the same array.
+func ExampleToDense() {
+	dev, _ := device.Open("sim:0?mem=64MiB")
+	defer dev.Close()
+	a, _ := devarray.FromHost(dev, []float32{1, 2, 3, 4, 5, 6}, 3, 2)
+	defer a.Free()
+
+	t, err := interop.ToDense(a)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(t.Shape(), t.Dtype(), "host-accessible:", t.IsNativelyAccessible())
+	b, _ := interop.FromDense(t)
+	fmt.Println(b.Ptr() == a.Ptr(), b.Device())
+	// Output:
+	// (3, 2) float32 host-accessible: false
+	// true sim:0
+}
