@@ -68,27 +68,22 @@ func cuarrayDLPackRelease(h C.uintptr_t) {
 // tensor's deleter, which also frees the C memory. Nothing is copied or
 // allocated on the device unless DLPackCopy is given.
 func ExportDLPack(a *devarray.DevArray, opts ...DLPackOption) (unsafe.Pointer, error) {
-	src, owner, err := exportSource(a, opts)
+	var b *C.cuarray_dlpack_versioned
+	err := exportTensor(a, opts, func(src *devarray.DevArray, owner *dlpackOwner) (*C.DLTensor, *C.uintptr_t, unsafe.Pointer) {
+		if b = C.cuarray_dlpack_new_versioned(C.int32_t(src.NDim())); b == nil {
+			return nil, nil, nil
+		}
+		if src.ReadOnly() {
+			b.t.flags |= C.CUARRAY_DLPACK_FLAG_READ_ONLY
+		}
+		if owner.copied != nil {
+			b.t.flags |= C.CUARRAY_DLPACK_FLAG_IS_COPIED
+		}
+		return &b.t.dl_tensor, &b.handle, unsafe.Pointer(b)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("interop: export DLPack: %w", err)
 	}
-	b := C.cuarray_dlpack_new_versioned(C.int32_t(src.NDim()))
-	if b == nil {
-		owner.drop()
-		return nil, fmt.Errorf("interop: export DLPack: out of C memory: %w", ErrInterface)
-	}
-	if err := fillTensor(&b.t.dl_tensor, src); err != nil {
-		C.free(unsafe.Pointer(b))
-		owner.drop()
-		return nil, fmt.Errorf("interop: export DLPack: %w", err)
-	}
-	if src.ReadOnly() {
-		b.t.flags |= C.CUARRAY_DLPACK_FLAG_READ_ONLY
-	}
-	if owner.copied != nil {
-		b.t.flags |= C.CUARRAY_DLPACK_FLAG_IS_COPIED
-	}
-	b.handle = C.uintptr_t(cgo.NewHandle(owner))
 	return unsafe.Pointer(&b.t), nil
 }
 
@@ -99,22 +94,41 @@ func ExportDLPackLegacy(a *devarray.DevArray, opts ...DLPackOption) (unsafe.Poin
 	if a.ReadOnly() {
 		return nil, fmt.Errorf("interop: export legacy DLPack: the array is read-only and the legacy ABI cannot say so (use the versioned one): %w", ErrInterface)
 	}
-	src, owner, err := exportSource(a, opts)
+	var b *C.cuarray_dlpack_legacy
+	err := exportTensor(a, opts, func(src *devarray.DevArray, _ *dlpackOwner) (*C.DLTensor, *C.uintptr_t, unsafe.Pointer) {
+		if b = C.cuarray_dlpack_new_legacy(C.int32_t(src.NDim())); b == nil {
+			return nil, nil, nil
+		}
+		return &b.t.dl_tensor, &b.handle, unsafe.Pointer(b)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("interop: export legacy DLPack: %w", err)
 	}
-	b := C.cuarray_dlpack_new_legacy(C.int32_t(src.NDim()))
-	if b == nil {
-		owner.drop()
-		return nil, fmt.Errorf("interop: export legacy DLPack: out of C memory: %w", ErrInterface)
-	}
-	if err := fillTensor(&b.t.dl_tensor, src); err != nil {
-		C.free(unsafe.Pointer(b))
-		owner.drop()
-		return nil, fmt.Errorf("interop: export legacy DLPack: %w", err)
-	}
-	b.handle = C.uintptr_t(cgo.NewHandle(owner))
 	return unsafe.Pointer(&b.t), nil
+}
+
+// exportTensor holds the array to export (a or its copy), has newBlock
+// allocate the C block of one ABI (returning its DLTensor, its handle
+// field and the block, or nils when out of C memory), and fills it in.
+// On error nothing is held and no C memory is left.
+func exportTensor(a *devarray.DevArray, opts []DLPackOption,
+	newBlock func(src *devarray.DevArray, owner *dlpackOwner) (*C.DLTensor, *C.uintptr_t, unsafe.Pointer)) error {
+	src, owner, err := exportSource(a, opts)
+	if err != nil {
+		return err
+	}
+	t, handle, block := newBlock(src, owner)
+	if block == nil {
+		owner.drop()
+		return fmt.Errorf("out of C memory: %w", ErrInterface)
+	}
+	if err := fillTensor(t, src); err != nil {
+		C.free(block)
+		owner.drop()
+		return err
+	}
+	*handle = C.uintptr_t(cgo.NewHandle(owner))
+	return nil
 }
 
 // exportSource returns the array to describe (a, or a fresh copy of it)

@@ -6,25 +6,28 @@
 //     memory, NumPy's __array_interface__: ExportCAI, MarshalCAI, ImportCAI,
 //     and ImportCAIOn / WaitStream, which apply the interface's stream rule
 //     (the consumer waits on the producer's stream).
+//
 //   - DLPack 1.x, versioned and legacy: ExportDLPack builds a managed tensor
 //     in C memory whose deleter releases the array (the memory outlives its
 //     owner's Free until the consumer deletes the tensor); ImportDLPack
 //     borrows one and calls its deleter on Free. Element strides are
 //     converted to byte strides and back; READ_ONLY and IS_COPIED are honoured.
+//
 //   - gorgonia.org/tensor: a DevArray is a tensor.Memory; FromDense and
 //     ToDense go between *tensor.Dense and DevArray both ways; device memory
 //     becomes a tensor with a DeviceEngine that gorgonia treats as not
 //     accessible from Go.
+//
 //   - CUDA IPC: ExportIPC describes an array for another process (JSON),
 //     OpenIPC maps it there; opening and closing are counted in the ledger
 //     (kind ipc), a stale or foreign handle is an error.
 //
-//	m, err := interop.ExportCAI(a, 0)            // map[string]any, as __cuda_array_interface__
-//	b, err := interop.ImportCAIOn(dev, s, m)     // borrowed; stream s waits for the producer's
-//	t, err := interop.ExportDLPack(a)            // *DLManagedTensorVersioned in C memory
-//	c, err := interop.ImportDLPack(dev, t)       // borrowed; c.Free() calls the deleter
-//	d, err := interop.ToDense(a)                 // *tensor.Dense over the same memory
-//	desc, err := interop.ExportIPC(dev, a)       // for another process: interop.OpenIPC(dev, desc)
+//     m, err := interop.ExportCAI(a, 0)            // map[string]any, as __cuda_array_interface__
+//     b, err := interop.ImportCAIOn(dev, s, m)     // borrowed; stream s waits for the producer's
+//     t, err := interop.ExportDLPack(a)            // *DLManagedTensorVersioned in C memory
+//     c, err := interop.ImportDLPack(dev, t)       // borrowed; c.Free() calls the deleter
+//     d, err := interop.ToDense(a)                 // *tensor.Dense over the same memory
+//     desc, err := interop.ExportIPC(dev, a)       // for another process: interop.OpenIPC(dev, desc)
 //
 // The C library (libcuarray, `make libcuarray`) and the Python module
 // (python/cuarray.py) are built on these.

@@ -16,10 +16,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cuarray  # noqa: E402
+from test_cuarray import counts, model, random  # noqa: E402
 
 SPEC = os.environ.get("CUARRAY_GPU_DEVICE", "cuda:0")
 DTYPES = ["float32", "float64", "int32", "uint8"]
-rng = np.random.default_rng()
 
 try:
     import cupy
@@ -29,23 +29,6 @@ try:
     import torch
 except ImportError:  # pragma: no cover
     torch = None
-
-
-def random(shape, dtype):
-    dt = np.dtype(dtype)
-    if dt.kind == "f":
-        return rng.standard_normal(shape).astype(dt)
-    return rng.integers(1, 100, size=shape).astype(dt)
-
-
-def counts(ledger):
-    copies = sum(p["count"] for d in ledger.get("copies", {}).values() for p in d.values())
-    allocs = sum(k["allocs"] for k in ledger.get("memory", {}).values())
-    return copies, allocs
-
-
-def model(a):
-    return np.frombuffer(a.to_bytes(), dtype=a.dtype).reshape(a.shape)
 
 
 def views(a):
