@@ -175,8 +175,24 @@ func copyHost(h uint64, p unsafe.Pointer, n int64, toDevice bool) error {
 	}, a)
 }
 
-func exportCAI(h uint64, stream uintptr, hostInterface bool) ([]byte, error) {
+// settled returns the entry behind h after the device has finished all
+// its work (cuMemset and kernels run asynchronously on a GPU), so that an
+// export can say "no stream": nothing is pending for a consumer to wait on.
+func settled(h uint64) (*entry, error) {
 	e, err := arrayOf(h)
+	if err != nil {
+		return nil, err
+	}
+	if e.dev != nil {
+		if err := e.dev.Synchronize(); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+func exportCAI(h uint64, stream uintptr, hostInterface bool) ([]byte, error) {
+	e, err := settled(h)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +230,7 @@ func importCAI(dev uint64, js []byte) (uint64, error) {
 }
 
 func toDLPack(h uint64, versioned, copied bool) (unsafe.Pointer, error) {
-	e, err := arrayOf(h)
+	e, err := settled(h)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +289,7 @@ func hostPointer(p devarray.Ptr) unsafe.Pointer {
 
 // ipcExport describes an array for another process, as JSON.
 func ipcExport(h uint64) ([]byte, error) {
-	e, err := arrayOf(h)
+	e, err := settled(h)
 	if err != nil {
 		return nil, err
 	}

@@ -298,8 +298,8 @@ class Array:
         stays alive until the consumer calls the tensor's deleter."""
         if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
             raise BufferError("__dlpack__: the array is on %s, not DLPack device %s" % (self.__dlpack_device__(), dl_device))
-        # cuarray's own work is finished when its calls return, so there is
-        # no producer stream for the consumer's stream to wait on.
+        # The library synchronizes the device before every export, so there
+        # is no pending producer work for the consumer's stream to wait on.
         versioned = max_version is not None and tuple(max_version)[0] >= 1
         p = ctypes.c_void_p()
         try:
