@@ -314,3 +314,28 @@ func FuzzImportDLPack(f *testing.F) {
 		require.Equal(t, 1, built.Deleted())
 	})
 }
+
+// A failed export holds nothing and leaves nothing allocated: a stride
+// DLPack's element strides cannot express, and a copy whose allocation fails.
+func TestDLPackExportFailuresLeaveNothing(t *testing.T) {
+	dev := testdev.Open(t)
+	a, err := devarray.FromBytes(dev, testdev.RandomBytes(64), devarray.Uint8, 64)
+	require.NoError(t, err)
+	defer a.Free()
+	odd, err := devarray.Wrap(dev, devarray.Descriptor{Ptr: a.Ptr(), Shape: []int{10}, Strides: []int64{6}, DType: devarray.Float32, Device: dev.DeviceID()},
+		devarray.WithBounds(a.Ptr(), 64))
+	require.NoError(t, err)
+	for _, abi := range dlpackABIs {
+		_, err := abi.export(odd)
+		assert.ErrorIs(t, err, interop.ErrInterface, "%s: a 6-byte stride of 4-byte elements", abi.name)
+		assert.Zero(t, odd.Holds(), "%s: the hold is released", abi.name)
+	}
+	if s, ok := dev.(interface{ FailAlloc(int64) }); ok {
+		before := dev.Ledger().Current(accounting.Device)
+		s.FailAlloc(1)
+		_, err := interop.ExportDLPack(a, interop.DLPackCopy())
+		assert.Error(t, err, "the copy's allocation fails")
+		assert.Equal(t, before, dev.Ledger().Current(accounting.Device), "nothing left allocated")
+		assert.Zero(t, a.Holds())
+	}
+}
