@@ -111,31 +111,11 @@ func BackprojectWorkspace(a int, itemSize int64) int64 { return int64(2*a) * ite
 // reports its size and does not run.
 func (k *Kernels) Backproject(img, sino *devarray.DevArray, ws *accounting.Workspace) error {
 	const op = "backproject"
-	if err := k.check(op, img, true); err != nil {
+	g, err := k.checkStacks(op, img, sino, true)
+	if err != nil || g.imgSize == 0 || g.a == 0 {
 		return err
 	}
-	if err := k.check(op, sino, false); err != nil {
-		return err
-	}
-	e, suffix, err := floatKind(op, sino)
-	if err != nil {
-		return err
-	}
-	is, ss := img.Shape(), sino.Shape()
-	if img.DType() != sino.DType() || len(is) != 3 || len(ss) != 3 || is[0] != ss[0] || is[1] != is[2] {
-		return fmt.Errorf("kernels: %s: image %v %v, sinogram %v %v: want (S, N, N) and (S, A, D) of one dtype: %w",
-			op, is, img.DType(), ss, sino.DType(), devarray.ErrShape)
-	}
-	if !img.IsContiguous() || !sino.IsContiguous() {
-		return fmt.Errorf("kernels: %s: want C-contiguous arrays: %w", op, devarray.ErrNotViewable)
-	}
-	slices, a, d, n := int64(ss[0]), ss[1], ss[2], is[1]
-	if img.Size() == 0 || a == 0 {
-		return nil
-	}
-	if a > math.MaxInt32 || d > math.MaxInt32 || n > math.MaxInt32 {
-		return fmt.Errorf("kernels: %s: axes %v, %v too long: %w", op, is, ss, devarray.ErrShape)
-	}
+	e, suffix, slices, a, d, n := g.e, g.suffix, g.slices, g.a, g.d, g.n
 	tableBytes := BackprojectWorkspace(a, e.size)
 	if ws == nil {
 		ws = accounting.NewWorkspace(k.dev)
@@ -168,6 +148,45 @@ func (k *Kernels) Backproject(img, sino *devarray.DevArray, ws *accounting.Works
 		return fmt.Errorf("kernels: %s: %w", op, err)
 	}
 	return nil
+}
+
+// stacks are the images (slices, N, N) and sinograms (slices, A, D) of
+// Project and Backproject.
+type stacks struct {
+	e        element
+	suffix   string
+	slices   int64
+	a, d, n  int
+	imgSize  int64
+	sinoSize int64
+}
+
+// checkStacks checks img and sino for Project (imgWritten false) and
+// Backproject (true): both C-contiguous, one float dtype, whole stacks of
+// the same slices, and axes that fit the kernels' int parameters.
+func (k *Kernels) checkStacks(op string, img, sino *devarray.DevArray, imgWritten bool) (stacks, error) {
+	if err := k.check(op, img, imgWritten); err != nil {
+		return stacks{}, err
+	}
+	if err := k.check(op, sino, !imgWritten); err != nil {
+		return stacks{}, err
+	}
+	e, suffix, err := floatKind(op, sino)
+	if err != nil {
+		return stacks{}, err
+	}
+	is, ss := img.Shape(), sino.Shape()
+	if img.DType() != sino.DType() || len(is) != 3 || len(ss) != 3 || is[0] != ss[0] || is[1] != is[2] {
+		return stacks{}, fmt.Errorf("kernels: %s: image %v %v, sinogram %v %v: want (S, N, N) and (S, A, D) of one dtype: %w",
+			op, is, img.DType(), ss, sino.DType(), devarray.ErrShape)
+	}
+	if !img.IsContiguous() || !sino.IsContiguous() {
+		return stacks{}, fmt.Errorf("kernels: %s: want C-contiguous arrays: %w", op, devarray.ErrNotViewable)
+	}
+	if ss[1] > math.MaxInt32 || ss[2] > math.MaxInt32 || is[1] > math.MaxInt32/4 {
+		return stacks{}, fmt.Errorf("kernels: %s: axes %v, %v too long: %w", op, is, ss, devarray.ErrShape)
+	}
+	return stacks{e: e, suffix: suffix, slices: int64(ss[0]), a: ss[1], d: ss[2], n: is[1], imgSize: img.Size(), sinoSize: sino.Size()}, nil
 }
 
 // run launches kernel name over n items on a GPU, with the arguments args

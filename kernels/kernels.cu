@@ -101,3 +101,4 @@ extern "C" __global__ void checksum(const unsigned char *p, long long nbytes, un
 }
 
 #include "fbp.cu"
+#include "radon.cu"

@@ -31,10 +31,14 @@ var (
 	// ReconstructMethod is the whole FBP: filter, then backproject, with
 	// one workspace.
 	ReconstructMethod plan.Method = reconstructMethod{}
+	// ProjectMethod forward-projects a slab of images (slices, N, N) into
+	// sinograms (slices, angles, detectors): the parameters "angles"
+	// (default 180) and "detectors" (default N).
+	ProjectMethod plan.Method = projectMethod{}
 )
 
 func init() {
-	for _, m := range []plan.Method{ScaleMethod, TransposeMethod, FilterMethod, BackprojectMethod, ReconstructMethod} {
+	for _, m := range []plan.Method{ScaleMethod, TransposeMethod, FilterMethod, BackprojectMethod, ReconstructMethod, ProjectMethod} {
 		if err := plan.Default.Register(m); err != nil {
 			panic(err) // two methods of this package with one name: a bug here, not bad input
 		}
@@ -245,4 +249,58 @@ func (m reconstructMethod) Run(env plan.Env, in *devarray.DevArray, sliceDim int
 		return nil, err
 	}
 	return img, ferr // nil, or the filter's ErrPerfDegraded
+}
+
+type projectMethod struct{}
+
+func (projectMethod) Name() string { return "fbp.project" }
+
+// projectGeometry is the sinogram axes of a projection of N x N images.
+func projectGeometry(name string, n int, p plan.Params) (angles, det int, err error) {
+	angles, det = p.Get("angles", 180), p.Get("detectors", n)
+	if angles < 1 || det < 1 {
+		return 0, 0, fmt.Errorf("kernels: %s: %d angles, %d detectors: want at least 1 of each: %w", name, angles, det, devarray.ErrShape)
+	}
+	return angles, det, nil
+}
+
+func (m projectMethod) MaxSlices(sliceDim int, other [2]int, dtype devarray.DType, available int64, p plan.Params) (int, devarray.DType, error) {
+	if err := errors.Join(checkFloat(m.Name(), dtype), checkSinogramAxis(m.Name(), sliceDim)); err != nil {
+		return 0, dtype, err
+	}
+	angles, det, err := projectGeometry(m.Name(), other[1], p)
+	if err != nil {
+		return 0, dtype, err
+	}
+	return plan.MaxFit(available, func(s int64) int64 {
+		return accounting.AllocBytes(slab(s, other, dtype)) + // the images
+			accounting.AllocBytes(slab(s, [2]int{angles, det}, dtype)) + // the sinograms
+			accounting.AllocBytes(ProjectWorkspace(angles, dtype.Size())) // the angle table
+	}), dtype, nil
+}
+
+func (m projectMethod) Run(env plan.Env, in *devarray.DevArray, sliceDim int, p plan.Params) (*devarray.DevArray, error) {
+	if err := checkSinogramAxis(m.Name(), sliceDim); err != nil {
+		return nil, err
+	}
+	if in.NDim() != 3 {
+		return nil, fmt.Errorf("kernels: %s: a %d-D array: want images (slices, N, N): %w", m.Name(), in.NDim(), devarray.ErrShape)
+	}
+	shape := in.Shape()
+	angles, det, err := projectGeometry(m.Name(), shape[2], p)
+	if err != nil {
+		return nil, err
+	}
+	k, err := shared(env.Dev)
+	if err != nil {
+		return nil, err
+	}
+	sino, err := devarray.Empty(env.Dev, in.DType(), shape[0], angles, det)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.Project(sino, in, env.Workspace); err != nil {
+		return nil, errors.Join(err, sino.Free())
+	}
+	return sino, nil
 }

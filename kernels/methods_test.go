@@ -37,6 +37,8 @@ func TestEstimators(t *testing.T) {
 		{kernels.BackprojectMethod, sinograms, nil},
 		{kernels.BackprojectMethod, sinograms, plan.Params{"size": 48}},
 		{kernels.ReconstructMethod, sinograms, nil},
+		{kernels.ProjectMethod, []shape{{[3]int{6, 40, 40}, 0}, {[3]int{3, 64, 64}, 0}, {[3]int{10, 17, 17}, 0}}, plan.Params{"angles": 30}},
+		{kernels.ProjectMethod, []shape{{[3]int{5, 24, 24}, 0}}, plan.Params{"angles": 12, "detectors": 35}},
 	}
 	var table strings.Builder
 	for _, c := range cases {
@@ -57,7 +59,7 @@ func TestEstimators(t *testing.T) {
 }
 
 func TestMethodsRegistered(t *testing.T) {
-	for _, name := range []string{"kernels.scale", "kernels.transpose", "fbp.filter", "fbp.backproject", "fbp.reconstruct"} {
+	for _, name := range []string{"kernels.scale", "kernels.transpose", "fbp.filter", "fbp.backproject", "fbp.reconstruct", "fbp.project"} {
 		m, err := plan.Default.Lookup(name)
 		require.NoError(t, err)
 		assert.Equal(t, name, m.Name())

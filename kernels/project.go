@@ -1,0 +1,65 @@
+package kernels
+
+import (
+	"fmt"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// ProjectStep is the distance, in pixels, between the samples Project takes
+// along each ray.
+const ProjectStep = 1.0
+
+// ProjectWorkspace returns the workspace bytes Project uses for a angles of
+// itemSize bytes: the table of their cosines and sines, as Backproject's.
+func ProjectWorkspace(a int, itemSize int64) int64 { return BackprojectWorkspace(a, itemSize) }
+
+// Project writes into sino, C-contiguous (slices, A, D), the parallel-beam
+// forward projection (Radon transform) of img, C-contiguous (slices, N, N),
+// over A angles evenly spaced in [0, π), in the geometry of Backproject:
+// each value is the line integral, in pixel units, of the bilinearly
+// interpolated image along the ray through detector bin j at angle a,
+// sampled every ProjectStep pixels. Both arrays are float32 or both
+// float64. The angle table is kept in ws (nil: a temporary workspace); in
+// query mode the call reports its size and does not run.
+func (k *Kernels) Project(sino, img *devarray.DevArray, ws *accounting.Workspace) error {
+	const op = "project"
+	g, err := k.checkStacks(op, img, sino, false)
+	if err != nil || g.sinoSize == 0 {
+		return err
+	}
+	e, suffix, slices, a, d, n := g.e, g.suffix, g.slices, g.a, g.d, g.n
+	tableBytes := ProjectWorkspace(a, e.size)
+	if ws == nil {
+		ws = accounting.NewWorkspace(k.dev)
+		defer ws.Free()
+	}
+	if ws.Querying() {
+		return ws.Need(tableBytes)
+	}
+	trig, release, err := ws.Borrow(tableBytes)
+	if err != nil {
+		return fmt.Errorf("kernels: %s: %w", op, err)
+	}
+	defer release()
+	err = devarray.Use(func() error {
+		if err := k.run("trig_table_"+suffix, int64(a),
+			func(args *driver.KernelArgs) { args.Ptr(trig).I32(int32(a)) },
+			func(m [][]byte) { refTrigTable(m[0], a, e) },
+			driver.Range{Ptr: trig, N: tableBytes}); err != nil {
+			return err
+		}
+		return k.run("project_"+suffix, sino.Size(),
+			func(args *driver.KernelArgs) {
+				scalar(args.Ptr(sino.Ptr()).Ptr(img.Ptr()).Ptr(trig).I64(slices).I32(int32(a)).I32(int32(d)).I32(int32(n)), e, ProjectStep)
+			},
+			func(m [][]byte) { refProject(m[0], m[1], m[2], slices, a, d, n, ProjectStep, e) },
+			driver.Range{Ptr: sino.Ptr(), N: sino.NBytes()}, driver.Range{Ptr: img.Ptr(), N: img.NBytes()}, driver.Range{Ptr: trig, N: tableBytes})
+	}, sino, img)
+	if err != nil {
+		return fmt.Errorf("kernels: %s: %w", op, err)
+	}
+	return nil
+}
