@@ -1,0 +1,27 @@
+// Package tomo is the pipeline of the FBP example (examples/fbp):
+// parallel-beam tomography of a 3-D Shepp–Logan phantom, as a stack of
+// slices, on any cuarray device.
+//
+// Acquire makes the data a scanner would: the phantom (kernels.Phantom) and
+// its sinograms (kernels.Project), on the device, slab by slab, and hands
+// both to the host.
+//
+// Reconstruct runs filtered backprojection (kernels.RampFilter, then
+// kernels.Backproject) on the sinograms, in chunks that plan.ForDevice
+// picks for kernels.ReconstructMethod, so that a stack larger than the
+// device's free memory (or its ledger limit) still fits. It has two modes,
+// on the same chunks and with the same bits as result:
+//
+//   - Resident keeps each chunk on the device between the two steps: its
+//     sinograms go up once and its images come down once.
+//   - Staged runs each step the way code that hands arrays through the host
+//     does: the step's input goes up from the host and its output comes
+//     back, so the sinograms cross three times.
+//
+// The ledger's counts for each run (Result.Traffic) show what staying on
+// the device saved. RelativeRMSE measures a result against the phantom.
+//
+//	scan, err := tomo.Acquire(dev, tomo.Geometry{Size: 128, Angles: 180, Slices: 16}, nil)
+//	res, err := tomo.Reconstruct(dev, scan.Geometry, scan.Sinograms, tomo.Resident, nil)
+//	rmse, err := tomo.RelativeRMSE(res.Volume, scan.Phantom)
+package tomo

@@ -1,0 +1,120 @@
+package tomo
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/kernels"
+	"github.com/cuarray/cuarray/plan"
+	"github.com/cuarray/cuarray/transfer"
+)
+
+// Mode is how Reconstruct moves a chunk between its two steps.
+type Mode string
+
+const (
+	// Resident keeps a chunk on the device from the sinograms' upload to
+	// the images' download: filter and backprojection run back to back on
+	// it (kernels.ReconstructMethod).
+	Resident Mode = "resident"
+	// Staged runs the filter and the backprojection as two steps that each
+	// take their input from the host and give their output back to it
+	// (kernels.FilterMethod, then kernels.BackprojectMethod).
+	Staged Mode = "staged"
+)
+
+// Modes are the modes, in the order the example runs them.
+var Modes = []Mode{Resident, Staged}
+
+// ParseMode parses "resident" or "staged".
+func ParseMode(s string) (Mode, error) {
+	for _, m := range Modes {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("tomo: mode %q: want resident or staged", s)
+}
+
+// Result is one reconstruction.
+type Result struct {
+	Mode     Mode      `json:"mode"`
+	Geometry Geometry  `json:"geometry"`
+	Volume   []float32 `json:"-"` // (Slices, Size, Size)
+	Plan     plan.Plan `json:"plan"`
+	Seconds  float64   `json:"seconds"`
+	Traffic  Traffic   `json:"ledger"`
+	// Degraded: the ramp filter ran in several passes, as the workspace
+	// had no room for one (accounting.ErrPerfDegraded): right, but slower.
+	Degraded bool `json:"degraded"`
+}
+
+// Reconstruct runs filtered backprojection on sinograms, (Slices, Angles,
+// Size) float32 on the host, in mode, in the chunks that plan.ForDevice
+// picks for kernels.ReconstructMethod on dev, and returns the volume on the
+// host with the time it took and the ledger's counts for it. It frees all
+// it allocates on the device, also on failure.
+func Reconstruct(dev driver.Device, g Geometry, sinograms []float32, mode Mode, progress Progress) (*Result, error) {
+	if err := g.Check(); err != nil {
+		return nil, err
+	}
+	if _, err := ParseMode(string(mode)); err != nil {
+		return nil, err
+	}
+	if int64(len(sinograms)) != g.SinogramBytes()/DType.Size() {
+		return nil, fmt.Errorf("tomo: %d sinogram values for %v: want %d: %w", len(sinograms), g, g.SinogramBytes()/DType.Size(), devarray.ErrShape)
+	}
+	p, err := plan.ForDevice(dev, kernels.ReconstructMethod, g.SinogramShape(), 0, DType, g.params())
+	if err != nil {
+		return nil, fmt.Errorf("tomo: %s reconstruction of %v: %w", mode, g, err)
+	}
+	res := &Result{Mode: mode, Geometry: g, Plan: p, Volume: make([]float32, g.VolumeBytes()/DType.Size())}
+	start := time.Now()
+	snap, err := dev.Ledger().Measure("tomo "+string(mode), func() error {
+		c, err := transfer.New(dev)
+		if err != nil {
+			return err
+		}
+		r := &runner{env: plan.Env{Dev: dev, Workspace: accounting.NewWorkspace(dev)}, copier: c}
+		err = r.chunks(res, sinograms, progress)
+		res.Degraded = r.degraded
+		return errors.Join(err, r.env.Workspace.Free(), c.Close())
+	})
+	res.Seconds = time.Since(start).Seconds()
+	res.Traffic = trafficOf(snap)
+	if err != nil {
+		return nil, fmt.Errorf("tomo: %s reconstruction of %v: %w", mode, g, err)
+	}
+	return res, nil
+}
+
+// chunks reconstructs every chunk of res.Plan.
+func (r *runner) chunks(res *Result, sinograms []float32, progress Progress) error {
+	g := res.Geometry
+	volSlice, sinoSlice := int(g.SliceBytes()/DType.Size()), int(g.SinogramSliceBytes()/DType.Size())
+	for _, ch := range res.Plan.Chunks {
+		lo, hi := ch.Start, ch.Start+ch.Len
+		sino, vol := sinograms[lo*sinoSlice:hi*sinoSlice], res.Volume[lo*volSlice:hi*volSlice]
+		shape := [3]int{ch.Len, g.Angles, g.Detectors()}
+		var err error
+		switch res.Mode {
+		case Resident:
+			err = r.onDevice(kernels.ReconstructMethod, sino, shape, vol, g.params())
+		case Staged:
+			filtered := make([]float32, len(sino)) // a fresh host array per step, as code built on host arrays makes
+			err = r.onDevice(kernels.FilterMethod, sino, shape, filtered, nil)
+			if err == nil {
+				err = r.onDevice(kernels.BackprojectMethod, filtered, shape, vol, g.params())
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("slices [%d, %d): %w", lo, hi, err)
+		}
+		progress.report(string(res.Mode), hi, g.Slices)
+	}
+	return nil
+}
