@@ -7,9 +7,11 @@ FUZZTIME ?= 60s
 
 .PHONY: run test bench cover fuzz build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build gpu-bundle
 
-## run: the main job — the demo on the default device (cuda:0 with -tags cuda and a GPU, else sim:0)
+## run: the main job, on the default device (cuda:0 with -tags cuda and a GPU, else sim:0):
+## the transfer paths at small sizes, then the FBP example in both modes, compared
 run:
-	$(GO) run ./cmd/cuarray demo
+	$(GO) run ./cmd/cuarray bench -sizes 4KiB,1MiB,16MiB -budget 64MiB -q
+	$(GO) run ./examples/fbp -mode both -size 128 -angles 180 -slices 32 -mem 8MiB -q
 
 ## test: vet, then every package with the race detector, on sim (the
 ## Python module's tests run too where /usr/bin/python3 has NumPy: make python-deps)

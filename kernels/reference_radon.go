@@ -6,14 +6,37 @@ import "math"
 
 // refPhantom is phantom_*: every operation rounded to float64 on its own,
 // as the kernel's __dmul_rn and __dadd_rn, so both give the same bits.
+//
+// It skips an ellipsoid for a voxel when the voxel's centre is farther from
+// the ellipsoid's centre than its largest semi-axis plus the voxel's half
+// diagonal, with a margin far above rounding: every point of the voxel is
+// then outside, and the kernel's test would say so too.
 func refPhantom(out []byte, table []prepared, slices int64, n int, g phantomGrid, e element) {
 	half := float64(n-1) * 0.5
+	type bound struct{ c [3]float64 } // the ellipsoid's centre in the volume's frame
+	bounds := make([]bound, len(table))
+	reach := make([]float64, len(table)) // squared distance beyond which a voxel is outside
+	for i, el := range table {
+		for a := range 3 { // centre = Mᵀ c, M a rotation
+			bounds[i].c[a] = el[a]*el[9] + el[3+a]*el[10] + el[6+a]*el[11]
+		}
+		r := 1/min(el[12], el[13], el[14]) + g.h*math.Sqrt(3)/2
+		reach[i] = r * r * (1 + 1e-6)
+	}
+	near := make([]int, 0, len(table))
 	for s := range slices {
 		cz := g.z0 + float64(float64(s)*g.h)
 		for y := range n {
 			cy := float64((half - float64(y)) * g.h)
 			for x := range n {
 				c := [3]float64{float64((float64(x) - half) * g.h), cy, cz}
+				near = near[:0]
+				for i, b := range bounds {
+					dx, dy, dz := c[0]-b.c[0], c[1]-b.c[1], c[2]-b.c[2]
+					if dx*dx+dy*dy+dz*dz <= reach[i] {
+						near = append(near, i)
+					}
+				}
 				var v float64
 				for sz := range g.sub {
 					for sy := range g.sub {
@@ -23,7 +46,8 @@ func refPhantom(out []byte, table []prepared, slices int64, n int, g phantomGrid
 								(c[1] + g.f0) + float64(float64(sy)*g.hs),
 								(c[2] + g.f0) + float64(float64(sz)*g.hs),
 							}
-							for _, el := range table {
+							for _, i := range near {
+								el := table[i]
 								var r float64
 								for a := range 3 {
 									d := float64(float64(float64(el[3*a]*p[0])+float64(el[3*a+1]*p[1]))+float64(el[3*a+2]*p[2])) - el[9+a]
@@ -43,52 +67,73 @@ func refPhantom(out []byte, table []prepared, slices int64, n int, g phantomGrid
 	}
 }
 
-// refProject is project_*, at the element's precision.
+// refProject is project_*, at the element's precision: each operation is
+// rounded to T on its own (the conversions keep Go from fusing them).
 func refProject(sino, img, trig []byte, slices int64, a, d, n int, step float64, e element) {
-	r := e.round
-	cs := make([]float64, 2*a)
-	for i := range cs {
-		cs[i] = e.get(trig, int64(i)*e.size)
+	if e.size == 4 {
+		projectAs[float32](sino, img, trig, slices, a, d, n, step, e)
+	} else {
+		projectAs[float64](sino, img, trig, slices, a, d, n, step, e)
 	}
-	step = r(step)
-	half := r(float64(n-1) * 0.5)
-	w := r(half + 1)
-	rc2 := r(r(2*w) * w)
-	pix := make([]float64, n*n)
+}
+
+func projectAs[T float32 | float64](sino, img, trig []byte, slices int64, a, d, n int, step64 float64, e element) {
+	cs := make([]T, 2*a)
+	for i := range cs {
+		cs[i] = T(e.get(trig, int64(i)*e.size))
+	}
+	step := T(step64)
+	half := T(n-1) * 0.5
+	w := half + 1
+	rc2 := T(2*w) * w
+	uc := T(d-1) * 0.5
+	pix := make([]T, n*n)
 	for s := range slices {
 		for i := range pix {
-			pix[i] = e.get(img, (s*int64(n*n)+int64(i))*e.size)
-		}
-		at := func(y, x int) float64 {
-			if x < 0 || x >= n || y < 0 || y >= n {
-				return 0
-			}
-			return pix[y*n+x]
+			pix[i] = T(e.get(img, (s*int64(n*n)+int64(i))*e.size))
 		}
 		for ai := range a {
 			c, sn := cs[2*ai], cs[2*ai+1]
 			for j := range d {
-				u := r(float64(j) - r(float64(d-1)*0.5))
-				var acc float64
-				if r(u*u) < rc2 {
-					k := int(math.Floor(r(r(math.Sqrt(r(rc2-r(u*u)))) / step)))
+				u := T(j) - uc
+				u2 := T(u * u)
+				var acc T
+				if u2 < rc2 {
+					k := int(math.Floor(float64(T(T(math.Sqrt(float64(rc2-u2)))) / step)))
+					uc0, us0 := T(u*c), T(u*sn)
 					for t := -k; t <= k; t++ {
-						tau := r(float64(t) * step)
-						col := r(r(r(u*c)-r(tau*sn)) + half)
-						row := r(half - r(r(u*sn)+r(tau*c)))
-						fx, fy := math.Floor(col), math.Floor(row)
+						tau := T(T(t) * step)
+						col := (uc0 - T(tau*sn)) + half
+						row := half - (us0 + T(tau*c))
+						fx, fy := T(math.Floor(float64(col))), T(math.Floor(float64(row)))
 						x0, y0 := int(fx), int(fy)
 						if x0 < -1 || x0 >= n || y0 < -1 || y0 >= n {
 							continue
 						}
-						ax, ay := r(col-fx), r(row-fy)
-						v00, v01, v10, v11 := at(y0, x0), at(y0, x0+1), at(y0+1, x0), at(y0+1, x0+1)
-						top := r(v00 + r(ax*r(v01-v00)))
-						bot := r(v10 + r(ax*r(v11-v10)))
-						acc = r(acc + r(top+r(ay*r(bot-top))))
+						ax, ay := col-fx, row-fy
+						var v00, v01, v10, v11 T
+						if y0 >= 0 {
+							if x0 >= 0 {
+								v00 = pix[y0*n+x0]
+							}
+							if x0+1 < n {
+								v01 = pix[y0*n+x0+1]
+							}
+						}
+						if y0+1 < n {
+							if x0 >= 0 {
+								v10 = pix[(y0+1)*n+x0]
+							}
+							if x0+1 < n {
+								v11 = pix[(y0+1)*n+x0+1]
+							}
+						}
+						top := v00 + T(ax*(v01-v00))
+						bot := v10 + T(ax*(v11-v10))
+						acc += top + T(ay*(bot-top))
 					}
 				}
-				e.put(sino, ((s*int64(a)+int64(ai))*int64(d)+int64(j))*e.size, r(acc*step))
+				e.put(sino, ((s*int64(a)+int64(ai))*int64(d)+int64(j))*e.size, float64(T(acc*step)))
 			}
 		}
 	}

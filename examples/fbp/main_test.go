@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBothModesJSON runs the command as `make run` does, smaller, with a
+// limit that makes chunks, and reads its JSON and its PNG.
+func TestBothModesJSON(t *testing.T) {
+	pngPath := filepath.Join(t.TempDir(), "slice.png")
+	var out, errb bytes.Buffer
+	code := run([]string{"-device", "sim:0", "-size", "48", "-angles", "60", "-slices", "9", "-mode", "both",
+		"-mem", "200KiB", "-json", "-png", pngPath}, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	assert.Contains(t, errb.String(), "fbp: resident 9/9 slices", "progress on stderr")
+
+	var rep struct {
+		Geometry struct{ Size, Angles, Slices int }
+		Runs     []struct {
+			Mode    string
+			RMSE    float64
+			Slices  int
+			Chunks  int
+			Seconds float64
+			Ledger  map[string]any
+		}
+		Comparison struct {
+			SameVolume bool    `json:"same_volume"`
+			BytesRatio float64 `json:"staged_over_resident_host_device_bytes"`
+		}
+		PNG string
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
+	require.Len(t, rep.Runs, 2)
+	sino, vol := float64(9*60*48*4), float64(9*48*48*4)
+	for i, mode := range []string{"resident", "staged"} {
+		r := rep.Runs[i]
+		assert.Equal(t, mode, r.Mode)
+		assert.Equal(t, 9, r.Slices)
+		assert.Greater(t, r.Chunks, 1, "-mem 200KiB makes chunks")
+		assert.Positive(t, r.Seconds)
+		assert.Less(t, r.RMSE, 0.4)
+		for _, key := range []string{"htod_bytes", "dtoh_bytes", "htod_bytes_by_path", "dtoh_bytes_by_path", "device_peak_bytes"} {
+			assert.Contains(t, r.Ledger, key)
+		}
+		assert.LessOrEqual(t, r.Ledger["device_peak_bytes"], float64(200<<10))
+	}
+	assert.Equal(t, sino, rep.Runs[0].Ledger["htod_bytes"])
+	assert.Equal(t, vol, rep.Runs[0].Ledger["dtoh_bytes"])
+	assert.Equal(t, 2*sino, rep.Runs[1].Ledger["htod_bytes"])
+	assert.True(t, rep.Comparison.SameVolume)
+	assert.InDelta(t, (3*sino+vol)/(sino+vol), rep.Comparison.BytesRatio, 1e-9)
+	assert.Equal(t, pngPath, rep.PNG)
+
+	f, err := os.Open(pngPath)
+	require.NoError(t, err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	require.NoError(t, err)
+	assert.Equal(t, 3*48+2*gap, img.Bounds().Dx(), "three panels")
+	assert.Equal(t, 48, img.Bounds().Dy())
+}
+
+func TestText(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"-size", "24", "-angles", "20", "-slices", "3", "-mode", "both", "-q"}, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	assert.Empty(t, errb.String(), "-q: no progress")
+	for _, want := range []string{"resident", "staged", "host↔device", "device peak", "staged / resident:", "same volume, bit for bit"} {
+		assert.Contains(t, out.String(), want)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"-mode", "fast"}, 2, "want resident or staged"},
+		{[]string{"-size", "0"}, 2, "at least 1"},
+		{[]string{"-angles", "-3"}, 2, "at least 1"},
+		{[]string{"-mem", "lots"}, 2, "want a positive size"},
+		{[]string{"-device", "tpu:0"}, 2, "not sim or cuda"},
+		{[]string{"extra"}, 2, "unexpected argument"},
+		{[]string{"-nope"}, 2, "flag provided but not defined"},
+		{[]string{"-size", "64", "-mem", "1KiB", "-q"}, 1, "not even one slice fits"},
+		{[]string{"-h"}, 0, "-angles"},
+	} {
+		var out, errb bytes.Buffer
+		assert.Equal(t, tc.code, run(tc.args, &out, &errb), "%v: %s", tc.args, errb.String())
+		assert.Contains(t, errb.String(), tc.msg, "%v", tc.args)
+	}
+}

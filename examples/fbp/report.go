@@ -1,0 +1,136 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/examples/fbp/tomo"
+)
+
+// runReport is one reconstruction, as -json prints it.
+type runReport struct {
+	Mode     tomo.Mode    `json:"mode"`
+	RMSE     float64      `json:"rmse"` // relative to the phantom
+	Slices   int          `json:"slices"`
+	Chunks   int          `json:"chunks"`
+	Seconds  float64      `json:"seconds"`
+	Ledger   tomo.Traffic `json:"ledger"`
+	Plan     string       `json:"plan"`
+	Degraded bool         `json:"degraded,omitempty"`
+	result   *tomo.Result
+}
+
+func newRun(res *tomo.Result, scan *tomo.Scan) (runReport, error) {
+	rmse, err := tomo.RelativeRMSE(res.Volume, scan.Phantom)
+	if err != nil {
+		return runReport{}, err
+	}
+	return runReport{Mode: res.Mode, RMSE: rmse, Slices: res.Geometry.Slices, Chunks: len(res.Plan.Chunks),
+		Seconds: res.Seconds, Ledger: res.Traffic, Plan: res.Plan.Explain(), Degraded: res.Degraded, result: res}, nil
+}
+
+// comparison is staged against resident, as ratios, and whether the two
+// volumes are the same.
+type comparison struct {
+	TimeRatio    float64 `json:"staged_over_resident_time"`
+	BytesRatio   float64 `json:"staged_over_resident_host_device_bytes"`
+	PeakRatio    float64 `json:"staged_over_resident_device_peak"`
+	MaxAbsDiff   float64 `json:"max_abs_difference"`
+	SameVolume   bool    `json:"same_volume"`
+	ExtraBytes   int64   `json:"staged_extra_host_device_bytes"`
+	ExtraSeconds float64 `json:"staged_extra_seconds"`
+}
+
+func compare(resident, staged runReport) *comparison {
+	var diff float64
+	for i, v := range resident.result.Volume {
+		diff = math.Max(diff, math.Abs(float64(v)-float64(staged.result.Volume[i])))
+	}
+	ratio := func(a, b float64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return a / b
+	}
+	return &comparison{
+		TimeRatio:    ratio(staged.Seconds, resident.Seconds),
+		BytesRatio:   ratio(float64(staged.Ledger.Crossed()), float64(resident.Ledger.Crossed())),
+		PeakRatio:    ratio(float64(staged.Ledger.DevicePeak), float64(resident.Ledger.DevicePeak)),
+		MaxAbsDiff:   diff,
+		SameVolume:   diff == 0,
+		ExtraBytes:   staged.Ledger.Crossed() - resident.Ledger.Crossed(),
+		ExtraSeconds: staged.Seconds - resident.Seconds,
+	}
+}
+
+// report is everything the command prints.
+type report struct {
+	Device     string        `json:"device"`
+	Geometry   tomo.Geometry `json:"geometry"`
+	Acquire    *tomo.Scan    `json:"acquire"`
+	Runs       []runReport   `json:"runs"`
+	Comparison *comparison   `json:"comparison,omitempty"`
+	PNG        string        `json:"png,omitempty"`
+}
+
+func (r report) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// text is the report as a table.
+func (r report) text() string {
+	var b strings.Builder
+	f := accounting.FormatBytes
+	fmt.Fprintf(&b, "fbp on %s: %v\n", r.Device, r.Geometry)
+	fmt.Fprintf(&b, "scan: phantom and sinograms made on the device in %d chunk(s), %.2f s, %s down\n",
+		len(r.Acquire.Plan.Chunks), r.Acquire.Seconds, f(r.Acquire.Traffic.DtoH))
+	for i, run := range r.Runs {
+		if i == 0 || run.Plan != r.Runs[0].Plan {
+			fmt.Fprintf(&b, "plan: %s\n", run.Plan)
+		}
+	}
+	fmt.Fprintf(&b, "\n%-9s %8s %12s %12s %13s %12s %7s %7s\n", "mode", "seconds", "host→device", "device→host", "host↔device", "device peak", "chunks", "rmse")
+	for _, run := range r.Runs {
+		l := run.Ledger
+		fmt.Fprintf(&b, "%-9s %8.3f %12s %12s %13s %12s %7d %7.4f\n", run.Mode, run.Seconds, f(l.HtoD), f(l.DtoH), f(l.Crossed()), f(l.DevicePeak), run.Chunks, run.RMSE)
+	}
+	for _, run := range r.Runs {
+		fmt.Fprintf(&b, "%-9s by path: up %v, down %v; %d device allocations\n", run.Mode, paths(run.Ledger.HtoDByPath), paths(run.Ledger.DtoHByPath), run.Ledger.DeviceAllocs)
+		if run.Degraded {
+			fmt.Fprintf(&b, "%-9s the ramp filter ran in several passes: its workspace had no room for one\n", run.Mode)
+		}
+	}
+	if c := r.Comparison; c != nil {
+		fmt.Fprintf(&b, "\nstaged / resident: %.2f× the time (%+.3f s), %.2f× the bytes across host↔device (%s more), %.2f× the device peak\n",
+			c.TimeRatio, c.ExtraSeconds, c.BytesRatio, f(c.ExtraBytes), c.PeakRatio)
+		if c.SameVolume {
+			b.WriteString("both modes give the same volume, bit for bit\n")
+		} else {
+			fmt.Fprintf(&b, "the two volumes DIFFER: max |difference| %g\n", c.MaxAbsDiff)
+		}
+	}
+	if r.PNG != "" {
+		fmt.Fprintf(&b, "middle slice (phantom | %s reconstruction | difference): %s\n", r.Runs[0].Mode, r.PNG)
+	}
+	return b.String()
+}
+
+// paths is "direct 1.00 MiB" for the bytes per path.
+func paths(m map[string]int64) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, p := range []string{"direct", "pinned", "staged", "mapped", "d2d", "peer", "kernel"} {
+		if n, ok := m[p]; ok {
+			parts = append(parts, p+" "+accounting.FormatBytes(n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
