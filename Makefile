@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 FUZZTIME ?= 60s
 
-.PHONY: run test bench cover fuzz build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build gpu-bundle
+.PHONY: bench-gpu run test bench cover fuzz build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build gpu-bundle
 
 ## run: the main job, on the default device (cuda:0 with -tags cuda and a GPU, else sim:0):
 ## the transfer paths at small sizes, then the FBP example in both modes, compared
@@ -93,6 +93,11 @@ cuda-build:
 	done
 	@echo "cuda-build: every package and test binary compiles with -tags cuda"
 
+## bench-gpu: the GPU bundle with the benchmark suite: cuarray's side and its PyTorch and CuPy
+## peers, run in one call on the GPU machine (bash .gpu/bench.sh), reported side by side as ratios
+bench-gpu: gpu-bundle
+	@echo "bench-gpu: on the GPU machine, from the repository root: bash .gpu/bench.sh [SIZE ANGLES SLICES] (default 512 720 512)"
+
 ## gpu-bundle: everything a GPU run needs, in .gpu/ (run: bash .gpu/run.sh)
 gpu-bundle:
 	rm -rf $(GPU_DIR) && mkdir -p $(GPU_DIR)/tests
@@ -102,8 +107,11 @@ gpu-bundle:
 		echo "$$name $$rel" >> $(GPU_DIR)/tests/index; \
 	done
 	$(GO) build $(CUDA_TAGS) -ldflags='-s -w' -o $(GPU_DIR)/cuarray ./cmd/cuarray
-	gzip -9 $(GPU_DIR)/tests/*.test $(GPU_DIR)/cuarray  # the carry limit is 64 MiB; run.sh unpacks them
+	$(GO) build $(CUDA_TAGS) -ldflags='-s -w' -o $(GPU_DIR)/fbp ./examples/fbp
+	gzip -9 $(GPU_DIR)/tests/*.test $(GPU_DIR)/cuarray $(GPU_DIR)/fbp  # the carry limit is 64 MiB; unpack.sh unpacks them
 	cp scripts/gpu-run.sh $(GPU_DIR)/run.sh
+	cp scripts/gpu-bench.sh $(GPU_DIR)/bench.sh
+	cp scripts/gpu-unpack.sh $(GPU_DIR)/unpack.sh
 	mkdir -p $(GPU_DIR)/peers && cp bench/peers/*.py $(GPU_DIR)/peers/
 	$(GO) build $(CUDA_TAGS) -buildmode=c-shared -ldflags='-s -w' -o $(GPU_DIR)/libcuarray.so ./libcuarray
 	gzip -9 $(GPU_DIR)/libcuarray.so

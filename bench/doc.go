@@ -5,5 +5,12 @@
 // for the run, which must equal what was asked: bytes copied == bytes
 // requested, no hidden extra copies. `cuarray bench` prints it as a
 // table, JSON or an SVG chart; bench_test.go has the same measurements as
-// Go benchmarks; peers/ holds the PyTorch scripts measured beside it on a GPU.
+// Go benchmarks, and fbp_test.go the FBP example's two modes.
+//
+// peers/ holds the scripts that measure the same work with other
+// libraries on a GPU: torch_transfer.py and cupy_transfer.py (the copies),
+// torch_d2d.py, torch_fbp.py (the FBP of the same sinograms, saved by
+// `examples/fbp -save`), and report.py, which puts them beside cuarray's
+// figures as ratios. `make bench-gpu` bundles both sides; `bash
+// .gpu/bench.sh` on the GPU machine runs them in one call.
 package bench

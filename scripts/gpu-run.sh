@@ -9,11 +9,7 @@ G="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(pwd)"
 OUT="${OUT:-$G/out}"
 mkdir -p "$OUT/logs"
-# make gpu-bundle gzips the binaries to stay under the 64 MiB carry limit.
-for f in "$G"/tests/*.test.gz "$G"/cuarray.gz; do
-	[ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"
-done
-[ -e "$G/libcuarray.so.gz" ] && gunzip -f "$G/libcuarray.so.gz"
+. "$G/unpack.sh"
 export CUARRAY_LIB="$G/libcuarray.so"  # python.test uses it instead of building the library (no Go there)
 : > "$OUT/results"
 

@@ -4,7 +4,7 @@
 // host:
 //
 //	go run ./examples/fbp [-device SPEC] [-size N] [-angles A] [-slices S]
-//	                      [-mode resident|staged|both] [-mem LIMIT] [-json] [-png FILE] [-q]
+//	                      [-mode resident|staged|both] [-mem LIMIT] [-json] [-png FILE] [-save PREFIX] [-q]
 //
 // It makes the phantom and its sinograms on the device (package tomo's
 // Acquire), then reconstructs the sinograms in each mode asked for, in the
@@ -13,7 +13,8 @@
 // bytes moved host↔device per transfer path, and the device's peak; with
 // -mode both, the two side by side and their ratios. -png writes the middle
 // slice: the phantom, the reconstruction and their difference, side by
-// side. Bad flags exit with status 2, a failed run with status 1.
+// side. -save writes the scan for a peer to reconstruct the same data
+// (bench/peers/torch_fbp.py). Bad flags exit with status 2, a failed run with status 1.
 package main
 
 import (
@@ -41,6 +42,7 @@ type config struct {
 	mem     int64
 	json    bool
 	png     string
+	save    string
 	quiet   bool
 	verbose io.Writer // progress lines, or nil
 }
@@ -62,6 +64,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	mem := fs.String("mem", "", "a device memory limit, as 64MiB: the plan fits each chunk under it (default: the device's free memory)")
 	fs.BoolVar(&c.json, "json", false, "print JSON instead of text")
 	fs.StringVar(&c.png, "png", "", "write the middle slice (phantom, reconstruction, difference) to this PNG file")
+	fs.StringVar(&c.save, "save", "", "also write the scan as PREFIX.sino.f32, PREFIX.phantom.f32 and PREFIX.json, for a peer to reconstruct")
 	fs.BoolVar(&c.quiet, "q", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -141,6 +144,11 @@ func execute(c config, stdout io.Writer) error {
 	scan, err := tomo.Acquire(dev, c.geom, progress)
 	if err != nil {
 		return err
+	}
+	if c.save != "" {
+		if err := saveScan(c.save, scan); err != nil {
+			return err
+		}
 	}
 	rep := report{Device: dev.Info().Name, Geometry: c.geom, Acquire: scan}
 	for _, m := range c.modes {

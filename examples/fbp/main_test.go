@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -67,6 +69,32 @@ func TestBothModesJSON(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3*48+2*gap, img.Bounds().Dx(), "three panels")
 	assert.Equal(t, 48, img.Bounds().Dy())
+}
+
+// TestSave: -save writes the scan as raw float32 files and a JSON that
+// says what they hold.
+func TestSave(t *testing.T) {
+	prefix := filepath.Join(t.TempDir(), "scan")
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run([]string{"-size", "16", "-angles", "10", "-slices", "3", "-q", "-save", prefix}, &out, &errb), errb.String())
+	var meta savedScan
+	b, err := os.ReadFile(prefix + ".json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &meta))
+	assert.Equal(t, [3]int{3, 10, 16}, meta.SinogramShape)
+	assert.Equal(t, [3]int{3, 16, 16}, meta.PhantomShape)
+	for file, n := range map[string]int{meta.SinogramFile: 3 * 10 * 16, meta.PhantomFile: 3 * 16 * 16} {
+		raw, err := os.ReadFile(file)
+		require.NoError(t, err)
+		require.Len(t, raw, 4*n)
+		var nonzero int
+		for i := 0; i < len(raw); i += 4 {
+			if math.Float32frombits(binary.LittleEndian.Uint32(raw[i:])) != 0 {
+				nonzero++
+			}
+		}
+		assert.Greater(t, nonzero, n/4, "%s holds data", file)
+	}
 }
 
 func TestText(t *testing.T) {
