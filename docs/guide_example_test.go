@@ -1,0 +1,177 @@
+package docs_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/interop"
+	"github.com/cuarray/cuarray/kernels"
+	"github.com/cuarray/cuarray/pinned"
+	"github.com/cuarray/cuarray/plan"
+	"github.com/cuarray/cuarray/transfer"
+)
+
+// Getting started: open a device, put data on it, run a kernel, read it
+// back, and ask the ledger what happened.
+func Example_gettingStarted() {
+	dev, err := device.Open("sim:0") // "" picks cuda:0 in a -tags cuda build with a GPU, else sim:0
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer dev.Close()
+
+	a, err := devarray.FromHost(dev, []float32{1, 2, 3, 4, 5, 6}, 2, 3) // one allocation, one copy up
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer a.Free()
+
+	k, err := kernels.New(dev)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer k.Close()
+	if err := k.Scale(a, 10); err != nil { // in place, on the device
+		fmt.Println(err)
+		return
+	}
+	sum, _ := k.Sum(a)
+	out, _ := devarray.ToHost[float32](a) // one copy down
+
+	s := dev.Ledger().Snapshot()
+	fmt.Println(out, sum)
+	fmt.Println("allocations:", s.Allocations(), "up:", s.CopyTotal(accounting.HtoD).Bytes, "bytes, down:", s.CopyTotal(accounting.DtoH).Bytes, "bytes")
+	// Output:
+	// [10 20 30 40 50 60] 210
+	// allocations: 1 up: 24 bytes, down: 24 bytes
+}
+
+// Zero-copy rules: views share memory and cost nothing; only what is read
+// crosses to the host; a borrowed array counts no allocation; freed memory
+// cannot be touched.
+func Example_zeroCopy() {
+	dev, _ := device.Open("sim:0")
+	defer dev.Close()
+	a, _ := devarray.FromHost(dev, []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 3, 4)
+	before := dev.Ledger().Snapshot()
+
+	t, _ := a.Transpose()         // (4, 3), strides swapped
+	col, _ := t.Slice(0, 1, 4, 2) // rows 1 and 3 of the transpose: columns 1 and 3 of a
+	flat, _ := a.Reshape(-1)      // contiguous: reshaping is free too
+	views := accounting.Diff(before, dev.Ledger().Snapshot())
+	fmt.Println(col.Shape(), col.Strides(), col.IsContiguous(), flat.Shape())
+	fmt.Println("views: allocations", views.Allocations(), "copies", views.Copied().Count)
+
+	vals, _ := devarray.ToHost[float64](col) // only the 6 elements of the view come down
+	fmt.Println(vals, dev.Ledger().Snapshot().CopyTotal(accounting.DtoH).Bytes, "bytes down")
+
+	d, _ := flat.Descriptor()            // pointer, shape, strides, dtype, device: what other libraries exchange
+	borrowed, _ := devarray.Wrap(dev, d) // someone else's memory, borrowed
+	fmt.Println("borrowing allocates:", dev.Ledger().Snapshot().Allocations()-before.Allocations())
+
+	fmt.Println(errors.Is(col.Free(), devarray.ErrNotOwner)) // only the owner frees
+	_ = borrowed.Free()                                      // a borrower's Free lets go, the memory stays
+	_ = a.Free()
+	_, err := devarray.ToHost[float64](col)
+	fmt.Println(errors.Is(err, devarray.ErrFreed), dev.Ledger().Current(accounting.Device))
+	// Output:
+	// [2 3] [16 32] false [12]
+	// views: allocations 0 copies 0
+	// [1 5 9 3 7 11] 48 bytes down
+	// borrowing allocates: 0
+	// true
+	// true 0
+}
+
+// Choosing a transfer path: the planner picks from the host memory's kind,
+// the size and the device, and says why; the ledger records the path each
+// byte took.
+func Example_transferPath() {
+	dev, _ := device.Open("sim:0")
+	defer dev.Close()
+	c, _ := transfer.New(dev) // keeps its staging ring and streams between copies
+	defer c.Close()
+	a, _ := devarray.Empty(dev, devarray.Float32, 1024, 1024)
+	defer a.Free()
+
+	host := make([]float32, 1024*1024)
+	for i := range host {
+		host[i] = float32(i % 7)
+	}
+	choice, _ := c.Plan(transfer.Dev(a), transfer.Host(host, 1024, 1024))
+	fmt.Println(choice)
+
+	buf, _ := pinned.Alloc(dev, 4<<20, 0) // page-locked: the DMA engine reaches it directly
+	defer buf.Free()
+	copy(buf.Float32(), host)
+	choice, _ = c.Plan(transfer.Dev(a), transfer.Pinned(buf, devarray.Float32, 1024, 1024))
+	fmt.Println(choice)
+
+	_ = c.Copy(transfer.Dev(a), transfer.Pinned(buf, devarray.Float32, 1024, 1024))                 // the planner's pick
+	_ = c.Copy(transfer.Host(host, 1024, 1024), transfer.Dev(a), transfer.Via(transfer.PathStaged)) // or yours
+	s := dev.Ledger().Snapshot()
+	fmt.Println("up pinned:", s.Copies[accounting.HtoD][accounting.PathPinned].Bytes, "down staged:", s.Copies[accounting.DtoH][accounting.PathStaged].Bytes)
+	// Output:
+	// direct: 4.00 MiB of pageable memory on sim, which has no DMA engine: staging would only add a copy
+	// pinned: 4.00 MiB of page-locked memory: the DMA engine reaches it directly
+	// up pinned: 4194304 down staged: 4194304
+}
+
+// Memory planning: how many slices of a job fit, from the estimator of its
+// method, and the chunks to run it in; the device's ledger limit stands in
+// for a smaller GPU.
+func Example_memoryPlanning() {
+	dev, _ := device.Open("sim:0")
+	defer dev.Close()
+	_ = dev.Ledger().SetLimit(accounting.Device, 256<<20) // as if the device had 256 MiB
+
+	// 1000 sinograms of 720 angles × 512 detectors, reconstructed into 512² images
+	p, err := plan.ForDevice(dev, kernels.ReconstructMethod, [3]int{1000, 720, 512}, 0, devarray.Float32, plan.Params{"size": 512})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(p.Explain())
+	fmt.Println("chunks:", p.Chunks[0], "...", p.Chunks[len(p.Chunks)-1])
+
+	// A method's estimate is held against a real run's peak by plan.Verify.
+	res, err := plan.Verify(dev, plan.Case{Method: kernels.ReconstructMethod, Shape: [3]int{4, 90, 64}, DType: devarray.Float32})
+	fmt.Println(res.Slices, "slices run, estimate", res.Estimated, "for the measured peak, error:", err)
+	// Output:
+	// fbp.reconstruct on [1000 720 512] float32 along axis 0: 17 chunks of at most 59 slices (256.00 MiB available / overhead 1.10 fits 61 slices)
+	// chunks: {0 59} ... {942 58}
+	// 4 slices run, estimate 4 for the measured peak, error: <nil>
+}
+
+// Interop, the Go side of a hand-over to Python: the CUDA Array Interface
+// that cuarray.py's arrays expose (on sim, NumPy's __array_interface__,
+// the same fields), and a DLPack tensor a consumer takes without a copy.
+func Example_pythonInterop() {
+	dev, _ := device.Open("sim:0")
+	defer dev.Close()
+	a, _ := devarray.FromHost(dev, []int32{1, 2, 3, 4, 5, 6}, 2, 3)
+	defer a.Free()
+	t, _ := a.Transpose()
+
+	cai, _ := interop.ExportCAI(t, 0)
+	fmt.Println(cai["shape"], cai["strides"], cai["typestr"], cai["version"])
+
+	dl, err := interop.ExportDLPack(t) // what __dlpack__ puts in its capsule
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	back, _ := interop.ImportDLPack(dev, dl) // a consumer's view: same pointer, no copy
+	vals, _ := devarray.ToHost[int32](back)
+	fmt.Println(back.Ptr() == t.Ptr(), vals, "allocations:", dev.Ledger().Snapshot().Allocations())
+	_ = back.Free() // runs the tensor's deleter, once
+	// Output:
+	// [3 2] [4 12] <i4 3
+	// true [1 4 2 5 3 6] allocations: 1
+}
