@@ -36,7 +36,7 @@ func TestPlanCommand(t *testing.T) {
 
 	code, out, _ = runCmd("plan", "-method", "list", "-device", "sim:0")
 	require.Equal(t, 0, code)
-	assert.Equal(t, []string{"fbp.backproject", "fbp.filter", "fbp.reconstruct", "kernels.scale", "kernels.transpose"}, strings.Fields(out))
+	assert.Equal(t, []string{"fbp.backproject", "fbp.filter", "fbp.project", "fbp.reconstruct", "kernels.scale", "kernels.transpose"}, strings.Fields(out))
 }
 
 func TestPlanCommandErrors(t *testing.T) {
