@@ -116,7 +116,23 @@ func (k *Kernels) Backproject(img, sino *devarray.DevArray, ws *accounting.Works
 		return err
 	}
 	e, suffix, slices, a, d, n := g.e, g.suffix, g.slices, g.a, g.d, g.n
-	tableBytes := BackprojectWorkspace(a, e.size)
+	scale := math.Pi / float64(a)
+	return k.withTrigTable(op, g, ws, func(trig devarray.Ptr, tableBytes int64) error {
+		return k.run("backproject_"+suffix, img.Size(),
+			func(args *driver.KernelArgs) {
+				scalar(args.Ptr(img.Ptr()).Ptr(sino.Ptr()).Ptr(trig).I64(slices).I32(int32(a)).I32(int32(d)).I32(int32(n)), e, scale)
+			},
+			func(m [][]byte) { refBackproject(m[0], m[1], m[2], slices, a, d, n, scale, e) },
+			driver.Range{Ptr: img.Ptr(), N: img.NBytes()}, driver.Range{Ptr: sino.Ptr(), N: sino.NBytes()}, driver.Range{Ptr: trig, N: tableBytes})
+	}, img, sino)
+}
+
+// withTrigTable runs f with the table of the cosines and sines of g's
+// angles (BackprojectWorkspace bytes) in scratch memory from ws (nil: a
+// temporary workspace), inside devarray.Use of arrays. In query mode it
+// only reports the table's size to ws.
+func (k *Kernels) withTrigTable(op string, g stacks, ws *accounting.Workspace, f func(trig devarray.Ptr, tableBytes int64) error, arrays ...*devarray.DevArray) error {
+	tableBytes := BackprojectWorkspace(g.a, g.e.size)
 	if ws == nil {
 		ws = accounting.NewWorkspace(k.dev)
 		defer ws.Free()
@@ -129,21 +145,15 @@ func (k *Kernels) Backproject(img, sino *devarray.DevArray, ws *accounting.Works
 		return fmt.Errorf("kernels: %s: %w", op, err)
 	}
 	defer release()
-	scale := math.Pi / float64(a)
 	err = devarray.Use(func() error {
-		if err := k.run("trig_table_"+suffix, int64(a),
-			func(args *driver.KernelArgs) { args.Ptr(trig).I32(int32(a)) },
-			func(m [][]byte) { refTrigTable(m[0], a, e) },
+		if err := k.run("trig_table_"+g.suffix, int64(g.a),
+			func(args *driver.KernelArgs) { args.Ptr(trig).I32(int32(g.a)) },
+			func(m [][]byte) { refTrigTable(m[0], g.a, g.e) },
 			driver.Range{Ptr: trig, N: tableBytes}); err != nil {
 			return err
 		}
-		return k.run("backproject_"+suffix, img.Size(),
-			func(args *driver.KernelArgs) {
-				scalar(args.Ptr(img.Ptr()).Ptr(sino.Ptr()).Ptr(trig).I64(slices).I32(int32(a)).I32(int32(d)).I32(int32(n)), e, scale)
-			},
-			func(m [][]byte) { refBackproject(m[0], m[1], m[2], slices, a, d, n, scale, e) },
-			driver.Range{Ptr: img.Ptr(), N: img.NBytes()}, driver.Range{Ptr: sino.Ptr(), N: sino.NBytes()}, driver.Range{Ptr: trig, N: tableBytes})
-	}, img, sino)
+		return f(trig, tableBytes)
+	}, arrays...)
 	if err != nil {
 		return fmt.Errorf("kernels: %s: %w", op, err)
 	}

@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"fmt"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
@@ -31,26 +30,7 @@ func (k *Kernels) Project(sino, img *devarray.DevArray, ws *accounting.Workspace
 		return err
 	}
 	e, suffix, slices, a, d, n := g.e, g.suffix, g.slices, g.a, g.d, g.n
-	tableBytes := ProjectWorkspace(a, e.size)
-	if ws == nil {
-		ws = accounting.NewWorkspace(k.dev)
-		defer ws.Free()
-	}
-	if ws.Querying() {
-		return ws.Need(tableBytes)
-	}
-	trig, release, err := ws.Borrow(tableBytes)
-	if err != nil {
-		return fmt.Errorf("kernels: %s: %w", op, err)
-	}
-	defer release()
-	err = devarray.Use(func() error {
-		if err := k.run("trig_table_"+suffix, int64(a),
-			func(args *driver.KernelArgs) { args.Ptr(trig).I32(int32(a)) },
-			func(m [][]byte) { refTrigTable(m[0], a, e) },
-			driver.Range{Ptr: trig, N: tableBytes}); err != nil {
-			return err
-		}
+	return k.withTrigTable(op, g, ws, func(trig devarray.Ptr, tableBytes int64) error {
 		return k.run("project_"+suffix, sino.Size(),
 			func(args *driver.KernelArgs) {
 				scalar(args.Ptr(sino.Ptr()).Ptr(img.Ptr()).Ptr(trig).I64(slices).I32(int32(a)).I32(int32(d)).I32(int32(n)), e, ProjectStep)
@@ -58,8 +38,4 @@ func (k *Kernels) Project(sino, img *devarray.DevArray, ws *accounting.Workspace
 			func(m [][]byte) { refProject(m[0], m[1], m[2], slices, a, d, n, ProjectStep, e) },
 			driver.Range{Ptr: sino.Ptr(), N: sino.NBytes()}, driver.Range{Ptr: img.Ptr(), N: img.NBytes()}, driver.Range{Ptr: trig, N: tableBytes})
 	}, sino, img)
-	if err != nil {
-		return fmt.Errorf("kernels: %s: %w", op, err)
-	}
-	return nil
 }
