@@ -1,7 +1,6 @@
 package kernels
 
 import (
-
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
