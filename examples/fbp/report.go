@@ -127,9 +127,10 @@ func paths(m map[string]int64) string {
 		return "none"
 	}
 	var parts []string
-	for _, p := range []string{"direct", "pinned", "staged", "mapped", "d2d", "peer", "kernel"} {
-		if n, ok := m[p]; ok {
-			parts = append(parts, p+" "+accounting.FormatBytes(n))
+	for p := range accounting.NumPaths { // in the ledger's order
+		name := accounting.Path(p).String()
+		if n, ok := m[name]; ok {
+			parts = append(parts, name+" "+accounting.FormatBytes(n))
 		}
 	}
 	return strings.Join(parts, ", ")

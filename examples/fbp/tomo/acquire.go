@@ -38,8 +38,8 @@ func Acquire(dev driver.Device, g Geometry, progress Progress) (*Scan, error) {
 		return nil, fmt.Errorf("tomo: acquire %v: %w", g, err)
 	}
 	scan := &Scan{Geometry: g, Plan: p,
-		Phantom:   make([]float32, g.VolumeBytes()/DType.Size()),
-		Sinograms: make([]float32, g.SinogramBytes()/DType.Size()),
+		Phantom:   make([]float32, g.Slices*g.imageLen()),
+		Sinograms: make([]float32, g.Slices*g.sinogramLen()),
 	}
 	start := time.Now()
 	snap, err := dev.Ledger().Measure("tomo acquire", func() error {
@@ -65,7 +65,7 @@ func Acquire(dev driver.Device, g Geometry, progress Progress) (*Scan, error) {
 
 func acquireChunks(dev driver.Device, k *kernels.Kernels, c *transfer.Copier, ws *accounting.Workspace, scan *Scan, params plan.Params, progress Progress) error {
 	g := scan.Geometry
-	volSlice, sinoSlice := int(g.SliceBytes()/DType.Size()), int(g.SinogramSliceBytes()/DType.Size())
+	volSlice, sinoSlice := g.imageLen(), g.sinogramLen()
 	for _, ch := range scan.Plan.Chunks {
 		err := func() error {
 			vol, err := devarray.Empty(dev, DType, ch.Len, g.Size, g.Size)

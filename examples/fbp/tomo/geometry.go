@@ -61,6 +61,11 @@ func (g Geometry) SinogramSliceBytes() int64 {
 	return int64(g.Angles) * int64(g.Detectors()) * DType.Size()
 }
 
+// imageLen and sinogramLen are the float32 values of one slice's image
+// and of its sinogram: the strides of the host arrays along the slice axis.
+func (g Geometry) imageLen() int    { return g.Size * g.Size }
+func (g Geometry) sinogramLen() int { return g.Angles * g.Detectors() }
+
 // String is "256×256×64, 360 angles".
 func (g Geometry) String() string {
 	return fmt.Sprintf("%d×%d×%d, %d angles (%s of sinograms, %s of volume)", g.Size, g.Size, g.Slices, g.Angles,

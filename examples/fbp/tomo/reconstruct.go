@@ -65,14 +65,14 @@ func Reconstruct(dev driver.Device, g Geometry, sinograms []float32, mode Mode, 
 	if _, err := ParseMode(string(mode)); err != nil {
 		return nil, err
 	}
-	if int64(len(sinograms)) != g.SinogramBytes()/DType.Size() {
-		return nil, fmt.Errorf("tomo: %d sinogram values for %v: want %d: %w", len(sinograms), g, g.SinogramBytes()/DType.Size(), devarray.ErrShape)
+	if want := g.Slices * g.sinogramLen(); len(sinograms) != want {
+		return nil, fmt.Errorf("tomo: %d sinogram values for %v: want %d: %w", len(sinograms), g, want, devarray.ErrShape)
 	}
 	p, err := plan.ForDevice(dev, kernels.ReconstructMethod, g.SinogramShape(), 0, DType, g.params())
 	if err != nil {
 		return nil, fmt.Errorf("tomo: %s reconstruction of %v: %w", mode, g, err)
 	}
-	res := &Result{Mode: mode, Geometry: g, Plan: p, Volume: make([]float32, g.VolumeBytes()/DType.Size())}
+	res := &Result{Mode: mode, Geometry: g, Plan: p, Volume: make([]float32, g.Slices*g.imageLen())}
 	start := time.Now()
 	snap, err := dev.Ledger().Measure("tomo "+string(mode), func() error {
 		c, err := transfer.New(dev)
@@ -95,7 +95,7 @@ func Reconstruct(dev driver.Device, g Geometry, sinograms []float32, mode Mode, 
 // chunks reconstructs every chunk of res.Plan.
 func (r *runner) chunks(res *Result, sinograms []float32, progress Progress) error {
 	g := res.Geometry
-	volSlice, sinoSlice := int(g.SliceBytes()/DType.Size()), int(g.SinogramSliceBytes()/DType.Size())
+	volSlice, sinoSlice := g.imageLen(), g.sinogramLen()
 	for _, ch := range res.Plan.Chunks {
 		lo, hi := ch.Start, ch.Start+ch.Len
 		sino, vol := sinograms[lo*sinoSlice:hi*sinoSlice], res.Volume[lo*volSlice:hi*volSlice]
