@@ -84,6 +84,14 @@ type Info struct {
 	CanMapHost   bool              // mapped host memory (Mapped flag) is available
 	ContextFlags string            // the context's flags, "sched_auto|map_host"
 	Driver       string            // driver version, where there is a driver
+	// MemoryBandwidth is the device memory's peak bandwidth in bytes per
+	// second, one direction (memory clock × bus width × 2 for DDR), or 0
+	// when the backend cannot tell. A device-to-device copy reads and
+	// writes every byte, so it moves at most half of it.
+	MemoryBandwidth float64
+	// HostLinkBandwidth is the host link's peak in bytes per second, one
+	// direction (PCIe generation × lanes), or 0 when unknown.
+	HostLinkBandwidth float64
 }
 
 // HostFlags select what kind of page-locked host memory HostAlloc returns,
