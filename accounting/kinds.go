@@ -63,7 +63,7 @@ type Path uint8
 const (
 	PathDirect Path = iota // driver copy from or to pageable host memory
 	PathPinned             // DMA from or to page-locked host memory
-	PathStaged             // pageable memory moved through pinned staging chunks
+	PathStaged             // pageable memory moved through pinned staging chunks (HtoD/DtoH time: the whole copies' wall time, see RecordCopy)
 	PathMapped             // a kernel read or wrote mapped host memory in place
 	PathD2D                // device-to-device copy on one device
 	PathPeer               // copy between two devices

@@ -217,18 +217,52 @@ func (l *Ledger) AddCached(k Kind, delta int64) {
 	}
 }
 
-// RecordCopy records a copy of n bytes in direction dir along path p that took d.
+// RecordCopy records a copy of n bytes in direction dir along path p that
+// took d, timed from completed work (never from the queueing).
+//
+// The chunks of a staged copy (HtoD and DtoH on PathStaged) count their
+// bytes and copies here but not their time: the staged path's time is the
+// wall time of each whole staged copy, from its first chunk until its last
+// DMA has completed, which the staged path adds with RecordCopyTime once it
+// is done. Chunks overlap on several streams, and a backend that records an
+// async copy when it is queued cannot know its time, so the chunks' own
+// times would make the path's figure neither one thing nor the other. The
+// event log keeps each chunk's d as given.
 func (l *Ledger) RecordCopy(dir Direction, p Path, n int64, d time.Duration) {
 	if dir >= NumDirections || p >= NumPaths {
 		return
 	}
-	l.all.copies[dir][p].add(n, d)
+	counted := d
+	if wallTimed(dir, p) {
+		counted = 0
+	}
+	l.all.copies[dir][p].add(n, counted)
 	if s := l.top.Load(); s != nil {
-		s.c.copies[dir][p].add(n, d)
+		s.c.copies[dir][p].add(n, counted)
 	}
 	if lg := l.log.Load(); lg != nil {
 		lg.add(Event{Op: OpCopy, Dir: dir, Path: p, Bytes: n, Dur: d})
 	}
+}
+
+// RecordCopyTime adds d to the time of direction dir along path p without
+// counting a copy or bytes: the wall time of a whole staged copy, whose
+// chunks RecordCopy counted without their time. Call it once the copy has
+// completed on the device.
+func (l *Ledger) RecordCopyTime(dir Direction, p Path, d time.Duration) {
+	if dir >= NumDirections || p >= NumPaths {
+		return
+	}
+	l.all.copies[dir][p].nanos.Add(int64(d))
+	if s := l.top.Load(); s != nil {
+		s.c.copies[dir][p].nanos.Add(int64(d))
+	}
+}
+
+// wallTimed reports whether the time of direction dir along path p comes
+// from RecordCopyTime rather than from each copy: the staged path's DMA.
+func wallTimed(dir Direction, p Path) bool {
+	return p == PathStaged && (dir == HtoD || dir == DtoH)
 }
 
 // RecordMemset records that n bytes of device memory were set, taking d.

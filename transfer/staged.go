@@ -123,8 +123,11 @@ func (j *job) runStaged(x *exec) error {
 // stage runs the ring: goroutine g fills (or drains) chunk g, g+K, g+2K, …
 // of the packed bytes through slot g, waiting on the slot's event before
 // reusing it, so host copies of some chunks overlap the DMA of others.
-// It returns when every DMA has completed. On any failure the ring is
-// freed, so nothing of it stays allocated.
+// It returns when every DMA has completed, and then records the copy's
+// wall time, from the first chunk to the last DMA's completion, as the
+// staged path's time in the ledger (accounting.Ledger.RecordCopy says
+// why). On any failure the ring is freed, so nothing of it stays
+// allocated.
 func (j *job) stage(x *exec, d devarray.Ptr, host hostLayout, toDevice bool) (err error) {
 	c := j.c
 	c.ringMu.Lock()
@@ -145,6 +148,7 @@ func (j *job) stage(x *exec, d devarray.Ptr, host hostLayout, toDevice bool) (er
 		}
 	}
 	led := c.dev.Ledger()
+	start := time.Now()
 	nchunks := int((j.n + r.chunk - 1) / r.chunk)
 	errs := make([]error, len(r.slots))
 	var failed atomic.Bool
@@ -175,7 +179,17 @@ func (j *job) stage(x *exec, d devarray.Ptr, host hostLayout, toDevice bool) (er
 	for _, s := range r.streams {
 		errs = append(errs, s.Synchronize())
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	// Every DMA has completed: the ledger's time for the chunks it counted
+	// (without their own times) is this copy's wall time.
+	dir := accounting.DtoH
+	if toDevice {
+		dir = accounting.HtoD
+	}
+	led.RecordCopyTime(dir, accounting.PathStaged, time.Since(start))
+	return nil
 }
 
 // stageIn gathers one chunk into its slot, once the slot's last DMA is
