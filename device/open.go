@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/device/driver"
@@ -58,7 +59,9 @@ func ParseSpec(spec string) (Spec, error) {
 //
 //	""       cuda:0 when built with -tags cuda and a GPU answers, else sim:0
 //	"sim:N"  an emulated device; options mem=SIZE (default 4GiB), maphost=false,
-//	         fail-alloc=N and fail-copy=N (fail the Nth allocation or copy)
+//	         fail-alloc=N and fail-copy=N (fail the Nth allocation or copy),
+//	         latency=DURATION (each stream operation completes that long
+//	         after it is queued, as on a GPU: "sim:0?latency=2ms")
 //	"cuda:N" GPU N; needs -tags cuda
 //
 // A spec that cannot be parsed, or an option that is unknown or malformed,
@@ -110,8 +113,13 @@ func simConfig(s Spec) (sim.Config, error) {
 			cfg.FailAlloc, err = parseCount(v)
 		case "fail-copy":
 			cfg.FailCopy, err = parseCount(v)
+		case "latency":
+			cfg.Latency, err = time.ParseDuration(v)
+			if err == nil && (cfg.Latency < 0 || cfg.Latency > time.Minute) {
+				err = fmt.Errorf("want a duration from 0 to 1m")
+			}
 		default:
-			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc or fail-copy): %w", s, key, ErrBadSpec)
+			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc, fail-copy or latency): %w", s, key, ErrBadSpec)
 		}
 		if err != nil {
 			return cfg, fmt.Errorf("device: %v: option %s=%q: %v: %w", s, key, v, err, ErrBadSpec)

@@ -210,12 +210,16 @@ func (k *Kernels) run(name string, n int64, args func(*driver.KernelArgs), ref f
 	return k.hostAccess(ranges, func(m [][]byte) error { ref(m); return nil })
 }
 
-// copyDtoD copies n bytes on the device, on the kernels' stream when set.
+// copyDtoD copies n bytes on the device, on the kernels' stream, and waits
+// for it unless the kernels are Async.
 func (k *Kernels) copyDtoD(dst, src devarray.Ptr, n int64) error {
-	if k.stream != nil {
-		return k.stream.CopyDtoDAsync(dst, src, n)
+	if k.stream == nil && !k.async {
+		return k.dev.CopyDtoD(dst, src, n)
 	}
-	return k.dev.CopyDtoD(dst, src, n)
+	if err := k.queue().CopyDtoDAsync(dst, src, n); err != nil {
+		return err
+	}
+	return k.settle()
 }
 
 // errDegraded reports whether err is only the non-fatal ErrPerfDegraded.

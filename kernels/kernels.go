@@ -15,9 +15,11 @@
 //	err = k.Fill(a, 1.5)
 //	sum, err := k.Sum(a)
 //
-// Kernels are queued on the device's default stream (or the stream given
-// to WithStream) and return before the GPU finishes, except Sum and
-// Checksum, which wait for their result.
+// Every method returns only when its work is complete on the device and
+// visible to the caller, on the device's default stream or on the stream
+// given to WithStream. Kernels from Async(s) only queue their work on s
+// and return at once (Sum and Checksum still wait, for their result):
+// synchronize s, or record an event on it, before using what they write.
 package kernels
 
 import (
@@ -41,7 +43,11 @@ type Kernels struct {
 	gpu    driver.KernelRunner // the cuda backend, or nil
 	host   driver.MemoryAccess // the sim backend, or nil
 	stream driver.Stream       // nil: the default stream
+	async  bool                // queue on stream and return at once
 	shared *module
+	// deflt is the device's default stream, which work launched with a
+	// nil stream runs on: what a synchronous call without a stream waits for.
+	deflt driver.Stream
 }
 
 // module is the loaded PTX and the functions looked up so far.
@@ -54,7 +60,11 @@ type module struct {
 // New prepares kernels for dev: on a GPU it loads the embedded PTX (the
 // driver compiles it for the GPU at hand); on sim it needs nothing.
 func New(dev driver.Device) (*Kernels, error) {
-	k := &Kernels{dev: dev, shared: &module{funcs: make(map[string]driver.Function)}}
+	deflt, err := dev.ExternalStream(driver.LegacyDefaultStream)
+	if err != nil {
+		return nil, fmt.Errorf("kernels: the default stream of %v: %w", dev.DeviceID(), err)
+	}
+	k := &Kernels{dev: dev, deflt: deflt, shared: &module{funcs: make(map[string]driver.Function)}}
 	switch b := dev.(type) {
 	case driver.KernelRunner:
 		mod, err := b.LoadModule(ptx)
@@ -70,11 +80,42 @@ func New(dev driver.Device) (*Kernels, error) {
 	return k, nil
 }
 
-// WithStream returns kernels that queue their work on s.
+// WithStream returns kernels that run their work on s (nil: the default
+// stream), after the work queued on s before it, and wait for it.
 func (k *Kernels) WithStream(s driver.Stream) *Kernels {
 	c := *k
-	c.stream = s
+	c.stream, c.async = s, false
 	return &c
+}
+
+// Async returns kernels that queue their work on s (nil: the device's
+// default stream) and return at once, before the device has done it:
+// synchronize s, or record an event on it, before reading what they
+// write or freeing what they use. Scratch memory from a workspace is
+// handed back while the work may still be queued, so a workspace used
+// with Async kernels must only be used on s. Sum and Checksum wait for
+// their result all the same.
+func (k *Kernels) Async(s driver.Stream) *Kernels {
+	c := *k
+	c.stream, c.async = s, true
+	return &c
+}
+
+// queue returns the stream the kernels' work runs on.
+func (k *Kernels) queue() driver.Stream {
+	if k.stream != nil {
+		return k.stream
+	}
+	return k.deflt
+}
+
+// settle waits for the work queued so far on the kernels' stream, unless
+// the kernels are Async: what makes every method synchronous.
+func (k *Kernels) settle() error {
+	if k.async {
+		return nil
+	}
+	return k.queue().Synchronize()
 }
 
 // Close unloads the module.
@@ -101,14 +142,18 @@ func (k *Kernels) function(name string) (driver.Function, error) {
 	return f, nil
 }
 
-// launch runs kernel name over n items.
+// launch runs kernel name over n items on the GPU, and waits for it unless
+// the kernels are Async.
 func (k *Kernels) launch(name string, n int64, args *driver.KernelArgs) error {
 	f, err := k.function(name)
 	if err != nil {
 		return err
 	}
 	blocks := min((n+blockSize-1)/blockSize, maxBlocks)
-	return f.Launch([3]uint32{uint32(max(blocks, 1)), 1, 1}, [3]uint32{blockSize, 1, 1}, 0, k.stream, args)
+	if err := f.Launch([3]uint32{uint32(max(blocks, 1)), 1, 1}, [3]uint32{blockSize, 1, 1}, 0, k.stream, args); err != nil {
+		return err
+	}
+	return k.settle()
 }
 
 // span is the device memory an array touches, for MemoryAccess, and the
@@ -128,15 +173,14 @@ func (k *Kernels) access(f func(mem [][]byte, base []int64) error, arrays ...*de
 	return k.hostAccess(ranges, func(mem [][]byte) error { return f(mem, bases) })
 }
 
-// hostAccess runs f on device ranges through sim's MemoryAccess, after the
-// work already queued on the kernels' stream.
+// hostAccess launches f, a kernel's Go reference, on device ranges
+// through sim's MemoryAccess, on the kernels' stream as a GPU launches the
+// kernel, and waits for it unless the kernels are Async.
 func (k *Kernels) hostAccess(ranges []driver.Range, f func([][]byte) error) error {
-	if k.stream != nil {
-		if err := k.stream.Synchronize(); err != nil {
-			return err
-		}
+	if err := k.host.Launch(k.stream, ranges, f); err != nil {
+		return err
 	}
-	return k.host.Access(ranges, f)
+	return k.settle()
 }
 
 // floatKind returns the element type of a float32 or float64 array and the

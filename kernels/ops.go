@@ -79,24 +79,21 @@ func (k *Kernels) Axpy(y *devarray.DevArray, alpha float64, x *devarray.DevArray
 }
 
 // result runs a reduction kernel that adds into one 8-byte device word, and
-// returns the word: scratch memory is allocated, zeroed, read back and
-// freed, all counted in the ledger.
+// returns the word: scratch memory is allocated, zeroed on the kernels'
+// stream, read back after the kernel and freed, all counted in the ledger.
+// It waits for its result, Async or not.
 func (k *Kernels) result(name string, n int64, args func(out devarray.Ptr) *driver.KernelArgs) (uint64, error) {
 	out, err := k.dev.Malloc(8)
 	if err != nil {
 		return 0, err
 	}
 	defer k.dev.Free(out)
-	if err := k.dev.Memset(out, 0, 8); err != nil {
+	sync := k.WithStream(k.stream)
+	if err := sync.queue().MemsetAsync(out, 0, 8); err != nil {
 		return 0, err
 	}
-	if err := k.launch(name, n, args(out)); err != nil {
+	if err := sync.launch(name, n, args(out)); err != nil {
 		return 0, err
-	}
-	if k.stream != nil {
-		if err := k.stream.Synchronize(); err != nil {
-			return 0, err
-		}
 	}
 	var b [8]byte
 	if err := k.dev.CopyDtoH(b[:], out); err != nil {
@@ -111,6 +108,7 @@ func (k *Kernels) Sum(a *devarray.DevArray) (float64, error) {
 	if err := k.check("sum", a, false); err != nil {
 		return 0, err
 	}
+	k = k.WithStream(k.stream) // it waits for its result, Async or not
 	e, suffix, err := floatKind("sum", a)
 	if err != nil {
 		return 0, err
@@ -146,6 +144,7 @@ func (k *Kernels) Checksum(a *devarray.DevArray) (uint64, error) {
 	if err := k.check("checksum", a, false); err != nil {
 		return 0, err
 	}
+	k = k.WithStream(k.stream) // it waits for its result, Async or not
 	if !a.IsContiguous() {
 		return 0, fmt.Errorf("kernels: checksum: the array is not C-contiguous; Pack it first: %w", devarray.ErrNotViewable)
 	}

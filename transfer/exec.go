@@ -77,7 +77,7 @@ func (x *exec) kernel(dst, src *devarray.DevArray, dir accounting.Direction, pat
 		return err
 	}
 	if x.s != nil {
-		k = k.WithStream(x.s)
+		k = k.Async(x.s)
 	}
 	start := time.Now()
 	if dst.IsContiguous() {
@@ -127,7 +127,9 @@ func (x *exec) strided(dst, src *devarray.DevArray, dir accounting.Direction, pa
 	return x.kernel(dst, t, accounting.DtoD, accounting.PathKernel)
 }
 
-// finish frees the temporaries once the device is done with them.
+// finish frees the temporaries once the device is done with them: at
+// once for a synchronous copy, whose every step has completed, after the
+// stream's work for an async one.
 func (x *exec) finish() error {
 	if len(x.temps) == 0 {
 		return nil
@@ -135,8 +137,6 @@ func (x *exec) finish() error {
 	var errs []error
 	if x.s != nil {
 		errs = append(errs, x.s.Synchronize())
-	} else {
-		errs = append(errs, x.dev.Synchronize())
 	}
 	for _, t := range x.temps {
 		errs = append(errs, t.Free())

@@ -3,6 +3,7 @@ package transfer_test
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,6 +31,9 @@ type side struct {
 	write func(t *testing.T, vals []float32)
 	read  func(t *testing.T) []float32
 	free  func()
+	// complete checks, right after a synchronous copy into the side has
+	// returned, that no byte of it changes once the device is idle.
+	complete func(t *testing.T, call string)
 }
 
 // hostPaths are the paths between host and device, each with the host
@@ -70,7 +74,8 @@ func deviceSide(t *testing.T, dev device.Device, strided bool) side {
 			require.NoError(t, view.CopyTo(devarray.AsBytes(out)))
 			return out
 		},
-		free: func() { require.NoError(t, parent.Free()) },
+		free:     func() { require.NoError(t, parent.Free()) },
+		complete: func(t *testing.T, call string) { testdev.RequireArrayComplete(t, parent, call) },
 	}
 }
 
@@ -100,6 +105,11 @@ func hostSide(t *testing.T, dev device.Device, kind string, strided bool) side {
 		ep = transfer.Pinned(b, devarray.Float32, rows, cols)
 		s.free = func() { require.NoError(t, b.Free()) }
 	}
+	s.complete = func(t *testing.T, call string) {
+		if dev != nil {
+			testdev.RequireHostComplete(t, dev, devarray.AsBytes(mem), call)
+		}
+	}
 	at := func(i, j int) *float32 { return &mem[i*cols+j] }
 	if strided {
 		ep = ep.Strided(0, 4, 4*(rows+3))
@@ -126,8 +136,9 @@ func hostSide(t *testing.T, dev device.Device, kind string, strided bool) side {
 }
 
 // Every host path, both directions, contiguous and strided on either side:
-// the data arrives, and the ledger shows exactly the bytes asked for on
-// the path asked for.
+// the data is there the instant Copy returns (on sim with latency, as on
+// a GPU, a copy that returns early fails here), and the ledger shows
+// exactly the bytes asked for on the path asked for.
 func TestHostDevicePaths(t *testing.T) {
 	dev := testdev.Open(t)
 	c, err := transfer.New(dev, transfer.WithRing(4096, 3, 2)) // small chunks: many trips round the ring
@@ -154,6 +165,7 @@ func TestHostDevicePaths(t *testing.T) {
 
 					before := dev.Ledger().Snapshot()
 					require.NoError(t, c.Copy(dst.ep, src.ep, transfer.Via(path.path)))
+					dst.complete(t, "Copy "+name)
 					diff := accounting.Diff(before, dev.Ledger().Snapshot())
 
 					assert.Equal(t, want, dst.read(t))
@@ -187,6 +199,7 @@ func TestDeviceToDevice(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, transfer.PathD2D, choice.Path)
 		require.NoError(t, c.Copy(b.ep, a.ep))
+		b.complete(t, "Copy d2d")
 		diff := accounting.Diff(before, dev.Ledger().Snapshot())
 		assert.Equal(t, want, b.read(t))
 		assert.Zero(t, diff.CopyTotal(accounting.HtoD).Bytes+diff.CopyTotal(accounting.DtoH).Bytes, "nothing crossed to the host")
@@ -205,7 +218,7 @@ func TestPeer(t *testing.T) {
 	if !testdev.IsSim(dev) {
 		t.Skip("a peer copy needs a second device; the GPU machine has one GPU")
 	}
-	other, err := device.Open("sim:1?mem=16MiB")
+	other, err := device.Open("sim:1?mem=16MiB&latency=" + latencyOf(dev).String())
 	require.NoError(t, err)
 	defer other.Close()
 	for _, strided := range []bool{false, true} {
@@ -215,6 +228,7 @@ func TestPeer(t *testing.T) {
 		a.write(t, want)
 		before := dev.Ledger().Snapshot()
 		require.NoError(t, transfer.Copy(b.ep, a.ep))
+		b.complete(t, "Copy peer")
 		diff := accounting.Diff(before, dev.Ledger().Snapshot())
 		assert.Equal(t, want, b.read(t))
 		assert.Equal(t, int64(4*rows*cols), diff.Copies[accounting.Peer][accounting.PathPeer].Bytes)
@@ -233,4 +247,12 @@ func TestHostToHost(t *testing.T) {
 		require.NoError(t, transfer.Copy(b.ep, a.ep), "two Go slices need no device")
 		assert.Equal(t, want, b.read(t))
 	}
+}
+
+// latencyOf returns a sim device's latency option (0 for other devices).
+func latencyOf(dev device.Device) time.Duration {
+	if l, ok := dev.(interface{ Latency() time.Duration }); ok {
+		return l.Latency()
+	}
+	return 0
 }

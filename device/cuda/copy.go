@@ -19,16 +19,24 @@ func (d *Device) record(dir accounting.Direction, path accounting.Path, n int64,
 	d.ledger.RecordCopy(dir, path, n, time.Since(start))
 }
 
-// CopyHtoD copies len(src) bytes from host memory to the device.
+// CopyHtoD copies len(src) bytes from host memory to the device and
+// returns when they are there: from pageable memory the driver returns
+// once the bytes are staged, so the backend waits for the DMA too.
 func (d *Device) CopyHtoD(dst devarray.Ptr, src []byte) error {
 	start := time.Now()
+	path := d.hostPath(src)
 	if len(src) > 0 {
-		err := d.call(func() error { return fromCu(cu.MemcpyHtoD(cu.DevicePtr(dst), ptrOf(src), int64(len(src)))) })
+		err := d.call(func() error {
+			if err := fromCu(cu.MemcpyHtoD(cu.DevicePtr(dst), ptrOf(src), int64(len(src)))); err != nil || path != accounting.PathDirect {
+				return err
+			}
+			return settle()
+		})
 		if err != nil {
 			return fmt.Errorf("cuda: copy HtoD %d bytes to %v: %w", len(src), dst, err)
 		}
 	}
-	d.record(accounting.HtoD, d.hostPath(src), int64(len(src)), start)
+	d.record(accounting.HtoD, path, int64(len(src)), start)
 	return nil
 }
 
@@ -45,14 +53,20 @@ func (d *Device) CopyDtoH(dst []byte, src devarray.Ptr) error {
 	return nil
 }
 
-// CopyDtoD copies n bytes within the device.
+// CopyDtoD copies n bytes within the device and returns when they are
+// there (cuMemcpyDtoD only queues the copy; the backend waits for it).
 func (d *Device) CopyDtoD(dst, src devarray.Ptr, n int64) error {
 	if n < 0 {
 		return fmt.Errorf("cuda: copy DtoD %d bytes: %w", n, driver.ErrInvalidValue)
 	}
 	start := time.Now()
 	if n > 0 {
-		err := d.call(func() error { return fromCu(cu.MemcpyDtoD(cu.DevicePtr(dst), cu.DevicePtr(src), n)) })
+		err := d.call(func() error {
+			if err := fromCu(cu.MemcpyDtoD(cu.DevicePtr(dst), cu.DevicePtr(src), n)); err != nil {
+				return err
+			}
+			return settle()
+		})
 		if err != nil {
 			return fmt.Errorf("cuda: copy DtoD %d bytes %v -> %v: %w", n, src, dst, err)
 		}
@@ -161,7 +175,13 @@ func (d *Device) memcpy(op string, p devarray.Memcpy3D) error {
 		return fmt.Errorf("cuda: %s: %w", op, err)
 	}
 	start := time.Now()
-	if err := d.call(func() error { return c.run(nil) }); err != nil {
+	err = d.call(func() error {
+		if err := c.run(nil); err != nil || c.dir == accounting.DtoH || c.dir == accounting.HtoD && c.path != accounting.PathDirect {
+			return err
+		}
+		return settle() // device to device and from pageable memory, the driver only queues the copy
+	})
+	if err != nil {
 		return fmt.Errorf("cuda: %s: %w", op, err)
 	}
 	d.record(c.dir, c.path, c.bytes(), start)
@@ -169,8 +189,9 @@ func (d *Device) memcpy(op string, p devarray.Memcpy3D) error {
 }
 
 // CopyPeer copies n bytes from src on this GPU to dst on another
-// (cuMemcpyPeer); the driver routes it over NVLink or PCIe, or through the
-// host when the GPUs cannot reach each other.
+// (cuMemcpyPeer) and returns when they are there; the driver routes it
+// over NVLink or PCIe, or through the host when the GPUs cannot reach
+// each other.
 func (d *Device) CopyPeer(dst devarray.Ptr, dstDev driver.Device, src devarray.Ptr, n int64) error {
 	peer, ok := dstDev.(*Device)
 	if !ok || peer == d || n < 0 {
@@ -179,8 +200,14 @@ func (d *Device) CopyPeer(dst devarray.Ptr, dstDev driver.Device, src devarray.P
 	start := time.Now()
 	if n > 0 {
 		err := d.call(func() error {
-			return fromCu(cu.MemcpyPeer(cu.DevicePtr(dst), peer.ctx, cu.DevicePtr(src), d.ctx, n))
+			if err := fromCu(cu.MemcpyPeer(cu.DevicePtr(dst), peer.ctx, cu.DevicePtr(src), d.ctx, n)); err != nil {
+				return err
+			}
+			return settle()
 		})
+		if err == nil {
+			err = peer.call(settle)
+		}
 		if err != nil {
 			return fmt.Errorf("cuda: copy peer %d bytes to %v: %w", n, peer.DeviceID(), err)
 		}

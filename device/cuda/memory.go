@@ -77,13 +77,21 @@ func (d *Device) Free(p devarray.Ptr) error {
 	return nil
 }
 
-// Memset sets nbytes at dst to value (cuMemsetD8).
+// Memset sets nbytes at dst to value (cuMemsetD8) and returns when they
+// are set: the driver only queues a memset of device memory, so the
+// backend waits for it.
 func (d *Device) Memset(dst devarray.Ptr, value byte, nbytes int64) error {
 	if nbytes < 0 {
 		return fmt.Errorf("cuda: memset %d bytes: %w", nbytes, driver.ErrInvalidValue)
 	}
 	start := time.Now()
-	if err := d.call(func() error { return fromCu(cu.MemsetD8(cu.DevicePtr(dst), value, nbytes)) }); err != nil {
+	err := d.call(func() error {
+		if err := fromCu(cu.MemsetD8(cu.DevicePtr(dst), value, nbytes)); err != nil {
+			return err
+		}
+		return settle()
+	})
+	if err != nil {
 		return fmt.Errorf("cuda: memset %v: %w", dst, err)
 	}
 	d.ledger.RecordMemset(nbytes, time.Since(start))

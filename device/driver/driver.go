@@ -16,6 +16,18 @@ import (
 // memset and copy it performs is recorded in its Ledger. It satisfies
 // devarray.Backend, so arrays can be made on it directly. A Device is safe
 // for use by many goroutines.
+//
+// The copy contract: a method not named Async (CopyHtoD, CopyDtoH,
+// CopyDtoD, Memcpy2D, Memcpy3D, CopyPeer, Memset, Malloc, Free, ...)
+// returns only when its work is complete on the device and its result is
+// visible to the caller and to every stream: on a GPU, where
+// cuMemcpyDtoD, cuMemsetD8 and a copy from pageable memory return once
+// the work is queued, the backend waits for it. The ledger's seconds of a
+// synchronous copy are those of the completed work. Async work (a
+// Stream's methods, kernel launches) returns when queued; a stream's
+// Synchronize, or an event recorded after the work, says when it is done.
+// The sim backend holds itself to the same rule with Config.Latency, so a
+// missing wait shows up in tests as it does on a GPU.
 type Device interface {
 	devarray.Backend
 

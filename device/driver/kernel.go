@@ -27,7 +27,8 @@ type Module interface {
 // Function is one kernel of a module.
 type Function interface {
 	// Launch runs the kernel on a grid of blocks with the given arguments,
-	// on stream s (nil: the default stream), and returns when it is queued.
+	// on stream s (nil: the default stream), and returns when it is queued,
+	// not when it is done: an asynchronous call, whatever its name.
 	Launch(grid, block [3]uint32, sharedBytes uint32, s Stream, args *KernelArgs) error
 }
 
@@ -37,8 +38,14 @@ type Function interface {
 type MemoryAccess interface {
 	// Access calls f with the device memory of each range, after checking
 	// that each lies inside one live allocation; no memory can be freed
-	// while f runs. Ranges may overlap.
+	// while f runs. Ranges may overlap. It is synchronous: it runs after
+	// the work queued on the default stream and returns when f has.
 	Access(ranges []Range, f func(mem [][]byte) error) error
+	// Launch queues f, with the same checks, on stream s (nil: the default
+	// stream) as a kernel launch is queued on a GPU, and returns at once:
+	// f may run after Launch returns, and its error is the stream's
+	// (reported by the stream's Synchronize).
+	Launch(s Stream, ranges []Range, f func(mem [][]byte) error) error
 }
 
 // Range is n bytes of device memory at Ptr.

@@ -68,23 +68,23 @@ func (d *Device) dtod(dst, src devarray.Ptr, n int64) copyFunc {
 
 // CopyHtoD copies len(src) bytes from host memory to the device.
 func (d *Device) CopyHtoD(dst devarray.Ptr, src []byte) error {
-	return d.runCopy("copy HtoD", d.htod(dst, src))
+	return d.complete(func() error { return d.runCopy("copy HtoD", d.htod(dst, src)) })
 }
 
 // CopyDtoH copies len(dst) bytes from the device to host memory.
 func (d *Device) CopyDtoH(dst []byte, src devarray.Ptr) error {
-	return d.runCopy("copy DtoH", d.dtoh(dst, src))
+	return d.complete(func() error { return d.runCopy("copy DtoH", d.dtoh(dst, src)) })
 }
 
 // CopyDtoD copies n bytes within the device.
 func (d *Device) CopyDtoD(dst, src devarray.Ptr, n int64) error {
-	return d.runCopy("copy DtoD", d.dtod(dst, src, n))
+	return d.complete(func() error { return d.runCopy("copy DtoD", d.dtod(dst, src, n)) })
 }
 
 // Memcpy2D copies p.Height rows of p.Width bytes between pitched regions of
 // host or device memory, as cuMemcpy2D does.
 func (d *Device) Memcpy2D(p devarray.Memcpy2D) error {
-	return d.runCopy("copy 2D", d.memcpy2D(p))
+	return d.complete(func() error { return d.runCopy("copy 2D", d.memcpy2D(p)) })
 }
 
 func (d *Device) memcpy2D(p devarray.Memcpy2D) copyFunc {
@@ -125,14 +125,14 @@ func (d *Device) directionOf(dst, src devarray.Place) (accounting.Direction, acc
 // Memcpy3D copies p.Depth slices of p.Height rows of p.Width bytes, as
 // cuMemcpy3D does.
 func (d *Device) Memcpy3D(p devarray.Memcpy3D) error {
-	return d.runCopy("copy 3D", d.memcpy3D(p))
+	return d.complete(func() error { return d.runCopy("copy 3D", d.memcpy3D(p)) })
 }
 
 func (d *Device) memcpy3D(p devarray.Memcpy3D) copyFunc {
 	return func() (accounting.Direction, accounting.Path, int64, error) {
-		if p.Depth < 0 || p.Height < 0 || p.DstHeight < p.Height || p.SrcHeight < p.Height {
-			return 0, 0, 0, fmt.Errorf("height %d, depth %d, slice heights %d and %d: slice heights must be at least the height: %w",
-				p.Height, p.Depth, p.DstHeight, p.SrcHeight, driver.ErrInvalidValue)
+		if p.Width < 0 || p.Depth < 0 || p.Height < 0 || p.DstHeight < p.Height || p.SrcHeight < p.Height {
+			return 0, 0, 0, fmt.Errorf("width %d, height %d, depth %d, slice heights %d and %d: want no negative sizes and slice heights at least the height: %w",
+				p.Width, p.Height, p.Depth, p.DstHeight, p.SrcHeight, driver.ErrInvalidValue)
 		}
 		// Check each whole side first, so that a bad copy moves nothing.
 		for _, side := range []struct {
@@ -172,13 +172,21 @@ func advance(pl devarray.Place, off int64) devarray.Place {
 }
 
 // CopyPeer copies n bytes from src on this device to dst on another sim
-// device. The two devices' memory is locked in a fixed order, so peer
-// copies in both directions at once cannot deadlock.
+// device and returns when they are there, after the work queued on both
+// devices' default streams. The two devices' memory is locked in a fixed
+// order, so peer copies in both directions at once cannot deadlock.
 func (d *Device) CopyPeer(dst devarray.Ptr, dstDev driver.Device, src devarray.Ptr, n int64) error {
 	peer, ok := dstDev.(*Device)
 	if !ok || peer == d {
 		return fmt.Errorf("sim: copy peer: the destination must be another sim device: %w", driver.ErrInvalidValue)
 	}
+	if err := peer.legacy.drain(); err != nil {
+		return fmt.Errorf("sim: copy peer: destination %v: %w", peer.DeviceID(), err)
+	}
+	return d.complete(func() error { return d.copyPeer(dst, peer, src, n) })
+}
+
+func (d *Device) copyPeer(dst devarray.Ptr, peer *Device, src devarray.Ptr, n int64) error {
 	if injected(&d.copyCountdown) {
 		return fmt.Errorf("sim: copy peer: %w", driver.ErrInjected)
 	}
@@ -205,9 +213,35 @@ func (d *Device) CopyPeer(dst devarray.Ptr, dstDev driver.Device, src devarray.P
 }
 
 // Access calls f with the device memory of each range, each of which must
-// lie inside one live allocation (or mapped host memory). Kernels' Go
-// references run through it. No memory can be freed while f runs.
+// lie inside one live allocation (or mapped host memory), after the work
+// queued on the default stream, and returns when f has. No memory can be
+// freed while f runs.
 func (d *Device) Access(ranges []driver.Range, f func(mem [][]byte) error) error {
+	return d.complete(func() error { return d.access(ranges, f) })
+}
+
+// Launch runs f on the memory of ranges as a kernel launch does on a GPU:
+// queued on stream s (nil: the default stream), it returns at once, and f
+// runs when the stream reaches it — with the device's latency, after the
+// call has returned. Errors of f, such as a range that is no longer
+// allocated by then, are the stream's and reported by its Synchronize.
+// Kernels' Go references run through it.
+func (d *Device) Launch(s driver.Stream, ranges []driver.Range, f func(mem [][]byte) error) error {
+	st := d.legacy
+	if s != nil {
+		var ok bool
+		if st, ok = simStream(s); !ok || st.d != d {
+			return fmt.Errorf("sim: launch: the stream is not from this device: %w", driver.ErrInvalidValue)
+		}
+	}
+	run := func() error { return d.access(ranges, f) }
+	if st == d.legacy && d.cfg.Latency <= 0 && st.pending.Load() == 0 {
+		return run()
+	}
+	return st.enqueue(run)
+}
+
+func (d *Device) access(ranges []driver.Range, f func(mem [][]byte) error) error {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	mems := make([][]byte, len(ranges))

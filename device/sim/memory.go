@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"syscall"
 	"time"
@@ -51,7 +52,14 @@ func (d *Device) Malloc(nbytes int64) (devarray.Ptr, error) {
 
 // Free frees memory returned by Malloc. Any other pointer, or a pointer
 // already freed, is an error wrapping driver.ErrInvalidPointer.
+//
+// Like cuMemFree, it first waits for the work queued on the default
+// stream (work queued on other streams is not waited for: free only what
+// they are done with).
 func (d *Device) Free(p devarray.Ptr) error {
+	if err := d.legacy.drain(); err != nil && !errors.Is(err, driver.ErrClosed) {
+		return fmt.Errorf("sim: free %v: %w", p, err)
+	}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -105,8 +113,12 @@ func (d *Device) devMem(p devarray.Ptr, n int64) ([]byte, error) {
 // caller holds d.mu for reading.
 func (d *Device) hostPath(b []byte) accounting.Path { return d.host.Path(b) }
 
-// Memset sets nbytes at dst to value.
+// Memset sets nbytes at dst to value and returns when they are set.
 func (d *Device) Memset(dst devarray.Ptr, value byte, nbytes int64) error {
+	return d.complete(func() error { return d.memset(dst, value, nbytes) })
+}
+
+func (d *Device) memset(dst devarray.Ptr, value byte, nbytes int64) error {
 	if injected(&d.copyCountdown) {
 		return fmt.Errorf("sim: memset %v: %w", dst, driver.ErrInjected)
 	}

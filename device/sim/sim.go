@@ -25,6 +25,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/cuarray/cuarray/accounting"
@@ -48,6 +49,13 @@ type Config struct {
 	// FailAlloc and FailCopy, when positive, make the Nth allocation or
 	// copy (counting from 1) fail with driver.ErrInjected.
 	FailAlloc, FailCopy int64
+	// Latency, when positive, makes every operation on a stream (copy,
+	// memset, kernel, event record) complete Latency after it is queued,
+	// on the stream's own goroutine, as device work completes on a GPU
+	// after the call that queued it has returned. Synchronous calls queue
+	// their work on the default stream and wait for it, as they must on a
+	// GPU, so a missing wait shows up as wrong data: "sim:0?latency=2ms".
+	Latency time.Duration
 }
 
 // Device is an emulated device. It implements driver.Device.
@@ -64,6 +72,7 @@ type Device struct {
 	host   driver.HostRanges // page-locked host allocations
 	closed bool
 
+	legacy     *stream // the default stream: synchronous calls and kernels launched without a stream
 	streamsMu  sync.Mutex
 	streams    map[*stream]struct{}
 	lastHandle uintptr // of the last stream made; handles start above the default streams'
@@ -79,9 +88,9 @@ func New(cfg Config) (*Device, error) {
 	if cfg.Memory == 0 {
 		cfg.Memory = DefaultMemory
 	}
-	if cfg.Memory < Alignment || cfg.Ordinal < 0 {
-		return nil, fmt.Errorf("sim: memory %d bytes, ordinal %d: want at least %d bytes and a non-negative ordinal: %w",
-			cfg.Memory, cfg.Ordinal, Alignment, driver.ErrInvalidValue)
+	if cfg.Memory < Alignment || cfg.Ordinal < 0 || cfg.Latency < 0 {
+		return nil, fmt.Errorf("sim: memory %d bytes, ordinal %d, latency %v: want at least %d bytes, a non-negative ordinal and latency: %w",
+			cfg.Memory, cfg.Ordinal, cfg.Latency, Alignment, driver.ErrInvalidValue)
 	}
 	cfg.Memory = cfg.Memory / Alignment * Alignment
 	mem, memfd, err := sharedMemory(fmt.Sprintf("cuarray-sim:%d", cfg.Ordinal), cfg.Memory)
@@ -100,6 +109,7 @@ func New(cfg Config) (*Device, error) {
 		// handles start above the default streams'
 		lastHandle: 0xff,
 	}
+	d.legacy = d.startStream(driver.LegacyDefaultStream)
 	d.allocCountdown.Store(cfg.FailAlloc)
 	d.copyCountdown.Store(cfg.FailCopy)
 	d.ledger.SetMemInfo(d.MemInfo)
@@ -158,6 +168,25 @@ func injected(c *atomic.Int64) bool {
 		}
 	}
 }
+
+// complete runs f, the work of a synchronous call, as a GPU runs it: on
+// the default stream, after the work queued there before it, and returns
+// once it is done, with its error. With no latency and nothing queued on
+// the default stream, f runs at once on the caller's goroutine.
+func (d *Device) complete(f func() error) error {
+	if d.cfg.Latency <= 0 && d.legacy.pending.Load() == 0 {
+		return f()
+	}
+	result := make(chan error, 1)
+	if err := d.legacy.enqueue(func() error { result <- safely(f); return nil }); err != nil {
+		return err
+	}
+	return <-result
+}
+
+// Latency returns the time each stream operation takes to complete after
+// it is queued (Config.Latency).
+func (d *Device) Latency() time.Duration { return d.cfg.Latency }
 
 // Synchronize waits for the work of every stream.
 func (d *Device) Synchronize() error {

@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
@@ -12,12 +14,21 @@ import (
 // blocks, like the driver's launch queue.
 const streamDepth = 1024
 
+// streamOp is one operation of a stream: run does the work, no sooner than due
+// (zero: at once), which is how the Latency option makes device work finish
+// after the call that queued it has returned, as on a GPU.
+type streamOp struct {
+	run func() error
+	due time.Time
+}
+
 // stream runs its operations in order on its own goroutine.
 type stream struct {
-	d      *Device
-	handle uintptr
-	ops    chan func() error
-	done   chan struct{} // closed when the goroutine exits
+	d       *Device
+	handle  uintptr
+	ops     chan streamOp
+	done    chan struct{} // closed when the goroutine exits
+	pending atomic.Int64  // operations queued and not yet finished
 
 	qmu    sync.Mutex // guards closed and sends on ops
 	closed bool
@@ -36,38 +47,83 @@ func (d *Device) NewStream() (driver.Stream, error) {
 	if closed {
 		return nil, fmt.Errorf("sim: new stream: %w", driver.ErrClosed)
 	}
-	s := &stream{d: d, ops: make(chan func() error, streamDepth), done: make(chan struct{})}
+	return d.startStream(0), nil
+}
+
+// startStream makes a stream and starts its goroutine: with handle 0 it
+// gets the next free handle.
+func (d *Device) startStream(handle uintptr) *stream {
+	s := &stream{d: d, ops: make(chan streamOp, streamDepth), done: make(chan struct{})}
 	d.streamsMu.Lock()
-	d.lastHandle++
-	s.handle = d.lastHandle
+	if handle == 0 {
+		d.lastHandle++
+		handle = d.lastHandle
+	}
+	s.handle = handle
 	d.streams[s] = struct{}{}
 	d.streamsMu.Unlock()
 	go s.run()
-	return s, nil
+	return s
 }
 
 func (s *stream) run() {
 	defer close(s.done)
 	for op := range s.ops {
-		if err := op(); err != nil {
+		if wait := time.Until(op.due); !op.due.IsZero() && wait > 0 {
+			time.Sleep(wait)
+		}
+		if err := safely(op.run); err != nil {
 			s.errMu.Lock()
 			if s.err == nil {
 				s.err = err
 			}
 			s.errMu.Unlock()
 		}
+		s.pending.Add(-1)
 	}
 }
 
-// enqueue adds op to the stream, or fails if the stream is closed.
-func (s *stream) enqueue(op func() error) error {
+// safely runs f and turns a panic into an error, so that no request can
+// kill the process from a goroutine its caller does not own.
+func safely(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("sim: stream operation failed: %v: %w", r, driver.ErrInvalidValue)
+		}
+	}()
+	return f()
+}
+
+// enqueue adds device work to the stream, due the device's latency from
+// now, or fails if the stream is closed.
+func (s *stream) enqueue(work func() error) error {
+	return s.push(streamOp{run: work, due: s.d.due()})
+}
+
+// enqueueMarker adds an operation that does no device work (a wait, a
+// synchronization point): it runs as soon as the stream reaches it.
+func (s *stream) enqueueMarker(f func() error) error {
+	return s.push(streamOp{run: f})
+}
+
+func (s *stream) push(op streamOp) error {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	if s.closed {
 		return fmt.Errorf("sim: stream: %w", driver.ErrClosed)
 	}
+	s.pending.Add(1)
 	s.ops <- op
 	return nil
+}
+
+// due returns when device work queued now completes: now plus the latency,
+// or zero (at once) without one.
+func (d *Device) due() time.Time {
+	if d.cfg.Latency <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(d.cfg.Latency)
 }
 
 func (s *stream) CopyHtoDAsync(dst devarray.Ptr, src []byte) error {
@@ -91,7 +147,7 @@ func (s *stream) Memcpy3DAsync(p devarray.Memcpy3D) error {
 }
 
 func (s *stream) MemsetAsync(dst devarray.Ptr, value byte, n int64) error {
-	return s.enqueue(func() error { return s.d.Memset(dst, value, n) })
+	return s.enqueue(func() error { return s.d.memset(dst, value, n) })
 }
 
 // Record records e at this point of the stream: e completes when the work
@@ -119,22 +175,39 @@ func (s *stream) WaitEvent(e driver.Event) error {
 		return fmt.Errorf("sim: wait event: the event is not from this device: %w", driver.ErrInvalidValue)
 	}
 	m := ev.latest()
-	return s.enqueue(func() error { <-m.done; return nil })
+	return s.enqueueMarker(func() error { <-m.done; return nil })
 }
 
 // Synchronize waits for the work enqueued so far and returns, and clears,
 // the first error that work returned.
 func (s *stream) Synchronize() error {
-	done := make(chan struct{})
-	if err := s.enqueue(func() error { close(done); return nil }); err != nil {
+	if err := s.drain(); err != nil {
 		return err
 	}
-	<-done
 	s.errMu.Lock()
 	defer s.errMu.Unlock()
 	err := s.err
 	s.err = nil
 	return err
+}
+
+// drain waits until the stream has passed the work enqueued so far.
+func (s *stream) drain() error {
+	s.qmu.Lock()
+	closed := s.closed
+	s.qmu.Unlock()
+	if closed {
+		return fmt.Errorf("sim: stream: %w", driver.ErrClosed)
+	}
+	if s.pending.Load() == 0 {
+		return nil
+	}
+	done := make(chan struct{})
+	if err := s.enqueueMarker(func() error { close(done); return nil }); err != nil {
+		return err
+	}
+	<-done
+	return nil
 }
 
 // Handle returns the stream's number, unique on the device and above the
@@ -162,12 +235,12 @@ func (s *stream) Close() error {
 }
 
 // ExternalStream finds the live stream with the given handle; Close of the
-// result does not close it. The default streams 1 and 2 have no queued work
-// on sim (its synchronous calls finish before they return), so they are
-// given as a new empty stream that Close ends.
+// result does not close it. Both default streams, 1 and 2, are the
+// device's default stream, the one its synchronous calls and kernels
+// launched without a stream run on.
 func (d *Device) ExternalStream(handle uintptr) (driver.Stream, error) {
-	if handle == driver.LegacyDefaultStream || handle == driver.PerThreadDefaultStream {
-		return d.NewStream()
+	if handle == driver.PerThreadDefaultStream {
+		handle = driver.LegacyDefaultStream
 	}
 	d.streamsMu.Lock()
 	defer d.streamsMu.Unlock()
@@ -189,14 +262,25 @@ func (borrowedStream) Close() error { return nil }
 // from passing an event, as a long kernel would on a GPU. Calling resume
 // more than once is harmless.
 func Pause(s driver.Stream) (resume func(), err error) {
-	st, ok := s.(*stream)
+	st, ok := simStream(s)
 	if !ok {
 		return nil, fmt.Errorf("sim: pause: not a sim stream: %w", driver.ErrInvalidValue)
 	}
 	gate := make(chan struct{})
-	if err := st.enqueue(func() error { <-gate; return nil }); err != nil {
+	if err := st.enqueueMarker(func() error { <-gate; return nil }); err != nil {
 		return nil, err
 	}
 	var once sync.Once
 	return func() { once.Do(func() { close(gate) }) }, nil
+}
+
+// simStream returns the sim stream behind s, borrowed or not.
+func simStream(s driver.Stream) (*stream, bool) {
+	switch st := s.(type) {
+	case *stream:
+		return st, true
+	case borrowedStream:
+		return st.stream, true
+	}
+	return nil, false
 }

@@ -2,7 +2,9 @@
 // set of tests runs on the sim backend everywhere and on a real GPU when
 // built with -tags cuda:
 //
-//	CUARRAY_TEST_DEVICE=spec   that device ("sim:0?mem=1GiB", "cuda:1")
+//	CUARRAY_TEST_DEVICE=spec   that device ("sim:0?mem=1GiB", "cuda:1",
+//	                           "sim:0?mem=256MiB&latency=1ms": work completes
+//	                           1 ms after it is queued, as on a GPU)
 //	otherwise                  cuda:0 in a build with -tags cuda, else sim:0 with 256 MiB
 //
 // The device is closed when the test ends, after checking that the test
@@ -13,8 +15,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
 )
 
@@ -65,4 +69,86 @@ func RandomBytes(n int) []byte {
 		b[i] = byte(rand.Uint32())
 	}
 	return b
+}
+
+// Peeker is a device whose memory can be read as it is now, waiting for
+// no stream (sim, and the cuda backend through a non-blocking stream).
+type Peeker interface {
+	Peek(p devarray.Ptr, n int64) ([]byte, error)
+}
+
+// Peek reads n bytes of device memory at p as they are at this instant,
+// behind no queued work: right after a synchronous call returns, they must
+// already hold its result. It skips the test on a device that cannot peek.
+func Peek(t testing.TB, dev device.Device, p devarray.Ptr, n int64) []byte {
+	t.Helper()
+	pk, ok := dev.(Peeker)
+	if !ok {
+		t.Skipf("%v cannot read its memory without waiting for its streams", dev.DeviceID())
+	}
+	b, err := pk.Peek(p, n)
+	if err != nil {
+		t.Fatalf("peek %d bytes at %v: %v", n, p, err)
+	}
+	return b
+}
+
+// Latency reports whether the test device completes its work a while
+// after the call that queued it (sim's latency option; always on a GPU).
+func Latency(dev device.Device) bool {
+	if l, ok := dev.(interface{ Latency() time.Duration }); ok {
+		return l.Latency() > 0
+	}
+	return !IsSim(dev)
+}
+
+// RequireComplete checks that the n bytes of device memory at p hold now,
+// the instant a synchronous call has returned, what they hold once the
+// device has finished all its work: a call that returned before its work
+// was done fails it (on sim with latency, and on a GPU). Tests give it
+// destinations filled with random bytes first, so a late write shows.
+func RequireComplete(t testing.TB, dev device.Device, p devarray.Ptr, n int64, call string) {
+	t.Helper()
+	now := Peek(t, dev, p, n)
+	if err := dev.Synchronize(); err != nil {
+		t.Fatalf("%s: synchronize: %v", call, err)
+	}
+	later := Peek(t, dev, p, n)
+	if diff := countDiff(now, later); diff > 0 {
+		t.Fatalf("%s returned before its work was done: %d of %d bytes changed after it returned", call, diff, n)
+	}
+}
+
+// RequireHostComplete is RequireComplete for host memory a call wrote (a
+// Go slice, a pinned or mapped buffer).
+func RequireHostComplete(t testing.TB, dev device.Device, b []byte, call string) {
+	t.Helper()
+	now := append([]byte(nil), b...)
+	if err := dev.Synchronize(); err != nil {
+		t.Fatalf("%s: synchronize: %v", call, err)
+	}
+	if diff := countDiff(now, b); diff > 0 {
+		t.Fatalf("%s returned before its work was done: %d of %d bytes changed after it returned", call, diff, len(b))
+	}
+}
+
+// RequireArrayComplete is RequireComplete for the memory array a spans.
+func RequireArrayComplete(t testing.TB, a *devarray.DevArray, call string) {
+	t.Helper()
+	dev, ok := a.Backend().(device.Device)
+	if !ok {
+		t.Fatalf("%s: array of %T, not of a device", call, a.Backend())
+	}
+	lo, hi := a.Extent()
+	RequireComplete(t, dev, a.Ptr()+devarray.Ptr(lo), hi-lo, call)
+}
+
+func countDiff(a, b []byte) int {
+	n := 0
+	for i := range a {
+		if a[i] != b[i] {
+			n++
+		}
+	}
+	return n
 }

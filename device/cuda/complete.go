@@ -1,0 +1,62 @@
+//go:build cuda
+
+package cuda
+
+// This file holds the copy contract on a GPU: the driver's "synchronous"
+// cuMemcpyDtoD, cuMemsetD8, cuMemcpyPeer and copies from pageable memory
+// return once their work is queued, so the backend waits for the default
+// stream before such a call returns (see driver.Device).
+
+/*
+#cgo LDFLAGS: -lcuda
+#cgo linux LDFLAGS: -L/usr/lib/x86_64-linux-gnu -L/usr/local/cuda/lib64
+#cgo linux CFLAGS: -I/usr/include -I/usr/local/cuda/include
+#include <cuda.h>
+
+static CUresult cuarray_sync_legacy(void) { return cuStreamSynchronize(CU_STREAM_LEGACY); }
+
+// cuarray_peek copies device memory to the host on a stream of its own that
+// does not wait for the default stream: what the memory holds right now.
+static CUresult cuarray_peek(void *dst, CUdeviceptr src, size_t n)
+{
+	CUstream s;
+	CUresult r = cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+	if (r != CUDA_SUCCESS) return r;
+	r = cuMemcpyDtoHAsync(dst, src, n, s);
+	CUresult r2 = cuStreamSynchronize(s);
+	cuStreamDestroy(s);
+	return r != CUDA_SUCCESS ? r : r2;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// settle waits, on a thread where the context is current (inside
+// Device.call), for the work queued so far on the legacy default stream,
+// which the driver's synchronous calls use.
+func settle() error { return check(code(C.cuarray_sync_legacy())) }
+
+// Peek returns a copy of n bytes of device memory at p as they are now,
+// read on a non-blocking stream that waits for no other work: tests use it
+// to check that a synchronous call's result is there the moment it returns.
+func (d *Device) Peek(p devarray.Ptr, n int64) ([]byte, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("cuda: peek %d bytes: %w", n, driver.ErrInvalidValue)
+	}
+	b := make([]byte, n)
+	if n == 0 {
+		return b, nil
+	}
+	err := d.call(func() error { return check(code(C.cuarray_peek(unsafe.Pointer(&b[0]), C.CUdeviceptr(p), C.size_t(n)))) })
+	if err != nil {
+		return nil, fmt.Errorf("cuda: peek %d bytes at %v: %w", n, p, err)
+	}
+	return b, nil
+}
