@@ -4,15 +4,16 @@ package cuda
 
 // This file binds the few driver calls gorgonia.org/cu does not: host
 // allocation and registration, mapped device pointers, pointer attributes,
-// IPC handles, module loading and a launch that takes arguments of any
-// size, and 2-D/3-D copies whose parameter struct holds host pointers
-// (built in C, so no Go memory holds a pointer to Go memory).
+// IPC handles, module loading with the JIT's logs, a launch that takes
+// arguments of any size, and 2-D/3-D copies whose parameter struct holds
+// host pointers (built in C, so no Go memory holds a pointer to Go memory).
 
 /*
 #cgo LDFLAGS: -lcuda
 #cgo linux LDFLAGS: -L/usr/lib/x86_64-linux-gnu -L/usr/local/cuda/lib64
 #cgo linux CFLAGS: -I/usr/include -I/usr/local/cuda/include
 #include <cuda.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,6 +67,26 @@ static CUresult cuarray_pointer_attrs(CUdeviceptr p, unsigned int *memType, int 
 	};
 	void *data[] = { memType, ordinal, start, size, managed, ctx };
 	return cuPointerGetAttributes(6, attrs, data, p);
+}
+
+// cuarray_module_load loads a module image (a fatbin, a cubin or PTX) with
+// the JIT's info and error logs. The driver reads PTX up to its
+// terminating NUL, so the image is copied with one.
+static CUresult cuarray_module_load(CUmodule *m, const void *image, size_t n,
+	char *info, size_t infoSize, char *errs, size_t errSize)
+{
+	char *buf = malloc(n + 1);
+	if (buf == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+	memcpy(buf, image, n);
+	buf[n] = 0;
+	CUjit_option opts[] = {
+		CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+		CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+	};
+	void *vals[] = { info, (void *)(uintptr_t)infoSize, errs, (void *)(uintptr_t)errSize };
+	CUresult r = cuModuleLoadDataEx(m, buf, 4, opts, vals);
+	free(buf);
+	return r;
 }
 
 static const char *cuarray_error_name(CUresult r) {
@@ -228,12 +249,30 @@ func memcpy3D(dst, src copyPlace, dstPitch, dstHeight, srcPitch, srcHeight, widt
 		C.size_t(width), C.size_t(height), C.size_t(depth), s, a))
 }
 
-func moduleLoadData(ptx string) (C.CUmodule, int) {
-	cs := C.CString(ptx)
-	defer C.free(unsafe.Pointer(cs))
-	var m C.CUmodule
-	r := C.cuModuleLoadData(&m, unsafe.Pointer(cs))
-	return m, code(r)
+// jitLogBytes is the size of each JIT log buffer of moduleLoad.
+const jitLogBytes = 16 << 10
+
+// moduleLoad loads a module image (cuModuleLoadDataEx) and returns the
+// JIT's error and info logs, empty when it wrote none.
+func moduleLoad(image string) (m C.CUmodule, errLog, infoLog string, c int) {
+	if len(image) == 0 {
+		return m, "", "", codeInvalidValue
+	}
+	info := make([]byte, jitLogBytes)
+	errs := make([]byte, jitLogBytes)
+	r := C.cuarray_module_load(&m, unsafe.Pointer(unsafe.StringData(image)), C.size_t(len(image)),
+		(*C.char)(unsafe.Pointer(&info[0])), C.size_t(len(info)), (*C.char)(unsafe.Pointer(&errs[0])), C.size_t(len(errs)))
+	return m, cString(errs), cString(info), code(r)
+}
+
+// cString returns the NUL-terminated string at the start of b.
+func cString(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
 }
 
 func moduleUnload(m C.CUmodule) int { return code(C.cuModuleUnload(m)) }

@@ -47,8 +47,8 @@ type Device struct {
 	streams map[*stream]struct{}
 	closed  bool
 
-	ipcMu     sync.Mutex
-	ipcOpened map[uintptr]int64 // other processes' allocations opened here, and their sizes
+	ipc  ipcTable // other processes' allocations opened here
+	mods modules  // the module images loaded into the context
 }
 
 var (
@@ -62,10 +62,10 @@ func NumDevices() (int, error) {
 	return n, fromCu(err)
 }
 
-// Open retains GPU ordinal's primary context, with CU_CTX_MAP_HOST set
-// when the context is not yet active. If another library made the context
-// active first without that flag, Open still succeeds, Info().CanMapHost
-// is false, and a Mapped host allocation fails with driver.ErrNotMapped.
+// Open retains GPU ordinal's primary context, which can map host memory
+// (see retainPrimary). If another library made the context active first
+// without CU_CTX_MAP_HOST, Open still succeeds, Info().CanMapHost is
+// false, and a Mapped host allocation fails with driver.ErrNotMapped.
 func Open(ordinal int) (*Device, error) {
 	n, err := NumDevices()
 	if err != nil {
@@ -78,27 +78,17 @@ func Open(ordinal int) (*Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda:%d: %w", ordinal, fromCu(err))
 	}
-	flags, _, err := dev.PrimaryCtxState()
+	ctx, err := retainPrimary(dev)
 	if err != nil {
-		return nil, fmt.Errorf("cuda:%d: primary context state: %w", ordinal, fromCu(err))
-	}
-	if flags&cu.MapHost == 0 {
-		// Allowed while the context is inactive; newer drivers also allow it
-		// while active. A refusal is not fatal: Info reports the flags.
-		_ = dev.SetPrimaryCtxFlags(flags | cu.MapHost)
-	}
-	ctx, err := dev.RetainPrimaryCtx()
-	if err != nil {
-		return nil, fmt.Errorf("cuda:%d: retain primary context: %w", ordinal, fromCu(err))
+		return nil, fmt.Errorf("cuda:%d: %w", ordinal, err)
 	}
 	d := &Device{
-		ordinal:   ordinal,
-		dev:       dev,
-		ctx:       ctx,
-		ledger:    accounting.NewLedger(fmt.Sprintf("cuda:%d", ordinal)),
-		allocs:    make(map[devarray.Ptr]int64),
-		streams:   make(map[*stream]struct{}),
-		ipcOpened: make(map[uintptr]int64),
+		ordinal: ordinal,
+		dev:     dev,
+		ctx:     ctx,
+		ledger:  accounting.NewLedger(fmt.Sprintf("cuda:%d", ordinal)),
+		allocs:  make(map[devarray.Ptr]int64),
+		streams: make(map[*stream]struct{}),
 	}
 	if err := d.describe(); err != nil {
 		dev.ReleasePrimaryCtx()
@@ -230,6 +220,8 @@ func (d *Device) Close() error {
 	for s := range streams {
 		keep(s.destroy())
 	}
+	keep(d.mods.unloadAll(d))
+	keep(d.ipc.closeAll(d))
 	keep(d.call(func() error {
 		var err error
 		for p, size := range allocs {

@@ -3,7 +3,9 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
@@ -70,11 +72,41 @@ func (d *Device) IPCExport(p devarray.Ptr) (IPCHandle, devarray.Ptr, int64, erro
 	return h, info.Base, info.Size, nil
 }
 
+// ipcTable is what a device opened of other processes' allocations.
+type ipcTable struct {
+	mu       sync.Mutex // held through IPCOpen and IPCClose
+	opened   map[uintptr]*ipcMapping
+	byHandle map[IPCHandle]uintptr
+}
+
+// ipcMapping is one opened allocation.
+type ipcMapping struct {
+	handle IPCHandle
+	size   int64
+	refs   int // IPCOpen calls not yet matched by an IPCClose
+}
+
 // IPCOpen maps another process's allocation into this one
 // (cuIpcOpenMemHandle, peer access enabled lazily), counted as kind ipc
-// until IPCClose. A handle from this process, a stale one or garbage is an
-// error.
+// until IPCClose. The driver refuses a second cuIpcOpenMemHandle of one
+// handle in a context, so a handle already open here is not opened again:
+// IPCOpen returns the same address and counts the open, and the memory
+// stays mapped until as many IPCClose calls. A handle of this process is
+// refused with driver.ErrOwnIPCHandle (the driver says
+// CUDA_ERROR_INVALID_CONTEXT), one whose allocation was freed with
+// driver.ErrStaleIPCHandle (CUDA_ERROR_INVALID_VALUE, which garbage
+// also gets: the driver cannot tell the two apart).
 func (d *Device) IPCOpen(h IPCHandle) (devarray.Ptr, int64, error) {
+	d.ipc.mu.Lock()
+	defer d.ipc.mu.Unlock()
+	if p, ok := d.ipc.byHandle[h]; ok {
+		m := d.ipc.opened[p]
+		m.refs++
+		return devarray.Ptr(p), m.size, nil
+	}
+	if err := d.closedErr("IPC open"); err != nil {
+		return 0, 0, err
+	}
 	var p uintptr
 	err := d.call(func() error {
 		var c int
@@ -82,7 +114,7 @@ func (d *Device) IPCOpen(h IPCHandle) (devarray.Ptr, int64, error) {
 		return check(c)
 	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("cuda: IPC open: %w", err)
+		return 0, 0, fmt.Errorf("cuda: IPC open: %w", ipcOpenError(err))
 	}
 	info, err := d.PointerInfo(devarray.Ptr(p))
 	if err != nil {
@@ -93,24 +125,63 @@ func (d *Device) IPCOpen(h IPCHandle) (devarray.Ptr, int64, error) {
 		d.call(func() error { return check(ipcCloseMemHandle(p)) })
 		return 0, 0, fmt.Errorf("cuda: IPC open: %w", err)
 	}
-	d.ipcMu.Lock()
-	d.ipcOpened[p] = info.Size
-	d.ipcMu.Unlock()
+	if d.ipc.opened == nil {
+		d.ipc.opened, d.ipc.byHandle = make(map[uintptr]*ipcMapping), make(map[IPCHandle]uintptr)
+	}
+	d.ipc.opened[p] = &ipcMapping{handle: h, size: info.Size, refs: 1}
+	d.ipc.byHandle[h] = p
 	return devarray.Ptr(p), info.Size, nil
 }
 
-// IPCClose unmaps memory opened with IPCOpen (cuIpcCloseMemHandle).
+// ipcOpenError says what a refusal of cuIpcOpenMemHandle means.
+func ipcOpenError(err error) error {
+	var de *DriverError
+	if !errors.As(err, &de) {
+		return err
+	}
+	switch de.Code {
+	case codeInvalidContext:
+		// Not a closed context: d.call made it current.
+		return fmt.Errorf("%w (the driver said %v)", driver.ErrOwnIPCHandle, err)
+	case codeInvalidValue:
+		return fmt.Errorf("%w, or the bytes are not a CUDA IPC handle: %w", driver.ErrStaleIPCHandle, err)
+	}
+	return err
+}
+
+// IPCClose undoes one IPCOpen of the allocation at p, and unmaps it at the
+// last (cuIpcCloseMemHandle).
 func (d *Device) IPCClose(p devarray.Ptr) error {
-	d.ipcMu.Lock()
-	size, ok := d.ipcOpened[uintptr(p)]
-	delete(d.ipcOpened, uintptr(p))
-	d.ipcMu.Unlock()
+	d.ipc.mu.Lock()
+	defer d.ipc.mu.Unlock()
+	m, ok := d.ipc.opened[uintptr(p)]
 	if !ok {
 		return fmt.Errorf("cuda: IPC close %v: not opened by IPCOpen: %w", p, driver.ErrInvalidPointer)
 	}
+	if m.refs > 1 {
+		m.refs--
+		return nil
+	}
+	delete(d.ipc.opened, uintptr(p))
+	delete(d.ipc.byHandle, m.handle)
 	if err := d.call(func() error { return check(ipcCloseMemHandle(uintptr(p))) }); err != nil {
 		return fmt.Errorf("cuda: IPC close %v: %w", p, err)
 	}
-	d.ledger.Free(accounting.IPC, uintptr(p), size)
+	d.ledger.Free(accounting.IPC, uintptr(p), m.size)
 	return nil
+}
+
+// closeAll unmaps every allocation still opened (the device is closing).
+func (t *ipcTable) closeAll(d *Device) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var first error
+	for p, m := range t.opened {
+		if err := d.call(func() error { return check(ipcCloseMemHandle(p)) }); err != nil && first == nil {
+			first = fmt.Errorf("IPC close %#x: %w", p, err)
+		}
+		d.ledger.Free(accounting.IPC, p, m.size)
+	}
+	t.opened, t.byHandle = nil, nil
+	return first
 }

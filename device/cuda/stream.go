@@ -146,7 +146,9 @@ func (s *stream) Record(e driver.Event) error {
 	if !ok || ev.d != s.d {
 		return fmt.Errorf("cuda: record: the event is not from this device: %w", driver.ErrInvalidValue)
 	}
-	return s.enqueue("record event", func() error { return fromCu(ev.ev.Record(s.s)) })
+	return ev.whileOpen("record", func() error {
+		return s.enqueue("record event", func() error { return fromCu(ev.ev.Record(s.s)) })
+	})
 }
 
 // WaitEvent makes later work on the stream wait for e (cuStreamWaitEvent).
@@ -155,7 +157,9 @@ func (s *stream) WaitEvent(e driver.Event) error {
 	if !ok || ev.d != s.d {
 		return fmt.Errorf("cuda: wait event: the event is not from this device: %w", driver.ErrInvalidValue)
 	}
-	return s.enqueue("wait event", func() error { return fromCu(s.s.Wait(ev.ev, 0)) })
+	return ev.whileOpen("wait", func() error {
+		return s.enqueue("wait event", func() error { return fromCu(s.s.Wait(ev.ev, 0)) })
+	})
 }
 
 // Synchronize waits for the stream's work (cuStreamSynchronize).
@@ -242,6 +246,17 @@ func (e *event) do(op string, f func() error) error {
 	return nil
 }
 
+// whileOpen runs f, which uses the event, unless the event is closed: the
+// driver knows a destroyed event only as an invalid handle.
+func (e *event) whileOpen(op string, f func() error) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return fmt.Errorf("cuda: %s: event: %w", op, driver.ErrClosed)
+	}
+	return f()
+}
+
 func (e *event) Synchronize() error {
 	return e.do("synchronize", func() error { return fromCu(e.ev.Synchronize()) })
 }
@@ -260,6 +275,9 @@ func (e *event) Elapsed(start driver.Event) (time.Duration, error) {
 	s, ok := start.(*event)
 	if !ok || s.d != e.d {
 		return 0, fmt.Errorf("cuda: elapsed: the start event is not from this device: %w", driver.ErrInvalidValue)
+	}
+	if err := s.whileOpen("elapsed", func() error { return nil }); err != nil {
+		return 0, err
 	}
 	var ms float64
 	err := e.do("elapsed", func() error {

@@ -28,4 +28,21 @@ var (
 	ErrClosed = errors.New("device: closed")
 	// ErrInjected: a failure injected on purpose by a fault-injection setting.
 	ErrInjected = errors.New("device: injected fault")
+	// ErrOwnIPCHandle: an IPC handle opened in the process that exported
+	// it. CUDA maps an allocation into other processes only; the exporter
+	// uses its own pointer. It wraps ErrInvalidValue.
+	ErrOwnIPCHandle = &refinedError{"device: the IPC handle was exported by this process (CUDA opens a handle only in another process; here use the exported pointer)", ErrInvalidValue}
+	// ErrStaleIPCHandle: an IPC handle whose allocation is gone: the
+	// exporter freed it, or its process exited. It wraps ErrInvalidValue.
+	ErrStaleIPCHandle = &refinedError{"device: stale IPC handle (the exporting process freed the allocation or exited)", ErrInvalidValue}
 )
+
+// refinedError is a sentinel that is a more precise case of another one:
+// errors.Is matches both.
+type refinedError struct {
+	msg    string
+	parent error
+}
+
+func (e *refinedError) Error() string { return e.msg }
+func (e *refinedError) Unwrap() error { return e.parent }

@@ -84,16 +84,23 @@ type ipcState struct {
 	slots    map[int64]int // allocation offset → slot, for the exported ones
 	serial   uint64        // of the last export
 	opened   map[uintptr]*opened
+	byHandle map[driver.IPCHandle]uintptr // the opened allocations by handle
+
+	// openMu orders IPCOpen and IPCClose, so that two opens of one handle
+	// map it once.
+	openMu sync.Mutex
 }
 
 // opened is another process's allocation mapped here.
 type opened struct {
 	mapping []byte // page-aligned mapping
 	mem     []byte // the allocation inside it
+	handle  driver.IPCHandle
+	refs    int // IPCOpen calls not yet matched by an IPCClose
 }
 
 func newIPCState() *ipcState {
-	return &ipcState{regfd: -1, slots: map[int64]int{}, opened: map[uintptr]*opened{}}
+	return &ipcState{regfd: -1, slots: map[int64]int{}, opened: map[uintptr]*opened{}, byHandle: map[driver.IPCHandle]uintptr{}}
 }
 
 func (s *ipcState) slot(i int) []uint64 {
@@ -168,17 +175,28 @@ func (s *ipcState) forget(off int64) {
 	}
 }
 
-// IPCOpen maps an allocation of another process's sim device.
+// IPCOpen maps an allocation of another process's sim device. A handle
+// already open here is not mapped again: IPCOpen returns the same address
+// and counts the open, and the mapping stays until as many IPCClose calls
+// (CUDA refuses a second cuIpcOpenMemHandle of one handle in a context;
+// the cuda backend counts the same way). The handle of this process, or
+// of an allocation its exporter freed, is refused with
+// driver.ErrOwnIPCHandle or driver.ErrStaleIPCHandle, as on CUDA.
 func (d *Device) IPCOpen(raw driver.IPCHandle) (devarray.Ptr, int64, error) {
 	var h handle
 	if err := binary.Read(bytes.NewReader(raw[:]), binary.LittleEndian, &h); err != nil || string(h.Magic[:]) != ipcMagic {
 		return 0, 0, fmt.Errorf("sim: IPC open: not a sim IPC handle: %w", driver.ErrInvalidValue)
 	}
 	if int(h.PID) == os.Getpid() {
-		return 0, 0, fmt.Errorf("sim: IPC open: the handle is this process's own (CUDA refuses it too): %w", driver.ErrInvalidValue)
+		return 0, 0, fmt.Errorf("sim: IPC open: %w", driver.ErrOwnIPCHandle)
 	}
 	if h.Off < 0 || h.Size <= 0 || h.Slot < 0 || h.Slot >= ipcSlots {
 		return 0, 0, fmt.Errorf("sim: IPC open: offset %d, size %d, slot %d out of range: %w", h.Off, h.Size, h.Slot, driver.ErrInvalidValue)
+	}
+	d.ipc.openMu.Lock()
+	defer d.ipc.openMu.Unlock()
+	if p, size, ok := d.ipc.reopen(raw); ok {
+		return devarray.Ptr(p), size, nil
 	}
 	if err := checkRegistry(h); err != nil {
 		return 0, 0, fmt.Errorf("sim: IPC open: %w", err)
@@ -194,7 +212,7 @@ func (d *Device) IPCOpen(raw driver.IPCHandle) (devarray.Ptr, int64, error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("sim: IPC open: map the allocation: %w", err)
 	}
-	o := &opened{mapping: mapping, mem: mapping[h.Off-start : h.Off-start+h.Size : h.Off-start+h.Size]}
+	o := &opened{mapping: mapping, mem: mapping[h.Off-start : h.Off-start+h.Size : h.Off-start+h.Size], handle: raw, refs: 1}
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(o.mem)))
 	if err := d.ledger.Alloc(accounting.IPC, p, h.Size); err != nil {
 		syscall.Munmap(mapping)
@@ -205,6 +223,7 @@ func (d *Device) IPCOpen(raw driver.IPCHandle) (devarray.Ptr, int64, error) {
 	if !closed {
 		d.ipc.mu.Lock()
 		d.ipc.opened[p] = o
+		d.ipc.byHandle[raw] = p
 		d.ipc.mu.Unlock()
 	}
 	d.mu.RUnlock()
@@ -216,13 +235,27 @@ func (d *Device) IPCOpen(raw driver.IPCHandle) (devarray.Ptr, int64, error) {
 	return devarray.Ptr(p), h.Size, nil
 }
 
+// reopen counts one more open of a handle already mapped here, and returns
+// its address and size.
+func (s *ipcState) reopen(raw driver.IPCHandle) (uintptr, int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.byHandle[raw]
+	if !ok {
+		return 0, 0, false
+	}
+	o := s.opened[p]
+	o.refs++
+	return p, int64(len(o.mem)), true
+}
+
 // openFile opens another process's memory file through /proc, checking
 // that it is a cuarray sim memory file of at least size bytes.
 func openFile(pid, fd int32, mode int, size int64) (int, error) {
 	path := fmt.Sprintf("/proc/%d/fd/%d", pid, fd)
 	target, err := os.Readlink(path)
 	if err != nil {
-		return -1, fmt.Errorf("stale handle: process %d's file %d: %v: %w", pid, fd, err, driver.ErrInvalidValue)
+		return -1, fmt.Errorf("process %d's file %d: %v: %w", pid, fd, err, driver.ErrStaleIPCHandle)
 	}
 	if !strings.HasPrefix(target, memfdPrefix) {
 		return -1, fmt.Errorf("foreign handle: process %d's file %d is %q, not a sim device's: %w", pid, fd, target, driver.ErrInvalidValue)
@@ -253,7 +286,7 @@ func checkRegistry(h handle) error {
 	defer syscall.Munmap(reg)
 	sl := unsafe.Slice((*uint64)(unsafe.Pointer(&reg[int(h.Slot)*ipcSlotBytes])), 4)
 	if atomic.LoadUint64(&sl[3]) == 0 || sl[0] != uint64(h.Off) || sl[1] != uint64(h.Size) || sl[2] != h.Serial {
-		return fmt.Errorf("stale handle: process %d freed the allocation: %w", h.PID, driver.ErrInvalidValue)
+		return fmt.Errorf("process %d freed the allocation: %w", h.PID, driver.ErrStaleIPCHandle)
 	}
 	return nil
 }
@@ -271,14 +304,27 @@ func (s *ipcState) containing(addr uintptr, n int64) ([]byte, bool) {
 	return nil, false
 }
 
-// IPCClose unmaps an allocation IPCOpen mapped.
+// IPCClose undoes one IPCOpen of the allocation at p, and unmaps it at
+// the last.
 func (d *Device) IPCClose(p devarray.Ptr) error {
+	d.ipc.openMu.Lock()
+	defer d.ipc.openMu.Unlock()
 	d.ipc.mu.Lock()
 	o, ok := d.ipc.opened[uintptr(p)]
-	delete(d.ipc.opened, uintptr(p))
+	last := ok && o.refs == 1
+	switch {
+	case last:
+		delete(d.ipc.opened, uintptr(p))
+		delete(d.ipc.byHandle, o.handle)
+	case ok:
+		o.refs--
+	}
 	d.ipc.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("sim: IPC close %v: not opened by IPCOpen: %w", p, driver.ErrInvalidPointer)
+	}
+	if !last {
+		return nil
 	}
 	d.mu.Lock() // no copy is using the mapping
 	err := syscall.Munmap(o.mapping)
@@ -300,6 +346,7 @@ func (s *ipcState) close(d *Device) {
 		d.ledger.Free(accounting.IPC, p, int64(len(o.mem)))
 	}
 	s.opened = map[uintptr]*opened{}
+	s.byHandle = map[driver.IPCHandle]uintptr{}
 	if s.registry != nil {
 		syscall.Munmap(s.registry)
 		syscall.Close(s.regfd)
