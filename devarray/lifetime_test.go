@@ -102,6 +102,13 @@ func TestWrapValidates(t *testing.T) {
 	base := devarray.Ptr(0x10000)
 	id := dev.DeviceID()
 	f32 := devarray.Float32
+	// Another device whatever the test device is: the next ordinal of its
+	// kind, and the same ordinal of another kind.
+	otherOrdinal := devarray.DeviceID{Kind: id.Kind, Ordinal: id.Ordinal + 1}
+	otherKind := devarray.DeviceID{Kind: devarray.CUDA, Ordinal: id.Ordinal}
+	if id.Kind == devarray.CUDA {
+		otherKind.Kind = devarray.Sim
+	}
 	tests := []struct {
 		name string
 		d    devarray.Descriptor
@@ -109,7 +116,8 @@ func TestWrapValidates(t *testing.T) {
 		want error
 	}{
 		{"bad dtype", devarray.Descriptor{Ptr: base, Shape: []int{4}, Device: id}, nil, devarray.ErrDType},
-		{"other device", devarray.Descriptor{Ptr: base, Shape: []int{4}, DType: f32, Device: devarray.DeviceID{Kind: devarray.CUDA}}, nil, devarray.ErrDevice},
+		{"other device", devarray.Descriptor{Ptr: base, Shape: []int{4}, DType: f32, Device: otherOrdinal}, nil, devarray.ErrDevice},
+		{"other kind", devarray.Descriptor{Ptr: base, Shape: []int{4}, DType: f32, Device: otherKind}, nil, devarray.ErrDevice},
 		{"negative shape", devarray.Descriptor{Ptr: base, Shape: []int{-4}, DType: f32, Device: id}, nil, devarray.ErrShape},
 		{"stride count", devarray.Descriptor{Ptr: base, Shape: []int{4}, Strides: []int64{4, 4}, DType: f32, Device: id}, nil, devarray.ErrShape},
 		{"null pointer", devarray.Descriptor{Shape: []int{4}, DType: f32, Device: id}, nil, devarray.ErrBounds},

@@ -332,7 +332,7 @@ func TestMetadataAccessors(t *testing.T) {
 	assert.True(t, a.Owned())
 	assert.False(t, a.IsView())
 	assert.False(t, a.ReadOnly())
-	assert.Contains(t, a.String(), "DevArray(complex64 [2 3] on sim:0")
+	assert.Contains(t, a.String(), "DevArray(complex64 [2 3] on "+dev.DeviceID().String(), "the test device's name")
 	assert.Contains(t, a.String(), "owned")
 
 	sh := a.Shape()

@@ -18,12 +18,14 @@ import (
 	"github.com/cuarray/cuarray/interop"
 )
 
-// runIPCChild starts this test binary as the IPC child with a descriptor.
-func runIPCChild(t *testing.T, desc []byte, want []byte, parentPtr devarray.Ptr) ipcChildResult {
+// runIPCChild starts this test binary as the IPC child with a descriptor
+// (and more environment variables: CUARRAY_IPC_TWICE=1 opens it twice).
+func runIPCChild(t *testing.T, desc []byte, want []byte, parentPtr devarray.Ptr, env ...string) ipcChildResult {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), ipcChildEnv+"=1", "CUARRAY_IPC_DESC="+string(desc),
 		"CUARRAY_IPC_WANT="+hex.EncodeToString(want), fmt.Sprintf("CUARRAY_IPC_PARENT_PTR=%d", uint64(parentPtr)))
+	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.Output()
 	require.NoError(t, err, "the child process: %s", out)
 	var res ipcChildResult
@@ -68,13 +70,51 @@ func TestIPCAcrossProcesses(t *testing.T) {
 	}
 
 	_, err = interop.OpenIPC(dev, d)
-	assert.ErrorIs(t, err, driver.ErrInvalidValue, "a process cannot open its own handle")
+	assert.ErrorIs(t, err, driver.ErrOwnIPCHandle, "a process cannot open its own handle")
+	assert.ErrorIs(t, err, driver.ErrInvalidValue, "ErrOwnIPCHandle is an invalid value")
+	assert.NotErrorIs(t, err, driver.ErrClosed, "the device is not closed")
+	assert.Contains(t, fmt.Sprint(err), "exported by this process", "the message says what happened")
 	assert.Zero(t, dev.Ledger().Current(accounting.IPC), "nothing stays mapped")
 
 	require.NoError(t, a.Free())
 	res = runIPCChild(t, desc, before, v.Ptr())
-	assert.Contains(t, res.Error, "stale", "a freed allocation's handle is stale")
+	assert.True(t, res.Stale, "a freed allocation's handle is driver.ErrStaleIPCHandle: %s", res.Error)
+	assert.Contains(t, res.Error, "stale", "the message says the handle is stale")
 	assert.Zero(t, res.Opened)
+}
+
+// A process that opens one handle twice gets the same memory, mapped once
+// (CUDA refuses a second cuIpcOpenMemHandle of a handle in a context): the
+// mapping stays until the last close, and the ledger counts one opening.
+func TestIPCOpenTwice(t *testing.T) {
+	dev := testdev.Open(t)
+	a, err := devarray.FromBytes(dev, testdev.RandomBytes(96*4), devarray.Float32, 96)
+	require.NoError(t, err)
+	defer a.Free()
+	v, err := a.Slice(0, 8, 72)
+	require.NoError(t, err)
+	want := make([]byte, v.NBytes())
+	require.NoError(t, v.CopyTo(want))
+	d, err := interop.ExportIPC(dev, v)
+	require.NoError(t, err)
+	desc, err := json.Marshal(d)
+	require.NoError(t, err)
+
+	res := runIPCChild(t, desc, want, v.Ptr(), "CUARRAY_IPC_TWICE=1")
+	require.Empty(t, res.Error)
+	assert.True(t, res.Matched, "the first opening reads the parent's bytes")
+	assert.True(t, res.SamePointer, "the second opening returns the same address")
+	assert.True(t, res.ReadAfterFirstClose, "closing one of two openings leaves the memory mapped")
+	assert.True(t, res.ExtraCloseRefused, "a third close of two openings is refused")
+	assert.Equal(t, int64(1), res.Opened, "mapped once, counted once")
+	assert.Equal(t, int64(1), res.Closed, "unmapped once, at the last close")
+	assert.Zero(t, res.Current)
+
+	after := make([]byte, v.NBytes())
+	require.NoError(t, v.CopyTo(after))
+	for i := range want {
+		require.Equal(t, ^want[i], after[i], "byte %d: the child wrote through the second opening", i)
+	}
 }
 
 // Handles that are not sim's, or not a handle at all, are refused.

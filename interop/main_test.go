@@ -3,12 +3,15 @@ package interop_test
 import (
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"testing"
 
 	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/internal/testdev"
 	"github.com/cuarray/cuarray/interop"
 )
@@ -33,6 +36,12 @@ type ipcChildResult struct {
 	Current       int64  `json:"ipc_current"`    // ledger: ipc bytes after closing
 	DeviceAllocs  int64  `json:"device_allocs"`  // ledger: device allocations (must be 0)
 	SameAddresses bool   `json:"same_addresses"` // the child's pointer equals the parent's (it must not on sim)
+	Stale         bool   `json:"stale"`          // the open failed with driver.ErrStaleIPCHandle
+
+	// With CUARRAY_IPC_TWICE=1 the child opens the handle twice.
+	SamePointer         bool `json:"same_pointer"`           // both openings have the same address
+	ReadAfterFirstClose bool `json:"read_after_first_close"` // the second still reads the bytes after the first is freed
+	ExtraCloseRefused   bool `json:"extra_close_refused"`    // a third IPCClose is driver.ErrInvalidPointer
 }
 
 // ipcChild opens the descriptor in $CUARRAY_IPC_DESC on the test device,
@@ -59,7 +68,15 @@ func ipcChild() int {
 	a, err := interop.OpenIPC(dev, d)
 	if err != nil {
 		res.Error = err.Error()
+		res.Stale = errors.Is(err, driver.ErrStaleIPCHandle)
 		return report()
+	}
+	base := a.Ptr() - devarray.Ptr(d.Offset) // the allocation's address here
+	if os.Getenv("CUARRAY_IPC_TWICE") != "" {
+		if err := ipcChildTwice(dev, d, a, &res); err != nil {
+			res.Error = err.Error()
+			return report()
+		}
 	}
 	got := make([]byte, a.NBytes())
 	if err := a.CopyTo(got); err != nil {
@@ -82,5 +99,28 @@ func ipcChild() int {
 	res.Opened, res.Closed = snap.Kinds[accounting.IPC].Allocs, snap.Kinds[accounting.IPC].Frees
 	res.Current = snap.Kinds[accounting.IPC].Current
 	res.DeviceAllocs = snap.Kinds[accounting.Device].Allocs
+	if os.Getenv("CUARRAY_IPC_TWICE") != "" {
+		res.ExtraCloseRefused = errors.Is(dev.IPCClose(base), driver.ErrInvalidPointer)
+	}
 	return report()
+}
+
+// ipcChildTwice opens d a second time beside a, checks that both have the
+// same address, frees the second and checks that a still reads the bytes
+// (the child goes on with a, which it frees last).
+func ipcChildTwice(dev device.Device, d interop.IPCDescriptor, a *devarray.DevArray, res *ipcChildResult) error {
+	b, err := interop.OpenIPC(dev, d)
+	if err != nil {
+		return fmt.Errorf("second open: %w", err)
+	}
+	res.SamePointer = a.Ptr() == b.Ptr()
+	if err := b.Free(); err != nil {
+		return fmt.Errorf("free the second opening: %w", err)
+	}
+	got := make([]byte, a.NBytes())
+	if err := a.CopyTo(got); err != nil {
+		return fmt.Errorf("read after the first close: %w", err)
+	}
+	res.ReadAfterFirstClose = hex.EncodeToString(got) == os.Getenv("CUARRAY_IPC_WANT")
+	return nil
 }
