@@ -8,7 +8,11 @@ package cuda
 // here through internal/testdev; these cover what only the real driver has.
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -121,10 +125,153 @@ func TestIPCHandle(t *testing.T) {
 	assert.Equal(t, p, base, "the handle names the whole allocation")
 	assert.GreaterOrEqual(t, size, int64(1<<20))
 	_, _, err = d.IPCOpen(h)
-	assert.Error(t, err, "a process cannot open its own handle")
+	assert.ErrorIs(t, err, driver.ErrOwnIPCHandle, "a process cannot open its own handle")
+	assert.NotErrorIs(t, err, driver.ErrClosed, "CUDA_ERROR_INVALID_CONTEXT here does not mean closed")
 	_, _, err = d.IPCOpen(IPCHandle{1, 2, 3})
-	assert.Error(t, err, "garbage is refused")
+	assert.ErrorIs(t, err, driver.ErrInvalidValue, "garbage is refused")
 	assert.ErrorIs(t, d.IPCClose(p), driver.ErrInvalidPointer, "only opened memory is closed")
+}
+
+// The PTX of a kernel that does nothing, and of one that does not compile.
+const (
+	noopPTX   = ".version 6.0\n.target sm_70\n.address_size 64\n.visible .entry noop()\n{\n\tret;\n}\n"
+	brokenPTX = ".version 6.0\n.target sm_70\n.address_size 64\n.visible .entry broken()\n{\n\tnot_an_instruction %r1;\n}\n"
+)
+
+func TestModuleLoadedOncePerDevice(t *testing.T) {
+	d, err := Open(0)
+	require.NoError(t, err)
+	defer d.Close()
+	m1, err := d.LoadModule(noopPTX)
+	require.NoError(t, err)
+	m2, err := d.LoadModule(noopPTX)
+	require.NoError(t, err)
+	m3, err := d.LoadModule(strings.Clone(noopPTX))
+	require.NoError(t, err)
+	img := m1.(*module).img
+	assert.Same(t, img, m2.(*module).img, "a second load of the image is the same module")
+	assert.Same(t, img, m3.(*module).img, "the same bytes elsewhere are the same module")
+	assert.Equal(t, 3, d.mods.refs(noopPTX))
+
+	f2, err := m2.Function("noop")
+	require.NoError(t, err)
+	require.NoError(t, m1.Close())
+	require.NoError(t, m1.Close(), "closing twice is harmless")
+	assert.Equal(t, 2, d.mods.refs(noopPTX))
+	_, err = m1.Function("noop")
+	assert.ErrorIs(t, err, driver.ErrClosed, "a closed handle has no functions")
+	require.NoError(t, f2.Launch([3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}, 0, nil, nil), "the module stays loaded for the other handles")
+	require.NoError(t, d.Synchronize())
+	require.NoError(t, m2.Close())
+	require.NoError(t, m3.Close())
+	assert.Zero(t, d.mods.refs(noopPTX))
+	m4, err := d.LoadModule(noopPTX)
+	require.NoError(t, err)
+	assert.Same(t, img, m4.(*module).img, "with no handle open the module is still loaded")
+	f4, err := m4.Function("noop")
+	require.NoError(t, err)
+
+	require.NoError(t, d.Close())
+	assert.ErrorIs(t, f4.Launch([3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}, 0, nil, nil), driver.ErrClosed, "the device's close unloads it")
+	_, err = d.LoadModule(noopPTX)
+	assert.ErrorIs(t, err, driver.ErrClosed)
+}
+
+func TestModuleLoadErrorShowsJITLog(t *testing.T) {
+	d := open(t)
+	_, err := d.LoadModule(brokenPTX)
+	require.Error(t, err)
+	t.Log(err)
+	assert.Contains(t, err.Error(), "PTX", "the error names the image's kind")
+	assert.Contains(t, err.Error(), "JIT error log", "the error carries the JIT's log")
+	assert.Contains(t, err.Error(), "line", "the log points at the bad line")
+	_, err = d.LoadModule("")
+	assert.ErrorIs(t, err, driver.ErrInvalidValue)
+}
+
+func TestPrimaryContextActiveAfterOpen(t *testing.T) {
+	d := open(t)
+	flags, active, err := d.dev.PrimaryCtxState()
+	require.NoError(t, err)
+	assert.Equal(t, 1, active)
+	t.Logf("primary context flags from cuDevicePrimaryCtxGetState: %#x; from cuCtxGetFlags: %s", uint32(flags), d.Info().ContextFlags)
+	other := open(t) // opens the active context: retainPrimary sets no flags
+	assert.True(t, other.Info().CanMapHost)
+}
+
+// The per-thread default stream (handle 2, CU_STREAM_PER_THREAD) is the
+// calling thread's: the driver resolves the handle on the OS thread that
+// makes each call, which Device.call keeps the calling goroutine on, so a
+// goroutine locked to its thread (or a C caller through libcuarray) uses
+// its own per-thread stream throughout.
+func TestPerThreadDefaultStream(t *testing.T) {
+	d := open(t)
+	p, err := d.Malloc(1 << 20)
+	require.NoError(t, err)
+	defer d.Free(p)
+	for _, h := range []uintptr{driver.LegacyDefaultStream, driver.PerThreadDefaultStream} {
+		done := make(chan error, 1)
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			done <- func() error {
+				s, err := d.ExternalStream(h)
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				if s.Handle() != h {
+					return fmt.Errorf("handle %d became %d", h, s.Handle())
+				}
+				src := make([]byte, 1<<20)
+				for i := range src {
+					src[i] = byte(i*7 + int(h))
+				}
+				dst := make([]byte, len(src))
+				ev, err := d.NewEvent()
+				if err != nil {
+					return err
+				}
+				defer ev.Close()
+				for _, step := range []func() error{
+					func() error { return s.CopyHtoDAsync(p, src) },
+					func() error { return s.CopyDtoHAsync(dst, p) },
+					func() error { return s.Record(ev) },
+					ev.Synchronize,
+				} {
+					if err := step(); err != nil {
+						return err
+					}
+				}
+				if !bytes.Equal(src, dst) {
+					return fmt.Errorf("stream %d: the bytes read back differ", h)
+				}
+				return nil
+			}()
+		}()
+		require.NoError(t, <-done, "stream handle %d", h)
+	}
+}
+
+func TestClosedEventIsErrClosed(t *testing.T) {
+	d := open(t)
+	s, err := d.NewStream()
+	require.NoError(t, err)
+	defer s.Close()
+	start, err := d.NewEvent()
+	require.NoError(t, err)
+	end, err := d.NewEvent()
+	require.NoError(t, err)
+	defer end.Close()
+	require.NoError(t, s.Record(start))
+	require.NoError(t, s.Record(end))
+	require.NoError(t, end.Synchronize())
+	require.NoError(t, start.Close())
+	assert.ErrorIs(t, s.Record(start), driver.ErrClosed)
+	assert.ErrorIs(t, s.WaitEvent(start), driver.ErrClosed)
+	_, err = end.Elapsed(start)
+	assert.ErrorIs(t, err, driver.ErrClosed)
+	assert.ErrorIs(t, start.Synchronize(), driver.ErrClosed)
 }
 
 func TestErrorMapping(t *testing.T) {
