@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 FUZZTIME ?= 60s
 
-.PHONY: bench-gpu run test bench cover fuzz build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build gpu-bundle
+.PHONY: bench-gpu run test test-latency bench cover fuzz build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build gpu-bundle
 
 ## run: the main job, on the default device (cuda:0 with -tags cuda and a GPU, else sim:0):
 ## the transfer paths at small sizes, then the FBP example in both modes, compared
@@ -14,9 +14,21 @@ run:
 	$(GO) run ./examples/fbp -mode both -size 128 -angles 180 -slices 32 -mem 8MiB -q
 
 ## test: vet, then every package with the race detector, on sim (the
-## Python module's tests run too where /usr/bin/python3 has NumPy: make python-deps)
+## Python module's tests run too where /usr/bin/python3 has NumPy: make python-deps),
+## then the packages that move data again on sim with latency (test-latency)
 test: vet
 	$(GO) test -race -count=1 $(PKGS)
+	$(MAKE) --no-print-directory test-latency
+
+## test-latency: the packages that move data, on a sim device whose every stream
+## operation completes LATENCY after it is queued, as on a GPU: a synchronous
+## call that returns before its work is done fails their tests
+LATENCY       ?= 1ms
+LATENCY_PKGS  := ./devarray/... ./device/... ./transfer/... ./pinned/... ./pool/... ./kernels/... \
+                 ./interop/... ./examples/fbp/tomo/... ./python/...
+test-latency:
+	CUARRAY_TEST_DEVICE='sim:0?mem=256MiB&latency=$(LATENCY)' CUARRAY_DEVICE='sim:0?latency=$(LATENCY)' \
+		$(GO) test -race -count=1 $(LATENCY_PKGS)
 
 ## python-deps: Debian's NumPy for /usr/bin/python3 (the Python module's tests)
 python-deps:

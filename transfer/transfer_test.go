@@ -3,7 +3,6 @@ package transfer_test
 import (
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -218,7 +217,7 @@ func TestPeer(t *testing.T) {
 	if !testdev.IsSim(dev) {
 		t.Skip("a peer copy needs a second device; the GPU machine has one GPU")
 	}
-	other, err := device.Open("sim:1?mem=16MiB&latency=" + latencyOf(dev).String())
+	other, err := device.Open("sim:1?mem=16MiB&latency=" + testdev.SimLatency(dev).String())
 	require.NoError(t, err)
 	defer other.Close()
 	for _, strided := range []bool{false, true} {
@@ -247,12 +246,4 @@ func TestHostToHost(t *testing.T) {
 		require.NoError(t, transfer.Copy(b.ep, a.ep), "two Go slices need no device")
 		assert.Equal(t, want, b.read(t))
 	}
-}
-
-// latencyOf returns a sim device's latency option (0 for other devices).
-func latencyOf(dev device.Device) time.Duration {
-	if l, ok := dev.(interface{ Latency() time.Duration }); ok {
-		return l.Latency()
-	}
-	return 0
 }

@@ -93,13 +93,13 @@ func Peek(t testing.TB, dev device.Device, p devarray.Ptr, n int64) []byte {
 	return b
 }
 
-// Latency reports whether the test device completes its work a while
-// after the call that queued it (sim's latency option; always on a GPU).
-func Latency(dev device.Device) bool {
+// SimLatency returns the latency option of a sim device (0 for others), so
+// a test that opens a second sim device can give it the same.
+func SimLatency(dev device.Device) time.Duration {
 	if l, ok := dev.(interface{ Latency() time.Duration }); ok {
-		return l.Latency() > 0
+		return l.Latency()
 	}
-	return !IsSim(dev)
+	return 0
 }
 
 // RequireComplete checks that the n bytes of device memory at p hold now,
