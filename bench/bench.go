@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/cuarray/cuarray/accounting"
@@ -22,8 +22,10 @@ type Config struct {
 	// Budget/size, at least MinRepeats and at most MaxRepeats.
 	Budget                 int64
 	MinRepeats, MaxRepeats int
-	// PCIe is the host link's bandwidth per direction in GB/s; 0: from
-	// the device's model where known (PCIeFor), else no ratio.
+	// PCIe is the host link's bandwidth per direction in GB/s: the ratio
+	// "vs PCIe" and the ceiling of the host↔device figures. 0: from the
+	// device's Info, else its model where known (PCIeFor); see CeilingsFor.
+	// Negative is an error.
 	PCIe float64
 	// Progress, when set, gets a line per measurement.
 	Progress io.Writer
@@ -69,6 +71,21 @@ type Counts struct {
 	Other       int64 `json:"other_bytes"`        // recorded in the same direction on other paths
 	HostStaging int64 `json:"host_staging_bytes"` // host-side copies of the staged path
 	OK          bool  `json:"ok"`                 // Bytes == Requested, Other == 0, HostStaging as the path needs
+	// Seconds is the time the ledger recorded for Bytes: each copy's,
+	// timed from completed work; for the staged path the whole copies'.
+	Seconds float64 `json:"seconds"`
+}
+
+// GBps returns the ledger's figure: Bytes over Seconds, in GB/s; +Inf for
+// bytes recorded in no time, 0 for no bytes.
+func (c *Counts) GBps() float64 {
+	if c.Bytes == 0 {
+		return 0
+	}
+	if c.Seconds <= 0 {
+		return math.Inf(1)
+	}
+	return float64(c.Bytes) / c.Seconds / 1e9
 }
 
 // Result is one measurement: a path, a direction and a size.
@@ -85,6 +102,19 @@ type Result struct {
 	VsCopy        *float64 `json:"ratio_to_go_copy,omitempty"` // GBps / Go's copy() of the same size
 	VsPCIe        *float64 `json:"ratio_to_pcie,omitempty"`    // GBps / the link's bandwidth
 	Ledger        *Counts  `json:"ledger,omitempty"`
+	// Ceiling is the most the figures of this path can physically be; nil
+	// for the go-copy reference.
+	Ceiling *Ceiling `json:"ceiling,omitempty"`
+	// Impossible, when not empty, names the figures (median, fastest
+	// repeat, the ledger's) more than Tolerance above Ceiling, and the
+	// ceiling: the figures cannot be true.
+	Impossible string `json:"impossible,omitempty"`
+}
+
+// LedgerOK reports what the table's ledger column says: the ledger
+// counted exactly the bytes requested, and no figure is impossible.
+func (q *Result) LedgerOK() bool {
+	return q.Ledger != nil && q.Ledger.OK && q.Impossible == ""
 }
 
 // Report is a whole bench run.
@@ -94,32 +124,38 @@ type Report struct {
 	Driver   string    `json:"driver,omitempty"`
 	Date     time.Time `json:"date"`
 	PCIeGBps float64   `json:"pcie_GB_per_s,omitempty"`
-	Results  []Result  `json:"results"`
-}
-
-// PCIeFor returns the host link bandwidth per direction, in GB/s, of a GPU
-// model it knows (PCIe generation × 16 lanes, theoretical), else 0.
-func PCIeFor(model string) float64 {
-	for _, m := range []struct {
-		name string
-		gbps float64
-	}{{"H200", 64}, {"H100", 64}, {"L40", 32}, {"A100", 32}, {"A10", 32}, {"V100", 16}, {"T4", 16}} {
-		if strings.Contains(model, m.name) {
-			return m.gbps
-		}
-	}
-	return 0
+	// HostCopyGBps is the host's peak memory copy, measured at the start
+	// of the run: the sim backend's ceilings are a multiple of it.
+	HostCopyGBps float64  `json:"host_copy_GB_per_s"`
+	Ceilings     Ceilings `json:"ceilings"`
+	Tolerance    float64  `json:"ceiling_tolerance"` // a figure more than this fraction above its ceiling is refused
+	Results      []Result `json:"results"`
 }
 
 // Run measures every path, direction and size of cfg on dev. It checks
-// each copy's data once, after the timed repeats.
+// each copy's data once, after the timed repeats, and every figure against
+// its physical ceiling (CeilingsFor, Report.Check). A run with a figure
+// above its ceiling returns the report, its impossible figures marked, and
+// an *ImpossibleError naming each figure and its ceiling; any other error
+// returns no report.
 func Run(dev driver.Device, cfg Config) (*Report, error) {
 	cfg = cfg.withDefaults()
+	if cfg.PCIe < 0 || math.IsNaN(cfg.PCIe) || math.IsInf(cfg.PCIe, 0) {
+		return nil, fmt.Errorf("bench: PCIe bandwidth %v GB/s: want a positive figure, or 0 for the device's: %w", cfg.PCIe, driver.ErrInvalidValue)
+	}
 	info := dev.Info()
-	r := &Report{Device: info.Name, Model: info.Model, Driver: info.Driver, Date: time.Now().UTC(), PCIeGBps: cfg.PCIe}
+	r := &Report{Device: info.Name, Model: info.Model, Driver: info.Driver, Date: time.Now().UTC(), PCIeGBps: cfg.PCIe, Tolerance: Tolerance}
+	if r.PCIeGBps == 0 && info.HostLinkBandwidth > 0 {
+		r.PCIeGBps = info.HostLinkBandwidth / 1e9
+	}
 	if r.PCIeGBps == 0 {
 		r.PCIeGBps = PCIeFor(info.Model)
 	}
+	var err error
+	if r.HostCopyGBps, err = measureHostCopy(); err != nil {
+		return nil, err
+	}
+	r.Ceilings = CeilingsFor(info, cfg.PCIe, r.HostCopyGBps)
 	c, err := transfer.New(dev, cfg.Copier...)
 	if err != nil {
 		return nil, err
@@ -146,13 +182,21 @@ func Run(dev driver.Device, cfg Config) (*Report, error) {
 		}
 	}
 	r.ratios()
+	if err := r.Check(); err != nil {
+		return r, err
+	}
 	return r, nil
 }
 
 func (r *Report) add(cfg Config, res Result) {
+	res.check(r.Ceilings)
 	r.Results = append(r.Results, res)
 	if cfg.Progress != nil {
-		fmt.Fprintf(cfg.Progress, "bench: %-8s %-4s %10s  %8.2f GB/s\n", res.Path, res.Direction, accounting.FormatBytes(res.Size), res.GBps)
+		mark := ""
+		if res.Impossible != "" {
+			mark = fmt.Sprintf("  IMPOSSIBLE: above %v", *res.Ceiling)
+		}
+		fmt.Fprintf(cfg.Progress, "bench: %-8s %-4s %10s  %8.2f GB/s%s\n", res.Path, res.Direction, accounting.FormatBytes(res.Size), res.GBps, mark)
 	}
 }
 

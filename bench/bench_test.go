@@ -21,7 +21,7 @@ import (
 func TestRunCountsMatchRequests(t *testing.T) {
 	dev := testdev.Open(t)
 	var progress bytes.Buffer
-	r, err := bench.Run(dev, bench.Config{Sizes: []int64{4 << 10, 300 << 10}, Budget: 1 << 20, Progress: &progress, PCIe: 16,
+	r, err := bench.Run(dev, bench.Config{Sizes: []int64{4 << 10, 300 << 10}, Budget: 1 << 20, Progress: &progress, PCIe: 1000,
 		Copier: []transfer.Option{transfer.WithRing(64<<10, 3, 2)}})
 	require.NoError(t, err)
 	require.True(t, r.CountsOK(), r.Table())

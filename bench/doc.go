@@ -3,9 +3,26 @@
 // ratio to the pinned path and to Go's own copy() measured in the same
 // run (and to the PCIe link where it is known), and the ledger's counts
 // for the run, which must equal what was asked: bytes copied == bytes
-// requested, no hidden extra copies. `cuarray bench` prints it as a
-// table, JSON or an SVG chart; bench_test.go has the same measurements as
-// Go benchmarks, and fbp_test.go the FBP example's two modes.
+// requested, no hidden extra copies.
+//
+// Every figure is checked against a physical ceiling before it is
+// reported as possible (CeilingsFor): the host link for the paths between
+// host and device (-pcie, the device's Info, known models), half the
+// device memory's bandwidth for device-to-device copies (a copy reads and
+// writes every byte), and on the sim backend SimCeilingFactor times the
+// host's peak memory copy, which every run measures. The median, the
+// fastest repeat and the ledger's own figure (the bytes over the seconds
+// it recorded) are each checked; one more than Tolerance above its ceiling
+// makes Run return an *ImpossibleError naming the figure and the ceiling,
+// and the table's ledger column says ok only when the bytes match and no
+// figure is impossible. Copies are timed from completed work: a copy that
+// returns before its work is done shows up here as a figure no link or
+// memory could reach.
+//
+// `cuarray bench` prints the report as a table, JSON or an SVG chart and
+// exits 1 on an impossible figure; bench_test.go has the same
+// measurements as Go benchmarks, and fbp_test.go the FBP example's two
+// modes.
 //
 // peers/ holds the scripts that measure the same work with other
 // libraries on a GPU: torch_transfer.py and cupy_transfer.py (the copies),

@@ -119,6 +119,7 @@ func counts(diff accounting.Snapshot, p transfer.Path, dir accounting.Direction,
 		Bytes:       diff.Copies[dir][lp].Bytes,
 		Copies:      diff.Copies[dir][lp].Count,
 		HostStaging: diff.Copies[accounting.HtoH][accounting.PathStaged].Bytes,
+		Seconds:     diff.Copies[dir][lp].Seconds,
 	}
 	c.Other = diff.CopyTotal(dir).Bytes - c.Bytes
 	wantStaging := int64(0)

@@ -11,28 +11,80 @@ import (
 )
 
 // Table returns the report as an aligned text table, one row per
-// measurement, with its ratios and whether the ledger's counts match.
+// measurement, with its ratios, its ceiling and the ledger column: "ok"
+// when the ledger counted exactly the bytes requested and no figure is
+// above its ceiling. The figures that cannot be true follow the table.
 func (r *Report) Table() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cuarray bench on %s (%s) %s\n", r.Device, r.Model, r.Date.Format("2006-01-02 15:04 MST"))
 	if r.PCIeGBps > 0 {
-		fmt.Fprintf(&b, "PCIe limit taken as %.0f GB/s per direction\n", r.PCIeGBps)
+		fmt.Fprintf(&b, "PCIe limit taken as %s GB/s per direction\n", gbpsText(r.PCIeGBps))
+	}
+	if r.HostCopyGBps > 0 {
+		fmt.Fprintf(&b, "host memory copy peak %.2f GB/s\n", r.HostCopyGBps)
+	}
+	for _, c := range []Ceiling{r.Ceilings.HostLink, r.Ceilings.DtoD} {
+		if c.GBps > 0 {
+			fmt.Fprintf(&b, "ceiling: %s %.2f GB/s (%s)\n", c.Limit, c.GBps, c.Source)
+		}
+	}
+	if r.Tolerance > 0 {
+		fmt.Fprintf(&b, "a figure (median, fastest repeat, the ledger's) more than %.0f%% above its ceiling fails the run\n", r.Tolerance*100)
 	}
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "path\tdir\tsize\treps\tGB/s\tmin\tmax\tvs pinned\tvs copy()\tvs PCIe\tledger\t")
+	fmt.Fprintln(w, "path\tdir\tsize\treps\tGB/s\tmin\tmax\tceiling\tvs pinned\tvs copy()\tvs PCIe\tledger GB/s\tledger\t")
+	var impossible []string
 	for _, q := range r.Results {
-		ledger := "-"
-		if q.Ledger != nil {
-			ledger = "ok"
-			if !q.Ledger.OK {
-				ledger = fmt.Sprintf("MISMATCH %d/%d other %d", q.Ledger.Bytes, q.Ledger.Requested, q.Ledger.Other)
-			}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", q.Path, q.Direction, accounting.FormatBytes(q.Size), q.Repeats,
+			q.GBps, q.MinGBps, q.MaxGBps, ceilingText(q.Ceiling), ratioText(q.VsPinned), ratioText(q.VsCopy), ratioText(q.VsPCIe), ledgerRate(q.Ledger), ledgerText(q))
+		if q.Impossible != "" {
+			impossible = append(impossible, q.Impossible)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t\n", q.Path, q.Direction, accounting.FormatBytes(q.Size), q.Repeats,
-			q.GBps, q.MinGBps, q.MaxGBps, ratioText(q.VsPinned), ratioText(q.VsCopy), ratioText(q.VsPCIe), ledger)
 	}
 	w.Flush()
+	if len(impossible) > 0 {
+		fmt.Fprintf(&b, "figures that cannot be true:\n")
+		for _, s := range impossible {
+			fmt.Fprintf(&b, "  %s\n", s)
+		}
+	}
 	return b.String()
+}
+
+// ledgerText is the ledger column: "ok", or what is wrong.
+func ledgerText(q Result) string {
+	if q.Ledger == nil {
+		return "-"
+	}
+	if q.LedgerOK() {
+		return "ok"
+	}
+	var why []string
+	if !q.Ledger.OK {
+		why = append(why, fmt.Sprintf("MISMATCH %d/%d other %d", q.Ledger.Bytes, q.Ledger.Requested, q.Ledger.Other))
+	}
+	if q.Impossible != "" {
+		why = append(why, "IMPOSSIBLE")
+	}
+	return strings.Join(why, " ")
+}
+
+// ledgerRate is the ledger's figure for the timed copies.
+func ledgerRate(c *Counts) string {
+	if c == nil || c.Bytes == 0 {
+		return "-"
+	}
+	if c.Seconds <= 0 {
+		return "in 0 s"
+	}
+	return gbpsText(c.GBps())
+}
+
+func ceilingText(c *Ceiling) string {
+	if c == nil {
+		return "-"
+	}
+	return gbpsText(c.GBps)
 }
 
 func ratioText(v *float64) string {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -27,10 +28,15 @@ func runBench(args []string, stdout io.Writer) error {
 	pathsArg := fs.String("paths", "direct,pinned,staged,mapped,d2d", "paths to measure, comma-separated")
 	svg := fs.String("svg", "", "also write an SVG chart of bandwidth against size to this file")
 	budget := fs.String("budget", "256MiB", "about how many bytes each measurement moves (repeats = budget/size, 3 to 50)")
-	pcie := fs.Float64("pcie", 0, "the host link's GB/s per direction (default: known GPU models, else no ratio)")
+	pcie := fs.Float64("pcie", 0, "the host link's GB/s per direction, the ceiling of the host-device figures (default: the device's, else known GPU models)")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	if err := parseSet(fs, args); err != nil {
 		return err
+	}
+	pcieSet := false
+	fs.Visit(func(f *flag.Flag) { pcieSet = pcieSet || f.Name == "pcie" })
+	if pcieSet && !(*pcie > 0 && !math.IsInf(*pcie, 0)) {
+		return usageError{fmt.Sprintf("pcie %v: want the host link's GB/s per direction, a positive figure, as 64", *pcie)}
 	}
 	cfg := bench.Config{PCIe: *pcie, Progress: progress}
 	if *quiet {
@@ -52,9 +58,10 @@ func runBench(args []string, stdout io.Writer) error {
 	}
 	defer d.Close()
 	r, err := bench.Run(d, cfg)
-	if err != nil {
+	if r == nil {
 		return err
 	}
+	impossible := err // a report with figures above their ceilings: shown, then refused
 	if *svg != "" {
 		if err := os.WriteFile(*svg, r.SVG(), 0o644); err != nil {
 			return err
@@ -68,7 +75,7 @@ func runBench(args []string, stdout io.Writer) error {
 	if err == nil && !r.CountsOK() {
 		err = errors.New("the ledger's counts differ from the bytes requested (see the ledger column)")
 	}
-	return err
+	return errors.Join(impossible, err)
 }
 
 // parseSizes parses "4KiB,1MiB" into positive byte counts.

@@ -1,0 +1,265 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// Tolerance is how far above its ceiling a figure may be before it is
+// refused: 5 %, for clock granularity, rounding and a ceiling taken from a
+// data sheet's round number.
+const Tolerance = 0.05
+
+// SimCeilingFactor is the multiple of the host's peak memory copy (see
+// Report.HostCopyGBps) taken as the sim backend's ceiling on every path.
+// Every sim copy is a copy in host memory, so it cannot beat the host's
+// fastest copy; the factor of 4 leaves room for a busy machine's noisy
+// peak while still refusing a copy that returned before its work was done
+// (a 64 MiB copy "done" in the microsecond its queueing takes would be
+// measured at tens of TB/s).
+const SimCeilingFactor = 4
+
+// The bounds taken when nothing better is known: no GPU's host link is
+// faster than NVLink-C2C's 450 GB/s per direction (GH200), and no GPU's
+// memory moves more than 8 TB/s (B200's HBM3e).
+const (
+	fastestHostLinkGBps = 450
+	fastestMemoryGBps   = 8000
+)
+
+// Ceiling is the most a figure can physically be.
+type Ceiling struct {
+	GBps   float64 `json:"GB_per_s"` // 10^9 bytes per second, one direction
+	Limit  string  `json:"limit"`    // what bounds the figure: "host link", "device memory"
+	Source string  `json:"source"`   // where the number comes from
+}
+
+func (c Ceiling) String() string {
+	return fmt.Sprintf("the %s's ceiling of %s GB/s (%s)", c.Limit, gbpsText(c.GBps), c.Source)
+}
+
+// gbpsText formats a rate in GB/s: two decimals, or three significant
+// digits below 0.01.
+func gbpsText(v float64) string {
+	if v != 0 && math.Abs(v) < 0.01 {
+		return fmt.Sprintf("%.3g", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// Ceilings are a run's physical limits: the host link bounds the paths
+// between host and device (direct, pinned, staged, mapped), the device's
+// memory the device-to-device path.
+type Ceilings struct {
+	HostLink Ceiling `json:"host_link"`
+	DtoD     Ceiling `json:"device_to_device"`
+}
+
+// For returns the ceiling of a copy in direction dir, and false for a
+// direction without one (host to host: Go's own copy, the reference).
+func (c Ceilings) For(dir string) (Ceiling, bool) {
+	switch dir {
+	case accounting.HtoD.String(), accounting.DtoH.String():
+		return c.HostLink, true
+	case accounting.DtoD.String():
+		return c.DtoD, true
+	}
+	return Ceiling{}, false
+}
+
+// PCIeFor returns the host link bandwidth per direction, in GB/s, of a GPU
+// model it knows (PCIe generation × 16 lanes, theoretical; NVLink-C2C for
+// the Grace Hopper superchip), else 0.
+func PCIeFor(model string) float64 {
+	for _, m := range []struct {
+		name string
+		gbps float64
+	}{{"GH200", fastestHostLinkGBps}, {"H200", 64}, {"H100", 64}, {"L40", 32}, {"A100", 32}, {"A10", 32}, {"V100", 16}, {"T4", 16}} {
+		if strings.Contains(model, m.name) {
+			return m.gbps
+		}
+	}
+	return 0
+}
+
+// CeilingsFor returns the ceilings of a run on a device described by info:
+//
+//   - host link: pcieGBps when positive (Config.PCIe, `-pcie`), else the
+//     device's Info.HostLinkBandwidth, else PCIeFor(info.Model), else on
+//     sim SimCeilingFactor × hostCopyGBps, else the fastest host link there
+//     is;
+//   - device to device: half of Info.MemoryBandwidth (a copy reads and
+//     writes every byte), else on sim SimCeilingFactor × hostCopyGBps,
+//     else half of the fastest device memory there is.
+//
+// hostCopyGBps is the host's peak memory copy (measureHostCopy).
+func CeilingsFor(info driver.Info, pcieGBps, hostCopyGBps float64) Ceilings {
+	const link, mem = "host link", "device memory"
+	sim := info.Backend == "sim" && hostCopyGBps > 0
+	simSource := fmt.Sprintf("sim: %d × this host's peak memory copy of %.2f GB/s", SimCeilingFactor, hostCopyGBps)
+	var c Ceilings
+	switch {
+	case pcieGBps > 0:
+		c.HostLink = Ceiling{pcieGBps, link, "given as the PCIe bandwidth, -pcie"}
+	case info.HostLinkBandwidth > 0:
+		c.HostLink = Ceiling{info.HostLinkBandwidth / 1e9, link, "the device's Info"}
+	case PCIeFor(info.Model) > 0:
+		c.HostLink = Ceiling{PCIeFor(info.Model), link, "known model " + info.Model}
+	case sim:
+		c.HostLink = Ceiling{SimCeilingFactor * hostCopyGBps, link, simSource}
+	default:
+		c.HostLink = Ceiling{fastestHostLinkGBps, link, "model unknown: no GPU's host link is faster (NVLink-C2C)"}
+	}
+	switch {
+	case info.MemoryBandwidth > 0:
+		c.DtoD = Ceiling{info.MemoryBandwidth / 2 / 1e9, mem,
+			fmt.Sprintf("half of the device's %.0f GB/s: a copy reads and writes every byte", info.MemoryBandwidth/1e9)}
+	case sim:
+		c.DtoD = Ceiling{SimCeilingFactor * hostCopyGBps, mem, simSource}
+	default:
+		c.DtoD = Ceiling{fastestMemoryGBps / 2, mem,
+			fmt.Sprintf("bandwidth unknown: half of %d GB/s, no GPU's memory is faster", fastestMemoryGBps)}
+	}
+	return c
+}
+
+// measureHostCopy returns the fastest this host copies memory, in GB/s:
+// the best batch of copies at sizes from cache-resident to memory-bound,
+// between buffers mapped outside the Go heap (as the sim backend's memory
+// is), so that the race detector's checks of heap copies do not slow it.
+func measureHostCopy() (float64, error) {
+	const batch = 8 << 20 // bytes per timed batch
+	best := 0.0
+	for _, size := range []int{4 << 10, 64 << 10, 1 << 20, 8 << 20} {
+		bufs := make([][]byte, 2)
+		for i := range bufs {
+			b, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+			if err != nil {
+				return 0, fmt.Errorf("bench: host copy: map %d bytes: %w", size, err)
+			}
+			defer syscall.Munmap(b)
+			bufs[i] = b
+		}
+		src, dst := bufs[0], bufs[1]
+		copy(src, randomBytes(int64(size)))
+		copy(dst, src) // the pages exist
+		reps := max(1, batch/size)
+		for range 5 {
+			start := time.Now()
+			for range reps {
+				copy(dst, src)
+			}
+			if el := time.Since(start).Seconds(); el > 0 {
+				best = max(best, float64(size*reps)/el/1e9)
+			}
+		}
+	}
+	if best <= 0 || math.IsInf(best, 0) {
+		return 0, errors.New("bench: host copy: no time measured")
+	}
+	return best, nil
+}
+
+// ErrImpossible is what the error of a run in which a figure is above its
+// ceiling matches (errors.Is); the error is an *ImpossibleError.
+var ErrImpossible = errors.New("bench: a figure is above its physical ceiling")
+
+// ImpossibleError lists the measurements of a run with figures that
+// cannot be true.
+type ImpossibleError struct {
+	// Figures has a line per measurement (Result.Impossible): what was
+	// measured, its figures above the ceiling, and the ceiling.
+	Figures []string
+}
+
+// Error names the figures and ceilings of the first three measurements
+// and counts the rest.
+func (e *ImpossibleError) Error() string {
+	n := "1 measurement"
+	if len(e.Figures) != 1 {
+		n = fmt.Sprintf("%d measurements", len(e.Figures))
+	}
+	const shown = 3
+	list := strings.Join(e.Figures[:min(len(e.Figures), shown)], "; ")
+	if len(e.Figures) > shown {
+		list += fmt.Sprintf("; and %d more (see the table)", len(e.Figures)-shown)
+	}
+	return fmt.Sprintf("figures that cannot be true (more than %.0f%% above their ceiling) in %s: %s", Tolerance*100, n, list)
+}
+
+// Is makes errors.Is(err, ErrImpossible) true.
+func (e *ImpossibleError) Is(target error) bool { return target == ErrImpossible }
+
+// check fills in q's ceiling and, when any of its figures is above it,
+// q.Impossible: the median, the fastest repeat and the ledger's (bytes
+// over the seconds it recorded for the timed copies; bytes recorded in no
+// time at all are refused too).
+func (q *Result) check(c Ceilings) {
+	q.Impossible = ""
+	ceil, ok := c.For(q.Direction)
+	if !ok {
+		q.Ceiling = nil
+		return
+	}
+	q.Ceiling = &ceil
+	limit := ceil.GBps * (1 + Tolerance)
+	var figures []string
+	if q.GBps > limit {
+		figures = append(figures, "the median of "+gbpsText(q.GBps)+" GB/s")
+	}
+	if q.MaxGBps > limit {
+		figures = append(figures, "the fastest repeat's "+gbpsText(q.MaxGBps)+" GB/s")
+	}
+	if l := q.Ledger; l != nil && l.Bytes > 0 {
+		switch g := l.GBps(); {
+		case l.Seconds <= 0:
+			figures = append(figures, fmt.Sprintf("the ledger's %s recorded in 0 s", accounting.FormatBytes(l.Bytes)))
+		case g > limit:
+			figures = append(figures, fmt.Sprintf("the ledger's %s GB/s (%s in %.6f s)", gbpsText(g), accounting.FormatBytes(l.Bytes), l.Seconds))
+		}
+	}
+	if len(figures) == 0 {
+		return
+	}
+	list, verb := figures[0], "is"
+	if n := len(figures); n > 1 {
+		list, verb = strings.Join(figures[:n-1], ", ")+" and "+figures[n-1], "are"
+	}
+	q.Impossible = fmt.Sprintf("%s %s %s: %s %s above %v", q.Path, q.Direction, accounting.FormatBytes(q.Size), list, verb, ceil)
+}
+
+// Check compares every figure of the report with its ceiling (r.Ceilings)
+// and notes in each result's Impossible the figures above it. It returns
+// an *ImpossibleError naming each such figure with its ceiling, or nil
+// when every figure is possible.
+func (r *Report) Check() error {
+	var bad []string
+	for i := range r.Results {
+		q := &r.Results[i]
+		q.check(r.Ceilings)
+		if q.Impossible != "" {
+			bad = append(bad, q.Impossible)
+		}
+	}
+	if len(bad) > 0 {
+		return &ImpossibleError{Figures: bad}
+	}
+	return nil
+}
+
+// Possible reports whether every figure of the report is within its ceiling.
+func (r *Report) Possible() bool {
+	for _, q := range r.Results {
+		if q.Impossible != "" {
+			return false
+		}
+	}
+	return true
+}
