@@ -136,11 +136,16 @@ func hostBlocks(x *exec, d devarray.Ptr, host Endpoint, toDevice bool) error {
 	})
 }
 
-// countBlocks counts a's blocks, up to limit.
+// countBlocks counts a's blocks, up to limit; a block whose pitch a
+// pitched copy cannot take (over driver.MaxPitch) counts as limit, so that
+// the layout is packed on the device instead.
 func countBlocks(a *devarray.DevArray, limit int) int {
 	n := 0
 	stop := errors.New("enough")
-	_ = devarray.Blocks(a.Shape(), a.Strides(), a.DType().Size(), func(devarray.Block) error {
+	_ = devarray.Blocks(a.Shape(), a.Strides(), a.DType().Size(), func(b devarray.Block) error {
+		if b.Height > 1 && b.Pitch > driver.MaxPitch {
+			n = limit
+		}
 		if n++; n >= limit {
 			return stop
 		}

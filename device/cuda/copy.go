@@ -93,6 +93,9 @@ func span(pitch, sliceHeight, width, height, depth int64) (int64, error) {
 	if width == 0 || height == 0 || depth == 0 {
 		return 0, nil
 	}
+	if pitch > driver.MaxPitch && (height > 1 || depth > 1) {
+		return 0, fmt.Errorf("pitch %d: a pitched copy takes at most %d: %w", pitch, int64(driver.MaxPitch), driver.ErrInvalidValue)
+	}
 	if sliceHeight > 0 && pitch > math.MaxInt64/sliceHeight/max(depth, 1) {
 		return 0, fmt.Errorf("pitch %d × %d rows × %d slices overflows: %w", pitch, sliceHeight, depth, driver.ErrInvalidValue)
 	}

@@ -194,6 +194,12 @@ type Stream interface {
 	Close() error
 }
 
+// MaxPitch is the largest row pitch, in bytes, of a pitched 2-D or 3-D
+// copy: CUDA's CU_DEVICE_ATTRIBUTE_MAX_PITCH, 2^31-1 on every GPU so far.
+// Backends refuse a larger one with ErrInvalidValue; package transfer
+// moves such layouts another way.
+const MaxPitch = 1<<31 - 1
+
 // IPCHandleSize is the size of an IPC handle, CUDA's CU_IPC_HANDLE_SIZE.
 const IPCHandleSize = 64
 

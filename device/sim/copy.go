@@ -93,6 +93,10 @@ func (d *Device) memcpy2D(p devarray.Memcpy2D) copyFunc {
 			return 0, 0, 0, fmt.Errorf("width %d, height %d, pitches %d and %d: pitches must be at least the width: %w",
 				p.Width, p.Height, p.SrcPitch, p.DstPitch, driver.ErrInvalidValue)
 		}
+		if p.Height > 1 && max(p.SrcPitch, p.DstPitch) > driver.MaxPitch {
+			return 0, 0, 0, fmt.Errorf("pitches %d and %d: a pitched copy takes at most %d, as on a GPU: %w",
+				p.SrcPitch, p.DstPitch, int64(driver.MaxPitch), driver.ErrInvalidValue)
+		}
 		src, err := d.region(p.Src, p.SrcPitch, p.Width, p.Height)
 		if err != nil {
 			return 0, 0, 0, fmt.Errorf("source: %w", err)
