@@ -125,6 +125,17 @@ func (d *Device) describe() error {
 		}
 		major, minor, _ := d.dev.ComputeCapability()
 		v := cu.Version()
+		// The memory's peak: clock (kHz) × bus width (bits) × 2 (double
+		// data rate) / 8 bits. An attribute the driver does not give
+		// leaves it 0, unknown. The host link's generation and width are
+		// not driver attributes: HostLinkBandwidth stays 0 and the bench
+		// takes it from -pcie or its table of known models.
+		var memBandwidth float64
+		if clock, err := d.dev.Attribute(cu.MemoryClockRate); err == nil && clock > 0 {
+			if width, err := d.dev.Attribute(cu.GlobalMemoryBusWidth); err == nil && width > 0 {
+				memBandwidth = float64(clock) * 1e3 * float64(width) * 2 / 8
+			}
+		}
 		d.info = driver.Info{
 			Name:         fmt.Sprintf("cuda:%d", d.ordinal),
 			ID:           d.DeviceID(),
@@ -135,6 +146,8 @@ func (d *Device) describe() error {
 			CanMapHost:   flags&uint32(cu.MapHost) != 0,
 			ContextFlags: contextFlagsString(flags),
 			Driver:       fmt.Sprintf("CUDA %d.%d (driver API %d)", v/1000, v%1000/10, v),
+			// MemoryBandwidth: 2619 MHz × 5120 bits × 2 / 8 = 3352 GB/s on an H100 SXM.
+			MemoryBandwidth: memBandwidth,
 		}
 		return nil
 	})
