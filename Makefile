@@ -85,16 +85,27 @@ TEST_PKGS    = $(shell $(GO) list $(CUDA_TAGS) -f '{{if or .TestGoFiles .XTestGo
 cuda-deps:
 	bash scripts/cuda-deps.sh
 
-## ptx: compile kernels/kernels.cu into the embedded kernels/kernels.ptx
+## ptx: compile kernels/kernels.cu into the embedded kernels/kernels.fatbin (sm_90 machine code
+## for H100/H200 and compute_70 PTX for any GPU from Volta on), kernels/kernels.ptx (the same PTX
+## as text, to read and diff) and kernels/ptx_gen.go (which names the nvcc that made them)
 ptx:
-	$(NVCC) -ptx -arch=compute_70 -o kernels/kernels.ptx kernels/kernels.cu
+	NVCC=$(NVCC) bash scripts/kernels-image.sh kernels
 
-## check-ptx: fail when the committed PTX differs from what `make ptx` makes now
+## check-ptx: fail when the committed fatbin, PTX or ptx_gen.go differ from what `make ptx` makes
+## now. nvcc's output is byte-reproducible for one release (Debian's 11.8, from make cuda-deps),
+## so the files are compared byte for byte; another nvcc release is reported as such.
 check-ptx:
-	$(NVCC) -ptx -arch=compute_70 -o $${TMPDIR:-/tmp}/cuarray-check.ptx kernels/kernels.cu
-	diff -u kernels/kernels.ptx $${TMPDIR:-/tmp}/cuarray-check.ptx >/dev/null || \
-		{ echo "kernels/kernels.ptx is stale: run make ptx and commit it" >&2; exit 1; }
-	@echo "check-ptx: kernels/kernels.ptx matches kernels/kernels.cu"
+	@d=$${TMPDIR:-/tmp}/cuarray-check-ptx; rm -rf $$d; \
+	NVCC=$(NVCC) bash scripts/kernels-image.sh $$d || exit 1; \
+	if ! cmp -s kernels/ptx_gen.go $$d/ptx_gen.go; then \
+		echo "check-ptx: kernels/ptx_gen.go differs: the committed image was made by" \
+			"'$$(sed -n 's/.*compiled by nvcc (\(.*\)) into.*/\1/p' kernels/ptx_gen.go)', nvcc here is" \
+			"'$$(sed -n 's/.*compiled by nvcc (\(.*\)) into.*/\1/p' $$d/ptx_gen.go)'" >&2; exit 1; fi; \
+	for f in kernels.fatbin kernels.ptx; do \
+		cmp -s kernels/$$f $$d/$$f || \
+			{ echo "check-ptx: kernels/$$f is stale: run make ptx and commit it" >&2; exit 1; }; \
+	done; rm -rf $$d
+	@echo "check-ptx: kernels/kernels.fatbin, kernels.ptx and ptx_gen.go match kernels/kernels.cu"
 
 ## cuda-build: vet and compile everything, test binaries included, with -tags cuda (runs nothing)
 cuda-build:

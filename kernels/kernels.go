@@ -67,7 +67,7 @@ func New(dev driver.Device) (*Kernels, error) {
 	k := &Kernels{dev: dev, deflt: deflt, shared: &module{funcs: make(map[string]driver.Function)}}
 	switch b := dev.(type) {
 	case driver.KernelRunner:
-		mod, err := b.LoadModule(ptx)
+		mod, err := b.LoadModule(moduleImage)
 		if err != nil {
 			return nil, fmt.Errorf("kernels: %w", err)
 		}

@@ -4,7 +4,10 @@ package kernels
 
 import _ "embed"
 
-// ptx is kernels.cu compiled by nvcc -ptx -arch=compute_70.
+// moduleImage is kernels.cu compiled by nvcc (release 11.8, V11.8.89) into a
+// fatbin: machine code for sm_90 (H100, H200), which loads without JIT,
+// and compute_70 PTX, which the driver compiles for any other GPU from
+// Volta on. kernels.ptx beside it is the same PTX as text.
 //
-//go:embed kernels.ptx
-var ptx string
+//go:embed kernels.fatbin
+var moduleImage string
