@@ -8,10 +8,15 @@ import (
 	"github.com/cuarray/cuarray/device/driver"
 )
 
-// Op is an async copy in flight. It keeps the copy's host memory (Go
-// slices and pinned buffers) alive until the copy has completed, and the
-// pinned buffers it uses refuse Free until then (pinned.ErrBusy). Wait for
-// it, or poll Done, before touching the destination.
+// Op is an async copy in flight. It keeps the copy's memory alive until the
+// copy has completed: Go slices stay referenced, the pinned buffers it
+// uses refuse Free until then (pinned.ErrBusy), and the device arrays it
+// reads or writes are held (devarray.Hold): a Free of one of them while
+// the copy is queued marks it freed at once and gives its memory back
+// only when the copy has completed and the Op has ended (Wait, a Done that
+// reports true, or the Copier reaping it at its next CopyAsync or Close),
+// so a new allocation can never receive bytes the copy still writes.
+// Wait for it, or poll Done, before touching the destination.
 type Op struct {
 	c    *Copier
 	s    driver.Stream
@@ -22,7 +27,8 @@ type Op struct {
 	mu       sync.Mutex
 	finished bool
 	err      error
-	keep     []Endpoint // the memory the copy uses, held until it is done
+	keep     []Endpoint     // the memory the copy uses, held until it is done
+	holds    []func() error // releases the Holds on its device arrays
 }
 
 // CopyAsync queues a copy of src into dst on stream s and returns at once
@@ -47,10 +53,17 @@ func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (
 	c.mu.Unlock()
 	op := &Op{c: c, s: s, x: &exec{dev: c.dev, s: s, k: c.kernels}, keep: []Endpoint{dst, src}}
 	for _, e := range op.keep {
-		if e.side == InPinned {
+		switch e.side {
+		case InPinned:
 			if err := e.buf.Guard(op); err != nil {
 				return nil, op.fail(fmt.Errorf("transfer: copy async: %w", err))
 			}
+		case OnDevice:
+			release, err := e.arr.Hold()
+			if err != nil {
+				return nil, op.fail(fmt.Errorf("transfer: copy async: %w", err))
+			}
+			op.holds = append(op.holds, release)
 		}
 	}
 	if j.choice.Path == PathStaged {
@@ -174,6 +187,10 @@ func (op *Op) release() error {
 		errs = append(errs, op.ev.Close())
 		op.ev = nil
 	}
+	for _, release := range op.holds {
+		errs = append(errs, release())
+	}
+	op.holds = nil
 	op.keep = nil
 	return errors.Join(errs...)
 }

@@ -181,3 +181,45 @@ func asyncRig(t *testing.T, dev device.Device, n int) (*transfer.Copier, driver.
 	t.Cleanup(func() { a.Free() })
 	return c, s, buf, a
 }
+
+// Freeing a device array while an async copy into it is queued cannot let
+// the copy write into a new allocation: the Op holds the array, Free marks
+// it freed at once, and its memory is given back once the copy is done.
+// In the other order (Wait, then Free) nothing is deferred.
+func TestFreeArrayDuringAsyncCopy(t *testing.T) {
+	dev := testdev.Open(t)
+	if !testdev.IsSim(dev) {
+		t.Skip("holding a stream back needs sim.Pause")
+	}
+	const n = 1 << 20
+	for _, freeFirst := range []bool{true, false} {
+		t.Run(map[bool]string{true: "free while queued", false: "free after Wait"}[freeFirst], func(t *testing.T) {
+			c, s, buf, a := asyncRig(t, dev, n)
+			resume, err := sim.Pause(s)
+			require.NoError(t, err)
+			defer resume()
+			op, err := c.CopyAsync(s, transfer.Dev(a), transfer.Pinned(buf, devarray.Uint8))
+			require.NoError(t, err)
+			if !freeFirst {
+				resume()
+				require.NoError(t, op.Wait())
+			}
+			require.NoError(t, a.Free(), "Free marks the array freed at once")
+			assert.ErrorIs(t, a.Err(), devarray.ErrFreed)
+			if freeFirst {
+				assert.Equal(t, int64(n), dev.Ledger().Current(accounting.Device), "the memory stays while the copy is queued")
+			}
+			want := testdev.RandomBytes(n)
+			b, err := devarray.FromBytes(dev, want, devarray.Uint8, n)
+			require.NoError(t, err)
+			defer b.Free()
+			resume()
+			require.NoError(t, op.Wait())
+			got, err := devarray.ToHost[uint8](b)
+			require.NoError(t, err)
+			assert.Equal(t, want, got, "the new allocation kept its data")
+			assert.Equal(t, int64(n), dev.Ledger().Current(accounting.Device), "the freed array's memory is back once the copy is done")
+			require.NoError(t, buf.Free())
+		})
+	}
+}
