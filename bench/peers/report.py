@@ -70,6 +70,10 @@ def transfers(bench, peers):
             peer = index.get((n, MATCH.get(r["path"], r["path"]), r["direction"], r["bytes"]))
             row += " %s | %s |" % ("%.2f" % peer if peer else "-", ratio(r["GB_per_s"], peer))
         lines.append(row)
+    impossible = [r["impossible"] for r in bench["results"] if r.get("impossible")]
+    if impossible:
+        lines.append("")
+        lines += ["- IMPOSSIBLE (cuarray bench refused the run): " + x for x in impossible]
     if not peers:
         lines.append("")
         lines.append("peers: not run")
