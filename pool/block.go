@@ -22,6 +22,7 @@ type segment struct {
 	ptr   devarray.Ptr
 	size  int64
 	first *block // the block at ptr; blocks chain by address
+	small bool   // it serves small requests only (smallRequest bytes or fewer)
 }
 
 // block is a range of a segment: live, pending or free. Neighbours in the

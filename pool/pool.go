@@ -13,7 +13,9 @@ import (
 
 // Segment sizes, after PyTorch's caching allocator: small requests share
 // 2 MiB segments, medium ones 20 MiB segments, large ones get their own
-// segment rounded up to 2 MiB.
+// segment rounded up to 2 MiB. Small requests are served only from small
+// segments and larger ones only from the others, so a small block never
+// pins a large segment that the device could otherwise have back.
 const (
 	smallRequest = 1 << 20
 	smallSegment = 2 << 20
@@ -30,7 +32,7 @@ type Pool struct {
 	mu          sync.Mutex
 	segments    map[devarray.Ptr]*segment
 	live        map[devarray.Ptr]*block
-	free        freeIndex
+	free        [2]freeIndex // the free blocks of large (0) and small (1) segments
 	pending     []*block
 	events      []driver.Event // idle events, for reuse
 	spare       []*block       // block structs merged away, for reuse by split
@@ -219,11 +221,12 @@ func (p *Pool) unfence(b *block) {
 // fit among the free blocks and the pending blocks freed on s itself (s
 // runs in order, so it may reuse them before it passes their free).
 func (p *Pool) take(size int64, s driver.Stream) *block {
-	fit := p.free.bestFit(size)
+	small := size <= smallRequest
+	fit := p.free[class(small)].bestFit(size)
 	own := -1
 	if s != nil {
 		for i, b := range p.pending {
-			if b.stream == s && b.size >= size && (own < 0 || b.size < p.pending[own].size) {
+			if b.stream == s && b.seg.small == small && b.size >= size && (own < 0 || b.size < p.pending[own].size) {
 				own = i
 			}
 		}
@@ -234,9 +237,17 @@ func (p *Pool) take(size int64, s driver.Stream) *block {
 		return b
 	}
 	if fit != nil {
-		p.free.remove(fit)
+		p.free[class(small)].remove(fit)
 	}
 	return fit
+}
+
+// class is the index into Pool.free of the blocks of small or large segments.
+func class(small bool) int {
+	if small {
+		return 1
+	}
+	return 0
 }
 
 // split cuts b down to size bytes. The rest stays what b was: free, or
@@ -276,16 +287,17 @@ func (p *Pool) newBlock() *block {
 // release makes b free and merges it with free neighbours.
 func (p *Pool) release(b *block) {
 	b.state, b.stream, b.fence = free, nil, nil
+	index := &p.free[class(b.seg.small)]
 	if n := b.next; n != nil && n.state == free {
-		p.free.remove(n)
+		index.remove(n)
 		p.absorb(b, n)
 	}
 	if q := b.prev; q != nil && q.state == free {
-		p.free.remove(q)
+		index.remove(q)
 		p.absorb(q, b)
 		b = q
 	}
-	p.free.insert(b)
+	index.insert(b)
 }
 
 // absorb merges right, the block just after left, into left.
@@ -338,7 +350,7 @@ func (p *Pool) mallocSegment(size int64) (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	seg := &segment{ptr: ptr, size: want}
+	seg := &segment{ptr: ptr, size: want, small: size <= smallRequest}
 	seg.first = &block{seg: seg, ptr: ptr, size: want}
 	p.segments[ptr] = seg
 	p.st.Reserved += want
@@ -372,7 +384,7 @@ func (p *Pool) trim(wait bool) (int64, error) {
 			errs = append(errs, err)
 			continue
 		}
-		p.free.remove(b)
+		p.free[class(seg.small)].remove(b)
 		delete(p.segments, ptr)
 		p.st.Reserved -= seg.size
 		p.st.Segments--

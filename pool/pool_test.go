@@ -175,15 +175,17 @@ func TestOutOfMemoryFreesCacheAndRetries(t *testing.T) {
 	p := pool.New(dev)
 	defer func() { assert.NoError(t, p.Release()) }()
 
-	// Fill the cache: 20 MiB cached in a medium segment (the small block is
-	// cut from the same segment: best fit across all segments).
+	// Fill the cache: 20 MiB cached in a medium segment, and 2 MiB in the
+	// small segment the small block gets (small requests never split a
+	// medium or large segment).
 	m, err := p.Alloc(5 << 20)
 	require.NoError(t, err)
 	s, err := p.Alloc(4096)
 	require.NoError(t, err)
 	require.NoError(t, p.Free(m))
 	require.NoError(t, p.Free(s))
-	require.Equal(t, int64(20<<20), p.Stats().Cached)
+	require.Equal(t, int64(22<<20), p.Stats().Cached)
+	require.Equal(t, 2, p.Stats().Segments)
 
 	// 24 MiB fits only if the cache goes back to the device first.
 	big, err := p.Alloc(24 << 20)

@@ -34,12 +34,14 @@ func (p *Pool) Stats() Stats {
 	s.Cached = s.Reserved - s.InUse
 	s.Limit = p.limit
 	s.LiveBlocks = len(p.live)
-	s.FreeBlocks = len(p.free)
+	s.FreeBlocks = len(p.free[0]) + len(p.free[1])
 	s.PendingBlocks = len(p.pending)
-	s.LargestFree = p.free.largest()
+	s.LargestFree = max(p.free[0].largest(), p.free[1].largest())
 	var freeBytes int64
-	for _, b := range p.free {
-		freeBytes += b.size
+	for _, x := range p.free {
+		for _, b := range x {
+			freeBytes += b.size
+		}
 	}
 	if freeBytes > 0 {
 		s.Fragmentation = 1 - float64(s.LargestFree)/float64(freeBytes)
