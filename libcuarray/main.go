@@ -15,21 +15,63 @@
 //	cuarray_copy(dst, src)                         device copy through transfer
 //	cuarray_to_host(arr, p, n) / cuarray_from_host(arr, p, n)   packed C-order bytes
 //	cuarray_info(arr, &json)                       shape, strides, dtype, pointer, device, ...
+//	cuarray_describe(arr, &desc)                   the same in a cuarray_desc struct, without JSON
+//	cuarray_alive(arr)                             an error if the array's memory is gone
 //	cuarray_interface(arr, stream, host, &json)    __cuda_array_interface__ / __array_interface__
+//	cuarray_export_stream(arr, &stream)            the stream a CAI export names (0: none)
+//	cuarray_export_wait(arr, consumer)             readies an export for a consumer (see below)
 //	cuarray_import_interface(dev, json, &arr)      borrow one (dev 0: host memory)
-//	cuarray_to_dlpack(arr, versioned, copy, &t)    a managed tensor in C memory
+//	cuarray_to_dlpack(arr, versioned, copy, &t)    a managed tensor in C memory (the host waits)
+//	cuarray_export_dlpack(arr, versioned, copy, consumer, &t)   the same for a consumer's stream
 //	cuarray_from_dlpack(dev, t, versioned, &arr)   borrow one; release calls its deleter
 //	cuarray_dlpack_delete(t, versioned)
 //	cuarray_ledger(dev, &json)                     the device's ledger
 //	cuarray_ipc_export(arr, &json)                 a descriptor another process opens
 //	cuarray_ipc_open(dev, json, &arr)              open one (release closes it)
+//	cuarray_stream_new(dev, &s, &handle)           a stream, and the handle async calls take
+//	cuarray_stream_synchronize(s) / cuarray_stream_release(s)
+//	cuarray_stream_hold(s, &r) / cuarray_stream_resume(r)   sim only: hold a stream (tests)
+//	cuarray_copy_async(dst, src, stream)           queue a device copy on a stream handle
 //	cuarray_capsule_destructor                     for PyCapsule_New
+//	cuarray_export_token                           int64: changes on every free; odd while async work may be pending
+//
+// Every call not named async returns with its work complete on the device.
+// Async work (cuarray_copy_async) is remembered by the memory it touches
+// until it completes, and exports follow the stream rules instead of
+// synchronizing the device: an array with nothing pending is handed over
+// with no synchronization at all; otherwise the CUDA Array Interface names
+// the stream to wait on (cuarray_export_stream), a DLPack consumer's
+// stream waits on an event (consumer: a stream handle of the array's
+// device, 1 and 2 for the default streams; -1: no synchronization; 0: the
+// host waits), and synchronous calls, IPC and host-memory interfaces wait
+// on the host. A consumer that caches an array's description (cuarray_describe) may
+// export it again without a call while cuarray_export_token is unchanged
+// and even. Each call restores the calling thread's current CUDA context
+// before it returns (so does the deleter of every DLPack tensor it makes).
 package main
 
 /*
 #cgo LDFLAGS: -ldl
 #include <stdint.h>
 #include <stdlib.h>
+
+#define CUARRAY_MAX_DIMS 64
+
+// cuarray_desc: an array as cuarray_describe fills it in.
+typedef struct {
+	uint64_t ptr;        // address of element 0
+	int64_t itemsize;    // bytes
+	int64_t extent[2];   // the bytes elements reach, from ptr: [lo, hi)
+	int32_t ndim;
+	uint32_t flags;      // 1 read-only, 2 C-contiguous, 4 F-contiguous, 8 host-accessible, 16 owned, 32 view
+	int32_t dl_device[2];  // DLPack device type (-1: none) and id
+	char typestr[8];     // "<f4"
+	char dtype[16];      // "float32"
+	char kind[16];       // "cuda", "sim", "cpu", ...
+	char device[40];     // "sim:0"
+	int64_t shape[CUARRAY_MAX_DIMS];
+	int64_t strides[CUARRAY_MAX_DIMS];  // bytes
+} cuarray_desc;
 */
 import "C"
 
@@ -60,6 +102,7 @@ func cuarray_free_string(s *C.char) { C.free(unsafe.Pointer(s)) }
 
 //export cuarray_device
 func cuarray_device(spec *C.char, out *C.uint64_t) *C.char {
+	defer saveContext().restore()
 	h, err := openDevice(C.GoString(spec))
 	*out = C.uint64_t(h)
 	return result(err)
@@ -67,6 +110,7 @@ func cuarray_device(spec *C.char, out *C.uint64_t) *C.char {
 
 //export cuarray_empty
 func cuarray_empty(dev C.uint64_t, dtype *C.char, ndim C.int, shape *C.int64_t, zero C.int, out *C.uint64_t) *C.char {
+	defer saveContext().restore()
 	if ndim < 0 || ndim > 64 || (ndim > 0 && shape == nil) {
 		return C.CString("cuarray_empty: ndim must be 0 to 64, with a shape array")
 	}
@@ -87,18 +131,32 @@ func cuarray_view(arr C.uint64_t, op *C.char, out *C.uint64_t) *C.char {
 }
 
 //export cuarray_release
-func cuarray_release(arr C.uint64_t) *C.char { return result(releaseArray(uint64(arr))) }
+func cuarray_release(arr C.uint64_t) *C.char {
+	defer saveContext().restore()
+	return result(releaseArray(uint64(arr)))
+}
 
 //export cuarray_copy
-func cuarray_copy(dst, src C.uint64_t) *C.char { return result(copyArrays(uint64(dst), uint64(src))) }
+func cuarray_copy(dst, src C.uint64_t) *C.char {
+	defer saveContext().restore()
+	return result(copyArrays(uint64(dst), uint64(src)))
+}
+
+//export cuarray_copy_async
+func cuarray_copy_async(dst, src C.uint64_t, stream C.uintptr_t) *C.char {
+	defer saveContext().restore()
+	return result(copyAsync(uint64(dst), uint64(src), uintptr(stream)))
+}
 
 //export cuarray_to_host
 func cuarray_to_host(arr C.uint64_t, p unsafe.Pointer, n C.int64_t) *C.char {
+	defer saveContext().restore()
 	return result(copyHost(uint64(arr), p, int64(n), false))
 }
 
 //export cuarray_from_host
 func cuarray_from_host(arr C.uint64_t, p unsafe.Pointer, n C.int64_t) *C.char {
+	defer saveContext().restore()
 	return result(copyHost(uint64(arr), p, int64(n), true))
 }
 
@@ -108,14 +166,69 @@ func cuarray_info(arr C.uint64_t, out **C.char) *C.char {
 	return putString(out, b, err)
 }
 
+//export cuarray_describe
+func cuarray_describe(arr C.uint64_t, out *C.cuarray_desc) *C.char {
+	d, err := describe(uint64(arr))
+	if err != nil {
+		return result(err)
+	}
+	*out = C.cuarray_desc{
+		ptr: C.uint64_t(d.ptr), itemsize: C.int64_t(d.itemsize),
+		extent: [2]C.int64_t{C.int64_t(d.extent[0]), C.int64_t(d.extent[1])},
+		ndim:   C.int32_t(len(d.shape)), flags: C.uint32_t(d.flags),
+		dl_device: [2]C.int32_t{C.int32_t(d.dlDevice[0]), C.int32_t(d.dlDevice[1])},
+	}
+	putChars(out.typestr[:], d.typestr)
+	putChars(out.dtype[:], d.dtype)
+	putChars(out.kind[:], d.kind)
+	putChars(out.device[:], d.device)
+	for i, n := range d.shape {
+		out.shape[i] = C.int64_t(n)
+		out.strides[i] = C.int64_t(d.strides[i])
+	}
+	return nil
+}
+
+// putChars writes s, cut to fit, NUL-terminated, into a fixed C array.
+func putChars(dst []C.char, s string) {
+	n := min(len(s), len(dst)-1)
+	for i := range n {
+		dst[i] = C.char(s[i])
+	}
+	dst[n] = 0
+}
+
+//export cuarray_alive
+func cuarray_alive(arr C.uint64_t) *C.char {
+	_, err := live(uint64(arr))
+	return result(err)
+}
+
 //export cuarray_interface
 func cuarray_interface(arr C.uint64_t, stream C.uintptr_t, host C.int, out **C.char) *C.char {
+	defer saveContext().restore()
 	b, err := exportCAI(uint64(arr), uintptr(stream), host != 0)
 	return putString(out, b, err)
 }
 
+//export cuarray_export_stream
+func cuarray_export_stream(arr C.uint64_t, out *C.uintptr_t) *C.char {
+	defer saveContext().restore()
+	s, err := exportStream(uint64(arr))
+	*out = C.uintptr_t(s)
+	return result(err)
+}
+
+//export cuarray_export_wait
+func cuarray_export_wait(arr C.uint64_t, consumer C.int64_t) *C.char {
+	defer saveContext().restore()
+	_, err := exportWait(uint64(arr), int64(consumer))
+	return result(err)
+}
+
 //export cuarray_import_interface
 func cuarray_import_interface(dev C.uint64_t, js *C.char, out *C.uint64_t) *C.char {
+	defer saveContext().restore()
 	h, err := importCAI(uint64(dev), []byte(C.GoString(js)))
 	*out = C.uint64_t(h)
 	return result(err)
@@ -123,13 +236,23 @@ func cuarray_import_interface(dev C.uint64_t, js *C.char, out *C.uint64_t) *C.ch
 
 //export cuarray_to_dlpack
 func cuarray_to_dlpack(arr C.uint64_t, versioned, copied C.int, out *unsafe.Pointer) *C.char {
-	t, err := toDLPack(uint64(arr), versioned != 0, copied != 0)
+	defer saveContext().restore()
+	t, err := toDLPack(uint64(arr), versioned != 0, copied != 0, consumerHost)
+	*out = t
+	return result(err)
+}
+
+//export cuarray_export_dlpack
+func cuarray_export_dlpack(arr C.uint64_t, versioned, copied C.int, consumer C.int64_t, out *unsafe.Pointer) *C.char {
+	defer saveContext().restore()
+	t, err := toDLPack(uint64(arr), versioned != 0, copied != 0, int64(consumer))
 	*out = t
 	return result(err)
 }
 
 //export cuarray_from_dlpack
 func cuarray_from_dlpack(dev C.uint64_t, t unsafe.Pointer, versioned C.int, out *C.uint64_t) *C.char {
+	defer saveContext().restore()
 	h, err := fromDLPack(uint64(dev), t, versioned != 0)
 	*out = C.uint64_t(h)
 	return result(err)
@@ -137,6 +260,7 @@ func cuarray_from_dlpack(dev C.uint64_t, t unsafe.Pointer, versioned C.int, out 
 
 //export cuarray_dlpack_delete
 func cuarray_dlpack_delete(t unsafe.Pointer, versioned C.int) {
+	defer saveContext().restore()
 	if versioned != 0 {
 		deleteDLPack(t)
 	} else {
@@ -161,13 +285,45 @@ func cuarray_array_device(arr C.uint64_t, out *C.uint64_t) *C.char {
 
 //export cuarray_ipc_export
 func cuarray_ipc_export(arr C.uint64_t, out **C.char) *C.char {
+	defer saveContext().restore()
 	b, err := ipcExport(uint64(arr))
 	return putString(out, b, err)
 }
 
 //export cuarray_ipc_open
 func cuarray_ipc_open(dev C.uint64_t, js *C.char, out *C.uint64_t) *C.char {
+	defer saveContext().restore()
 	h, err := ipcOpen(uint64(dev), []byte(C.GoString(js)))
 	*out = C.uint64_t(h)
 	return result(err)
 }
+
+//export cuarray_stream_new
+func cuarray_stream_new(dev C.uint64_t, out *C.uint64_t, handle *C.uintptr_t) *C.char {
+	defer saveContext().restore()
+	h, s, err := newStream(uint64(dev))
+	*out, *handle = C.uint64_t(h), C.uintptr_t(s)
+	return result(err)
+}
+
+//export cuarray_stream_synchronize
+func cuarray_stream_synchronize(s C.uint64_t) *C.char {
+	defer saveContext().restore()
+	return result(syncStream(uint64(s)))
+}
+
+//export cuarray_stream_release
+func cuarray_stream_release(s C.uint64_t) *C.char {
+	defer saveContext().restore()
+	return result(releaseStream(uint64(s)))
+}
+
+//export cuarray_stream_hold
+func cuarray_stream_hold(s C.uint64_t, out *C.uint64_t) *C.char {
+	h, err := holdStream(uint64(s))
+	*out = C.uint64_t(h)
+	return result(err)
+}
+
+//export cuarray_stream_resume
+func cuarray_stream_resume(r C.uint64_t) *C.char { return result(resumeStream(uint64(r))) }

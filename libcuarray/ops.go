@@ -119,7 +119,9 @@ func view(h uint64, op []byte) (uint64, error) {
 	return newArray(v, e.dev), nil
 }
 
-// copyArrays copies src into dst through transfer, which records the path.
+// copyArrays copies src into dst through the device's Copier, which
+// records the path, and returns with the copy complete (transfer's
+// synchronous Copy), after the pending async work on both arrays.
 func copyArrays(dst, src uint64) error {
 	d, err := arrayOf(dst)
 	if err != nil {
@@ -129,19 +131,38 @@ func copyArrays(dst, src uint64) error {
 	if err != nil {
 		return err
 	}
-	return transfer.Copy(transfer.Dev(d.arr), transfer.Dev(s.arr))
+	if err := settle(d.arr, s.arr); err != nil {
+		return err
+	}
+	dev := s.dev
+	if dev == nil {
+		dev = d.dev
+	}
+	if dev == nil {
+		return transfer.Copy(transfer.Dev(d.arr), transfer.Dev(s.arr))
+	}
+	c, err := copierOf(dev)
+	if err != nil {
+		return err
+	}
+	return c.Copy(transfer.Dev(d.arr), transfer.Dev(s.arr))
 }
 
 // copyHost moves the array's elements, packed in C order, to or from host
-// memory at p. Arrays with a backend move through it (counted in the
-// ledger); host memory imported without one (NumPy's) is read or written
-// in place by Go, block by block.
+// memory at p, after the pending async work on the array, and returns with
+// the copy complete. Arrays with a backend move through it (devarray's
+// synchronous CopyTo/CopyFrom, counted in the ledger); host memory
+// imported without one (NumPy's) is read or written in place by Go, block
+// by block.
 func copyHost(h uint64, p unsafe.Pointer, n int64, toDevice bool) error {
 	e, err := arrayOf(h)
 	if err != nil {
 		return err
 	}
 	a := e.arr
+	if err := settle(a); err != nil {
+		return err
+	}
 	if n != a.NBytes() {
 		return fmt.Errorf("copy: %d bytes of host memory for an array of %d: %w", n, a.NBytes(), devarray.ErrShape)
 	}
@@ -175,37 +196,6 @@ func copyHost(h uint64, p unsafe.Pointer, n int64, toDevice bool) error {
 	}, a)
 }
 
-// settled returns the entry behind h after the device has finished all
-// its work (cuMemset and kernels run asynchronously on a GPU), so that an
-// export can say "no stream": nothing is pending for a consumer to wait on.
-func settled(h uint64) (*entry, error) {
-	e, err := arrayOf(h)
-	if err != nil {
-		return nil, err
-	}
-	if e.dev != nil {
-		if err := e.dev.Synchronize(); err != nil {
-			return nil, err
-		}
-	}
-	return e, nil
-}
-
-func exportCAI(h uint64, stream uintptr, hostInterface bool) ([]byte, error) {
-	e, err := settled(h)
-	if err != nil {
-		return nil, err
-	}
-	if hostInterface {
-		m, err := interop.ExportArrayInterface(e.arr)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(m)
-	}
-	return interop.MarshalCAI(e.arr, stream)
-}
-
 // importCAI borrows what a CUDA Array Interface (with a device: the host
 // waits on its stream) or a NumPy array interface (device 0) describes.
 func importCAI(dev uint64, js []byte) (uint64, error) {
@@ -227,21 +217,6 @@ func importCAI(dev uint64, js []byte) (uint64, error) {
 		return 0, err
 	}
 	return newArray(a, d), nil
-}
-
-func toDLPack(h uint64, versioned, copied bool) (unsafe.Pointer, error) {
-	e, err := settled(h)
-	if err != nil {
-		return nil, err
-	}
-	var opts []interop.DLPackOption
-	if copied {
-		opts = append(opts, interop.DLPackCopy())
-	}
-	if versioned {
-		return interop.ExportDLPack(e.arr, opts...)
-	}
-	return interop.ExportDLPackLegacy(e.arr, opts...)
 }
 
 func fromDLPack(dev uint64, t unsafe.Pointer, versioned bool) (uint64, error) {
@@ -287,9 +262,11 @@ func hostPointer(p devarray.Ptr) unsafe.Pointer {
 	return ptr
 }
 
-// ipcExport describes an array for another process, as JSON.
+// ipcExport describes an array for another process, as JSON, once the
+// pending async work on it is done (the other process has no stream to
+// wait on).
 func ipcExport(h uint64) ([]byte, error) {
-	e, err := settled(h)
+	e, err := exportWait(h, consumerHost)
 	if err != nil {
 		return nil, err
 	}

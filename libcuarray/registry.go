@@ -8,6 +8,7 @@ import (
 
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/transfer"
 )
 
 // errHandle: a handle that is not a live array or device of this library.
@@ -21,12 +22,14 @@ type entry struct {
 }
 
 // devices are opened once per spec and live as long as the process, so that
-// every array of "sim:0" shares one device and one ledger.
+// every array of "sim:0" shares one device and one ledger; each has one
+// Copier, made on its first copy, that every copy on it reuses.
 var devices = struct {
 	sync.Mutex
-	bySpec map[string]device.Device
-	handle map[device.Device]uint64
-}{bySpec: map[string]device.Device{}, handle: map[device.Device]uint64{}}
+	bySpec  map[string]device.Device
+	handle  map[device.Device]uint64
+	copiers map[device.Device]*transfer.Copier
+}{bySpec: map[string]device.Device{}, handle: map[device.Device]uint64{}, copiers: map[device.Device]*transfer.Copier{}}
 
 // openDevice returns the handle of the device for spec, opening it once.
 func openDevice(spec string) (uint64, error) {
@@ -68,6 +71,21 @@ func deviceHandle(d device.Device) uint64 {
 	return devices.handle[d]
 }
 
+// copierOf returns the device's Copier, made once.
+func copierOf(d device.Device) (*transfer.Copier, error) {
+	devices.Lock()
+	defer devices.Unlock()
+	if c, ok := devices.copiers[d]; ok {
+		return c, nil
+	}
+	c, err := transfer.New(d)
+	if err != nil {
+		return nil, err
+	}
+	devices.copiers[d] = c
+	return c, nil
+}
+
 // newArray registers an array and returns its handle.
 func newArray(a *devarray.DevArray, d device.Device) uint64 {
 	return uint64(cgo.NewHandle(&entry{arr: a, dev: d}))
@@ -87,7 +105,9 @@ func arrayOf(h uint64) (*entry, error) {
 }
 
 // releaseArray frees an array (a view only drops its handle) and forgets
-// the handle.
+// the handle. Async work still pending on the memory is waited for first,
+// and the export token changes, so that no cached descriptor of the memory
+// is exported without a check.
 func releaseArray(h uint64) error {
 	e, err := arrayOf(h)
 	if err != nil {
@@ -97,7 +117,9 @@ func releaseArray(h uint64) error {
 	if e.arr.IsView() {
 		return nil
 	}
-	return e.arr.Free()
+	err = settle(e.arr)
+	defer freed()
+	return errors.Join(err, e.arr.Free())
 }
 
 // valueOf reads a handle without panicking on one that is not live.

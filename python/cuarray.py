@@ -14,13 +14,26 @@ No build step: the module loads the C library that `make libcuarray` builds
 Arrays on a GPU ("cuda:0") expose __cuda_array_interface__ (CuPy, PyTorch,
 Numba); arrays in host memory (sim, imported NumPy memory) expose
 __array_interface__. Both expose __dlpack__ and __dlpack_device__.
+
+An array is described once, when it is made; its interfaces are built from
+that description on first use and handed out again without a call into the
+library while the library's export token says nothing was freed and no
+async work is pending. Calls not named async return with their work
+complete, so then there is nothing to synchronize. After Array.copy_async
+(work queued on a Stream, or on a CuPy or PyTorch stream by its handle),
+exports follow the stream rules instead of synchronizing the device:
+__cuda_array_interface__ names the stream to wait on (CAI v3),
+__dlpack__(stream=s) makes the consumer's stream s wait on the device (-1:
+no synchronization; None: the legacy default stream on CUDA, the host for
+host memory), and __array_interface__, to_bytes, copy_ and ipc_export wait
+on the host.
 """
 
 import ctypes
 import json
 import os
 
-__all__ = ["Array", "Device", "device", "empty", "zeros", "asarray", "from_dlpack", "ipc_open", "CuarrayError"]
+__all__ = ["Array", "Device", "Stream", "device", "empty", "zeros", "asarray", "from_dlpack", "ipc_open", "CuarrayError"]
 
 # DLPack device types (dlpack.h)
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
@@ -46,10 +59,34 @@ def _find_library():
     return "libcuarray.so"
 
 
+_MAX_DIMS = 64
+# cuarray_desc flags (libcuarray/main.go)
+_READONLY, _C_CONTIG, _F_CONTIG, _HOST_ACCESSIBLE, _OWNED, _VIEW = 1, 2, 4, 8, 16, 32
+
+
+class _Desc(ctypes.Structure):
+    """cuarray_desc: an array as cuarray_describe fills it in."""
+    _fields_ = [
+        ("ptr", ctypes.c_uint64),
+        ("itemsize", ctypes.c_int64),
+        ("extent", ctypes.c_int64 * 2),
+        ("ndim", ctypes.c_int32),
+        ("flags", ctypes.c_uint32),
+        ("dl_device", ctypes.c_int32 * 2),
+        ("typestr", ctypes.c_char * 8),
+        ("dtype", ctypes.c_char * 16),
+        ("kind", ctypes.c_char * 16),
+        ("device", ctypes.c_char * 40),
+        ("shape", ctypes.c_int64 * _MAX_DIMS),
+        ("strides", ctypes.c_int64 * _MAX_DIMS),
+    ]
+
+
 def _load():
     lib = ctypes.CDLL(_find_library())
     u64, p_u64 = ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64)
     p_str = ctypes.POINTER(ctypes.c_void_p)
+    p_size = ctypes.POINTER(ctypes.c_size_t)
     sig = {
         "cuarray_device": [ctypes.c_char_p, p_u64],
         "cuarray_empty": [u64, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int64), ctypes.c_int, p_u64],
@@ -59,7 +96,18 @@ def _load():
         "cuarray_to_host": [u64, ctypes.c_void_p, ctypes.c_int64],
         "cuarray_from_host": [u64, ctypes.c_void_p, ctypes.c_int64],
         "cuarray_info": [u64, p_str],
+        "cuarray_describe": [u64, ctypes.POINTER(_Desc)],
+        "cuarray_alive": [u64],
         "cuarray_interface": [u64, ctypes.c_size_t, ctypes.c_int, p_str],
+        "cuarray_export_stream": [u64, p_size],
+        "cuarray_export_wait": [u64, ctypes.c_int64],
+        "cuarray_export_dlpack": [u64, ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)],
+        "cuarray_copy_async": [u64, u64, ctypes.c_size_t],
+        "cuarray_stream_new": [u64, p_u64, p_size],
+        "cuarray_stream_synchronize": [u64],
+        "cuarray_stream_release": [u64],
+        "cuarray_stream_hold": [u64, p_u64],
+        "cuarray_stream_resume": [u64],
         "cuarray_import_interface": [u64, ctypes.c_char_p, p_u64],
         "cuarray_to_dlpack": [u64, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)],
         "cuarray_from_dlpack": [u64, ctypes.c_void_p, ctypes.c_int, p_u64],
@@ -82,6 +130,8 @@ def _load():
 
 
 _lib = _load()
+# Changes on every free; odd while async work may be pending (libcuarray/state.c).
+_token = ctypes.c_int64.in_dll(_lib, "cuarray_export_token")
 
 _api = ctypes.pythonapi
 _api.PyCapsule_New.restype = ctypes.py_object
@@ -128,8 +178,50 @@ class Device:
         """The device's ledger as a dict: memory per kind, copies per direction and path."""
         return json.loads(_string(_lib.cuarray_ledger, self._h))
 
+    def stream(self):
+        """A new Stream of this device."""
+        return Stream(self)
+
     def __repr__(self):
         return "cuarray.Device(%r)" % self.spec
+
+
+class Stream:
+    """A stream of a device: work queued on it (Array.copy_async) runs in
+    order, asynchronously to the caller. ptr is its handle (a CUstream on
+    CUDA), the number __dlpack__(stream=...) and a CAI "stream" carry."""
+
+    def __init__(self, device):
+        h, ptr = ctypes.c_uint64(), ctypes.c_size_t()
+        _check(_lib.cuarray_stream_new(device._h, ctypes.byref(h), ctypes.byref(ptr)))
+        self._h, self.ptr, self.device = h.value, ptr.value, device
+
+    def synchronize(self):
+        """Waits until the work queued so far is done."""
+        _check(_lib.cuarray_stream_synchronize(self._h))
+
+    def close(self):
+        """Waits for the stream's work and destroys it. Closing twice is harmless."""
+        h, self._h = getattr(self, "_h", 0), 0
+        if h and _lib is not None:
+            _check(_lib.cuarray_stream_release(h))
+
+    __del__ = close
+
+    def _hold(self):
+        """sim only, for tests: holds the stream at this point, as a long
+        kernel would on a GPU, and returns the function that lets it go."""
+        r = _handle(_lib.cuarray_stream_hold, self._h)
+        done = []
+
+        def resume():
+            if not done:
+                done.append(True)
+                _check(_lib.cuarray_stream_resume(r))
+        return resume
+
+    def __repr__(self):
+        return "cuarray.Stream(%s, %#x)" % (self.device.spec, self.ptr)
 
 
 _devices = {}
@@ -156,23 +248,55 @@ class Array:
         self._h = handle
         self._device = device
         self._keep = keep  # what must outlive the array: its base array, a foreign object
-        self._info = json.loads(_string(_lib.cuarray_info, handle))
+        self._tok = -1     # the export token when the interfaces were last checked (-1: never)
+        d = _Desc()
+        err = _lib.cuarray_describe(handle, ctypes.byref(d))
+        if err:
+            self._h = 0
+            rerr = _lib.cuarray_release(handle)
+            if rerr:
+                _lib.cuarray_free_string(rerr)
+            _check(err)
+        n = d.ndim
+        self._shape = tuple(d.shape[:n])
+        self._strides = tuple(d.strides[:n])
+        self._ptr = d.ptr
+        self._flags = d.flags
+        self._itemsize = d.itemsize
+        self._typestr = d.typestr.decode()
+        self._dtype = d.dtype.decode()
+        self._kind = d.kind.decode()
+        self._devname = d.device.decode()
+        self._dl_device = (d.dl_device[0], d.dl_device[1])
+        # DLPack's stream=None: CUDA's legacy default stream (1) waits;
+        # for host memory the host does (0).
+        self._dl_default = 1 if self._kind == "cuda" else 0
+        self._ai = self._cai = None  # the interfaces, built on first use
 
     def __del__(self):
         h, self._h = getattr(self, "_h", 0), 0
         if h and _lib is not None:
             _check(_lib.cuarray_release(h))
 
+    def free(self):
+        """Frees the array's memory now, once the async work on it is done
+        (a view, or an array another consumer still holds through DLPack,
+        only lets go of it). Every later export of it, or of a view of it,
+        raises. Freeing twice is harmless."""
+        h, self._h, self._tok = self._h, 0, -1
+        if h:
+            _check(_lib.cuarray_release(h))
+
     # --- description ---
-    shape = property(lambda self: tuple(self._info["shape"]))
-    strides = property(lambda self: tuple(self._info["strides"]))
-    dtype = property(lambda self: self._info["dtype"])
-    typestr = property(lambda self: self._info["typestr"])
-    itemsize = property(lambda self: self._info["itemsize"])
-    ndim = property(lambda self: len(self._info["shape"]))
-    ptr = property(lambda self: self._info["ptr"])
-    readonly = property(lambda self: self._info["readonly"])
-    device = property(lambda self: self._info["device"])
+    shape = property(lambda self: self._shape)
+    strides = property(lambda self: self._strides)
+    dtype = property(lambda self: self._dtype)
+    typestr = property(lambda self: self._typestr)
+    itemsize = property(lambda self: self._itemsize)
+    ndim = property(lambda self: len(self._shape))
+    ptr = property(lambda self: self._ptr)
+    readonly = property(lambda self: bool(self._flags & _READONLY))
+    device = property(lambda self: self._devname)
 
     @property
     def size(self):
@@ -267,8 +391,18 @@ class Array:
         _check(_lib.cuarray_from_host(self._h, buf, self.nbytes))
 
     def copy_(self, src):
-        """Copies src (a cuarray Array of the same shape) into this array on the device."""
+        """Copies src (a cuarray Array of the same shape) into this array on
+        the device, and returns when the copy is complete."""
         _check(_lib.cuarray_copy(self._h, src._h))
+
+    def copy_async(self, src, stream):
+        """Queues a copy of src (a cuarray Array of the same shape) into this
+        array on stream (a Stream, or the handle of a stream of the device:
+        CuPy's stream.ptr, PyTorch's cuda_stream, 1 or 2 for CUDA's default
+        streams) and returns at once. The stream first waits for the async
+        work already queued on either array; exports and synchronous calls
+        of either wait for the copy as the stream rules say."""
+        _check(_lib.cuarray_copy_async(self._h, src._h, _stream_ptr(stream)))
 
     def ipc_export(self):
         """A JSON descriptor (IPC handle, offset, layout) that another process
@@ -276,37 +410,107 @@ class Array:
         return _string(_lib.cuarray_ipc_export, self._h)
 
     # --- interchange: no copy ---
+    def _build_interfaces(self):
+        """The interface dicts, built once from the description."""
+        strides = None if self._flags & _C_CONTIG else self._strides
+        ai = {"shape": self._shape, "typestr": self._typestr, "data": (self._ptr, bool(self._flags & _READONLY)),
+              "version": 3, "strides": strides, "descr": [("", self._typestr)]}
+        cai = dict(ai)
+        cai["stream"] = None
+        self._ai, self._cai = ai, cai
+
+    def _checked(self, host):
+        """The token after the library checked the array is alive and readied
+        it for an export: with async work pending, the host waits for it
+        (host) or the stream CAI names is returned (not host)."""
+        tok = _token.value  # read before the check: a free after it changes the token
+        if not self._h:
+            raise CuarrayError("the array was freed")
+        stream = None
+        if not tok & 1:
+            _check(_lib.cuarray_alive(self._h))
+        elif host:
+            _check(_lib.cuarray_export_wait(self._h, 0))
+        else:
+            out = ctypes.c_size_t()
+            _check(_lib.cuarray_export_stream(self._h, ctypes.byref(out)))
+            stream = out.value or None
+        if self._ai is None:
+            self._build_interfaces()
+        if not tok & 1:
+            self._tok = tok
+        return stream
+
     @property
     def __array_interface__(self):
-        if not self._info["host_accessible"]:
+        if not self._flags & _HOST_ACCESSIBLE:
             raise AttributeError("__array_interface__: %s memory is not host memory (use __cuda_array_interface__)" % self.device)
-        return _interface(json.loads(_string(_lib.cuarray_interface, self._h, 0, 1)))
+        if _token.value == self._tok:  # nothing freed, nothing pending since the last check
+            return self._ai.copy()
+        self._checked(True)
+        return self._ai.copy()
 
     @property
     def __cuda_array_interface__(self):
-        if self._info["kind"] != "cuda":
+        if self._kind != "cuda":
             raise AttributeError("__cuda_array_interface__: %s memory is not CUDA device memory (use __array_interface__)" % self.device)
-        return _interface(json.loads(_string(_lib.cuarray_interface, self._h, 0, 0)))
+        if _token.value == self._tok:
+            return self._cai.copy()
+        return self._cuda_interface()
+
+    def _cuda_interface(self):
+        """__cuda_array_interface__ through the library, which checks the
+        array and names the stream of the async work pending on it (the tests
+        call it on sim, whose memory has no CUDA interface)."""
+        stream = self._checked(False)
+        d = self._cai.copy()
+        d["stream"] = stream
+        return d
 
     def __dlpack_device__(self):
-        t, i = self._info["dl_device"]
-        return (t, i)
+        return self._dl_device
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule of the array: versioned when the consumer asks for
         max_version >= (1, 0), else the legacy "dltensor" one. The memory
-        stays alive until the consumer calls the tensor's deleter."""
-        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
-            raise BufferError("__dlpack__: the array is on %s, not DLPack device %s" % (self.__dlpack_device__(), dl_device))
-        # The library synchronizes the device before every export, so there
-        # is no pending producer work for the consumer's stream to wait on.
-        versioned = max_version is not None and tuple(max_version)[0] >= 1
+        stays alive until the consumer calls the tensor's deleter. stream is
+        the consumer's: it waits on the device for the async work pending on
+        the array (-1: no synchronization; None: CUDA's legacy default
+        stream, or the host for host memory; sim streams stand in for CUDA's)."""
+        if dl_device is not None and tuple(dl_device) != self._dl_device:
+            raise BufferError("__dlpack__: the array is on %s, not DLPack device %s" % (self._dl_device, dl_device))
+        consumer = self._dl_default if stream is None else self._dl_stream(stream)
+        versioned = max_version is not None and max_version[0] >= 1
         p = ctypes.c_void_p()
-        try:
-            _check(_lib.cuarray_to_dlpack(self._h, int(versioned), int(bool(copy)), ctypes.byref(p)))
-        except CuarrayError as e:
-            raise BufferError(str(e)) from None
+        err = _lib.cuarray_export_dlpack(self._h, versioned, bool(copy), consumer, ctypes.byref(p))
+        if err:
+            try:
+                _check(err)
+            except CuarrayError as e:
+                raise BufferError(str(e)) from None
         return _api.PyCapsule_New(p.value, _CAPSULE_VERSIONED if versioned else _CAPSULE, _capsule_destructor)
+
+    def _dl_stream(self, stream):
+        """The consumer argument of the library for DLPack's stream."""
+        if isinstance(stream, Stream):
+            stream = stream.ptr
+        if isinstance(stream, bool) or not isinstance(stream, int):
+            raise TypeError("__dlpack__: stream must be an integer or None, not %r" % (stream,))
+        if stream == -1:
+            return -1
+        if stream < 1:
+            raise BufferError("__dlpack__: stream %d: want None, -1 or a stream handle (0 is ambiguous)" % stream)
+        if self._device is None:
+            raise BufferError("__dlpack__: host memory without a device has no streams: stream must be None")
+        return stream
+
+
+def _stream_ptr(stream):
+    if isinstance(stream, Stream):
+        return stream.ptr
+    if isinstance(stream, bool) or not isinstance(stream, int) or stream <= 0:
+        raise TypeError("stream must be a cuarray Stream or a positive stream handle, not %r" % (stream,))
+    return stream
 
 
 def _interface(d):
