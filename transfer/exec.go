@@ -98,7 +98,11 @@ func (x *exec) kernel(dst, src *devarray.DevArray, dir accounting.Direction, pat
 	if err != nil {
 		return err
 	}
-	x.dev.Ledger().RecordCopy(dir, path, src.NBytes(), time.Since(start))
+	took := time.Since(start) // a synchronous kernel has completed
+	if x.s != nil {
+		took = 0 // queued, not done: async work is timed with events, as the backends' async copies are
+	}
+	x.dev.Ledger().RecordCopy(dir, path, src.NBytes(), took)
 	return nil
 }
 
