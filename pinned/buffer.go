@@ -24,6 +24,14 @@ const (
 // registered (Register) or taken from a Pool. Its memory is not Go heap
 // memory (unless registered from it) and stays put until Free. A Buffer is
 // safe for concurrent use; the bytes in it are the caller's to order.
+//
+// The device's Close frees the memory of every buffer still allocated on
+// it. From then on the buffer counts as freed: Bytes and the typed slices
+// return nil, HostPtr 0, and every method that returns an error returns
+// one wrapping ErrClosed (Free too, every time: the memory went with the
+// device, not with Free). A slice taken from Bytes before the Close must
+// not be used after it, as after Free. The methods of a nil or zero
+// Buffer return ErrInvalid, nil slices and zero values; they never panic.
 type Buffer struct {
 	dev        driver.Device
 	mem        *driver.HostMem
@@ -33,7 +41,7 @@ type Buffer struct {
 	pool       *Pool
 
 	mu      sync.Mutex
-	freed   bool
+	dead    error // nil while usable; ErrFreed after Free, errDeviceClosed once the device was closed
 	pending []Pending
 }
 
@@ -43,6 +51,9 @@ type Buffer struct {
 func Alloc(dev driver.Device, n int64, flags Flags) (*Buffer, error) {
 	if dev == nil {
 		return nil, fmt.Errorf("pinned: alloc: no device: %w", driver.ErrInvalidValue)
+	}
+	if n <= 0 {
+		return nil, fmt.Errorf("pinned: alloc %d bytes: want a positive size: %w", n, driver.ErrInvalidValue)
 	}
 	if flags&^(Portable|Mapped|WriteCombined) != 0 {
 		return nil, fmt.Errorf("pinned: alloc: flags %v: want Portable, Mapped and WriteCombined only: %w", flags, driver.ErrInvalidValue)
@@ -57,30 +68,61 @@ func Alloc(dev driver.Device, n int64, flags Flags) (*Buffer, error) {
 	return &Buffer{dev: dev, mem: mem, n: n}, nil
 }
 
-// Len returns the buffer's size in bytes.
-func (b *Buffer) Len() int64 { return b.n }
+// Len returns the buffer's size in bytes (0 for a nil or zero Buffer).
+func (b *Buffer) Len() int64 {
+	if b.valid() != nil {
+		return 0
+	}
+	return b.n
+}
 
 // Flags returns the flags the buffer was allocated or registered with.
-func (b *Buffer) Flags() Flags { return b.mem.Flags }
+func (b *Buffer) Flags() Flags {
+	if b.valid() != nil {
+		return 0
+	}
+	return b.mem.Flags
+}
 
-// Device returns the device the buffer belongs to.
-func (b *Buffer) Device() driver.Device { return b.dev }
+// Device returns the device the buffer belongs to (nil for a nil Buffer).
+func (b *Buffer) Device() driver.Device {
+	if b == nil {
+		return nil
+	}
+	return b.dev
+}
 
 // Registered reports whether the buffer is memory the program had, page-locked by Register.
-func (b *Buffer) Registered() bool { return b.registered }
+func (b *Buffer) Registered() bool { return b != nil && b.registered }
 
-// Bytes returns the buffer's memory, nil once it was freed.
-func (b *Buffer) Bytes() []byte {
+// Err returns nil while the buffer's memory may be used: ErrFreed once it
+// was freed, an error wrapping ErrClosed once its device was closed,
+// ErrInvalid for a nil or zero Buffer.
+func (b *Buffer) Err() error {
+	if err := b.valid(); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.freed {
+	return b.aliveLocked()
+}
+
+// Bytes returns the buffer's memory; nil once it was freed or its device
+// was closed, and for a nil or zero Buffer.
+func (b *Buffer) Bytes() []byte {
+	if b.valid() != nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.aliveLocked() != nil {
 		return nil
 	}
 	return b.mem.Bytes[:b.n:b.n]
 }
 
 // Slice returns the buffer's memory as a slice of T, as many whole
-// elements as fit; nil once the buffer was freed.
+// elements as fit; nil once the buffer was freed or its device closed.
 func Slice[T devarray.Element](b *Buffer) []T {
 	bs := b.Bytes()
 	var zero T
@@ -110,24 +152,36 @@ func (b *Buffer) Uint16() []uint16 { return Slice[uint16](b) }
 func (b *Buffer) Complex64() []complex64 { return Slice[complex64](b) }
 
 // Mapped reports whether the device can reach the buffer in place.
-func (b *Buffer) Mapped() bool { return b.mem.Flags&Mapped != 0 }
+func (b *Buffer) Mapped() bool { return b.Flags()&Mapped != 0 }
 
 // DevPtr returns the device address of a mapped buffer
 // (cuMemHostGetDevicePointer). A buffer that is not mapped returns ErrUnmapped.
 func (b *Buffer) DevPtr() (devarray.Ptr, error) {
+	if err := b.valid(); err != nil {
+		return 0, fmt.Errorf("pinned: device pointer: %w", err)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	switch {
-	case b.freed:
-		return 0, ErrFreed
-	case b.mem.DevPtr == 0:
+	if err := b.aliveLocked(); err != nil {
+		return 0, fmt.Errorf("pinned: device pointer: %w", err)
+	}
+	if b.mem.DevPtr == 0 {
 		return 0, fmt.Errorf("pinned: device pointer of %v memory: %w", b.mem.Flags, ErrUnmapped)
 	}
 	return b.mem.DevPtr, nil
 }
 
-// HostPtr returns the address of the buffer's first byte.
+// HostPtr returns the address of the buffer's first byte; 0 once it was
+// freed or its device was closed, and for a nil or zero Buffer.
 func (b *Buffer) HostPtr() devarray.Ptr {
+	if b.valid() != nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.aliveLocked() != nil {
+		return 0
+	}
 	return devarray.Ptr(uintptr(unsafe.Pointer(unsafe.SliceData(b.mem.Bytes))))
 }
 
@@ -137,6 +191,9 @@ func (b *Buffer) HostPtr() devarray.Ptr {
 // moves no data and must not outlive the buffer. The shape defaults to as
 // many elements as fit; otherwise it must fit in the buffer.
 func (b *Buffer) Array(dtype devarray.DType, shape ...int) (*devarray.DevArray, error) {
+	if err := b.Err(); err != nil {
+		return nil, fmt.Errorf("pinned: array: %w", err)
+	}
 	return b.view("array", b.HostPtr(), devarray.DeviceID{Kind: devarray.CUDAHost, Ordinal: b.dev.DeviceID().Ordinal}, nil, dtype, shape)
 }
 
@@ -162,6 +219,9 @@ func (b *Buffer) view(op string, p devarray.Ptr, id devarray.DeviceID, backend d
 	if len(shape) == 0 {
 		shape = []int{int(b.n / dtype.Size())}
 	}
+	if p == 0 {
+		return nil, fmt.Errorf("pinned: %s: %w", op, ErrFreed) // freed meanwhile
+	}
 	a, err := devarray.Wrap(backend, devarray.Descriptor{Ptr: p, Shape: shape, DType: dtype, Device: id}, devarray.WithBounds(p, b.n))
 	if err != nil {
 		return nil, fmt.Errorf("pinned: %s: %w", op, err)
@@ -172,14 +232,47 @@ func (b *Buffer) view(op string, p devarray.Ptr, id devarray.DeviceID, backend d
 func (b *Buffer) alive() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.freed {
-		return ErrFreed
+	return b.aliveLocked()
+}
+
+// valid returns ErrInvalid for a nil Buffer or one not made by this package.
+func (b *Buffer) valid() error {
+	if b == nil || b.dev == nil || b.mem == nil {
+		return ErrInvalid
 	}
 	return nil
 }
 
+// aliveLocked returns nil while the buffer's memory may be used: its error
+// once it was freed, and errDeviceClosed once its device was closed,
+// which it then lets go of. The caller holds b.mu.
+func (b *Buffer) aliveLocked() error {
+	if b.dead == nil && deviceClosed(b.dev) {
+		b.deviceClosedLocked()
+	}
+	return b.dead
+}
+
+// deviceClosedLocked marks the buffer as one whose device was closed: its
+// memory is gone (the device's Close freed it), so nothing is freed here;
+// registered Go memory is unpinned, a pool's buffer leaves the pool.
+func (b *Buffer) deviceClosedLocked() {
+	b.dead = errDeviceClosed
+	b.pending = nil
+	if b.registered {
+		b.pinner.Unpin()
+		registry.Delete(b)
+	}
+	if b.pool != nil {
+		b.pool.put(b.mem, b.n, nil)
+	}
+}
+
 // String describes the buffer: "pinned 64.0 MiB mapped on sim:0".
 func (b *Buffer) String() string {
+	if b.valid() != nil {
+		return "pinned <nil>"
+	}
 	how := "pinned"
 	if b.registered {
 		how = "registered"

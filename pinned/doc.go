@@ -26,6 +26,14 @@
 // that waste at most an eighth of a request, and reuses a buffer only once
 // the last async copy that used it has finished.
 //
+// Closing the device frees the page-locked memory still allocated on it.
+// Buffers and pools of a closed device never touch that memory again:
+// Bytes and the typed slices return nil, and every method that returns an
+// error returns one wrapping ErrClosed (driver.ErrClosed). Slices taken
+// before the Close must not be used after it, as after Free. Nil and zero
+// Buffers and Pools return ErrInvalid; nothing in the package panics on
+// them.
+//
 // Every byte is counted in the device's ledger: allocations under the
 // kinds pinned, mapped, write-combined or registered, and what a pool holds
 // without handing it out as cached.

@@ -2,6 +2,7 @@ package pinned
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/cuarray/cuarray/device/driver"
 )
@@ -20,4 +21,13 @@ var (
 	// ErrNotMapped means the context cannot map host memory at all (no
 	// CU_CTX_MAP_HOST); it is driver.ErrNotMapped.
 	ErrNotMapped = driver.ErrNotMapped
+	// ErrClosed means the buffer's or the pool's device was closed, which
+	// freed (unmapped, or unregistered) its memory; it is driver.ErrClosed.
+	ErrClosed = driver.ErrClosed
+	// ErrInvalid means a nil or zero Buffer or Pool, one not made by this
+	// package's functions; it wraps driver.ErrInvalidValue.
+	ErrInvalid = fmt.Errorf("pinned: nil or zero Buffer or Pool (make them with Alloc, Register or NewPool): %w", driver.ErrInvalidValue)
 )
+
+// errDeviceClosed is the error of a buffer whose device was closed.
+var errDeviceClosed = fmt.Errorf("pinned: the buffer's device was closed, which freed its memory: %w", ErrClosed)

@@ -3,6 +3,7 @@ package pinned
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"sync"
 
@@ -22,7 +23,8 @@ const classSteps = 8
 // SizeClass returns the bytes a Pool allocates for a request of n bytes:
 // n rounded up to a whole page up to 32 KiB, and above that to a multiple
 // of an eighth of the largest power of two not above n. 20 GiB stays
-// 20 GiB; 17 GiB becomes 18 GiB.
+// 20 GiB; 17 GiB becomes 18 GiB. A size within an eighth of the largest
+// int64 has no class: SizeClass returns -1 (a Pool refuses it).
 func SizeClass(n int64) int64 {
 	if n <= minClass {
 		return minClass
@@ -30,6 +32,9 @@ func SizeClass(n int64) int64 {
 	step := int64(minClass)
 	if n > minClass*classSteps {
 		step = int64(1) << (63 - bits.LeadingZeros64(uint64(n))) / classSteps
+	}
+	if n > math.MaxInt64-(step-1) {
+		return -1
 	}
 	return (n + step - 1) / step * step
 }
@@ -41,6 +46,11 @@ func SizeClass(n int64) int64 {
 // copy's event, through Guard). The ledger counts the pool's memory under
 // its kind, with what the pool holds unused shown as cached. A Pool is
 // safe for concurrent use.
+//
+// The device's Close frees the pool's memory with the rest of the device's:
+// the pool is closed by it, and Alloc, Trim and Close return errors
+// wrapping ErrClosed from then on; it never hands out a cached block of a
+// closed device. The methods of a nil or zero Pool return ErrInvalid.
 type Pool struct {
 	dev   driver.Device
 	flags Flags
@@ -50,6 +60,7 @@ type Pool struct {
 	idle   map[int64][]idleBlock // by size class
 	st     PoolStats
 	closed bool
+	gone   bool // the device was closed while the pool was open
 }
 
 // idleBlock is cached memory and the async work that may still use it.
@@ -77,6 +88,9 @@ func NewPool(dev driver.Device, flags Flags) (*Pool, error) {
 	if dev == nil || flags&^(Portable|Mapped|WriteCombined) != 0 {
 		return nil, fmt.Errorf("pinned: new pool with flags %v: want a device and known flags: %w", flags, driver.ErrInvalidValue)
 	}
+	if deviceClosed(dev) {
+		return nil, fmt.Errorf("pinned: new pool: %w", ErrClosed)
+	}
 	if flags&Mapped != 0 && !dev.Info().CanMapHost {
 		return nil, fmt.Errorf("pinned: new pool with flag Mapped on %v (context flags %q): %w", dev.DeviceID(), dev.Info().ContextFlags, ErrNotMapped)
 	}
@@ -87,24 +101,28 @@ func NewPool(dev driver.Device, flags Flags) (*Pool, error) {
 // async copies have finished, else a new one. When the driver is out of
 // memory, the pool frees its idle cache and tries once more.
 func (p *Pool) Alloc(n int64) (*Buffer, error) {
-	if n <= 0 {
-		return nil, fmt.Errorf("pinned: pool alloc %d bytes: %w", n, driver.ErrInvalidValue)
+	if err := p.valid(); err != nil {
+		return nil, fmt.Errorf("pinned: pool alloc: %w", err)
 	}
 	class := SizeClass(n)
+	if n <= 0 || class < 0 {
+		return nil, fmt.Errorf("pinned: pool alloc %d bytes: want a positive size with a size class: %w", n, driver.ErrInvalidValue)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.deviceGone() {
+		return nil, fmt.Errorf("pinned: pool alloc: the pool's device was closed: %w", ErrClosed)
+	}
 	if p.closed {
 		return nil, fmt.Errorf("pinned: pool alloc: %w", driver.ErrClosed)
 	}
-	mem, err := p.reuse(class)
-	if err != nil {
-		return nil, fmt.Errorf("pinned: pool alloc: %w", err)
-	}
+	mem := p.reuse(class)
 	if mem != nil {
 		p.st.FromCache++
 		p.st.Cached -= class
 		p.dev.Ledger().AddCached(p.kind, -class)
 	} else {
+		var err error
 		mem, err = p.dev.HostAlloc(class, p.flags)
 		if errors.Is(err, accounting.ErrOutOfMemory) && p.st.Cached > 0 {
 			p.st.Retries++
@@ -125,21 +143,48 @@ func (p *Pool) Alloc(n int64) (*Buffer, error) {
 }
 
 // reuse takes a cached block of the class whose async work has finished.
-func (p *Pool) reuse(class int64) (*driver.HostMem, error) {
+// The errors of that work are the work's own (its Op reports them), not
+// the pool's: a block whose copy failed is as reusable as any other.
+func (p *Pool) reuse(class int64) *driver.HostMem {
 	blocks := p.idle[class]
 	for i := range blocks {
-		left, err := settle(blocks[i].pending)
-		if err != nil {
-			return nil, err
-		}
+		left, _ := settle(blocks[i].pending)
 		blocks[i].pending = left
 		if len(left) == 0 {
 			mem := blocks[i].mem
 			p.idle[class] = append(blocks[:i], blocks[i+1:]...)
-			return mem, nil
+			return mem
 		}
 	}
-	return nil, nil
+	return nil
+}
+
+// valid returns ErrInvalid for a nil Pool or one not made by NewPool.
+func (p *Pool) valid() error {
+	if p == nil || p.dev == nil || p.idle == nil {
+		return ErrInvalid
+	}
+	return nil
+}
+
+// deviceGone reports whether the pool's device was closed while the pool
+// was open. The first time, it closes the pool and drops its cache, which
+// the device's Close freed, from the ledger's cached bytes. The caller
+// holds p.mu.
+func (p *Pool) deviceGone() bool {
+	if p.gone {
+		return true
+	}
+	if p.closed || !deviceClosed(p.dev) {
+		return false
+	}
+	for class, blocks := range p.idle {
+		p.dev.Ledger().AddCached(p.kind, -class*int64(len(blocks)))
+	}
+	clear(p.idle)
+	p.st.Cached = 0
+	p.closed, p.gone = true, true
+	return true
 }
 
 // put takes back the memory of a freed buffer with the async work that may
@@ -151,6 +196,9 @@ func (p *Pool) put(mem *driver.HostMem, n int64, pending []Pending) {
 	p.st.InUse -= class
 	p.st.Requested -= n
 	p.st.Live--
+	if p.deviceGone() {
+		return // the device's Close freed it
+	}
 	if p.closed {
 		_ = p.dev.HostFree(mem) // a buffer outlived its pool's Close: give it back now
 		return
@@ -160,10 +208,14 @@ func (p *Pool) put(mem *driver.HostMem, n int64, pending []Pending) {
 	p.dev.Ledger().AddCached(p.kind, class)
 }
 
-// Stats returns the pool's figures.
+// Stats returns the pool's figures (zero for a nil or zero Pool).
 func (p *Pool) Stats() PoolStats {
+	if p.valid() != nil {
+		return PoolStats{}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.deviceGone()
 	s := p.st
 	for _, blocks := range p.idle {
 		for _, b := range blocks {
@@ -178,23 +230,26 @@ func (p *Pool) Stats() PoolStats {
 // Trim frees every cached block whose async copies have finished and
 // returns the bytes freed.
 func (p *Pool) Trim() (int64, error) {
+	if err := p.valid(); err != nil {
+		return 0, fmt.Errorf("pinned: pool trim: %w", err)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.deviceGone() {
+		return 0, fmt.Errorf("pinned: pool trim: the pool's device was closed: %w", ErrClosed)
+	}
 	return p.trim()
 }
 
-// trim frees the idle blocks that no async work uses any more. The caller
-// holds p.mu.
+// trim frees the idle blocks that no async work uses any more; the errors
+// of that work are its own, as in reuse. The caller holds p.mu.
 func (p *Pool) trim() (int64, error) {
 	var freed int64
 	var errs []error
 	for class, blocks := range p.idle {
 		keep := blocks[:0]
 		for _, b := range blocks {
-			left, err := settle(b.pending)
-			if err != nil {
-				errs = append(errs, err)
-			}
+			left, _ := settle(b.pending)
 			if b.pending = left; len(left) > 0 {
 				keep = append(keep, b)
 				continue
@@ -213,10 +268,18 @@ func (p *Pool) trim() (int64, error) {
 
 // Close waits for the async copies of the cached blocks, frees them all and
 // closes the pool. While buffers are still handed out it returns ErrInUse
-// and changes nothing: free them first.
+// and changes nothing: free them first. Close is idempotent; once the
+// device was closed first, it returns an error wrapping ErrClosed, every
+// time, and frees nothing (the device's Close did).
 func (p *Pool) Close() error {
+	if err := p.valid(); err != nil {
+		return fmt.Errorf("pinned: close pool: %w", err)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.deviceGone() {
+		return fmt.Errorf("pinned: close pool: the pool's device was closed first: %w", ErrClosed)
+	}
 	if p.closed {
 		return nil
 	}

@@ -35,6 +35,9 @@ func Register(dev driver.Device, mem []byte, flags Flags) (*Buffer, error) {
 		return nil, fmt.Errorf("pinned: register %d bytes with flags %v: want memory, and only Portable or Mapped (WriteCombined needs Alloc): %w",
 			len(mem), flags, driver.ErrInvalidValue)
 	}
+	if deviceClosed(dev) {
+		return nil, fmt.Errorf("pinned: register: %w", ErrClosed)
+	}
 	if flags&Mapped != 0 && !dev.Info().CanMapHost {
 		return nil, fmt.Errorf("pinned: register with flag Mapped on %v (context flags %q): %w", dev.DeviceID(), dev.Info().ContextFlags, ErrNotMapped)
 	}
@@ -54,6 +57,9 @@ func Register(dev driver.Device, mem []byte, flags Flags) (*Buffer, error) {
 // The memory stays the caller's. While an async copy still uses it,
 // Unregister returns ErrBusy and changes nothing.
 func (b *Buffer) Unregister() error {
+	if err := b.valid(); err != nil {
+		return fmt.Errorf("pinned: unregister: %w", err)
+	}
 	if !b.registered {
 		return fmt.Errorf("pinned: unregister %v: allocated memory is freed with Free: %w", b, driver.ErrInvalidPointer)
 	}
