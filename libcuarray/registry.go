@@ -105,9 +105,11 @@ func arrayOf(h uint64) (*entry, error) {
 }
 
 // releaseArray frees an array (a view only drops its handle) and forgets
-// the handle. Async work still pending on the memory is waited for first,
-// and the export token changes, so that no cached descriptor of the memory
-// is exported without a check.
+// the handle, without waiting: an async copy still using the memory holds
+// it (transfer.Op), so the memory goes back to the device once the copy has
+// completed and the library has seen it done (any later call that checks
+// the pending work, a stream's synchronize). The export token changes, so
+// that no cached descriptor of the memory is exported without a check.
 func releaseArray(h uint64) error {
 	e, err := arrayOf(h)
 	if err != nil {
@@ -117,9 +119,8 @@ func releaseArray(h uint64) error {
 	if e.arr.IsView() {
 		return nil
 	}
-	err = settle(e.arr)
 	defer freed()
-	return errors.Join(err, e.arr.Free())
+	return errors.Join(e.arr.Free(), pending.Reap())
 }
 
 // valueOf reads a handle without panicking on one that is not live.

@@ -5,8 +5,10 @@ Run by `go test ./python` (which builds the library), or by hand:
 """
 
 import gc
+import json
 import os
 import sys
+import threading
 import unittest
 
 import numpy as np
@@ -15,6 +17,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cuarray  # noqa: E402
 
 SPEC = os.environ.get("CUARRAY_DEVICE", "sim:0")
+# Holding a stream at a point (as a long kernel would) needs the emulated device.
+HOLD_SPEC = SPEC if SPEC.startswith("sim") else "sim:0"
 DTYPES = ["float32", "float64", "int16", "uint8", "int64", "complex64"]
 rng = np.random.default_rng()
 
@@ -241,6 +245,304 @@ class IPC(unittest.TestCase):
         self.assertEqual(got["ipc_frees"], 1, "closing is counted")
         self.assertEqual(got["device_allocs"], 0, "no device allocation in the other process")
         np.testing.assert_array_equal(model(v), -want[2:14:3, 1::2], "the other process wrote into this one's memory")
+
+
+def library_interface(a, cuda):
+    """The interface of a as the library writes it (JSON): what the Python
+    module's cached one must equal."""
+    d = cuarray._interface(json.loads(cuarray._string(cuarray._lib.cuarray_interface, a._h, 0, 0 if cuda else 1)))
+    if not cuda:
+        d.pop("stream", None)
+    return d
+
+
+class Described(unittest.TestCase):
+    """An array is described once: its interfaces come from that description,
+    equal the library's, and are handed out again without a call while
+    nothing is freed and nothing is pending; a freed array does not export."""
+
+    def test_interfaces_match_the_library(self):
+        for dtype in DTYPES:
+            base = cuarray.empty((6, 5), dtype, SPEC)
+            vs = views(base)
+            vs["read-only"] = base[1:, ::2].as_readonly()
+            for name, a in vs.items():
+                with self.subTest(dtype=dtype, view=name):
+                    self.assertEqual(a.__array_interface__, library_interface(a, False))
+                    self.assertEqual(a._cuda_interface(), library_interface(a, True))
+                    self.assertIsNone(a._cuda_interface()["stream"], "nothing pending: no stream to wait on")
+
+    def test_described_once(self):
+        a = cuarray.empty((8, 4), "float64", SPEC)
+        v = a[::2, 1:]
+        want = random(v.shape, "float64")
+        calls = []
+        lib = cuarray._lib
+        names = ["cuarray_alive", "cuarray_export_wait", "cuarray_export_stream", "cuarray_interface", "cuarray_describe", "cuarray_info"]
+        originals = {n: getattr(lib, n) for n in names}
+
+        def counting(n):
+            def f(*args):
+                calls.append(n)
+                return originals[n](*args)
+            return f
+        gc.collect()
+        gc.disable()  # a collection frees arrays, which (rightly) sends the next export through the library
+        try:
+            first = v.__array_interface__
+            for n in names:
+                setattr(lib, n, counting(n))
+            for _ in range(200):
+                ai = v.__array_interface__
+                self.assertEqual(ai, first)
+                ai["shape"] = (0,)  # the caller's to change: the next one is a fresh dict
+                n = np.asarray(v)
+            self.assertEqual(calls, [], "200 exports of a described array make no library call")
+            v.copy_from(want.tobytes())
+            np.testing.assert_array_equal(n, want, "and are the array's memory")
+        finally:
+            for n, f in originals.items():
+                setattr(lib, n, f)
+            gc.enable()
+
+    def test_freed_arrays_do_not_export(self):
+        def base_freed():
+            a = cuarray.empty((6, 5), "float32", SPEC)
+            a.__array_interface__, a._cuda_interface()  # cache them
+            a.free()
+            return a
+
+        def view_of_freed_base():
+            a = cuarray.empty((6, 5), "float32", SPEC)
+            v = a[1:, ::2]
+            v.__array_interface__, v._cuda_interface()
+            a.free()
+            return v
+
+        def view_freed():
+            a = cuarray.empty((6, 5), "float32", SPEC)
+            v = a.T
+            v.__array_interface__, v._cuda_interface()
+            v.free()
+            np.asarray(a)  # the base is still there
+            return v
+
+        def freed_twice():
+            a = base_freed()
+            a.free()
+            return a
+
+        for name, make in (("base freed", base_freed), ("view of a freed base", view_of_freed_base),
+                           ("view freed", view_freed), ("freed twice", freed_twice)):
+            with self.subTest(name):
+                a = make()
+                with self.assertRaises(cuarray.CuarrayError):
+                    a.__array_interface__
+                with self.assertRaises(cuarray.CuarrayError):
+                    a._cuda_interface()
+                with self.assertRaises(cuarray.CuarrayError):
+                    np.asarray(a)
+                for kw in ({}, {"max_version": (1, 0)}, {"stream": -1}):
+                    with self.assertRaises(BufferError):
+                        a.__dlpack__(**kw)
+
+    def test_dlpack_consumer_keeps_freed_memory(self):
+        a = cuarray.empty((16,), "float64", SPEC)
+        want = random(16, "float64")
+        a.copy_from(want.tobytes())
+        n = np.from_dlpack(a)
+        a.free()
+        with self.assertRaises(cuarray.CuarrayError):
+            a.__array_interface__
+        np.testing.assert_array_equal(n, want, "the consumer's hold keeps the memory")
+
+
+def run_held(fn, resume, wait=0.05):
+    """Runs fn in a thread while a stream is held, then resumes the stream:
+    returns whether fn was still blocked before the resume, and its result."""
+    out = {}
+
+    def body():
+        try:
+            out["value"] = fn()
+        except BaseException as e:  # re-raised in the test's thread
+            out["error"] = e
+    th = threading.Thread(target=body)
+    th.start()
+    th.join(wait)
+    blocked = th.is_alive()
+    resume()
+    th.join(30)
+    if th.is_alive():
+        raise AssertionError("the call did not return after the stream was resumed")
+    if "error" in out:
+        raise out["error"]
+    return blocked, out.get("value")
+
+
+class AsyncExports(unittest.TestCase):
+    """After async work (copy_async on a held stream, as a long kernel would
+    hold it on a GPU), exports follow the stream rules: host consumers wait
+    for the array's work and nothing else, CAI names the stream, DLPack's
+    consumer stream waits on the device."""
+
+    def setUp(self):
+        self.dev = cuarray.device(HOLD_SPEC)
+
+    def held_copy(self, shape=(12, 10), dtype="float32"):
+        """dst.copy_async(src) queued behind a hold: (src, dst, want, stream, resume)."""
+        want = random(shape, dtype)
+        src = cuarray.empty(shape, dtype, self.dev)
+        src.copy_from(want.tobytes())
+        dst = cuarray.empty(shape, dtype, self.dev)
+        dst.copy_from(np.zeros(shape, dtype).tobytes())
+        for a in (src, dst):  # described and exported before: the pending work must get past the cache
+            np.asarray(a), a._cuda_interface()
+        s = self.dev.stream()
+        resume = s._hold()
+        self.addCleanup(s.close)
+        self.addCleanup(resume)  # before close: a held stream cannot end
+        dst.copy_async(src, s)
+        return src, dst, want, s, resume
+
+    def returns_at_once(self, fn, resume, what):
+        blocked, value = run_held(fn, resume, wait=5)
+        self.assertFalse(blocked, what)
+        return value
+
+    def test_host_consumers_wait(self):
+        def copied(b):
+            x = cuarray.empty(b.shape, b.dtype, self.dev)
+            x.copy_(b)
+            return model(x)
+
+        consumers = {
+            "__array_interface__": (lambda src, dst: np.array(np.asarray(dst)), lambda w: w),
+            "a view's __array_interface__": (lambda src, dst: np.array(np.asarray(dst[2:, ::3])), lambda w: w[2:, ::3]),
+            "numpy.from_dlpack": (lambda src, dst: np.array(np.from_dlpack(dst)), lambda w: w),
+            "to_bytes": (lambda src, dst: model(dst), lambda w: w),
+            "copy_": (lambda src, dst: copied(dst), lambda w: w),
+            "dlpack copy=True": (lambda src, dst: np.array(np.from_dlpack(cuarray.from_dlpack(_Copied(dst)))), lambda w: w),
+            "the copy's source (it must not be written early)": (lambda src, dst: (np.asarray(src), model(dst))[1], lambda w: w),
+        }
+        for name, (consume, expect) in consumers.items():
+            with self.subTest(consumer=name):
+                src, dst, want, _, resume = self.held_copy()
+                blocked, got = run_held(lambda: consume(src, dst), resume)
+                self.assertTrue(blocked, "the consumer must wait for the async copy")
+                np.testing.assert_array_equal(got, expect(want), "the consumer sees the copy done")
+
+    def test_unrelated_arrays_do_not_wait(self):
+        _, _, _, _, resume = self.held_copy()
+        other = cuarray.empty((5, 7), "int16", self.dev)
+        want = random((5, 7), "int16")
+        other.copy_from(want.tobytes())
+        got = self.returns_at_once(lambda: (np.array(np.asarray(other)), np.array(np.from_dlpack(other))), resume,
+                                   "work on other memory is not waited for: no device-wide synchronization")
+        np.testing.assert_array_equal(got[0], want)
+        np.testing.assert_array_equal(got[1], want)
+
+    def test_cai_names_the_stream(self):
+        src, dst, want, s, resume = self.held_copy()
+        other = cuarray.empty((3,), "float32", self.dev)
+        got = self.returns_at_once(lambda: [x._cuda_interface()["stream"] for x in (dst, dst[1:], src, other)], lambda: None,
+                                   "CAI names the stream instead of waiting")
+        self.assertEqual(got, [s.ptr, s.ptr, s.ptr, None])
+        resume()
+        s.synchronize()
+        self.assertIsNone(dst._cuda_interface()["stream"], "done work: nothing to wait for")
+        self.assertEqual(cuarray._token.value & 1, 0, "no pending work left")
+        np.testing.assert_array_equal(model(dst), want)
+
+    def test_dlpack_consumer_stream_waits(self):
+        for way in ("handle", "Stream object"):
+            with self.subTest(way=way):
+                _, dst, want, _, resume = self.held_copy()
+                consumer = self.dev.stream()
+                self.addCleanup(consumer.close)
+                arg = consumer.ptr if way == "handle" else consumer
+                cap = self.returns_at_once(lambda: dst.__dlpack__(stream=arg, max_version=(1, 0)), lambda: None,
+                                           "__dlpack__(stream=s) makes s wait, not the caller")
+                del cap
+                blocked, _ = run_held(consumer.synchronize, resume)
+                self.assertTrue(blocked, "the consumer's stream waits for the producer's copy")
+                np.testing.assert_array_equal(model(dst), want)
+
+    def test_dlpack_no_sync(self):
+        _, dst, _, _, resume = self.held_copy()
+        consumer = self.dev.stream()
+        self.addCleanup(consumer.close)
+        self.returns_at_once(lambda: dst.__dlpack__(stream=-1), lambda: None, "stream=-1: no synchronization")
+        self.returns_at_once(consumer.synchronize, resume, "stream=-1 makes no stream wait")
+
+    def test_dlpack_stream_values(self):
+        a = cuarray.empty((4,), "float32", self.dev)
+        host = cuarray.asarray(random((4,), "float32"))
+        s = self.dev.stream()
+        self.addCleanup(s.close)
+        for stream, err in ((0, BufferError), (-2, BufferError), ("1", TypeError), (True, TypeError), (1.0, TypeError)):
+            with self.subTest(stream=stream):
+                with self.assertRaises(err):
+                    a.__dlpack__(stream=stream)
+        with self.assertRaises(BufferError):
+            host.__dlpack__(stream=s.ptr)  # host memory without a device: only None (and -1)
+        for stream in (None, -1):
+            self.assertIsNotNone(host.__dlpack__(stream=stream))
+        for stream in (None, -1, 1, 2, s.ptr, s):
+            with self.subTest(stream=stream):
+                self.assertIsNotNone(a.__dlpack__(stream=stream), "nothing pending: any stream is fine")
+
+    def test_async_copies_chain_across_streams(self):
+        src, dst, want, _, resume = self.held_copy()
+        dst2 = cuarray.empty(dst.shape, dst.dtype, self.dev)
+        s2 = self.dev.stream()
+        self.addCleanup(s2.close)
+        self.returns_at_once(lambda: dst2.copy_async(dst, s2), lambda: None, "copy_async queues, it does not wait")
+        blocked, _ = run_held(s2.synchronize, resume)
+        self.assertTrue(blocked, "the second stream waits for the first copy")
+        np.testing.assert_array_equal(model(dst2), want)
+
+    def test_free_during_async_copy(self):
+        src, dst, want, s, resume = self.held_copy()
+        current = self.dev.ledger()["memory"]["device"]["current"]
+        self.returns_at_once(dst.free, lambda: None, "free does not wait for the async copy")
+        self.returns_at_once(src.free, lambda: None, "nor does the source's")
+        self.assertEqual(self.dev.ledger()["memory"]["device"]["current"], current,
+                         "the copy holds the memory while it runs")
+        fresh = cuarray.empty(dst.shape, dst.dtype, self.dev)
+        zeros = np.zeros(dst.shape, dst.dtype)
+        fresh.copy_from(zeros.tobytes())
+        resume()
+        s.synchronize()
+        self.assertLess(self.dev.ledger()["memory"]["device"]["current"], current + fresh.nbytes,
+                        "given back once the copy is done")
+        np.testing.assert_array_equal(model(fresh), zeros, "a new allocation never receives the copy's bytes")
+
+    def test_copy_async_errors(self):
+        a = cuarray.empty((4,), "float32", self.dev)
+        b = cuarray.empty((4,), "float32", self.dev)
+        for stream in (0, -1, None, "s"):
+            with self.subTest(stream=stream), self.assertRaises(TypeError):
+                a.copy_async(b, stream)
+        with self.assertRaises(cuarray.CuarrayError):
+            a.copy_async(b, 0xdead0)  # no stream of the device
+        host = cuarray.asarray(random((4,), "float32"))
+        with self.assertRaises(cuarray.CuarrayError):
+            host.copy_async(cuarray.asarray(random((4,), "float32")), 1)
+
+
+class _Copied:
+    """A producer that passes copy=True on to a cuarray array's __dlpack__."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+    def __dlpack__(self, **kw):
+        kw["copy"] = True
+        return self.a.__dlpack__(**kw)
 
 
 class Errors(unittest.TestCase):
