@@ -226,12 +226,13 @@ class IPC(unittest.TestCase):
         v = a[2:14:3, 1::2]
         child = (
             "import sys, json, numpy as np, cuarray\n"
-            "b = cuarray.ipc_open(sys.stdin.read())\n"
+            "dev = cuarray.device(json.loads(sys.argv[1])['spec'])\n"
+            "b = cuarray.ipc_open(sys.stdin.read(), dev)\n"
             "n = np.frombuffer(b.to_bytes(), dtype=b.dtype).reshape(b.shape)\n"
             "b.copy_from((-n).tobytes())\n"
             "led = b.ledger()\n"
             "del b\n"
-            "led2 = cuarray.device(json.loads(sys.argv[1])['spec']).ledger()\n"
+            "led2 = dev.ledger()\n"
             "print(json.dumps({'sum': float(n.sum()), 'ipc_allocs': led['memory']['ipc']['allocs'],"
             " 'ipc_frees': led2['memory']['ipc']['frees'], 'device_allocs': led2['memory']['device']['allocs']}))\n"
         )
