@@ -43,6 +43,9 @@ func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (
 	if s == nil {
 		return nil, fmt.Errorf("transfer: copy async: no stream (use Copy for a synchronous copy): %w", driver.ErrInvalidValue)
 	}
+	if c == nil {
+		return nil, fmt.Errorf("transfer: copy async: nil Copier; make one with New: %w", driver.ErrInvalidValue)
+	}
 	j, err := c.prepare(dst, src, opts)
 	if err != nil {
 		return nil, err
@@ -114,6 +117,9 @@ func (op *Op) fail(err error) error {
 
 // Done reports whether the copy has completed, without waiting.
 func (op *Op) Done() (bool, error) {
+	if op == nil {
+		return false, fmt.Errorf("transfer: done: nil Op: %w", driver.ErrInvalidValue)
+	}
 	op.mu.Lock()
 	if op.finished {
 		op.mu.Unlock()
@@ -141,6 +147,9 @@ func (op *Op) Done() (bool, error) {
 // Wait waits until the copy has completed and returns its error, or the
 // first error of the work queued on its stream up to it.
 func (op *Op) Wait() error {
+	if op == nil {
+		return fmt.Errorf("transfer: wait: nil Op: %w", driver.ErrInvalidValue)
+	}
 	op.mu.Lock()
 	if op.finished {
 		op.mu.Unlock()

@@ -42,11 +42,20 @@ func New(dev driver.Device, opts ...Option) (*Copier, error) {
 		// let the second copy of each byte read from cache.
 		base.ChunkBytes = SimChunkBytes
 	}
-	return &Copier{dev: dev, opt: apply(base, opts), ops: make(map[*Op]struct{}), staged: make(map[driver.Stream]*Op)}, nil
+	opt, err := apply(base, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Copier{dev: dev, opt: opt, ops: make(map[*Op]struct{}), staged: make(map[driver.Stream]*Op)}, nil
 }
 
 // Device returns the copier's device.
-func (c *Copier) Device() driver.Device { return c.dev }
+func (c *Copier) Device() driver.Device {
+	if c == nil {
+		return nil
+	}
+	return c.dev
+}
 
 // Copy copies src's elements into dst's and returns when they are there.
 // The sides must have the same dtype and shape; each may have any strides.
@@ -72,6 +81,9 @@ func (c *Copier) Plan(dst, src Endpoint, opts ...Option) (Choice, error) {
 // Close waits for the copier's async copies, then frees its staging ring
 // and kernels. Later copies return ErrClosed.
 func (c *Copier) Close() error {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -128,6 +140,9 @@ type job struct {
 
 // prepare checks the endpoints and picks the path.
 func (c *Copier) prepare(dst, src Endpoint, opts []Option) (*job, error) {
+	if c == nil {
+		return nil, fmt.Errorf("transfer: nil Copier; make one with New: %w", driver.ErrInvalidValue)
+	}
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
@@ -172,7 +187,11 @@ func (c *Copier) prepare(dst, src Endpoint, opts []Option) (*job, error) {
 	if dst.side == OnDevice && src.side == OnDevice && src.arr.Device() != own {
 		return nil, fmt.Errorf("transfer: source on %v, copier on %v (a copier moves from its own device): %w", src.arr.Device(), own, devarray.ErrDevice)
 	}
-	j := &job{c: c, dst: dst, src: src, n: src.nbytes(), opt: apply(c.opt, opts)}
+	opt, err := apply(c.opt, opts)
+	if err != nil {
+		return nil, err
+	}
+	j := &job{c: c, dst: dst, src: src, n: src.nbytes(), opt: opt}
 	if j.opt.Path == PathAuto {
 		j.choice = choose(dst, src, j.n, c.dev.Info().Backend, j.opt)
 	} else {

@@ -1,6 +1,14 @@
 package transfer
 
-// Options tune a Copier; the zero value of each field means its default.
+import (
+	"fmt"
+
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// Options tune a Copier; the zero value of each field means its default,
+// and a negative value is an error (driver.ErrInvalidValue) from New or
+// the copy it is given to.
 type Options struct {
 	// Path forces a path; PathAuto (the default) lets the planner choose.
 	Path Path
@@ -15,6 +23,8 @@ type Options struct {
 	// StagedMin is the smallest pageable copy the planner stages on a GPU
 	// (default 1 MiB); below it the driver's own copy is quicker to start.
 	StagedMin int64
+
+	bad error // the first invalid value an Option was given
 }
 
 // The defaults.
@@ -34,9 +44,15 @@ type Option func(*Options)
 func Via(p Path) Option { return func(o *Options) { o.Path = p } }
 
 // WithRing sets the staging ring: chunks of chunkBytes each, their DMA
-// spread over streams streams. Zero keeps a default.
+// spread over streams streams. Zero keeps a default; a negative value is
+// an error.
 func WithRing(chunkBytes int64, chunks, streams int) Option {
 	return func(o *Options) {
+		if chunkBytes < 0 || chunks < 0 || streams < 0 {
+			o.invalid(fmt.Errorf("transfer: ring of %d chunks of %d bytes on %d streams: want no negative value: %w",
+				chunks, chunkBytes, streams, driver.ErrInvalidValue))
+			return
+		}
 		if chunkBytes > 0 {
 			o.ChunkBytes = chunkBytes
 		}
@@ -50,7 +66,25 @@ func WithRing(chunkBytes int64, chunks, streams int) Option {
 }
 
 // WithOptions replaces the options wholesale (zero fields take defaults).
-func WithOptions(opts Options) Option { return func(o *Options) { *o = opts } }
+func WithOptions(opts Options) Option {
+	return func(o *Options) {
+		bad := o.bad
+		*o = opts
+		if o.bad == nil {
+			o.bad = bad
+		}
+		if opts.ChunkBytes < 0 || opts.Chunks < 0 || opts.Streams < 0 || opts.StagedMin < 0 {
+			o.invalid(fmt.Errorf("transfer: options %+v: want no negative value: %w", opts, driver.ErrInvalidValue))
+		}
+	}
+}
+
+// invalid keeps the first invalid value's error.
+func (o *Options) invalid(err error) {
+	if o.bad == nil {
+		o.bad = err
+	}
+}
 
 func (o Options) withDefaults() Options {
 	if o.ChunkBytes <= 0 {
@@ -69,9 +103,16 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-func apply(base Options, opts []Option) Options {
+// apply returns base changed by opts, with defaults filled in, or the
+// error of the first invalid value.
+func apply(base Options, opts []Option) (Options, error) {
 	for _, f := range opts {
-		f(&base)
+		if f != nil {
+			f(&base)
+		}
 	}
-	return base.withDefaults()
+	if base.bad != nil {
+		return Options{}, base.bad
+	}
+	return base.withDefaults(), nil
 }
