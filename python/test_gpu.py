@@ -6,10 +6,12 @@ the library loaded (run by .gpu/run.sh on the GPU machine):
 Each class skips, saying why, where CuPy, PyTorch or a GPU is missing.
 """
 
+import ctypes
 import json
 import os
 import subprocess
 import sys
+import threading
 import unittest
 
 import numpy as np
@@ -142,6 +144,145 @@ class PyTorch(unittest.TestCase):
         self.assertAlmostEqual(got["sum"], float(want.astype(np.float64).sum()), places=2)
         self.assertEqual(got["ipc_allocs"], 1)
         np.testing.assert_array_equal(model(a), -want, "the PyTorch process wrote into this process's memory")
+
+
+class AsyncExports(unittest.TestCase):
+    """An export after copy_async is correct in CuPy and PyTorch: CAI names
+    the stream (CuPy waits on it), DLPack makes the consumer's stream wait;
+    with nothing pending CAI names none."""
+
+    @classmethod
+    def setUpClass(cls):
+        if cupy is None and (torch is None or not torch.cuda.is_available()):
+            raise unittest.SkipTest("neither CuPy nor PyTorch with CUDA is installed")
+        gpu_or_skip()
+
+    def pending_copy(self, stream=None):
+        n = 16 << 20  # 64 MiB: the copy is likely still running when the export comes
+        want = random((n,), "float32")
+        src = cuarray.empty((n,), "float32", SPEC)
+        src.copy_from(want.tobytes())
+        dst = cuarray.empty((n,), "float32", SPEC)
+        s = stream or cuarray.device(SPEC).stream()
+        dst.copy_async(src, s)
+        return src, dst, want, s
+
+    def test_nothing_pending(self):
+        a = cuarray.empty((8, 6), "float32", SPEC)
+        self.assertIsNone(a.__cuda_array_interface__["stream"])
+
+    def test_cai_stream(self):
+        if cupy is None:
+            self.skipTest("CuPy is not installed")
+        src, dst, want, s = self.pending_copy()
+        stream = dst.__cuda_array_interface__["stream"]
+        self.assertIn(stream, (s.ptr, None), "the copy's stream, or none once it is done")
+        np.testing.assert_array_equal(cupy.asnumpy(cupy.asarray(dst)), want, "CuPy waited on the stream CAI names")
+        s.synchronize()
+        self.assertIsNone(dst.__cuda_array_interface__["stream"])
+
+    def test_dlpack_consumer_stream(self):
+        if torch is None or not torch.cuda.is_available():
+            self.skipTest("PyTorch with CUDA is not available")
+        for name, consumer in (("legacy default", None), ("a torch stream", torch.cuda.Stream())):
+            with self.subTest(consumer=name):
+                src, dst, want, s = self.pending_copy()
+                if consumer is None:
+                    t = torch.from_dlpack(dst)
+                    got = t.cpu().numpy()
+                else:
+                    with torch.cuda.stream(consumer):
+                        t = torch.from_dlpack(dst)  # torch passes its current stream
+                        got = t.cpu().numpy()
+                np.testing.assert_array_equal(got, want, "PyTorch's stream waited for the copy")
+
+    def test_copy_on_a_torch_stream(self):
+        if torch is None or not torch.cuda.is_available():
+            self.skipTest("PyTorch with CUDA is not available")
+        ts = torch.cuda.Stream()
+        src, dst, want, _ = self.pending_copy(ts.cuda_stream)
+        self.assertIn(dst.__cuda_array_interface__["stream"], (ts.cuda_stream, None))
+        ts.synchronize()
+        np.testing.assert_array_equal(model(dst), want)
+
+
+def _libcuda():
+    cu = ctypes.CDLL("libcuda.so.1")
+    for name in ("cuInit", "cuCtxGetCurrent", "cuCtxSetCurrent", "cuDeviceGet", "cuCtxCreate_v2", "cuCtxDestroy_v2"):
+        getattr(cu, name).restype = ctypes.c_int
+    return cu
+
+
+class Context(unittest.TestCase):
+    """Every call restores the calling thread's current CUDA context, as it
+    was (none, or another library's), and so do the deleters of its DLPack
+    tensors."""
+
+    @classmethod
+    def setUpClass(cls):
+        gpu_or_skip()
+        cls.cu = _libcuda()
+        assert cls.cu.cuInit(0) == 0
+
+    def current(self):
+        c = ctypes.c_void_p()
+        self.assertEqual(self.cu.cuCtxGetCurrent(ctypes.byref(c)), 0)
+        return c.value
+
+    def calls(self):
+        a = cuarray.empty((64, 32), "float32", SPEC)
+        want = random((64, 32), "float32")
+        a.copy_from(want.tobytes())
+        b = cuarray.empty((64, 32), "float32", SPEC)
+        b.copy_(a)
+        s = cuarray.device(SPEC).stream()
+        c = cuarray.empty((64, 32), "float32", SPEC)
+        c.copy_async(b, s)
+        c.__cuda_array_interface__
+        cap = c.__dlpack__(stream=1)
+        del cap  # the deleter runs here
+        got = model(c)
+        s.close()
+        for x in (a, b, c):
+            x.free()
+        return got, want
+
+    def in_thread(self, setup, teardown):
+        out = {}
+
+        def body():
+            try:
+                ctx = setup()
+                before = self.current()
+                got, want = self.calls()
+                out["result"] = (before, self.current(), ctx, got, want)
+                teardown(ctx)
+            except BaseException as e:
+                out["error"] = e
+        th = threading.Thread(target=body)
+        th.start()
+        th.join()
+        if "error" in out:
+            raise out["error"]
+        return out["result"]
+
+    def test_no_context(self):
+        before, after, _, got, want = self.in_thread(lambda: None, lambda ctx: None)
+        self.assertIsNone(before, "a new thread has no current context")
+        self.assertIsNone(after, "the library left none current")
+        np.testing.assert_array_equal(got, want)
+
+    def test_another_context(self):
+        def create():
+            dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+            self.assertEqual(self.cu.cuDeviceGet(ctypes.byref(dev), int(SPEC.split(":")[1])), 0)
+            self.assertEqual(self.cu.cuCtxCreate_v2(ctypes.byref(ctx), 0, dev), 0)
+            return ctx.value
+
+        before, after, ctx, got, want = self.in_thread(create, lambda ctx: self.cu.cuCtxDestroy_v2(ctypes.c_void_p(ctx)))
+        self.assertEqual(before, ctx)
+        self.assertEqual(after, ctx, "the caller's own context is current again")
+        np.testing.assert_array_equal(got, want)
 
 
 if __name__ == "__main__":
