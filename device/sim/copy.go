@@ -240,7 +240,7 @@ func (d *Device) Launch(s driver.Stream, ranges []driver.Range, f func(mem [][]b
 	}
 	run := func() error { return d.access(ranges, f) }
 	if st == d.legacy && d.cfg.Latency <= 0 && st.pending.Load() == 0 {
-		return run()
+		return safely(run)
 	}
 	return st.enqueue(run)
 }

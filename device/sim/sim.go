@@ -175,7 +175,7 @@ func injected(c *atomic.Int64) bool {
 // the default stream, f runs at once on the caller's goroutine.
 func (d *Device) complete(f func() error) error {
 	if d.cfg.Latency <= 0 && d.legacy.pending.Load() == 0 {
-		return f()
+		return safely(f)
 	}
 	result := make(chan error, 1)
 	if err := d.legacy.enqueue(func() error { result <- safely(f); return nil }); err != nil {
