@@ -118,7 +118,9 @@ func OnFree(release func() error) WrapOption {
 func Wrap(b Backend, d Descriptor, opts ...WrapOption) (*DevArray, error) {
 	cfg := wrapConfig{size: -1}
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	if !d.DType.Valid() {
 		return nil, fmt.Errorf("devarray: wrap: %v: %w", d.DType, ErrDType)
@@ -157,9 +159,14 @@ func Wrap(b Backend, d Descriptor, opts ...WrapOption) (*DevArray, error) {
 // Free is idempotent. Calling it on a view returns ErrNotOwner and frees nothing.
 // While a Hold on the memory is unreleased, Free only marks the array freed
 // (its operations return ErrFreed) and the last release frees the memory.
+//
+// A nil DevArray's Free returns nil; a zero one's returns ErrNil.
 func (a *DevArray) Free() error {
 	if a == nil {
 		return nil
+	}
+	if err := a.check(); err != nil {
+		return fmt.Errorf("devarray: free: %w", err)
 	}
 	if a.view {
 		return fmt.Errorf("devarray: free: this array is a view; free the array it was made from: %w", ErrNotOwner)
@@ -194,8 +201,12 @@ func (b *buffer) releaseMemory() error {
 	return nil
 }
 
-// Err returns ErrFreed once the memory behind the array was freed, else nil.
+// Err returns ErrFreed once the memory behind the array was freed, ErrNil
+// for a nil or zero DevArray, else nil.
 func (a *DevArray) Err() error {
+	if err := a.check(); err != nil {
+		return err
+	}
 	a.buf.mu.RLock()
 	defer a.buf.mu.RUnlock()
 	if a.buf.freed {
@@ -204,65 +215,136 @@ func (a *DevArray) Err() error {
 	return nil
 }
 
+// check returns ErrNil for a nil DevArray and for a zero one, whose
+// memory is no buffer at all.
+func (a *DevArray) check() error {
+	if a == nil || a.buf == nil {
+		return ErrNil
+	}
+	return nil
+}
+
+// The accessors below return zero values for a nil or zero DevArray
+// (check), so that describing a bad array never panics.
+
 // Shape returns a copy of the array's shape.
-func (a *DevArray) Shape() []int { return append([]int(nil), a.lay.shape...) }
+func (a *DevArray) Shape() []int {
+	if a == nil {
+		return nil
+	}
+	return append([]int(nil), a.lay.shape...)
+}
 
 // Strides returns a copy of the array's strides in bytes.
-func (a *DevArray) Strides() []int64 { return append([]int64(nil), a.lay.strides...) }
+func (a *DevArray) Strides() []int64 {
+	if a == nil {
+		return nil
+	}
+	return append([]int64(nil), a.lay.strides...)
+}
 
 // NDim returns the number of dimensions.
-func (a *DevArray) NDim() int { return len(a.lay.shape) }
+func (a *DevArray) NDim() int {
+	if a == nil {
+		return 0
+	}
+	return len(a.lay.shape)
+}
 
 // Size returns the number of elements.
-func (a *DevArray) Size() int64 { return a.lay.size }
+func (a *DevArray) Size() int64 {
+	if a.check() != nil {
+		return 0
+	}
+	return a.lay.size
+}
 
 // NBytes returns the number of bytes the elements occupy when packed
 // (Size × element size); a strided view spans more, see Extent.
-func (a *DevArray) NBytes() int64 { return a.lay.size * a.dtype.Size() }
+func (a *DevArray) NBytes() int64 {
+	if a.check() != nil {
+		return 0
+	}
+	return a.lay.size * a.dtype.Size()
+}
 
 // DType returns the element type.
-func (a *DevArray) DType() DType { return a.dtype }
+func (a *DevArray) DType() DType {
+	if a == nil {
+		return Invalid
+	}
+	return a.dtype
+}
 
 // Device returns the device the memory is on.
-func (a *DevArray) Device() DeviceID { return a.buf.device }
+func (a *DevArray) Device() DeviceID {
+	if a.check() != nil {
+		return DeviceID{}
+	}
+	return a.buf.device
+}
 
 // Backend returns the backend that moves the array's data (nil for a
 // borrowed array wrapped without one).
-func (a *DevArray) Backend() Backend { return a.buf.backend }
+func (a *DevArray) Backend() Backend {
+	if a.check() != nil {
+		return nil
+	}
+	return a.buf.backend
+}
 
 // Ptr returns the address of element 0 (all indices zero). It is a number,
 // not a reference: it is valid only while the memory is not freed.
-func (a *DevArray) Ptr() Ptr { return a.buf.base + Ptr(a.offset) }
+func (a *DevArray) Ptr() Ptr {
+	if a.check() != nil {
+		return 0
+	}
+	return a.buf.base + Ptr(a.offset)
+}
 
 // ReadOnly reports whether writes through this array are refused.
-func (a *DevArray) ReadOnly() bool { return a.readonly }
+func (a *DevArray) ReadOnly() bool { return a != nil && a.readonly }
 
 // Owned reports whether the memory was allocated by this package (Empty,
 // Zeros, FromHost) rather than borrowed (Wrap).
-func (a *DevArray) Owned() bool { return a.buf.owned }
+func (a *DevArray) Owned() bool { return a.check() == nil && a.buf.owned }
 
 // IsView reports whether the array was made from another by a view operation.
-func (a *DevArray) IsView() bool { return a.view }
+func (a *DevArray) IsView() bool { return a != nil && a.view }
 
 // IsContiguous reports whether the elements are packed in row-major (C) order.
 func (a *DevArray) IsContiguous() bool {
+	if a.check() != nil {
+		return false
+	}
 	return isCContiguous(a.lay.shape, a.lay.strides, a.dtype.Size())
 }
 
 // IsFContiguous reports whether the elements are packed in column-major (Fortran) order.
 func (a *DevArray) IsFContiguous() bool {
+	if a.check() != nil {
+		return false
+	}
 	return isFContiguous(a.lay.shape, a.lay.strides, a.dtype.Size())
 }
 
 // Extent returns the lowest byte the array touches and one past the highest,
 // relative to Ptr(). Negative strides make lo negative; an empty array
 // returns 0, 0. Ptr()+lo .. Ptr()+hi must lie inside the allocation.
-func (a *DevArray) Extent() (lo, hi int64) { return a.lay.lo, a.lay.hi }
+func (a *DevArray) Extent() (lo, hi int64) {
+	if a.check() != nil {
+		return 0, 0
+	}
+	return a.lay.lo, a.lay.hi
+}
 
 // ByteOffset returns the offset in bytes, from Ptr(), of the element at idx.
 // Every index must be in range; the arithmetic cannot overflow because the
 // layout was checked when the array was made.
 func (a *DevArray) ByteOffset(idx ...int) (int64, error) {
+	if err := a.check(); err != nil {
+		return 0, fmt.Errorf("devarray: byte offset: %w", err)
+	}
 	if len(idx) != len(a.lay.shape) {
 		return 0, fmt.Errorf("devarray: %d indices for %d dimensions: %w", len(idx), len(a.lay.shape), ErrShape)
 	}
@@ -278,6 +360,9 @@ func (a *DevArray) ByteOffset(idx ...int) (int64, error) {
 
 // String describes the array without touching its memory.
 func (a *DevArray) String() string {
+	if a.check() != nil {
+		return "DevArray(nil)"
+	}
 	own := "owned"
 	switch {
 	case a.view:
@@ -294,9 +379,17 @@ func (a *DevArray) String() string {
 // of one array) are locked once, and memory is locked in a fixed order, so
 // concurrent calls cannot deadlock. Kernels and interop code that hand an
 // array's pointer to other code run that code inside Use.
+//
+// A nil f, or a nil or zero array, is ErrNil.
 func Use(f func() error, arrays ...*DevArray) error {
+	if f == nil {
+		return fmt.Errorf("devarray: use: no function: %w", ErrNil)
+	}
 	bufs := make([]*buffer, 0, len(arrays))
-	for _, a := range arrays {
+	for i, a := range arrays {
+		if err := a.check(); err != nil {
+			return fmt.Errorf("devarray: use: array %d of %d: %w", i+1, len(arrays), err)
+		}
 		if !slices.Contains(bufs, a.buf) {
 			bufs = append(bufs, a.buf)
 		}
@@ -317,8 +410,14 @@ func Use(f func() error, arrays ...*DevArray) error {
 // Uintptr returns the lowest address the array touches (Ptr when no
 // stride is negative). With MemSize it makes a DevArray a
 // gorgonia.org/tensor Memory.
-func (a *DevArray) Uintptr() uintptr { return uintptr(a.Ptr()) + uintptr(a.lay.lo) }
+func (a *DevArray) Uintptr() uintptr {
+	lo, _ := a.Extent()
+	return uintptr(a.Ptr()) + uintptr(lo)
+}
 
 // MemSize returns the number of bytes from Uintptr to one past the highest
 // byte the array touches.
-func (a *DevArray) MemSize() uintptr { return uintptr(a.lay.hi - a.lay.lo) }
+func (a *DevArray) MemSize() uintptr {
+	lo, hi := a.Extent()
+	return uintptr(hi - lo)
+}

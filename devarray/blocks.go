@@ -1,5 +1,7 @@
 package devarray
 
+import "fmt"
+
 // Block is one pitched 2-D piece of an array's elements: Height rows of
 // Width bytes, row i starting Offset + i*Pitch bytes from element 0. Its
 // bytes are Width*Height bytes of the packed C-order stream of elements,
@@ -17,7 +19,22 @@ type Block struct {
 // into a block when its stride is a valid pitch (at least the row width);
 // every remaining outer index is one more block. A layout with no elements
 // has no blocks.
+//
+// The layout is checked first, as an array's is (nil strides mean
+// C-contiguous): mismatched lengths, negative lengths or a size that is
+// not positive are ErrShape, sizes past int64 ErrOverflow, a nil f ErrNil.
 func Blocks(shape []int, strides []int64, itemsize int64, f func(Block) error) error {
+	if f == nil {
+		return fmt.Errorf("devarray: blocks: no function: %w", ErrNil)
+	}
+	if itemsize <= 0 {
+		return fmt.Errorf("devarray: blocks: item size %d: %w", itemsize, ErrShape)
+	}
+	lay, err := newLayout(shape, strides, itemsize)
+	if err != nil {
+		return fmt.Errorf("devarray: blocks: %w", err)
+	}
+	shape, strides = lay.shape, lay.strides
 	for _, n := range shape {
 		if n == 0 {
 			return nil

@@ -115,6 +115,9 @@ func (d DType) MarshalText() ([]byte, error) {
 
 // UnmarshalText reads a NumPy name, as ParseDType.
 func (d *DType) UnmarshalText(b []byte) error {
+	if d == nil {
+		return fmt.Errorf("devarray: unmarshal dtype into nil: %w", ErrNil)
+	}
 	v, err := ParseDType(string(b))
 	if err != nil {
 		return err

@@ -27,4 +27,8 @@ var (
 	ErrHostSize = errors.New("devarray: host buffer size mismatch")
 	// ErrBounds: a descriptor reaches outside the allocation it claims to lie in.
 	ErrBounds = errors.New("devarray: out of bounds")
+	// ErrNil: a nil *DevArray, a zero DevArray (one not made by Empty,
+	// Zeros, FromHost, FromBytes, Wrap or a view), or a nil function
+	// argument. Methods that return no error return zero values instead.
+	ErrNil = errors.New("devarray: nil or zero DevArray, or nil function")
 )

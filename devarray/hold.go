@@ -14,6 +14,9 @@ import (
 // is the one freeing the memory returned, if it was the last release.
 // Hold returns ErrFreed when the memory is already gone.
 func (a *DevArray) Hold() (release func() error, err error) {
+	if err := a.check(); err != nil {
+		return nil, fmt.Errorf("devarray: hold: %w", err)
+	}
 	b := a.buf
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -43,6 +46,9 @@ func (b *buffer) unhold() error {
 
 // Holds returns the number of Holds on a's memory not yet released.
 func (a *DevArray) Holds() int {
+	if a.check() != nil {
+		return 0
+	}
 	a.buf.mu.RLock()
 	defer a.buf.mu.RUnlock()
 	return a.buf.holds

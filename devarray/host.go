@@ -70,6 +70,9 @@ func FromBytes(b Backend, data []byte, dtype DType, shape ...int) (*DevArray, er
 // ToHost copies the array's elements to a new Go slice in C order (counted
 // as a device-to-host copy). T must match the array's DType.
 func ToHost[T Element](a *DevArray) ([]T, error) {
+	if err := a.check(); err != nil {
+		return nil, fmt.Errorf("devarray: to host: %w", err)
+	}
 	if want := DTypeOf[T](); want != a.dtype {
 		return nil, fmt.Errorf("devarray: to host: array holds %v, not %v: %w", a.dtype, want, ErrDType)
 	}
@@ -90,6 +93,9 @@ func (a *DevArray) CopyTo(dst []byte) error {
 // CopyFrom copies packed C-order bytes from src, exactly NBytes of them, into
 // the array's elements. Read-only arrays refuse it.
 func (a *DevArray) CopyFrom(src []byte) error {
+	if err := a.check(); err != nil {
+		return fmt.Errorf("devarray: copy from host: %w", err)
+	}
 	if a.readonly {
 		return fmt.Errorf("devarray: copy from host: %w", ErrReadOnly)
 	}
@@ -99,6 +105,9 @@ func (a *DevArray) CopyFrom(src []byte) error {
 // move runs a host<->device copy of the array's elements under the buffer's
 // read lock, so the memory cannot be freed while bytes move.
 func (a *DevArray) move(op string, host []byte, toDevice bool) error {
+	if err := a.check(); err != nil {
+		return fmt.Errorf("devarray: %s: %w", op, err)
+	}
 	if int64(len(host)) != a.NBytes() {
 		return fmt.Errorf("devarray: %s: host buffer has %d bytes, array %v of %v needs %d: %w",
 			op, len(host), a.lay.shape, a.dtype, a.NBytes(), ErrHostSize)

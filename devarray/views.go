@@ -20,6 +20,9 @@ func (a *DevArray) derive(op string, offset int64, shape []int, strides []int64,
 }
 
 func (a *DevArray) checkAxis(op string, axis int) error {
+	if err := a.check(); err != nil {
+		return fmt.Errorf("devarray: %s: %w", op, err)
+	}
 	if axis < 0 || axis >= len(a.lay.shape) {
 		return fmt.Errorf("devarray: %s: axis %d out of range for %d dimensions: %w", op, axis, len(a.lay.shape), ErrShape)
 	}
@@ -93,6 +96,9 @@ func (a *DevArray) Flip(axis int) (*DevArray, error) {
 // Permute returns the view with axes reordered: axis i of the result is
 // axis axes[i] of a. axes must be a permutation of 0..NDim()-1.
 func (a *DevArray) Permute(axes ...int) (*DevArray, error) {
+	if err := a.check(); err != nil {
+		return nil, fmt.Errorf("devarray: permute: %w", err)
+	}
 	nd := len(a.lay.shape)
 	if len(axes) != nd {
 		return nil, fmt.Errorf("devarray: permute: %d axes for %d dimensions: %w", len(axes), nd, ErrShape)
@@ -111,6 +117,9 @@ func (a *DevArray) Permute(axes ...int) (*DevArray, error) {
 
 // Transpose returns the view with the order of all axes reversed.
 func (a *DevArray) Transpose() (*DevArray, error) {
+	if err := a.check(); err != nil {
+		return nil, fmt.Errorf("devarray: transpose: %w", err)
+	}
 	nd := len(a.lay.shape)
 	axes := make([]int, nd)
 	for i := range axes {
@@ -122,6 +131,9 @@ func (a *DevArray) Transpose() (*DevArray, error) {
 // Squeeze returns the view without the given axes, each of which must have
 // length 1; with no axes it removes every axis of length 1.
 func (a *DevArray) Squeeze(axes ...int) (*DevArray, error) {
+	if err := a.check(); err != nil {
+		return nil, fmt.Errorf("devarray: squeeze: %w", err)
+	}
 	drop := make([]bool, len(a.lay.shape))
 	if len(axes) == 0 {
 		for i, n := range a.lay.shape {
@@ -151,6 +163,9 @@ func (a *DevArray) Squeeze(axes ...int) (*DevArray, error) {
 // ExpandDims returns the view with a new axis of length 1 inserted before
 // position axis (0 <= axis <= NDim()).
 func (a *DevArray) ExpandDims(axis int) (*DevArray, error) {
+	if err := a.check(); err != nil {
+		return nil, fmt.Errorf("devarray: expand dims: %w", err)
+	}
 	nd := len(a.lay.shape)
 	if axis < 0 || axis > nd {
 		return nil, fmt.Errorf("devarray: expand dims: axis %d out of range [0, %d]: %w", axis, nd, ErrShape)
@@ -171,6 +186,9 @@ func (a *DevArray) ExpandDims(axis int) (*DevArray, error) {
 // rules: shapes align at the last axis, and an axis of length 1 (or a missing
 // leading axis) repeats with stride 0. It is read-only because its elements alias.
 func (a *DevArray) Broadcast(shape ...int) (*DevArray, error) {
+	if err := a.check(); err != nil {
+		return nil, fmt.Errorf("devarray: broadcast: %w", err)
+	}
 	nd, od := len(shape), len(a.lay.shape)
 	if nd < od {
 		return nil, fmt.Errorf("devarray: broadcast %v to %v: fewer dimensions: %w", a.lay.shape, shape, ErrShape)
@@ -198,6 +216,9 @@ func (a *DevArray) Broadcast(shape ...int) (*DevArray, error) {
 
 // AsReadOnly returns a view of the same memory that refuses writes.
 func (a *DevArray) AsReadOnly() (*DevArray, error) {
+	if err := a.check(); err != nil {
+		return nil, fmt.Errorf("devarray: read-only view: %w", err)
+	}
 	return a.derive("read-only view", a.offset, a.lay.shape, a.lay.strides, true)
 }
 
@@ -206,6 +227,9 @@ func (a *DevArray) AsReadOnly() (*DevArray, error) {
 // strides do not allow the new shape without a copy (for example a
 // transposed array made flat), it returns an error wrapping ErrNotViewable.
 func (a *DevArray) Reshape(shape ...int) (*DevArray, error) {
+	if err := a.check(); err != nil {
+		return nil, fmt.Errorf("devarray: reshape: %w", err)
+	}
 	shape, err := a.inferShape(shape)
 	if err != nil {
 		return nil, err
