@@ -228,10 +228,16 @@ func TestHostileInputs(t *testing.T) {
 		hostile{"Use nil function", func() error { return devarray.Use(nil, live) }, devarray.ErrNil},
 		hostile{"Use no arrays", func() error { return devarray.Use(func() error { return nil }) }, nil},
 		hostile{"Blocks nil function", func() error { return devarray.Blocks([]int{2}, []int64{4}, 4, nil) }, devarray.ErrNil},
-		hostile{"Blocks strides length", func() error { return devarray.Blocks([]int{2, 2}, []int64{4}, 4, func(devarray.Block) error { return nil }) }, devarray.ErrShape},
+		hostile{"Blocks strides length", func() error {
+			return devarray.Blocks([]int{2, 2}, []int64{4}, 4, func(devarray.Block) error { return nil })
+		}, devarray.ErrShape},
 		hostile{"Blocks nil strides", func() error { return devarray.Blocks([]int{2, 2}, nil, 4, func(devarray.Block) error { return nil }) }, nil},
-		hostile{"Blocks negative", func() error { return devarray.Blocks([]int{-2}, []int64{4}, 4, func(devarray.Block) error { return nil }) }, devarray.ErrShape},
-		hostile{"Blocks item size 0", func() error { return devarray.Blocks([]int{2}, []int64{4}, 0, func(devarray.Block) error { return nil }) }, devarray.ErrShape},
+		hostile{"Blocks negative", func() error {
+			return devarray.Blocks([]int{-2}, []int64{4}, 4, func(devarray.Block) error { return nil })
+		}, devarray.ErrShape},
+		hostile{"Blocks item size 0", func() error {
+			return devarray.Blocks([]int{2}, []int64{4}, 0, func(devarray.Block) error { return nil })
+		}, devarray.ErrShape},
 		hostile{"Blocks overflow", func() error {
 			return devarray.Blocks([]int{big, big}, []int64{4, 4}, 4, func(devarray.Block) error { return nil })
 		}, devarray.ErrOverflow},
