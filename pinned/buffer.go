@@ -31,7 +31,7 @@ const (
 // one wrapping ErrClosed (Free too, every time: the memory went with the
 // device, not with Free). A slice taken from Bytes before the Close must
 // not be used after it, as after Free. The methods of a nil or zero
-// Buffer return ErrInvalid, nil slices and zero values; they never panic.
+// Buffer return ErrNil, nil slices and zero values; they never panic.
 type Buffer struct {
 	dev        driver.Device
 	mem        *driver.HostMem
@@ -97,7 +97,7 @@ func (b *Buffer) Registered() bool { return b != nil && b.registered }
 
 // Err returns nil while the buffer's memory may be used: ErrFreed once it
 // was freed, an error wrapping ErrClosed once its device was closed,
-// ErrInvalid for a nil or zero Buffer.
+// ErrNil for a nil or zero Buffer.
 func (b *Buffer) Err() error {
 	if err := b.valid(); err != nil {
 		return err
@@ -235,10 +235,10 @@ func (b *Buffer) alive() error {
 	return b.aliveLocked()
 }
 
-// valid returns ErrInvalid for a nil Buffer or one not made by this package.
+// valid returns ErrNil for a nil Buffer or one not made by this package.
 func (b *Buffer) valid() error {
 	if b == nil || b.dev == nil || b.mem == nil {
-		return ErrInvalid
+		return ErrNil
 	}
 	return nil
 }

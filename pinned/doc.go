@@ -31,7 +31,7 @@
 // Bytes and the typed slices return nil, and every method that returns an
 // error returns one wrapping ErrClosed (driver.ErrClosed). Slices taken
 // before the Close must not be used after it, as after Free. Nil and zero
-// Buffers and Pools return ErrInvalid; nothing in the package panics on
+// Buffers and Pools return ErrNil; nothing in the package panics on
 // them.
 //
 // Every byte is counted in the device's ledger: allocations under the

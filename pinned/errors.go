@@ -24,9 +24,9 @@ var (
 	// ErrClosed means the buffer's or the pool's device was closed, which
 	// freed (unmapped, or unregistered) its memory; it is driver.ErrClosed.
 	ErrClosed = driver.ErrClosed
-	// ErrInvalid means a nil or zero Buffer or Pool, one not made by this
+	// ErrNil means a nil or zero Buffer or Pool, one not made by this
 	// package's functions; it wraps driver.ErrInvalidValue.
-	ErrInvalid = fmt.Errorf("pinned: nil or zero Buffer or Pool (make them with Alloc, Register or NewPool): %w", driver.ErrInvalidValue)
+	ErrNil = fmt.Errorf("pinned: nil or zero Buffer or Pool (make them with Alloc, Register or NewPool): %w", driver.ErrInvalidValue)
 )
 
 // errDeviceClosed is the error of a buffer whose device was closed.

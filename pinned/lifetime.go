@@ -90,7 +90,7 @@ func (b *Buffer) settle() (bool, error) {
 // Free is idempotent: a freed buffer returns nil. A buffer whose device
 // was closed before it was freed returns an error wrapping ErrClosed,
 // every time, and frees nothing: the device's Close did. A nil Buffer
-// returns nil, a zero one ErrInvalid.
+// returns nil, a zero one ErrNil.
 func (b *Buffer) Free() error {
 	if b == nil {
 		return nil

@@ -50,7 +50,7 @@ func SizeClass(n int64) int64 {
 // The device's Close frees the pool's memory with the rest of the device's:
 // the pool is closed by it, and Alloc, Trim and Close return errors
 // wrapping ErrClosed from then on; it never hands out a cached block of a
-// closed device. The methods of a nil or zero Pool return ErrInvalid.
+// closed device. The methods of a nil or zero Pool return ErrNil.
 type Pool struct {
 	dev   driver.Device
 	flags Flags
@@ -159,10 +159,10 @@ func (p *Pool) reuse(class int64) *driver.HostMem {
 	return nil
 }
 
-// valid returns ErrInvalid for a nil Pool or one not made by NewPool.
+// valid returns ErrNil for a nil Pool or one not made by NewPool.
 func (p *Pool) valid() error {
 	if p == nil || p.dev == nil || p.idle == nil {
-		return ErrInvalid
+		return ErrNil
 	}
 	return nil
 }
