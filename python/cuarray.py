@@ -476,7 +476,8 @@ class Array:
         stays alive until the consumer calls the tensor's deleter. stream is
         the consumer's: it waits on the device for the async work pending on
         the array (-1: no synchronization; None: CUDA's legacy default
-        stream, or the host for host memory; sim streams stand in for CUDA's)."""
+        stream, or the host for host memory; 0, which the spec disallows, the
+        legacy default stream too; sim streams stand in for CUDA's)."""
         if dl_device is not None and tuple(dl_device) != self._dl_device:
             raise BufferError("__dlpack__: the array is on %s, not DLPack device %s" % (self._dl_device, dl_device))
         consumer = self._dl_default if stream is None else self._dl_stream(stream)
@@ -498,11 +499,13 @@ class Array:
             raise TypeError("__dlpack__: stream must be an integer or None, not %r" % (stream,))
         if stream == -1:
             return -1
-        if stream < 1:
-            raise BufferError("__dlpack__: stream %d: want None, -1 or a stream handle (0 is ambiguous)" % stream)
+        if stream < 0:
+            raise BufferError("__dlpack__: stream %d: want None, -1 or a stream handle" % stream)
         if self._device is None:
             raise BufferError("__dlpack__: host memory without a device has no streams: stream must be None")
-        return stream
+        # 0 is ambiguous and the spec disallows it; older PyTorch passed it for
+        # CUDA's default stream, so it is taken as the legacy default one.
+        return stream or 1
 
 
 def _stream_ptr(stream):

@@ -468,6 +468,18 @@ class AsyncExports(unittest.TestCase):
                 blocked, _ = run_held(consumer.synchronize, resume)
                 self.assertTrue(blocked, "the consumer's stream waits for the producer's copy")
                 np.testing.assert_array_equal(model(dst), want)
+        # The legacy default stream (1; 0 from older consumers) is the one
+        # the device's synchronous calls run on: they wait behind it.
+        for stream in (1, 0):
+            with self.subTest(way="legacy default stream %d" % stream):
+                _, dst, want, _, resume = self.held_copy()
+                other = cuarray.empty((4,), "float32", self.dev)
+                cap = self.returns_at_once(lambda: dst.__dlpack__(stream=stream), lambda: None,
+                                           "the legacy default stream waits, not the caller")
+                del cap
+                blocked, _ = run_held(lambda: model(other), resume)
+                self.assertTrue(blocked, "a synchronous call on the legacy default stream waits for the producer's copy")
+                np.testing.assert_array_equal(model(dst), want)
 
     def test_dlpack_no_sync(self):
         _, dst, _, _, resume = self.held_copy()
@@ -481,7 +493,7 @@ class AsyncExports(unittest.TestCase):
         host = cuarray.asarray(random((4,), "float32"))
         s = self.dev.stream()
         self.addCleanup(s.close)
-        for stream, err in ((0, BufferError), (-2, BufferError), ("1", TypeError), (True, TypeError), (1.0, TypeError)):
+        for stream, err in ((-2, BufferError), ("1", TypeError), (True, TypeError), (1.0, TypeError)):
             with self.subTest(stream=stream):
                 with self.assertRaises(err):
                     a.__dlpack__(stream=stream)
@@ -489,7 +501,7 @@ class AsyncExports(unittest.TestCase):
             host.__dlpack__(stream=s.ptr)  # host memory without a device: only None (and -1)
         for stream in (None, -1):
             self.assertIsNotNone(host.__dlpack__(stream=stream))
-        for stream in (None, -1, 1, 2, s.ptr, s):
+        for stream in (None, -1, 0, 1, 2, s.ptr, s):
             with self.subTest(stream=stream):
                 self.assertIsNotNone(a.__dlpack__(stream=stream), "nothing pending: any stream is fine")
 

@@ -79,12 +79,20 @@ def per_call_us(fn, seconds):
     return statistics.median(runs), n
 
 
+def dlpack_capsule(x):
+    """x.__dlpack__ as a DLPack 1.x consumer calls it (older producers take no max_version)."""
+    try:
+        return x.__dlpack__(max_version=(1, 0))
+    except TypeError:
+        return x.__dlpack__()
+
+
 def rows_gpu(spec):
     """cuarray's array, the peer array (CuPy's, else PyTorch's), its name,
     why a peer is missing, and the calls to time on both."""
     a = cuarray.empty(SHAPE, DTYPE, spec)
     rows = [("__cuda_array_interface__", lambda x: x.__cuda_array_interface__),
-            ("__dlpack__", lambda x: x.__dlpack__(max_version=(1, 0)))]
+            ("__dlpack__", dlpack_capsule)]
     peer, peer_name, why = None, None, []
     have_torch = torch is not None and torch.cuda.is_available()
     if cupy is not None:
