@@ -1,34 +1,104 @@
 #!/usr/bin/env bash
 # gpu-bench.sh is copied into .gpu/bench.sh by `make gpu-bundle` (make
-# bench-gpu). On the GPU machine, from the repository root:
+# bench-gpu). On the GPU machine, from the repository root, in one device
+# call (600 s):
 #   bash .gpu/bench.sh [SIZE ANGLES SLICES]      (default 512 720 512)
-# It runs both sides of every comparison in one call, each peer right
-# after cuarray's measurement of the same work: the transfer paths
-# (cuarray bench, then PyTorch's and CuPy's copies of the same sizes) and
-# the FBP example in both modes (then PyTorch's FBP of the same sinograms),
-# and writes the figures and bench-report.md, side by side as ratios,
-# under $OUT (or .gpu/out).
+# It runs both sides of every comparison, each peer right after cuarray's
+# measurement of the same work: the transfer paths (cuarray bench, then
+# PyTorch's and CuPy's copies of the same sizes), the export costs
+# (export_cost.py: cuarray's arrays and CuPy's in one process), the FBP
+# example in both modes (then PyTorch's FBP of the same sinograms), and the
+# backend's micro-benchmarks (driver call, d2d, pool) beside PyTorch's d2d.
+# Every step has a time limit cut to what is left of CUARRAY_BENCH_BUDGET
+# seconds (default 540).
+#
+# It writes at most five files under $OUT (or .gpu/out): bench-report.md
+# (every pair side by side as ratios), bench-summary.txt (the steps and
+# their exit codes, also printed last), bench.tar.gz (every figure and
+# log), bench.svg and fbp-middle-slice.png.
+#
+# Without a GPU, rehearse it on a bundle built with `make gpu-bundle
+# CUDA_TAGS=`: the device is then sim:0 (CUARRAY_BENCH_DEVICE picks
+# another) and the peers fail where PyTorch or CuPy are missing.
 set -u
 G="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(pwd)"
 OUT="${OUT:-$G/out}"
 SIZE="${1:-512}" ANGLES="${2:-720}" SLICES="${3:-512}"
-DEV="${CUARRAY_BENCH_DEVICE:-cuda:0}"  # sim:0 rehearses the script on a machine without a GPU
-SCAN="${TMPDIR:-/tmp}/cuarray-scan"   # the saved scan is large: not under $OUT, which comes back
-mkdir -p "$OUT/logs"
+BUDGET="${CUARRAY_BENCH_BUDGET:-540}"
+START=$(date +%s)
+BUILD="$(cat "$G/build" 2> /dev/null || echo cuda)"
+if [ "$BUILD" = cuda ]; then
+	DEV="${CUARRAY_BENCH_DEVICE:-cuda:0}"
+else
+	DEV="${CUARRAY_BENCH_DEVICE:-sim:0}"
+fi
+export CUARRAY_BENCH_DEVICE="$DEV"
+export CUARRAY_LIB="$G/libcuarray.so"
+W="$(mktemp -d "${TMPDIR:-/tmp}/cuarray-bench.XXXXXX")" # figures and logs, packed into $OUT/bench.tar.gz
+SCAN="$W/scan"                                         # the saved scan is large: removed before packing
+mkdir -p "$OUT" "$W/logs"
+# shellcheck source-path=SCRIPTDIR source=gpu-unpack.sh
 . "$G/unpack.sh"
-: > "$OUT/bench-results"
-step() { # name command...: run it, log its stderr, record its exit status
-	local name=$1; shift
-	"$@" 2> "$OUT/logs/$name.err"
-	echo "$name $?" >> "$OUT/bench-results"
+: > "$W/bench-results"
+
+left() { echo $((BUDGET - ($(date +%s) - START))); }
+
+# step NAME LIMIT RESERVE OUTFILE COMMAND...: runs the command with its
+# stdout in $W/OUTFILE (- for none) and its stderr in $W/logs/NAME.err,
+# for at most LIMIT seconds, cut so that RESERVE seconds stay for what
+# comes after; records its exit status (124: timed out; skipped: no time).
+step() {
+	local name=$1 t=$2 reserve=$3 out=$4 rc start avail
+	shift 4
+	avail=$(($(left) - reserve))
+	[ "$avail" -lt "$t" ] && t=$avail
+	if [ "$t" -lt 10 ]; then
+		echo "$name skipped (no time left of ${BUDGET}s)" >> "$W/bench-results"
+		return
+	fi
+	[ "$out" = - ] && out=logs/$name.out
+	start=$(date +%s)
+	timeout -k 10 "$t" "$@" < /dev/null > "$W/$out" 2> "$W/logs/$name.err"
+	rc=$?
+	echo "$name $rc $(($(date +%s) - start))s" >> "$W/bench-results"
+	echo "$name: exit $rc"
 }
-step cuarray-bench "$G/cuarray" bench -device "$DEV" -json -svg "$OUT/bench.svg" > "$OUT/bench.json"
-step peer-torch-transfer python3 "$G/peers/torch_transfer.py" > "$OUT/peer-torch-transfer.json"
-step peer-cupy-transfer python3 "$G/peers/cupy_transfer.py" > "$OUT/peer-cupy-transfer.json"
-step fbp "$G/fbp" -device "$DEV" -mode both -size "$SIZE" -angles "$ANGLES" -slices "$SLICES" \
-	-json -png "$OUT/fbp-middle-slice.png" -save "$SCAN" > "$OUT/fbp.json"
-step peer-torch-fbp python3 "$G/peers/torch_fbp.py" "$SCAN.json" > "$OUT/peer-torch-fbp.json"
+
+step cuarray-bench 180 300 bench.json "$G/cuarray" bench -device "$DEV" -json -svg "$W/bench.svg"
+step peer-torch-transfer 90 250 peer-torch-transfer.json python3 "$G/peers/torch_transfer.py"
+step peer-cupy-transfer 90 220 peer-cupy-transfer.json python3 "$G/peers/cupy_transfer.py"
+if [ -e "$G/peers/export_cost.py" ]; then
+	step export-cost 90 200 export-cost.json python3 "$G/peers/export_cost.py" --device "$DEV" --json
+fi
+step fbp 120 120 fbp.json "$G/fbp" -device "$DEV" -mode both -size "$SIZE" -angles "$ANGLES" -slices "$SLICES" \
+	-json -png "$W/fbp-middle-slice.png" -save "$SCAN"
+step peer-torch-fbp 120 60 peer-torch-fbp.json python3 "$G/peers/torch_fbp.py" "$SCAN.json"
 rm -f "$SCAN".sino.f32 "$SCAN".phantom.f32
-python3 "$G/peers/report.py" "$OUT" > "$OUT/bench-report.md"
-echo "== steps (name exit-code)"; cat "$OUT/bench-results"
+if [ -e "$G/tests/device_cuda.test" ]; then
+	step bench-cuda 60 40 logs/bench-cuda.log bash -c "cd '$ROOT/device/cuda' && '$G/tests/device_cuda.test' -test.run '^\$' -test.bench . -test.benchtime=1s -test.count=5"
+fi
+step bench-pool 30 25 logs/bench-pool.log bash -c "cd '$ROOT/pool' && '$G/tests/pool.test' -test.run '^\$' -test.bench AllocFree -test.benchtime=20000x -test.count=5"
+step peer-torch-d2d 30 15 peer-torch-d2d.json python3 "$G/peers/torch_d2d.py"
+python3 "$G/peers/report.py" "$W" > "$W/bench-report.md" 2> "$W/logs/report.err"
+
+{
+	echo "== micro-benchmarks"
+	grep -hE '^Benchmark' "$W/logs/bench-cuda.log" "$W/logs/bench-pool.log" 2> /dev/null
+	awk '$2 ~ /^[0-9]+$/ && $2 != 0' "$W/bench-results" | while read -r name _; do
+		echo "== $name failed: the end of logs/$name.err"
+		tail -n 5 "$W/logs/$name.err" 2> /dev/null
+	done
+	echo "== steps (name exit-code seconds; logs and figures in bench.tar.gz)"
+	echo "date $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(cat "$G/commit") (build: $BUILD), device $DEV, $(($(date +%s) - START))s of ${BUDGET}s"
+	nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2> /dev/null | sed 's/^/gpu /'
+	cat "$W/bench-results"
+} > "$W/bench-summary.txt"
+cp "$W/bench-report.md" "$W/bench-summary.txt" "$OUT/"
+for f in bench.svg fbp-middle-slice.png; do
+	[ -e "$W/$f" ] && cp "$W/$f" "$OUT/"
+done
+tar -czf "$OUT/bench.tar.gz" -C "$W" .
+rm -rf "$W"
 cat "$OUT/bench-report.md"
+cat "$OUT/bench-summary.txt"
