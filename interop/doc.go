@@ -13,6 +13,13 @@
 //     borrows one and calls its deleter on Free. Element strides are
 //     converted to byte strides and back; READ_ONLY and IS_COPIED are honoured.
 //
+//   - Exports without synchronizing the device: calls not named Async
+//     return with their work complete, so an array written only by them is
+//     handed over as it is. Pending remembers async work by the memory it
+//     touches; for an array it touches, ExportStream names the stream a CAI
+//     consumer waits on, WaitOn makes a DLPack consumer's stream wait on an
+//     event, and Wait has the host wait for that work and nothing else.
+//
 //   - gorgonia.org/tensor: a DevArray is a tensor.Memory; FromDense and
 //     ToDense go between *tensor.Dense and DevArray both ways; device memory
 //     becomes a tensor with a DeviceEngine that gorgonia treats as not
@@ -28,6 +35,8 @@
 //     c, err := interop.ImportDLPack(dev, t)       // borrowed; c.Free() calls the deleter
 //     d, err := interop.ToDense(a)                 // *tensor.Dense over the same memory
 //     desc, err := interop.ExportIPC(dev, a)       // for another process: interop.OpenIPC(dev, desc)
+//     err = pending.Queued(dev, s, nil, a)          // after queueing async work on a's memory on s
+//     sid, err := pending.ExportStream(a)          // the CAI "stream": s while that work is pending, else 0
 //
 // The C library (libcuarray, `make libcuarray`) and the Python module
 // (python/cuarray.py) are built on these.

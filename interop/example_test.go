@@ -92,3 +92,41 @@ func ExampleToDense() {
 	// (3, 2) float32 host-accessible: false
 	// true sim:0
 }
+
+// Async work on an array makes its CAI export name the stream to wait on,
+// instead of synchronizing the device; once the work is done there is
+// nothing to wait for.
+func ExamplePending() {
+	dev, err := device.Open("sim:0?mem=64MiB")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer dev.Close()
+	a, err := devarray.FromHost(dev, []float32{1, 2, 3, 4}, 4)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer a.Free()
+	s, err := dev.NewStream()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+
+	var pending interop.Pending
+	before, _ := pending.ExportStream(a)
+	_ = s.MemsetAsync(a.Ptr(), 0, a.NBytes()) // async work on a's memory ...
+	_ = pending.Queued(dev, s, nil, a)        // ... remembered
+	m, _ := interop.ExportCAI(a, 0)
+	if sid, _ := pending.ExportStream(a); sid != 0 { // still pending: name its stream
+		m, _ = interop.ExportCAI(a, sid)
+	}
+	_ = s.Synchronize()
+	after, _ := pending.ExportStream(a)
+	fmt.Println(before, m["stream"] == nil || m["stream"] == uint64(s.Handle()), after, pending.Len())
+	// Output:
+	// 0 true 0 0
+}
