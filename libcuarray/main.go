@@ -11,8 +11,9 @@
 //	cuarray_device(spec, &dev)                     open "sim:0", "cuda:0" or "" (the default) once
 //	cuarray_empty(dev, "float32", ndim, shape, zero, &arr)
 //	cuarray_view(arr, op_json, &view)              slice, index, flip, permute, transpose, reshape, readonly
-//	cuarray_release(arr)                           free an array (a view drops its handle)
-//	cuarray_copy(dst, src)                         device copy through transfer
+//	cuarray_release(arr)                           free an array (a view drops its handle); an async
+//	                                               copy using it keeps the memory until it is done
+//	cuarray_copy(dst, src)                         device copy through the device's Copier
 //	cuarray_to_host(arr, p, n) / cuarray_from_host(arr, p, n)   packed C-order bytes
 //	cuarray_info(arr, &json)                       shape, strides, dtype, pointer, device, ...
 //	cuarray_describe(arr, &desc)                   the same in a cuarray_desc struct, without JSON
@@ -44,9 +45,9 @@
 // stream waits on an event (consumer: a stream handle of the array's
 // device, 1 and 2 for the default streams; -1: no synchronization; 0: the
 // host waits), and synchronous calls, IPC and host-memory interfaces wait
-// on the host. A consumer that caches an array's description (cuarray_describe) may
-// export it again without a call while cuarray_export_token is unchanged
-// and even. Each call restores the calling thread's current CUDA context
+// on the host. A consumer that caches an array's description
+// (cuarray_describe) may export it again without a call while
+// cuarray_export_token is unchanged and even. Each call restores the calling thread's current CUDA context
 // before it returns (so does the deleter of every DLPack tensor it makes).
 package main
 
