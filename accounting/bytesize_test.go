@@ -17,6 +17,7 @@ func TestParseBytes(t *testing.T) {
 	}{
 		{"0", 0}, {"4096", 4096}, {"1KiB", 1024}, {"1kb", 1000}, {"256MiB", 256 << 20},
 		{"1.5 GiB", 3 << 29}, {"2GB", 2e9}, {"4G", 4 << 30}, {" 7 b ", 7}, {"1TiB", 1 << 40},
+		{"1PiB", 1 << 50}, {"1EiB", 1 << 60}, {"7.5 EiB", 15 << 59}, {"2EB", 2e18},
 	}
 	for _, tt := range tests {
 		got, err := accounting.ParseBytes(tt.in)
@@ -25,7 +26,15 @@ func TestParseBytes(t *testing.T) {
 	}
 	for _, bad := range []string{"", "MiB", "-1", "1.2.3GiB", "12 parsecs", "0.3B", "9223372036854775807KiB", "1e3", "99999999999999999999"} {
 		_, err := accounting.ParseBytes(bad)
-		assert.Error(t, err, "%q must be refused", bad)
+		assert.ErrorIs(t, err, accounting.ErrInvalidArgument, "%q must be refused", bad)
+	}
+	// Each refusal says which rule failed (cuarray -mem 1EiB said "want a
+	// number and an optional unit" for a number with a unit it lacked).
+	for in, want := range map[string]string{
+		"8EiB": "does not fit in 64 bits", "1ZiB": `unknown unit "ZiB"`, "-1MiB": "negative", "MiB": "want a number",
+	} {
+		_, err := accounting.ParseBytes(in)
+		assert.ErrorContains(t, err, want, in)
 	}
 }
 

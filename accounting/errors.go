@@ -13,6 +13,12 @@ var ErrOutOfMemory = errors.New("out of memory")
 // popped out of order.
 var ErrInvalidArgument = errors.New("accounting: invalid argument")
 
+// ErrNil: a method of a nil Ledger, Scope or Workspace that returns an
+// error, or a nil function or writer argument. It wraps ErrInvalidArgument.
+// A nil Ledger's recording methods record nothing and its getters return
+// zeros; nothing in the package panics on a nil or zero value.
+var ErrNil = fmt.Errorf("accounting: nil Ledger, Scope or Workspace, or nil argument: %w", ErrInvalidArgument)
+
 // ErrLogOff is returned by calls that need the event log while it is off.
 var ErrLogOff = errors.New("accounting: the event log is off (call StartLog first)")
 

@@ -59,6 +59,9 @@ func EstimateBytes(shape []int, dtype devarray.DType) (int64, error) {
 // SetOverhead sets the factor WouldFit multiplies a request by; it must be
 // at least 1. The default is DefaultOverhead.
 func (l *Ledger) SetOverhead(f float64) error {
+	if l == nil {
+		return fmt.Errorf("accounting: set overhead: %w", ErrNil)
+	}
 	if !(f >= 1) || math.IsInf(f, 0) {
 		return fmt.Errorf("accounting: overhead factor %v: want a finite factor of at least 1: %w", f, ErrInvalidArgument)
 	}
@@ -68,6 +71,9 @@ func (l *Ledger) SetOverhead(f float64) error {
 
 // Overhead returns the factor set by SetOverhead, or DefaultOverhead.
 func (l *Ledger) Overhead() float64 {
+	if l == nil {
+		return DefaultOverhead
+	}
 	if b := l.overhead.Load(); b != 0 {
 		return math.Float64frombits(b)
 	}
@@ -79,6 +85,9 @@ func (l *Ledger) Overhead() float64 {
 // room under the Device limit (when one is set), whichever is smaller. With
 // neither known it returns math.MaxInt64.
 func (l *Ledger) Available() (int64, error) {
+	if l == nil {
+		return 0, fmt.Errorf("accounting: available memory: %w", ErrNil)
+	}
 	room := int64(math.MaxInt64)
 	if lim := l.Limit(Device); lim > 0 {
 		room = max(lim-l.Current(Device), 0)

@@ -12,6 +12,9 @@ var publishMu sync.Mutex
 // service that serves /debug/vars shows its counters. Unlike expvar.Publish
 // it returns an error, not a panic, when the name is taken.
 func (l *Ledger) Publish(name string) error {
+	if l == nil {
+		return fmt.Errorf("accounting: publish %q: %w", name, ErrNil)
+	}
 	publishMu.Lock()
 	defer publishMu.Unlock()
 	if expvar.Get(name) != nil {

@@ -88,7 +88,7 @@ func ParseKind(s string) (Kind, error) {
 			return k, nil
 		}
 	}
-	return 0, fmt.Errorf("accounting: unknown memory kind %q", s)
+	return 0, fmt.Errorf("accounting: unknown memory kind %q: %w", s, ErrInvalidArgument)
 }
 
 // ParsePath returns the Path with the given name.
@@ -98,5 +98,5 @@ func ParsePath(s string) (Path, error) {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("accounting: unknown copy path %q", s)
+	return 0, fmt.Errorf("accounting: unknown copy path %q: %w", s, ErrInvalidArgument)
 }

@@ -42,7 +42,8 @@ func raise(v *atomic.Int64, x int64) {
 // memory it uses): per memory kind the allocations, frees and bytes current,
 // peak and total; per copy direction and path the count, bytes and time.
 // The counters are atomic, so one ledger serves any number of goroutines,
-// and the zero Ledger is ready to use. Recording costs a few atomic adds and
+// and the zero Ledger is ready to use (a nil one records nothing, reports
+// zeros and returns ErrNil where a method returns an error). Recording costs a few atomic adds and
 // allocates nothing unless the event log is on (StartLog).
 type Ledger struct {
 	name     string
@@ -64,16 +65,32 @@ type MemInfoFunc func() (free, total int64, err error)
 func NewLedger(name string) *Ledger { return &Ledger{name: name} }
 
 // Name returns the name given to NewLedger.
-func (l *Ledger) Name() string { return l.name }
+func (l *Ledger) Name() string {
+	if l == nil {
+		return ""
+	}
+	return l.name
+}
 
 // SetMemInfo tells the ledger how to ask its device for free and total
 // memory, so that an out-of-memory error can carry them. f must not record
-// anything in this ledger.
-func (l *Ledger) SetMemInfo(f MemInfoFunc) { l.memInfo.Store(&f) }
+// anything in this ledger. A nil f forgets the function.
+func (l *Ledger) SetMemInfo(f MemInfoFunc) {
+	switch {
+	case l == nil:
+	case f == nil:
+		l.memInfo.Store(nil)
+	default:
+		l.memInfo.Store(&f)
+	}
+}
 
 // SetLimit sets the most bytes of kind k that may be in use at once; 0
 // removes the limit. Allocations already made are not affected.
 func (l *Ledger) SetLimit(k Kind, bytes int64) error {
+	if l == nil {
+		return fmt.Errorf("accounting: set limit: %w", ErrNil)
+	}
 	if k >= NumKinds || bytes < 0 {
 		return fmt.Errorf("accounting: set limit of %v to %d bytes: %w", k, bytes, ErrInvalidArgument)
 	}
@@ -83,7 +100,7 @@ func (l *Ledger) SetLimit(k Kind, bytes int64) error {
 
 // Limit returns the limit of kind k, 0 when none is set.
 func (l *Ledger) Limit(k Kind) int64 {
-	if k >= NumKinds {
+	if l == nil || k >= NumKinds {
 		return 0
 	}
 	return l.limits[k].Load()
@@ -91,7 +108,7 @@ func (l *Ledger) Limit(k Kind) int64 {
 
 // Current returns the bytes of kind k in use now.
 func (l *Ledger) Current(k Kind) int64 {
-	if k >= NumKinds {
+	if l == nil || k >= NumKinds {
 		return 0
 	}
 	return l.all.kinds[k].current.Load()
@@ -102,6 +119,9 @@ func (l *Ledger) Current(k Kind) int64 {
 // After Reserve, call Commit when the allocation succeeded or Cancel when it
 // failed.
 func (l *Ledger) Reserve(k Kind, n int64) error {
+	if l == nil {
+		return fmt.Errorf("accounting: reserve %d bytes of %v: %w", n, k, ErrNil)
+	}
 	if k >= NumKinds || n < 0 {
 		return fmt.Errorf("accounting: reserve %d bytes of %v: %w", n, k, ErrInvalidArgument)
 	}
@@ -117,7 +137,7 @@ func (l *Ledger) Reserve(k Kind, n int64) error {
 
 // Cancel gives back a reservation whose allocation failed, and counts the failure.
 func (l *Ledger) Cancel(k Kind, n int64) {
-	if k >= NumKinds {
+	if l == nil || k >= NumKinds {
 		return
 	}
 	l.all.kinds[k].current.Add(-n)
@@ -127,7 +147,7 @@ func (l *Ledger) Cancel(k Kind, n int64) {
 // RecordFailure counts an allocation of n bytes of kind k that failed
 // without a reservation, for example one larger than the whole device.
 func (l *Ledger) RecordFailure(k Kind, n int64) {
-	if k < NumKinds {
+	if l != nil && k < NumKinds {
 		l.failed(k, n)
 	}
 }
@@ -147,6 +167,9 @@ func (l *Ledger) failed(k Kind, n int64) {
 // a MemInfoFunc was set. byLimit says whether the ledger's limit refused it.
 func (l *Ledger) OutOfMemory(k Kind, n, inUse int64, byLimit bool) *OutOfMemoryError {
 	e := &OutOfMemoryError{Kind: k, Requested: n, InUse: inUse, Limit: l.Limit(k), DeviceFree: -1, DeviceTotal: -1, ByLimit: byLimit}
+	if l == nil {
+		return e
+	}
 	if f := l.memInfo.Load(); f != nil {
 		if free, total, err := (*f)(); err == nil {
 			e.DeviceFree, e.DeviceTotal = free, total
@@ -157,7 +180,7 @@ func (l *Ledger) OutOfMemory(k Kind, n, inUse int64, byLimit bool) *OutOfMemoryE
 
 // Commit records the allocation at addr of n bytes reserved by Reserve.
 func (l *Ledger) Commit(k Kind, addr uintptr, n int64) {
-	if k >= NumKinds {
+	if l == nil || k >= NumKinds {
 		return
 	}
 	c := &l.all.kinds[k]
@@ -189,7 +212,7 @@ func (l *Ledger) Alloc(k Kind, addr uintptr, n int64) error {
 
 // Free records that the n-byte allocation of kind k at addr was freed.
 func (l *Ledger) Free(k Kind, addr uintptr, n int64) {
-	if k >= NumKinds {
+	if l == nil || k >= NumKinds {
 		return
 	}
 	c := &l.all.kinds[k]
@@ -212,7 +235,7 @@ func (l *Ledger) Free(k Kind, addr uintptr, n int64) {
 // it from the device) but that no user holds. Pools call it when a block
 // is cached (+) and when it is handed out again or released (-).
 func (l *Ledger) AddCached(k Kind, delta int64) {
-	if k < NumKinds {
+	if l != nil && k < NumKinds {
 		l.cached[k].Add(delta)
 	}
 }
@@ -229,7 +252,7 @@ func (l *Ledger) AddCached(k Kind, delta int64) {
 // times would make the path's figure neither one thing nor the other. The
 // event log keeps each chunk's d as given.
 func (l *Ledger) RecordCopy(dir Direction, p Path, n int64, d time.Duration) {
-	if dir >= NumDirections || p >= NumPaths {
+	if l == nil || dir >= NumDirections || p >= NumPaths {
 		return
 	}
 	counted := d
@@ -250,7 +273,7 @@ func (l *Ledger) RecordCopy(dir Direction, p Path, n int64, d time.Duration) {
 // chunks RecordCopy counted without their time. Call it once the copy has
 // completed on the device.
 func (l *Ledger) RecordCopyTime(dir Direction, p Path, d time.Duration) {
-	if dir >= NumDirections || p >= NumPaths {
+	if l == nil || dir >= NumDirections || p >= NumPaths {
 		return
 	}
 	l.all.copies[dir][p].nanos.Add(int64(d))
@@ -267,6 +290,9 @@ func wallTimed(dir Direction, p Path) bool {
 
 // RecordMemset records that n bytes of device memory were set, taking d.
 func (l *Ledger) RecordMemset(n int64, d time.Duration) {
+	if l == nil {
+		return
+	}
 	l.all.memsets.add(n, d)
 	if s := l.top.Load(); s != nil {
 		s.c.memsets.add(n, d)

@@ -78,6 +78,9 @@ type eventLog struct {
 // Outstanding and LeakReport can list them. Recording then allocates. A
 // second StartLog starts a fresh log.
 func (l *Ledger) StartLog(cfg LogConfig) {
+	if l == nil {
+		return
+	}
 	if cfg.MaxEvents <= 0 {
 		cfg.MaxEvents = 1 << 20
 	}
@@ -87,6 +90,9 @@ func (l *Ledger) StartLog(cfg LogConfig) {
 // StopLog turns the event log off and returns the events it kept and how
 // many it dropped. It returns ErrLogOff if the log was not on.
 func (l *Ledger) StopLog() ([]Event, int64, error) {
+	if l == nil {
+		return nil, 0, fmt.Errorf("accounting: stop log: %w", ErrNil)
+	}
 	lg := l.log.Swap(nil)
 	if lg == nil {
 		return nil, 0, ErrLogOff
@@ -98,6 +104,9 @@ func (l *Ledger) StopLog() ([]Event, int64, error) {
 
 // Events returns a copy of the events logged so far.
 func (l *Ledger) Events() ([]Event, error) {
+	if l == nil {
+		return nil, fmt.Errorf("accounting: events: %w", ErrNil)
+	}
 	lg := l.log.Load()
 	if lg == nil {
 		return nil, ErrLogOff
@@ -147,6 +156,9 @@ func callers() string {
 // Outstanding returns the allocations made since StartLog that were not
 // freed, oldest first. It returns ErrLogOff if the log is off.
 func (l *Ledger) Outstanding() ([]Allocation, error) {
+	if l == nil {
+		return nil, fmt.Errorf("accounting: outstanding: %w", ErrNil)
+	}
 	lg := l.log.Load()
 	if lg == nil {
 		return nil, ErrLogOff
@@ -164,6 +176,9 @@ func (l *Ledger) Outstanding() ([]Allocation, error) {
 // LeakReport writes the outstanding allocations, with their stacks when
 // they were recorded, and returns how many there were.
 func (l *Ledger) LeakReport(w io.Writer) (int, error) {
+	if w == nil {
+		return 0, fmt.Errorf("accounting: leak report: no writer: %w", ErrNil)
+	}
 	out, err := l.Outstanding()
 	if err != nil {
 		return 0, err

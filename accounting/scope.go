@@ -25,7 +25,12 @@ type Scope struct {
 }
 
 // Push starts a scope named name inside the current innermost one.
+//
+// A nil Ledger's scope counts nothing; its Pop returns ErrNil.
 func (l *Ledger) Push(name string) *Scope {
+	if l == nil {
+		return &Scope{name: name}
+	}
 	l.scopeMu.Lock()
 	defer l.scopeMu.Unlock()
 	s := &Scope{name: name, l: l, parent: l.top.Load(), start: time.Now()}
@@ -40,6 +45,9 @@ func (l *Ledger) Push(name string) *Scope {
 // Pop ends the scope and returns its counts. Only the innermost scope can be
 // popped; popping another, or one already popped, is an error.
 func (s *Scope) Pop() (Snapshot, error) {
+	if s == nil || s.l == nil {
+		return Snapshot{}, fmt.Errorf("accounting: pop scope: %w", ErrNil)
+	}
 	l := s.l
 	l.scopeMu.Lock()
 	defer l.scopeMu.Unlock()
@@ -59,11 +67,19 @@ func (s *Scope) Pop() (Snapshot, error) {
 }
 
 // Name returns the scope's name.
-func (s *Scope) Name() string { return s.name }
+func (s *Scope) Name() string {
+	if s == nil {
+		return ""
+	}
+	return s.name
+}
 
 // Measure runs fn inside a scope named name and returns the scope's counts
 // along with fn's error.
 func (l *Ledger) Measure(name string, fn func() error) (Snapshot, error) {
+	if l == nil || fn == nil {
+		return Snapshot{}, fmt.Errorf("accounting: measure %q: %w", name, ErrNil)
+	}
 	s := l.Push(name)
 	ferr := fn()
 	snap, err := s.Pop()

@@ -2,6 +2,7 @@ package accounting
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -39,6 +40,9 @@ type Snapshot struct {
 // Snapshot returns the ledger's counters now. Counters are read one by one,
 // so a snapshot taken while other goroutines record may mix moments.
 func (l *Ledger) Snapshot() Snapshot {
+	if l == nil {
+		return Snapshot{Taken: time.Now()}
+	}
 	return l.all.snapshot(l.name, l, [NumKinds]int64{})
 }
 
@@ -178,5 +182,8 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 
 // JSON returns the ledger's current snapshot as indented JSON.
 func (l *Ledger) JSON() ([]byte, error) {
+	if l == nil {
+		return nil, fmt.Errorf("accounting: json: %w", ErrNil)
+	}
 	return json.MarshalIndent(l.Snapshot(), "", "  ")
 }

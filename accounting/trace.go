@@ -24,6 +24,9 @@ type traceEvent struct {
 // track of its direction. It needs the event log (StartLog) and returns
 // ErrLogOff without it.
 func (l *Ledger) Trace(w io.Writer) error {
+	if w == nil {
+		return fmt.Errorf("accounting: trace: no writer: %w", ErrNil)
+	}
 	events, err := l.Events()
 	if err != nil {
 		return err

@@ -81,7 +81,9 @@ func IsSizeQuery(err error) bool {
 // is alive at a time; a borrow is returned by calling its release function.
 // The memory is allocated through the Backend, so the device's ledger
 // counts it. A Workspace is safe for concurrent use (borrows still take
-// turns).
+// turns). The methods of a nil Workspace (but Free, a no-op), and the
+// allocations of one without a backend (NewWorkspace(nil), a zero
+// Workspace), return ErrNil.
 type Workspace struct {
 	b devarray.Backend
 
@@ -101,6 +103,9 @@ func NewWorkspace(b devarray.Backend) *Workspace { return &Workspace{b: b} }
 
 // Scheme returns the workspace's scheme.
 func (w *Workspace) Scheme() WorkspaceScheme {
+	if w == nil {
+		return WorkspaceDefault
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.scheme
@@ -108,6 +113,9 @@ func (w *Workspace) Scheme() WorkspaceScheme {
 
 // Size returns the bytes the workspace holds now.
 func (w *Workspace) Size() int64 {
+	if w == nil {
+		return 0
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.size
@@ -116,6 +124,9 @@ func (w *Workspace) Size() int64 {
 // Grows returns how many times the default scheme grew the buffer, each of
 // which synchronized the device.
 func (w *Workspace) Grows() int {
+	if w == nil {
+		return 0
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.grows
@@ -124,6 +135,9 @@ func (w *Workspace) Grows() int {
 // StartQuery puts the workspace in query mode: calls made with it report
 // the bytes they need through Need and do not run.
 func (w *Workspace) StartQuery() error {
+	if w == nil {
+		return fmt.Errorf("accounting: start workspace query: %w", ErrNil)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.borrowed {
@@ -136,6 +150,9 @@ func (w *Workspace) StartQuery() error {
 // Querying reports whether the workspace is in query mode. A call checks it
 // first and, when true, returns Need's result instead of running.
 func (w *Workspace) Querying() bool {
+	if w == nil {
+		return false
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.querying
@@ -145,12 +162,15 @@ func (w *Workspace) Querying() bool {
 // returns SizeIncreased when that raised the running maximum, else
 // SizeUnchanged. Outside query mode it returns ErrNotQuerying.
 func (w *Workspace) Need(n int64) error {
+	if w == nil {
+		return fmt.Errorf("accounting: workspace need %d bytes: %w", n, ErrNil)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.querying {
 		return ErrNotQuerying
 	}
-	if n < 0 {
+	if n < 0 || AlignUp(n) < 0 {
 		return fmt.Errorf("accounting: workspace need %d bytes: %w", n, ErrInvalidArgument)
 	}
 	if a := AlignUp(n); a > w.query {
@@ -162,6 +182,9 @@ func (w *Workspace) Need(n int64) error {
 
 // StopQuery ends query mode and returns the largest size the calls needed.
 func (w *Workspace) StopQuery() (int64, error) {
+	if w == nil {
+		return 0, fmt.Errorf("accounting: stop workspace query: %w", ErrNil)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.querying {
@@ -186,7 +209,10 @@ func (w *Workspace) Preallocate() (int64, error) {
 // user chose; it is never resized after this. SetManual(0) frees the
 // memory and returns to the default scheme.
 func (w *Workspace) SetManual(size int64) error {
-	if size < 0 {
+	if w == nil {
+		return fmt.Errorf("accounting: set workspace size: %w", ErrNil)
+	}
+	if size < 0 || AlignUp(size) < 0 {
 		return fmt.Errorf("accounting: workspace size %d: %w", size, ErrInvalidArgument)
 	}
 	if size == 0 {
@@ -215,6 +241,9 @@ func (w *Workspace) setSize(size int64, scheme WorkspaceScheme) error {
 func (w *Workspace) resize(size int64) error {
 	if size == w.size {
 		return nil
+	}
+	if w.b == nil {
+		return fmt.Errorf("accounting: workspace without a backend (make it with NewWorkspace): %w", ErrNil)
 	}
 	if w.size > 0 {
 		if s, ok := w.b.(interface{ Synchronize() error }); ok {
@@ -256,7 +285,10 @@ func (w *Workspace) Borrow(n int64) (devarray.Ptr, func(), error) {
 // grows to wantBytes, and when the device has no room for that, to
 // minBytes.
 func (w *Workspace) BorrowRange(minBytes, wantBytes int64) (devarray.Ptr, int64, func(), error) {
-	if minBytes < 0 || wantBytes < minBytes {
+	if w == nil {
+		return 0, 0, nil, fmt.Errorf("accounting: borrow workspace: %w", ErrNil)
+	}
+	if minBytes < 0 || wantBytes < minBytes || AlignUp(wantBytes) < 0 {
 		return 0, 0, nil, fmt.Errorf("accounting: borrow workspace %d..%d bytes: %w", minBytes, wantBytes, ErrInvalidArgument)
 	}
 	w.mu.Lock()
@@ -311,6 +343,9 @@ func (w *Workspace) grow(minBytes, wantBytes int64) error {
 // Free gives the workspace's memory back to the device. The workspace can
 // be used again afterwards (it grows anew); freeing while borrowed fails.
 func (w *Workspace) Free() error {
+	if w == nil {
+		return nil
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.borrowed {
