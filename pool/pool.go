@@ -3,6 +3,7 @@ package pool
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
@@ -25,7 +26,8 @@ const (
 )
 
 // Pool is a caching allocator of one device's memory. It is safe for
-// concurrent use. The zero Pool is not usable; call New.
+// concurrent use. The zero Pool is not usable; call New. The methods of a
+// nil or zero Pool, or of one without a device, return ErrNil.
 type Pool struct {
 	dev driver.Device
 
@@ -47,11 +49,27 @@ func New(dev driver.Device) *Pool {
 }
 
 // Device returns the device the pool allocates from.
-func (p *Pool) Device() driver.Device { return p.dev }
+func (p *Pool) Device() driver.Device {
+	if p == nil {
+		return nil
+	}
+	return p.dev
+}
+
+// valid returns ErrNil for a nil Pool, a zero one, or one without a device.
+func (p *Pool) valid() error {
+	if p == nil || p.dev == nil || p.live == nil {
+		return ErrNil
+	}
+	return nil
+}
 
 // SetLimit sets the most bytes the pool may hand out at once; 0 removes the
 // limit. Cached free memory does not count against it.
 func (p *Pool) SetLimit(bytes int64) error {
+	if err := p.valid(); err != nil {
+		return fmt.Errorf("pool: set limit: %w", err)
+	}
 	if bytes < 0 {
 		return fmt.Errorf("pool: limit %d bytes: %w", bytes, driver.ErrInvalidValue)
 	}
@@ -68,13 +86,16 @@ func (p *Pool) Alloc(n int64) (devarray.Ptr, error) { return p.AllocAsync(n, nil
 // the default stream). It may reuse a block freed on s whose free the
 // stream has not reached yet, since s runs in order.
 func (p *Pool) AllocAsync(n int64, s driver.Stream) (devarray.Ptr, error) {
+	if err := p.valid(); err != nil {
+		return 0, fmt.Errorf("pool: alloc: %w", err)
+	}
 	size := accounting.AllocBytes(n)
 	if n < 0 || size < 0 {
 		return 0, fmt.Errorf("pool: alloc %d bytes: %w", n, driver.ErrInvalidValue)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.limit > 0 && p.st.InUse+size > p.limit {
+	if p.limit > 0 && size > p.limit-p.st.InUse {
 		return 0, p.outOfMemory(size, true, nil)
 	}
 	p.poll()
@@ -113,6 +134,9 @@ func (p *Pool) Free(ptr devarray.Ptr) error { return p.FreeAsync(ptr, nil) }
 // PyTorch's record_stream does; a block on the default stream alone is
 // reusable at once.
 func (p *Pool) FreeAsync(ptr devarray.Ptr, s driver.Stream) error {
+	if err := p.valid(); err != nil {
+		return fmt.Errorf("pool: free %v: %w", ptr, err)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b, ok := p.live[ptr]
@@ -317,6 +341,8 @@ func segmentSize(size int64) int64 {
 		return smallSegment
 	case size <= largeRequest:
 		return largeSegment
+	case size > math.MaxInt64-segmentRound:
+		return size // no room to round up; the device refuses it anyway
 	}
 	return (size + segmentRound - 1) / segmentRound * segmentRound
 }
@@ -405,6 +431,9 @@ func (p *Pool) publishCached() {
 // Trim gives the cached segments that are wholly free back to the device,
 // without waiting for streams, and returns the bytes freed.
 func (p *Pool) Trim() (int64, error) {
+	if err := p.valid(); err != nil {
+		return 0, fmt.Errorf("pool: trim: %w", err)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.trim(false)
@@ -414,6 +443,9 @@ func (p *Pool) Trim() (int64, error) {
 // device and closes the pool's events. Blocks still allocated keep their
 // segments; Release then reports them with ErrInUse.
 func (p *Pool) Release() error {
+	if err := p.valid(); err != nil {
+		return fmt.Errorf("pool: release: %w", err)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_, err := p.trim(true)

@@ -28,6 +28,9 @@ type Stats struct {
 
 // Stats returns the pool's figures.
 func (p *Pool) Stats() Stats {
+	if p.valid() != nil {
+		return Stats{}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.st

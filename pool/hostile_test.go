@@ -1,0 +1,201 @@
+package pool_test
+
+import (
+	"math"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/internal/testdev"
+	"github.com/cuarray/cuarray/pool"
+)
+
+// hostile is one bad input to an exported function: the call must return
+// an error matching want (errors.Is), or nil when want is nil, and must
+// never panic.
+type hostile struct {
+	name string
+	call func() error
+	want error
+}
+
+func runHostile(t *testing.T, cases []hostile) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			require.NotPanics(t, func() { err = tc.call() }, "a library call never panics on bad input")
+			if tc.want == nil {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorIs(t, err, tc.want)
+		})
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
+// Every exported function and method of pool, given nil, zero, negative,
+// overflowing, freed and closed inputs, returns a typed error (zero values
+// where it returns none) and leaks nothing (testdev checks the ledger).
+func TestHostileInputs(t *testing.T) {
+	dev := testdev.Open(t)
+	p := pool.New(dev)
+	defer func() { require.NoError(t, p.Release()) }()
+	live, err := p.Alloc(1000)
+	require.NoError(t, err)
+	defer p.Free(live)
+	freed, err := p.Alloc(3000)
+	require.NoError(t, err)
+	require.NoError(t, p.Free(freed))
+	big := int64(math.MaxInt64)
+
+	var cases []hostile
+	for _, bad := range []struct {
+		name string
+		p    *pool.Pool
+	}{{"nil", nil}, {"zero", new(pool.Pool)}, {"no device", pool.New(nil)}} {
+		q := bad.p
+		add := func(name string, want error, call func() error) {
+			cases = append(cases, hostile{bad.name + " Pool " + name, call, want})
+		}
+		add("Alloc", pool.ErrNil, func() error { return second(q.Alloc(10)) })
+		add("AllocAsync", pool.ErrNil, func() error { return second(q.AllocAsync(10, nil)) })
+		add("Malloc", pool.ErrNil, func() error { return second(q.Malloc(10)) })
+		add("Free", pool.ErrNil, func() error { return q.Free(live) })
+		add("FreeAsync", pool.ErrNil, func() error { return q.FreeAsync(live, nil) })
+		add("SetLimit", pool.ErrNil, func() error { return q.SetLimit(10) })
+		add("Trim", pool.ErrNil, func() error { return second(q.Trim()) })
+		add("Release", pool.ErrNil, q.Release)
+		add("Memset", pool.ErrNil, func() error { return q.Memset(live, 0, 8) })
+		add("CopyHtoD", pool.ErrNil, func() error { return q.CopyHtoD(live, make([]byte, 8)) })
+		add("CopyDtoH", pool.ErrNil, func() error { return q.CopyDtoH(make([]byte, 8), live) })
+		add("Memcpy2D", pool.ErrNil, func() error { return q.Memcpy2D(devarray.Memcpy2D{}) })
+		add("Empty on it", pool.ErrNil, func() error { return second(devarray.Empty(q, devarray.Float32, 4)) })
+		add("getters", nil, func() error {
+			assert.Nil(t, q.Device())
+			assert.Zero(t, q.DeviceID())
+			assert.Zero(t, q.Stats())
+			return nil
+		})
+	}
+	cases = append(cases,
+		hostile{"Alloc negative", func() error { return second(p.Alloc(-1)) }, device.ErrInvalidValue},
+		hostile{"Alloc MinInt64", func() error { return second(p.Alloc(math.MinInt64)) }, device.ErrInvalidValue},
+		hostile{"Alloc MaxInt64", func() error { return second(p.Alloc(big)) }, device.ErrInvalidValue},
+		hostile{"Alloc near MaxInt64", func() error { return second(p.Alloc(big - 1<<20)) }, accounting.ErrOutOfMemory},
+		hostile{"Alloc past a limit near MaxInt64", func() error {
+			q := pool.New(dev)
+			defer q.Release()
+			require.NoError(t, q.SetLimit(1<<20))
+			a, err := q.Alloc(1 << 19)
+			require.NoError(t, err)
+			defer q.Free(a)
+			_, err = q.Alloc(big - 1<<20) // InUse + size overflows
+			var oom *pool.OutOfMemoryError
+			require.ErrorAs(t, err, &oom)
+			assert.True(t, oom.ByLimit, "the limit refuses it, not the device")
+			return err
+		}, accounting.ErrOutOfMemory},
+		hostile{"Alloc more than the device", func() error { return second(p.Alloc(1 << 40)) }, accounting.ErrOutOfMemory},
+		hostile{"SetLimit negative", func() error { return p.SetLimit(-1) }, device.ErrInvalidValue},
+		hostile{"Free twice", func() error { return p.Free(freed) }, pool.ErrNotAllocated},
+		hostile{"Free 0", func() error { return p.Free(0) }, pool.ErrNotAllocated},
+		hostile{"Free inside a block", func() error { return p.Free(live + 256) }, pool.ErrNotAllocated},
+		hostile{"Free a device pointer", func() error {
+			a, err := dev.Malloc(256)
+			require.NoError(t, err)
+			defer dev.Free(a)
+			return p.Free(a)
+		}, pool.ErrNotAllocated},
+		hostile{"Memset past the block", func() error { return p.Memset(live, 0, 1<<40) }, device.ErrInvalidPointer},
+		hostile{"CopyHtoD to 0", func() error { return p.CopyHtoD(0, make([]byte, 8)) }, device.ErrInvalidPointer},
+		hostile{"Memcpy2D zero", func() error { return p.Memcpy2D(devarray.Memcpy2D{Width: 1, Height: 1}) }, device.ErrInvalidValue},
+	)
+	runHostile(t, cases)
+}
+
+// A pool whose device was closed under it: allocations that need the
+// device fail with ErrClosed, and so does every use of the memory it
+// hands out, Trim and Release. Nothing panics or touches freed memory.
+func TestHostileClosedDevice(t *testing.T) {
+	dev, err := device.Open(testdev.Spec())
+	require.NoError(t, err)
+	p := pool.New(dev)
+	a, err := p.Alloc(1000)
+	require.NoError(t, err)
+	require.NoError(t, p.Free(a))
+	b, err := p.Alloc(4 << 20)
+	require.NoError(t, err)
+	require.NoError(t, dev.Close())
+
+	_, err = p.Alloc(64 << 20)
+	assert.ErrorIs(t, err, device.ErrClosed, "a new segment")
+	c, err := p.Alloc(1000)
+	if err == nil { // from the cache: no device call; its first use says closed
+		assert.ErrorIs(t, p.Memset(c, 1, 1000), device.ErrClosed)
+		assert.ErrorIs(t, p.CopyDtoH(make([]byte, 8), c), device.ErrClosed)
+		require.NoError(t, p.Free(c))
+	} else {
+		assert.ErrorIs(t, err, device.ErrClosed)
+	}
+	assert.ErrorIs(t, p.CopyHtoD(b, make([]byte, 8)), device.ErrClosed)
+	require.NoError(t, p.Free(b), "the pool takes its block back")
+	_, err = p.Trim()
+	assert.ErrorIs(t, err, device.ErrClosed)
+	assert.ErrorIs(t, p.Release(), device.ErrClosed)
+	_, err = devarray.Empty(p, devarray.Float32, 1<<24)
+	assert.ErrorIs(t, err, device.ErrClosed)
+}
+
+// Concurrent hostile use of one pool: allocations and frees on streams and off, trims and stats from many goroutines.
+// Nothing panics, the race detector finds nothing, errors are typed, and
+// the pool gives everything back.
+func TestHostileConcurrentUse(t *testing.T) {
+	dev := testdev.Open(t)
+	p := pool.New(dev)
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s.Close()
+	var wg sync.WaitGroup
+	for g := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 100 {
+				n := int64(256 * (1 + (g*31+i)%4000))
+				switch g % 4 {
+				case 0, 1:
+					ptr, err := p.Alloc(n)
+					if err != nil {
+						assert.ErrorIs(t, err, accounting.ErrOutOfMemory)
+						continue
+					}
+					require.NoError(t, p.Free(ptr))
+				case 2:
+					ptr, err := p.AllocAsync(n, s)
+					if err != nil {
+						assert.ErrorIs(t, err, accounting.ErrOutOfMemory)
+						continue
+					}
+					require.NoError(t, p.Memset(ptr, 7, n))
+					require.NoError(t, p.FreeAsync(ptr, s))
+				case 3:
+					_, err := p.Trim()
+					require.NoError(t, err)
+					_ = p.Stats()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, s.Synchronize())
+	require.NoError(t, p.Release())
+	assert.Zero(t, p.Stats().Reserved)
+}
