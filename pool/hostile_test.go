@@ -93,8 +93,8 @@ func TestHostileInputs(t *testing.T) {
 		hostile{"Alloc past a limit near MaxInt64", func() error {
 			q := pool.New(dev)
 			defer q.Release()
-			require.NoError(t, q.SetLimit(1<<20))
-			a, err := q.Alloc(1 << 19)
+			require.NoError(t, q.SetLimit(64<<20))
+			a, err := q.Alloc(4 << 20)
 			require.NoError(t, err)
 			defer q.Free(a)
 			_, err = q.Alloc(big - 1<<20) // InUse + size overflows
