@@ -10,8 +10,21 @@ import (
 	"github.com/cuarray/cuarray/device/driver"
 )
 
-// ErrTooLarge: not even one slice of the job fits in the memory available.
+// ErrTooLarge: not even one slice of the job fits in the memory available,
+// or the job would need more than MaxChunks chunks.
 var ErrTooLarge = errors.New("plan: not even one slice fits")
+
+// ErrNil: a nil Method, device or Registry, or a nil function. It wraps
+// accounting.ErrInvalidArgument.
+var ErrNil = fmt.Errorf("plan: nil method, device, registry or function: %w", accounting.ErrInvalidArgument)
+
+// ErrParam: a method parameter the method does not take, or a value out of
+// its range. Methods wrap it; it wraps accounting.ErrInvalidArgument.
+var ErrParam = fmt.Errorf("plan: bad method parameter: %w", accounting.ErrInvalidArgument)
+
+// MaxChunks is the most chunks a plan has: a job that would need more
+// (billions of slices in a few bytes) is refused with ErrTooLarge.
+const MaxChunks = 1 << 20
 
 // Chunk is a run of slices [Start, Start+Len) along the slice axis.
 type Chunk struct {
@@ -49,7 +62,11 @@ func (p Plan) largest() int {
 // Chunks plans method m on a 3-D array of shape, sliced along sliceDim,
 // within available device bytes divided by overhead (at least 1). The
 // chunks are as even as possible: 10 slices with room for 4 become 4, 3, 3.
+// A shape whose bytes do not fit in int64 is ErrOverflow (package devarray).
 func Chunks(m Method, shape [3]int, sliceDim int, dtype devarray.DType, params Params, available int64, overhead float64) (Plan, error) {
+	if m == nil {
+		return Plan{}, fmt.Errorf("plan: chunks: no method: %w", ErrNil)
+	}
 	p := Plan{Method: m.Name(), Shape: shape, SliceDim: sliceDim, DType: dtype, Available: available, Overhead: overhead}
 	other, err := otherDims(shape, sliceDim)
 	if err != nil {
@@ -63,7 +80,15 @@ func Chunks(m Method, shape [3]int, sliceDim int, dtype devarray.DType, params P
 			return p, fmt.Errorf("plan: shape %v: %w", shape, devarray.ErrShape)
 		}
 	}
-	usable := int64(math.Round(float64(available) / overhead)) // to the byte: 33 KiB / 1.1 is 30 KiB, not a byte less
+	if _, err := accounting.EstimateBytes(shape[:], dtype); err != nil {
+		return p, fmt.Errorf("plan: %w", err)
+	}
+	// To the byte: 33 KiB / 1.1 is 30 KiB, not a byte less. MaxInt64 as a
+	// float64 is 2^63, one past int64: it stays MaxInt64.
+	usable := int64(math.MaxInt64)
+	if u := math.Round(float64(available) / overhead); u < math.MaxInt64 {
+		usable = int64(u)
+	}
 	s, out, err := m.MaxSlices(sliceDim, other, dtype, usable, params)
 	if err != nil {
 		return p, fmt.Errorf("plan: %s: %w", m.Name(), err)
@@ -77,7 +102,11 @@ func Chunks(m Method, shape [3]int, sliceDim int, dtype devarray.DType, params P
 		return p, fmt.Errorf("plan: %s on slices of %v %v: %s usable (%s / %.2f): %w",
 			m.Name(), other, dtype, accounting.FormatBytes(usable), accounting.FormatBytes(available), overhead, ErrTooLarge)
 	}
-	n := (total + s - 1) / s // chunks needed
+	n := (total-1)/s + 1 // chunks needed
+	if n > MaxChunks {
+		return p, fmt.Errorf("plan: %s: %d slices of %v %v, %d at a time, would take %d chunks, more than %d: %w",
+			m.Name(), total, other, dtype, s, n, MaxChunks, ErrTooLarge)
+	}
 	base, extra := total/n, total%n
 	start := 0
 	for i := range n {
@@ -95,6 +124,9 @@ func Chunks(m Method, shape [3]int, sliceDim int, dtype devarray.DType, params P
 // reports (the device's free memory, and the room under its Device limit),
 // and the overhead is the ledger's.
 func ForDevice(dev driver.Device, m Method, shape [3]int, sliceDim int, dtype devarray.DType, params Params) (Plan, error) {
+	if dev == nil || m == nil {
+		return Plan{}, fmt.Errorf("plan: for device: no device or method: %w", ErrNil)
+	}
 	led := dev.Ledger()
 	avail, err := led.Available()
 	if err != nil {

@@ -58,8 +58,15 @@ type Registry struct {
 	m  map[string]Method
 }
 
-// Register adds m under m.Name(); a name already taken is an error.
+// Register adds m under m.Name(); a name already taken is an error, and
+// so are a nil method and an empty name.
 func (r *Registry) Register(m Method) error {
+	if r == nil || m == nil {
+		return fmt.Errorf("plan: register: %w", ErrNil)
+	}
+	if m.Name() == "" {
+		return fmt.Errorf("plan: register a method without a name: %w", accounting.ErrInvalidArgument)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.m == nil {
@@ -74,6 +81,9 @@ func (r *Registry) Register(m Method) error {
 
 // Lookup returns the method registered under name.
 func (r *Registry) Lookup(name string) (Method, error) {
+	if r == nil {
+		return nil, fmt.Errorf("plan: lookup %q: %w", name, ErrNil)
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	m, ok := r.m[name]
@@ -85,6 +95,9 @@ func (r *Registry) Lookup(name string) (Method, error) {
 
 // Names returns the registered names, sorted.
 func (r *Registry) Names() []string {
+	if r == nil {
+		return nil
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.namesLocked()
@@ -122,7 +135,12 @@ func otherDims(shape [3]int, sliceDim int) ([2]int, error) {
 // bytes a run of s slices allocates, is at most available; 0 when not even
 // one fits. total must not decrease as s grows. Estimators describe their
 // allocations in total and let MaxFit solve for s exactly, rounding and all.
+// A negative total means the size overflowed: it does not fit. A nil total
+// fits nothing.
 func MaxFit(available int64, total func(slices int64) int64) int {
+	if total == nil {
+		return 0
+	}
 	fits := func(s int64) bool {
 		t := total(s)
 		return t >= 0 && t <= available

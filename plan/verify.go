@@ -59,17 +59,30 @@ func (r Result) String() string {
 // frees everything it allocated, also on failure. The ledger's scopes are
 // shared: nothing else may use dev while it runs.
 func Verify(dev driver.Device, c Case) (Result, error) {
+	if dev == nil || c.Method == nil {
+		return Result{}, fmt.Errorf("plan: verify: no device or method: %w", ErrNil)
+	}
 	res := Result{Method: c.Method.Name(), Shape: c.Shape, DType: c.DType}
 	other, err := otherDims(c.Shape, c.SliceDim)
 	if err != nil {
 		return res, err
 	}
 	res.Slices = c.Shape[c.SliceDim]
+	led := dev.Ledger()
+	// The input must fit on the device, so its host copy is no larger: a
+	// shape of terabytes is refused before the host data is made.
+	need, err := accounting.EstimateBytes(c.Shape[:], c.DType)
+	if err != nil {
+		return res, fmt.Errorf("plan: verify %s: %w", res.Method, err)
+	}
+	if avail, err := led.Available(); err != nil || need > avail {
+		return res, fmt.Errorf("plan: verify %s on %v %v: the input alone needs %s, %s available: %w",
+			res.Method, c.Shape, c.DType, accounting.FormatBytes(need), accounting.FormatBytes(avail), errors.Join(ErrTooLarge, err))
+	}
 	data, err := randomData(c.Shape, c.DType)
 	if err != nil {
 		return res, err
 	}
-	led := dev.Ledger()
 	var outDType devarray.DType
 	snap, err := led.Measure("verify "+res.Method, func() error {
 		ws := accounting.NewWorkspace(dev)
