@@ -360,6 +360,7 @@ func TestEvents(t *testing.T) {
 
 	require.NoError(t, start.Close())
 	assert.ErrorIs(t, s.Record(start), driver.ErrClosed)
+	assert.ErrorIs(t, s.WaitEvent(start), driver.ErrClosed, "waiting on a closed event, on every backend")
 }
 
 func TestMemcpy3D(t *testing.T) {

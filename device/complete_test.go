@@ -69,7 +69,7 @@ func TestCopyPeerIsCompleteOnReturn(t *testing.T) {
 	if !testdev.IsSim(dev) {
 		t.Skip("a peer copy needs a second device; the GPU machine has one GPU")
 	}
-	other, err := device.Open("sim:1?mem=32MiB&latency=" + testdev.SimLatency(dev).String())
+	other, err := device.Open("sim:5?mem=32MiB&latency=" + testdev.SimLatency(dev).String())
 	require.NoError(t, err)
 	defer other.Close()
 	n := int64(completeSize)

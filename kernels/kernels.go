@@ -4,7 +4,8 @@
 // backprojection, RampFilter and Backproject (fbp.cu), which take scratch
 // memory from an accounting.Workspace. Its slab methods (methods.go) are
 // registered with package plan. On the cuda backend the kernels are
-// CUDA C (kernels.cu, compiled to PTX by `make ptx` and embedded); on the
+// CUDA C (kernels.cu, fbp.cu, radon.cu, compiled by `make ptx` into a
+// fatbin with sm_90 machine code and compute_70 PTX, embedded); on the
 // sim backend the same operations run as Go references on the emulated
 // device memory. Arrays may have any strides, negative ones included, and
 // up to MaxDims axes.

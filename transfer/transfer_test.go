@@ -217,7 +217,7 @@ func TestPeer(t *testing.T) {
 	if !testdev.IsSim(dev) {
 		t.Skip("a peer copy needs a second device; the GPU machine has one GPU")
 	}
-	other, err := device.Open("sim:1?mem=16MiB&latency=" + testdev.SimLatency(dev).String())
+	other, err := device.Open("sim:5?mem=16MiB&latency=" + testdev.SimLatency(dev).String())
 	require.NoError(t, err)
 	defer other.Close()
 	for _, strided := range []bool{false, true} {

@@ -72,9 +72,12 @@ type Device interface {
 	IPCExport(p devarray.Ptr) (h IPCHandle, base devarray.Ptr, size int64, err error)
 	// IPCOpen maps another process's allocation into this one
 	// (cuIpcOpenMemHandle) and returns its address here and its size,
-	// counted in the ledger as kind ipc until IPCClose. A handle of this
-	// process, a stale one (its allocation was freed, its process ended)
-	// or a foreign one is an error.
+	// counted in the ledger as kind ipc until IPCClose. Opening the same
+	// handle again returns the same address and counts one more open; the
+	// memory is unmapped at the last IPCClose. A handle of this process
+	// is an error wrapping ErrOwnIPCHandle, a stale one (its allocation
+	// was freed, its process ended) ErrStaleIPCHandle, a foreign one
+	// ErrInvalidValue.
 	IPCOpen(h IPCHandle) (devarray.Ptr, int64, error)
 	// IPCClose unmaps memory IPCOpen mapped (cuIpcCloseMemHandle).
 	IPCClose(p devarray.Ptr) error

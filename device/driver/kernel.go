@@ -12,8 +12,11 @@ import (
 // Package kernels uses it; the sim backend runs Go references instead,
 // through MemoryAccess.
 type KernelRunner interface {
-	// LoadModule JIT-compiles PTX source for the device.
-	LoadModule(ptx string) (Module, error)
+	// LoadModule loads a module image for the device: a fatbin (machine
+	// code for the device's architecture is used as it is, else its PTX is
+	// JIT-compiled) or PTX source. A failed load's error carries the
+	// loader's and JIT's logs.
+	LoadModule(image string) (Module, error)
 }
 
 // Module is loaded GPU code.

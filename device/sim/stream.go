@@ -174,7 +174,12 @@ func (s *stream) WaitEvent(e driver.Event) error {
 	if !ok || ev.d != s.d {
 		return fmt.Errorf("sim: wait event: the event is not from this device: %w", driver.ErrInvalidValue)
 	}
-	m := ev.latest()
+	ev.mu.Lock()
+	m, closed := ev.cur, ev.closed
+	ev.mu.Unlock()
+	if closed {
+		return fmt.Errorf("sim: wait event: %w", driver.ErrClosed)
+	}
 	return s.enqueueMarker(func() error { <-m.done; return nil })
 }
 
