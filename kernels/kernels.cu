@@ -1,7 +1,8 @@
 // kernels.cu: cuarray's first GPU kernels. `make ptx` compiles this file
-// with nvcc -ptx -arch=compute_70 into kernels.ptx, which the Go package
-// embeds. Every kernel has a Go reference in reference.go that the sim
-// backend runs and that GPU tests compare against.
+// with nvcc into kernels.fatbin (sm_90 machine code and compute_70 PTX),
+// which the Go package embeds, and kernels.ptx, its readable PTX. Every
+// kernel has a Go reference in reference.go that the sim backend runs and
+// that GPU tests compare against.
 //
 // Arrays are passed as a base pointer (element 0, as DevArray.Ptr) and a
 // Layout: shape and byte strides of up to MAX_DIMS axes. Elements are
