@@ -32,6 +32,9 @@ func RampFilterWorkspace(rows int64, d int, itemSize int64) int64 {
 // run. A nil ws means a temporary workspace, freed before returning.
 func (k *Kernels) RampFilter(sino *devarray.DevArray, ws *accounting.Workspace) error {
 	const op = "ramp filter"
+	if err := k.guard(op, sino); err != nil {
+		return err
+	}
 	if err := k.check(op, sino, true); err != nil {
 		return err
 	}
@@ -111,6 +114,9 @@ func BackprojectWorkspace(a int, itemSize int64) int64 { return int64(2*a) * ite
 // reports its size and does not run.
 func (k *Kernels) Backproject(img, sino *devarray.DevArray, ws *accounting.Workspace) error {
 	const op = "backproject"
+	if err := k.guard(op, img, sino); err != nil {
+		return err
+	}
 	g, err := k.checkStacks(op, img, sino, true)
 	if err != nil || g.imgSize == 0 || g.a == 0 {
 		return err

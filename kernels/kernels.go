@@ -61,6 +61,9 @@ type module struct {
 // New prepares kernels for dev: on a GPU it loads the embedded PTX (the
 // driver compiles it for the GPU at hand); on sim it needs nothing.
 func New(dev driver.Device) (*Kernels, error) {
+	if dev == nil {
+		return nil, fmt.Errorf("kernels: no device: %w", driver.ErrInvalidValue)
+	}
 	deflt, err := dev.ExternalStream(driver.LegacyDefaultStream)
 	if err != nil {
 		return nil, fmt.Errorf("kernels: the default stream of %v: %w", dev.DeviceID(), err)
@@ -83,7 +86,12 @@ func New(dev driver.Device) (*Kernels, error) {
 
 // WithStream returns kernels that run their work on s (nil: the default
 // stream), after the work queued on s before it, and wait for it.
+//
+// Nil Kernels stay nil: their methods return driver.ErrInvalidValue.
 func (k *Kernels) WithStream(s driver.Stream) *Kernels {
+	if k == nil {
+		return nil
+	}
 	c := *k
 	c.stream, c.async = s, false
 	return &c
@@ -97,6 +105,9 @@ func (k *Kernels) WithStream(s driver.Stream) *Kernels {
 // with Async kernels must only be used on s. Sum and Checksum wait for
 // their result all the same.
 func (k *Kernels) Async(s driver.Stream) *Kernels {
+	if k == nil {
+		return nil
+	}
 	c := *k
 	c.stream, c.async = s, true
 	return &c
@@ -121,6 +132,9 @@ func (k *Kernels) settle() error {
 
 // Close unloads the module.
 func (k *Kernels) Close() error {
+	if k == nil || k.shared == nil {
+		return nil
+	}
 	if k.shared.mod == nil {
 		return nil
 	}
@@ -217,4 +231,9 @@ func scalar(args *driver.KernelArgs, e element, v float64) *driver.KernelArgs {
 }
 
 // Device returns the device the kernels run on.
-func (k *Kernels) Device() driver.Device { return k.dev }
+func (k *Kernels) Device() driver.Device {
+	if k == nil {
+		return nil
+	}
+	return k.dev
+}

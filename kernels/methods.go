@@ -3,6 +3,9 @@ package kernels
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"sync"
 
 	"github.com/cuarray/cuarray/accounting"
@@ -69,10 +72,75 @@ var (
 	sharedKernels = map[driver.Device]*Kernels{}
 )
 
-// slab returns the bytes of s slices whose other axes are other, of dtype.
+// slab returns the bytes of s slices whose other axes are other, of
+// dtype, rounded up to the granule as allocated; -1 when that is past
+// int64, which plan.MaxFit counts as not fitting (and sum passes on).
 func slab(s int64, other [2]int, dtype devarray.DType) int64 {
-	return s * int64(other[0]) * int64(other[1]) * dtype.Size()
+	n, err := accounting.EstimateBytes([]int{int(s), other[0], other[1]}, dtype)
+	if err != nil || s < 0 || int64(int(s)) != s {
+		return -1
+	}
+	return n
 }
+
+// sum adds the byte counts of a run's allocations, -1 when one of them is
+// -1 (past int64) or the sum is.
+func sum(terms ...int64) int64 {
+	var t int64
+	for _, x := range terms {
+		if x < 0 || t > math.MaxInt64-x {
+			return -1
+		}
+		t += x
+	}
+	return t
+}
+
+// alloc is accounting.AllocBytes that keeps -1 (past int64) as -1.
+func alloc(n int64) int64 {
+	if n < 0 {
+		return -1
+	}
+	return accounting.AllocBytes(n)
+}
+
+// checkParams is the methods' check of their parameters: every name is
+// one the method takes, every value at least that name's minimum.
+func checkParams(name string, p plan.Params, mins map[string]int) error {
+	for k, v := range p {
+		lo, ok := mins[k]
+		switch {
+		case !ok:
+			return fmt.Errorf("kernels: %s: unknown parameter %q (it takes %v): %w", name, k, slices.Sorted(maps.Keys(mins)), plan.ErrParam)
+		case v < lo:
+			return fmt.Errorf("kernels: %s: parameter %s=%d: want at least %d: %w", name, k, v, lo, plan.ErrParam)
+		}
+	}
+	return nil
+}
+
+// checkRun is the check at the top of every method's Run: a device, a
+// live 3-D array, a slice axis of it, and parameters the method takes.
+func checkRun(name string, env plan.Env, in *devarray.DevArray, sliceDim int, p plan.Params, mins map[string]int) error {
+	if env.Dev == nil {
+		return fmt.Errorf("kernels: %s: no device: %w", name, driver.ErrInvalidValue)
+	}
+	if err := in.Err(); err != nil {
+		return fmt.Errorf("kernels: %s: %w", name, err)
+	}
+	if in.NDim() != 3 || sliceDim < 0 || sliceDim > 2 {
+		return fmt.Errorf("kernels: %s: a %d-D array sliced along axis %d: want 3-D: %w", name, in.NDim(), sliceDim, devarray.ErrShape)
+	}
+	return checkParams(name, p, mins)
+}
+
+// The parameters each method takes, with their least values.
+var (
+	scaleParams       = map[string]int{"factor": math.MinInt}
+	noParams          = map[string]int{}
+	backprojectParams = map[string]int{"size": 1}
+	projectParams     = map[string]int{"angles": 1, "detectors": 1}
+)
 
 // checkFloat is the estimators' check of the input dtype.
 func checkFloat(name string, dtype devarray.DType) error {
@@ -94,14 +162,17 @@ type scaleMethod struct{}
 
 func (scaleMethod) Name() string { return "kernels.scale" }
 
-func (m scaleMethod) MaxSlices(sliceDim int, other [2]int, dtype devarray.DType, available int64, _ plan.Params) (int, devarray.DType, error) {
-	if err := checkFloat(m.Name(), dtype); err != nil {
+func (m scaleMethod) MaxSlices(sliceDim int, other [2]int, dtype devarray.DType, available int64, p plan.Params) (int, devarray.DType, error) {
+	if err := errors.Join(checkFloat(m.Name(), dtype), checkParams(m.Name(), p, scaleParams)); err != nil {
 		return 0, dtype, err
 	}
-	return plan.MaxFit(available, func(s int64) int64 { return accounting.AllocBytes(slab(s, other, dtype)) }), dtype, nil
+	return plan.MaxFit(available, func(s int64) int64 { return slab(s, other, dtype) }), dtype, nil
 }
 
-func (m scaleMethod) Run(env plan.Env, in *devarray.DevArray, _ int, p plan.Params) (*devarray.DevArray, error) {
+func (m scaleMethod) Run(env plan.Env, in *devarray.DevArray, sliceDim int, p plan.Params) (*devarray.DevArray, error) {
+	if err := checkRun(m.Name(), env, in, sliceDim, p, scaleParams); err != nil {
+		return nil, err
+	}
 	k, err := shared(env.Dev)
 	if err != nil {
 		return nil, err
@@ -113,16 +184,19 @@ type transposeMethod struct{}
 
 func (transposeMethod) Name() string { return "kernels.transpose" }
 
-func (m transposeMethod) MaxSlices(sliceDim int, other [2]int, dtype devarray.DType, available int64, _ plan.Params) (int, devarray.DType, error) {
+func (m transposeMethod) MaxSlices(sliceDim int, other [2]int, dtype devarray.DType, available int64, p plan.Params) (int, devarray.DType, error) {
 	if !dtype.Valid() {
 		return 0, dtype, fmt.Errorf("kernels: %s: %w", m.Name(), devarray.ErrDType)
 	}
-	return plan.MaxFit(available, func(s int64) int64 { return 2 * accounting.AllocBytes(slab(s, other, dtype)) }), dtype, nil
+	if err := checkParams(m.Name(), p, noParams); err != nil {
+		return 0, dtype, err
+	}
+	return plan.MaxFit(available, func(s int64) int64 { return sum(slab(s, other, dtype), slab(s, other, dtype)) }), dtype, nil
 }
 
-func (m transposeMethod) Run(env plan.Env, in *devarray.DevArray, sliceDim int, _ plan.Params) (*devarray.DevArray, error) {
-	if in.NDim() != 3 || sliceDim < 0 || sliceDim > 2 {
-		return nil, fmt.Errorf("kernels: %s: a %d-D array sliced along axis %d: %w", m.Name(), in.NDim(), sliceDim, devarray.ErrShape)
+func (m transposeMethod) Run(env plan.Env, in *devarray.DevArray, sliceDim int, p plan.Params) (*devarray.DevArray, error) {
+	if err := checkRun(m.Name(), env, in, sliceDim, p, noParams); err != nil {
+		return nil, err
 	}
 	k, err := shared(env.Dev)
 	if err != nil {
@@ -154,19 +228,23 @@ type filterMethod struct{}
 
 func (filterMethod) Name() string { return "fbp.filter" }
 
-func (m filterMethod) MaxSlices(sliceDim int, other [2]int, dtype devarray.DType, available int64, _ plan.Params) (int, devarray.DType, error) {
-	if err := errors.Join(checkFloat(m.Name(), dtype), checkSinogramAxis(m.Name(), sliceDim)); err != nil {
+func (m filterMethod) MaxSlices(sliceDim int, other [2]int, dtype devarray.DType, available int64, p plan.Params) (int, devarray.DType, error) {
+	if err := errors.Join(checkFloat(m.Name(), dtype), checkSinogramAxis(m.Name(), sliceDim), checkParams(m.Name(), p, noParams)); err != nil {
 		return 0, dtype, err
 	}
 	angles, det := other[0], other[1]
 	return plan.MaxFit(available, func(s int64) int64 {
-		return accounting.AllocBytes(slab(s, other, dtype)) + // the sinograms
-			accounting.AllocBytes(RampFilterWorkspace(s*int64(angles), det, dtype.Size())) // taps and filtered rows
+		sino := slab(s, other, dtype)
+		if sino < 0 {
+			return -1 // and so is the workspace, which holds the filtered rows
+		}
+		return sum(sino, // the sinograms
+			alloc(RampFilterWorkspace(s*int64(angles), det, dtype.Size()))) // taps and filtered rows
 	}), dtype, nil
 }
 
-func (m filterMethod) Run(env plan.Env, in *devarray.DevArray, sliceDim int, _ plan.Params) (*devarray.DevArray, error) {
-	if err := checkSinogramAxis(m.Name(), sliceDim); err != nil {
+func (m filterMethod) Run(env plan.Env, in *devarray.DevArray, sliceDim int, p plan.Params) (*devarray.DevArray, error) {
+	if err := errors.Join(checkRun(m.Name(), env, in, sliceDim, p, noParams), checkSinogramAxis(m.Name(), sliceDim)); err != nil {
 		return nil, err
 	}
 	k, err := shared(env.Dev)
@@ -181,19 +259,19 @@ type backprojectMethod struct{}
 func (backprojectMethod) Name() string { return "fbp.backproject" }
 
 func (m backprojectMethod) MaxSlices(sliceDim int, other [2]int, dtype devarray.DType, available int64, p plan.Params) (int, devarray.DType, error) {
-	if err := errors.Join(checkFloat(m.Name(), dtype), checkSinogramAxis(m.Name(), sliceDim)); err != nil {
+	if err := errors.Join(checkFloat(m.Name(), dtype), checkSinogramAxis(m.Name(), sliceDim), checkParams(m.Name(), p, backprojectParams)); err != nil {
 		return 0, dtype, err
 	}
 	n := p.Get("size", other[1])
 	return plan.MaxFit(available, func(s int64) int64 {
-		return accounting.AllocBytes(slab(s, other, dtype)) + // the sinograms
-			accounting.AllocBytes(slab(s, [2]int{n, n}, dtype)) + // the images
-			accounting.AllocBytes(BackprojectWorkspace(other[0], dtype.Size())) // the angle table
+		return sum(slab(s, other, dtype), // the sinograms
+			slab(s, [2]int{n, n}, dtype),                        // the images
+			alloc(BackprojectWorkspace(other[0], dtype.Size()))) // the angle table
 	}), dtype, nil
 }
 
 func (m backprojectMethod) Run(env plan.Env, in *devarray.DevArray, sliceDim int, p plan.Params) (*devarray.DevArray, error) {
-	if err := checkSinogramAxis(m.Name(), sliceDim); err != nil {
+	if err := errors.Join(checkRun(m.Name(), env, in, sliceDim, p, backprojectParams), checkSinogramAxis(m.Name(), sliceDim)); err != nil {
 		return nil, err
 	}
 	return backproject(env, in, p.Get("size", in.Shape()[2]))
@@ -219,21 +297,25 @@ type reconstructMethod struct{}
 func (reconstructMethod) Name() string { return "fbp.reconstruct" }
 
 func (m reconstructMethod) MaxSlices(sliceDim int, other [2]int, dtype devarray.DType, available int64, p plan.Params) (int, devarray.DType, error) {
-	if err := errors.Join(checkFloat(m.Name(), dtype), checkSinogramAxis(m.Name(), sliceDim)); err != nil {
+	if err := errors.Join(checkFloat(m.Name(), dtype), checkSinogramAxis(m.Name(), sliceDim), checkParams(m.Name(), p, backprojectParams)); err != nil {
 		return 0, dtype, err
 	}
 	angles, det := other[0], other[1]
 	n := p.Get("size", det)
 	return plan.MaxFit(available, func(s int64) int64 {
+		sino := slab(s, other, dtype)
+		if sino < 0 {
+			return -1 // and so is the filter's workspace
+		}
 		ws := max(RampFilterWorkspace(s*int64(angles), det, dtype.Size()), BackprojectWorkspace(angles, dtype.Size()))
-		return accounting.AllocBytes(slab(s, other, dtype)) + // the sinograms, filtered in place
-			accounting.AllocBytes(ws) + // one workspace, grown to the larger need
-			accounting.AllocBytes(slab(s, [2]int{n, n}, dtype)) // the images
+		return sum(sino, // the sinograms, filtered in place
+			alloc(ws),                    // one workspace, grown to the larger need
+			slab(s, [2]int{n, n}, dtype)) // the images
 	}), dtype, nil
 }
 
 func (m reconstructMethod) Run(env plan.Env, in *devarray.DevArray, sliceDim int, p plan.Params) (*devarray.DevArray, error) {
-	if err := checkSinogramAxis(m.Name(), sliceDim); err != nil {
+	if err := errors.Join(checkRun(m.Name(), env, in, sliceDim, p, backprojectParams), checkSinogramAxis(m.Name(), sliceDim)); err != nil {
 		return nil, err
 	}
 	k, err := shared(env.Dev)
@@ -268,19 +350,22 @@ func (m projectMethod) MaxSlices(sliceDim int, other [2]int, dtype devarray.DTyp
 	if err := errors.Join(checkFloat(m.Name(), dtype), checkSinogramAxis(m.Name(), sliceDim)); err != nil {
 		return 0, dtype, err
 	}
+	if err := checkParams(m.Name(), p, projectParams); err != nil {
+		return 0, dtype, err
+	}
 	angles, det, err := projectGeometry(m.Name(), other[1], p)
 	if err != nil {
 		return 0, dtype, err
 	}
 	return plan.MaxFit(available, func(s int64) int64 {
-		return accounting.AllocBytes(slab(s, other, dtype)) + // the images
-			accounting.AllocBytes(slab(s, [2]int{angles, det}, dtype)) + // the sinograms
-			accounting.AllocBytes(ProjectWorkspace(angles, dtype.Size())) // the angle table
+		return sum(slab(s, other, dtype), // the images
+			slab(s, [2]int{angles, det}, dtype),           // the sinograms
+			alloc(ProjectWorkspace(angles, dtype.Size()))) // the angle table
 	}), dtype, nil
 }
 
 func (m projectMethod) Run(env plan.Env, in *devarray.DevArray, sliceDim int, p plan.Params) (*devarray.DevArray, error) {
-	if err := checkSinogramAxis(m.Name(), sliceDim); err != nil {
+	if err := errors.Join(checkRun(m.Name(), env, in, sliceDim, p, projectParams), checkSinogramAxis(m.Name(), sliceDim)); err != nil {
 		return nil, err
 	}
 	if in.NDim() != 3 {

@@ -12,11 +12,17 @@ import (
 
 // Fill sets every element of a (float32 or float64, any strides) to v.
 func (k *Kernels) Fill(a *devarray.DevArray, v float64) error {
+	if err := k.guard("fill", a); err != nil {
+		return err
+	}
 	return k.unary("fill", a, v, refFill)
 }
 
 // Scale multiplies every element of a by alpha.
 func (k *Kernels) Scale(a *devarray.DevArray, alpha float64) error {
+	if err := k.guard("scale", a); err != nil {
+		return err
+	}
 	return k.unary("scale", a, alpha, refScale)
 }
 
@@ -47,6 +53,9 @@ func (k *Kernels) unary(op string, a *devarray.DevArray, v float64, ref func([]b
 // Axpy computes y = alpha*x + y elementwise. x and y must have the same
 // shape and dtype (float32 or float64); their strides may differ.
 func (k *Kernels) Axpy(y *devarray.DevArray, alpha float64, x *devarray.DevArray) error {
+	if err := k.guard("axpy", y, x); err != nil {
+		return err
+	}
 	if err := k.check("axpy", y, true); err != nil {
 		return err
 	}
@@ -105,6 +114,9 @@ func (k *Kernels) result(name string, n int64, args func(out devarray.Ptr) *driv
 // Sum returns the sum of a's elements (float32 or float64), accumulated in
 // float64. The GPU adds in parallel, so the last bits depend on the order.
 func (k *Kernels) Sum(a *devarray.DevArray) (float64, error) {
+	if err := k.guard("sum", a); err != nil {
+		return 0, err
+	}
 	if err := k.check("sum", a, false); err != nil {
 		return 0, err
 	}
@@ -141,6 +153,9 @@ func (k *Kernels) Sum(a *devarray.DevArray) (float64, error) {
 // strided view first). Host and device agree bit for bit, so a test can
 // check device data without copying it back.
 func (k *Kernels) Checksum(a *devarray.DevArray) (uint64, error) {
+	if err := k.guard("checksum", a); err != nil {
+		return 0, err
+	}
 	if err := k.check("checksum", a, false); err != nil {
 		return 0, err
 	}
@@ -176,12 +191,18 @@ func (k *Kernels) Checksum(a *devarray.DevArray) (uint64, error) {
 // must be C-contiguous with src's shape and dtype: a strided gather on the
 // device, the step that lets one contiguous copy move a strided view.
 func (k *Kernels) Pack(dst, src *devarray.DevArray) error {
+	if err := k.guard("pack", dst, src); err != nil {
+		return err
+	}
 	return k.move("pack", dst, src, true)
 }
 
 // Unpack copies the C-contiguous src into dst (any strides) element by
 // element: the scatter that undoes Pack.
 func (k *Kernels) Unpack(dst, src *devarray.DevArray) error {
+	if err := k.guard("unpack", dst, src); err != nil {
+		return err
+	}
 	return k.move("unpack", dst, src, false)
 }
 

@@ -115,6 +115,9 @@ func newPhantomGrid(n, first, total, sub int) phantomGrid {
 // Stacking the slabs of any split gives the same volume.
 func (k *Kernels) Phantom(vol *devarray.DevArray, ellipsoids []Ellipsoid, first, total int) error {
 	const op = "phantom"
+	if err := k.guard(op, vol); err != nil {
+		return err
+	}
 	if err := k.check(op, vol, true); err != nil {
 		return err
 	}

@@ -24,6 +24,9 @@ func ProjectWorkspace(a int, itemSize int64) int64 { return BackprojectWorkspace
 // query mode the call reports its size and does not run.
 func (k *Kernels) Project(sino, img *devarray.DevArray, ws *accounting.Workspace) error {
 	const op = "project"
+	if err := k.guard(op, sino, img); err != nil {
+		return err
+	}
 	g, err := k.checkStacks(op, img, sino, false)
 	if err != nil || g.sinoSize == 0 {
 		return err
