@@ -7,8 +7,11 @@
 //	cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB,1GiB] [-paths direct,pinned,staged,mapped,d2d] [-json] [-svg FILE]
 //	                                      bandwidth of every transfer path, with ratios and the ledger's counts
 //
-// Bad flags or arguments exit with status 2 and a one-line message; a
-// failure while running exits with status 1.
+// Bad flags or arguments, and values a command cannot take (a slice axis
+// past the shape, a parameter the method does not have), exit with status
+// 2, a one-line message and the command's usage line; a failure while
+// running (no such device, out of memory, nothing fits) exits with status
+// 1 and a one-line message.
 package main
 
 import (
@@ -31,6 +34,15 @@ var commands = map[string]func(args []string, stdout io.Writer) error{
 	"bench": runBench,
 }
 
+// usages are the commands' usage lines, printed after a usage error and for -h.
+var usages = map[string]string{
+	"":      "usage: cuarray info|demo|plan|bench [-device SPEC] [-json] (cuarray plan -h, cuarray bench -h for their flags)",
+	"info":  "usage: cuarray info [-device SPEC] [-json]",
+	"demo":  "usage: cuarray demo [-device SPEC] [-json]",
+	"plan":  "usage: cuarray plan -method NAME|list -shape A,B,C [-axis 0|1|2] [-dtype T] [-param name=integer]... [-mem LIMIT] [-overhead F>=1] [-device SPEC] [-json]",
+	"bench": "usage: cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB,1GiB] [-paths direct,pinned,staged,mapped,d2d] [-budget SIZE] [-pcie GB/s] [-json] [-svg FILE] [-q]",
+}
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -38,7 +50,7 @@ func main() {
 // run executes one command and returns the process exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "help" || args[0] == "--help" {
-		fmt.Fprintln(stderr, "usage: cuarray info|demo|plan|bench [-device SPEC] [-json] (cuarray plan -h, cuarray bench -h for their flags)")
+		fmt.Fprintln(stderr, usages[""])
 		if len(args) == 0 {
 			return 2
 		}
@@ -47,6 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cmd, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "cuarray: unknown command %q (want info, demo, plan or bench)\n", args[0])
+		fmt.Fprintln(stderr, usages[""])
 		return 2
 	}
 	err := cmd(args[1:], stdout)
@@ -55,9 +68,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintln(stderr, usages[args[0]])
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "cuarray %s: %v\n", args[0], ue.msg)
+		fmt.Fprintln(stderr, usages[args[0]])
 		return 2
 	default:
 		fmt.Fprintf(stderr, "cuarray %s: %v\n", args[0], err)

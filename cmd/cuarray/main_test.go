@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -89,8 +90,13 @@ func TestBadInvocations(t *testing.T) {
 		assert.Equal(t, tt.code, code, "%v: %s", tt.args, stderr)
 		assert.Contains(t, stderr, tt.msg, "%v", tt.args)
 		assert.Empty(t, out, "%v prints nothing on stdout", tt.args)
-		if tt.code != 0 {
+		switch tt.code {
+		case 1:
 			assert.Equal(t, 1, bytes.Count([]byte(stderr), []byte("\n")), "%v: a one-line message", tt.args)
+		case 2:
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			assert.LessOrEqual(t, len(lines), 2, "%v: a one-line message and the usage line", tt.args)
+			assert.True(t, strings.HasPrefix(lines[len(lines)-1], "usage: cuarray"), "%v: ends with the usage line: %q", tt.args, stderr)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -45,6 +46,12 @@ func runPlan(args []string, stdout io.Writer) error {
 	if err := parseSet(fs, args); err != nil {
 		return err
 	}
+	if *axis < 0 || *axis > 2 {
+		return usageError{fmt.Sprintf("axis %d: want 0, 1 or 2, an axis of the 3-D shape", *axis)}
+	}
+	if !(*overhead >= 1) || math.IsInf(*overhead, 0) {
+		return usageError{fmt.Sprintf("overhead %v: want a finite factor of at least 1, as 1.1", *overhead)}
+	}
 	if *method == "list" || *method == "" {
 		if *method == "" {
 			return usageError{"want -method NAME (or -method list)"}
@@ -82,6 +89,9 @@ func runPlan(args []string, stdout io.Writer) error {
 		return usageError{err.Error()}
 	}
 	p, err := plan.ForDevice(d, m, shape, *axis, dtype, params)
+	if badInput(err) {
+		return usageError{err.Error()}
+	}
 	if err != nil {
 		return err
 	}
@@ -100,6 +110,19 @@ func runPlan(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "  chunk %d: slices [%d, %d)\n", i, c.Start, c.Start+c.Len)
 	}
 	return nil
+}
+
+// badInput reports whether a planning error is about the values on the
+// command line, for this method: a shape past int64 bytes, an axis,
+// dtype or parameter the method does not take (exit status 2). Not
+// fitting, and device failures, are not (status 1).
+func badInput(err error) bool {
+	for _, e := range []error{devarray.ErrShape, devarray.ErrDType, devarray.ErrOverflow, accounting.ErrInvalidArgument} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // parseShape parses "a,b,c" into a 3-D shape of non-negative sizes.

@@ -53,7 +53,7 @@ func TestPlanCommandErrors(t *testing.T) {
 		{[]string{"plan", "-method", "fbp.filter", "-shape", "1,2,3", "-param", "size"}, 2, "want name=integer"},
 		{[]string{"plan", "-method", "fbp.filter", "-shape", "1,2,3", "-mem", "lots"}, 2, "lots"},
 		{[]string{"plan", "-method", "fbp.filter", "-shape", "1,2,3", "-overhead", "0.5"}, 2, "overhead"},
-		{[]string{"plan", "-device", "sim:0", "-method", "fbp.filter", "-shape", "1,2,3", "-axis", "1"}, 1, "axis 0"},
+		{[]string{"plan", "-device", "sim:0", "-method", "fbp.filter", "-shape", "1,2,3", "-axis", "1"}, 2, "axis 0"},
 		{[]string{"plan", "-device", "sim:0?mem=1MiB", "-method", "fbp.reconstruct", "-shape", "4,720,2048"}, 1, "not even one slice fits"},
 	} {
 		code, _, stderr := runCmd(tc.args...)

@@ -14,7 +14,9 @@
 // -mode both, the two side by side and their ratios. -png writes the middle
 // slice: the phantom, the reconstruction and their difference, side by
 // side. -save writes the scan for a peer to reconstruct the same data
-// (bench/peers/torch_fbp.py). Bad flags exit with status 2, a failed run with status 1.
+// (bench/peers/torch_fbp.py). Bad flags and values exit with status 2, a
+// one-line message and the usage line; a failed run with status 1 and a
+// one-line message.
 package main
 
 import (
@@ -47,6 +49,9 @@ type config struct {
 	verbose io.Writer // progress lines, or nil
 }
 
+// usage is the command's usage line, printed after a usage error and for -h.
+const usage = "usage: fbp [-device SPEC] [-size N] [-angles A] [-slices S] [-mode resident|staged|both] [-mem LIMIT] [-json] [-png FILE] [-save PREFIX] [-q]"
+
 // usageError is a mistake in the command line: exit status 2.
 type usageError struct{ msg string }
 
@@ -55,7 +60,7 @@ func (e usageError) Error() string { return e.msg }
 func parse(args []string, stderr io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("fbp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	fs.StringVar(&c.device, "device", "", "device spec: sim:0, sim:0?mem=1GiB, cuda:0; empty picks cuda:0 if present, else sim:0")
 	fs.IntVar(&c.geom.Size, "size", 128, "image size N: N×N pixels a slice, N detector bins")
 	fs.IntVar(&c.geom.Angles, "angles", 180, "projection angles over [0, π)")
@@ -68,6 +73,9 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.quiet, "q", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, usage)
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
 			return c, err
 		}
 		return c, usageError{err.Error()}
@@ -90,7 +98,11 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	if *mem != "" {
 		n, err := accounting.ParseBytes(*mem)
 		if err != nil || n <= 0 {
-			return c, usageError{fmt.Sprintf("mem %q: want a positive size, as 64MiB", *mem)}
+			why := "zero"
+			if err != nil {
+				why = err.Error()
+			}
+			return c, usageError{fmt.Sprintf("mem %q: want a positive size, as 64MiB (%s)", *mem, why)}
 		}
 		c.mem = n
 	}
@@ -108,12 +120,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "fbp: %v\n", err)
+		fmt.Fprintf(stderr, "fbp: %v\n%s\n", err, usage)
 		return 2
 	}
 	if err := execute(c, stdout); err != nil {
 		fmt.Fprintf(stderr, "fbp: %v\n", err)
 		if errors.As(err, &ue) {
+			fmt.Fprintln(stderr, usage)
 			return 2
 		}
 		return 1

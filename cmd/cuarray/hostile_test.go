@@ -1,0 +1,137 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// Bad flags and values on every command exit 2 with a one-line message and
+// the command's usage line; runtime failures exit 1 with a one-line
+// message and no usage line; nothing hangs.
+func TestHostileCommandLines(t *testing.T) {
+	const small = "sim:0?mem=1MiB"
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		// The command itself.
+		{nil, 2, "usage: cuarray"},
+		{[]string{""}, 2, `unknown command ""`},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"-json"}, 2, `unknown command "-json"`},
+
+		// info
+		{[]string{"info", "-json=maybe"}, 2, "invalid boolean value"},
+		{[]string{"info", "-device"}, 2, "flag needs an argument"},
+		{[]string{"info", "-device", "bogus"}, 2, "bad device spec"},
+		{[]string{"info", "-device", "sim:-1"}, 2, "not a non-negative number"},
+		{[]string{"info", "-device", "sim:0?mem=-1"}, 2, "negative"},
+		{[]string{"info", "-device", "sim:0?mem=1ZiB"}, 2, `unknown unit "ZiB"`},
+		{[]string{"info", "-device", "sim:0?mem=8EiB"}, 2, "does not fit in 64 bits"},
+		{[]string{"info", "-device", "sim:0?latency=abc"}, 2, "invalid duration"},
+		{[]string{"info", "-device", "sim:0?bogus=1"}, 2, `unknown option "bogus"`},
+		{[]string{"info", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"info", "-device", "cuda:99"}, 1, "no such device"},
+		{[]string{"info", "-device", "sim:0?mem=1EiB"}, 1, "1.00 EiB"}, // parses; no machine maps it
+
+		// demo
+		{[]string{"demo", "-nope"}, 2, "flag provided but not defined: -nope"},
+		{[]string{"demo", "-device", "sim:0?fail-alloc=x"}, 2, "fail-alloc"},
+		{[]string{"demo", "-device", "sim:0?mem=1KiB"}, 1, "out of memory"},
+		{[]string{"demo", "-device", "sim:0?fail-copy=1"}, 1, "injected fault"},
+
+		// plan: values the command line cannot take.
+		{[]string{"plan", "-device", small, "-method", "fbp.reconstruct", "-shape", "4,90,64", "-param", "angles=-1"}, 2, `unknown parameter "angles"`},
+		{[]string{"plan", "-device", small, "-method", "fbp.filter", "-shape", "4,90,64", "-param", "angles=-1"}, 2, `unknown parameter "angles"`},
+		{[]string{"plan", "-device", small, "-method", "fbp.project", "-shape", "4,64,64", "-param", "angles=-1"}, 2, "angles=-1: want at least 1"},
+		{[]string{"plan", "-device", small, "-method", "fbp.project", "-shape", "4,64,64", "-param", "detectors=0"}, 2, "want at least 1"},
+		{[]string{"plan", "-device", small, "-method", "fbp.backproject", "-shape", "4,90,64", "-param", "size=-5"}, 2, "size=-5"},
+		{[]string{"plan", "-device", small, "-method", "fbp.reconstruct", "-shape", "4,90,64", "-param", "size=0"}, 2, "size=0"},
+		{[]string{"plan", "-device", small, "-method", "kernels.transpose", "-shape", "4,4,4", "-param", "factor=2"}, 2, "unknown parameter"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-param", "size=99999999999999999999"}, 2, "not an integer"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-param", "=3"}, 2, "want name=integer"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-axis", "5"}, 2, "axis 5: want 0, 1 or 2"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-axis", "-1"}, 2, "axis -1"},
+		{[]string{"plan", "-device", small, "-method", "fbp.filter", "-shape", "1,2,3", "-axis", "2"}, 2, "axis 0"},
+		{[]string{"plan", "-device", small, "-method", "kernels.scale", "-shape", "1,2,3", "-dtype", "bool"}, 2, "want float32 or float64"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-dtype", ""}, 2, "dtype"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-mem", "8EiB"}, 2, "does not fit in 64 bits"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-mem", "1ZiB"}, 2, `unknown unit "ZiB"`},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-mem", "-5MiB"}, 2, "negative"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-mem", "0.5"}, 2, "whole number of bytes"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-overhead", "NaN"}, 2, "overhead NaN"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-overhead", "+Inf"}, 2, "overhead +Inf"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-overhead", "0.99"}, 2, "at least 1"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-overhead", "x"}, 2, "invalid value"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "4611686018427387904,4,1"}, 2, "overflows"}, // hung before
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "9223372036854775807,9223372036854775807,1"}, 2, "overflows"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3,4"}, 2, "want three sizes"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "a,b,c"}, 2, "not a non-negative integer"},
+		{[]string{"plan", "-method", "kernels.scale"}, 2, "want three sizes"},
+		{[]string{"plan", "-method", ""}, 2, "want -method NAME"},
+		{[]string{"plan", "-method", "list", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-device", "nonsense:0"}, 2, "bad device spec"},
+
+		// plan: runtime failures.
+		{[]string{"plan", "-device", small, "-method", "fbp.reconstruct", "-shape", "4,720,2048"}, 1, "not even one slice fits"},
+		{[]string{"plan", "-device", small, "-method", "kernels.scale", "-shape", "1099511627776,1,1", "-mem", "1KiB"}, 1, "chunks, more than"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-device", "cuda:99"}, 1, "no such device"},
+
+		// bench: its own checks (bench.go), through the same exit path.
+		{[]string{"bench", "-pcie", "-3"}, 2, "pcie -3"},
+		{[]string{"bench", "-sizes", "0"}, 2, ""},
+		{[]string{"bench", "-budget", "1ZiB"}, 2, "budget"},
+		{[]string{"bench", "-device", "cuda:99", "-q"}, 1, "no such device"},
+	} {
+		name := strings.Join(tc.args, " ")
+		t.Run(name, func(t *testing.T) {
+			type result struct {
+				code           int
+				stdout, stderr string
+			}
+			done := make(chan result, 1)
+			go func() {
+				code, out, errs := runCmd(tc.args...)
+				done <- result{code, out, errs}
+			}()
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("cuarray %s did not exit within 30 s", name)
+			}
+			assert.Equal(t, tc.code, r.code, "exit status; stderr: %s", r.stderr)
+			assert.Contains(t, r.stderr, tc.msg)
+			assert.Empty(t, r.stdout, "nothing on stdout")
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			switch tc.code {
+			case 2:
+				assert.LessOrEqual(t, len(lines), 2, "a one-line message and the usage line: %q", r.stderr)
+				cmd := ""
+				if len(tc.args) > 0 {
+					if _, ok := commands[tc.args[0]]; ok {
+						cmd = tc.args[0]
+					}
+				}
+				assert.Equal(t, usages[cmd], lines[len(lines)-1], "the usage line last")
+			case 1:
+				assert.Len(t, lines, 1, "a one-line message, no usage line: %q", r.stderr)
+				assert.NotContains(t, r.stderr, "usage:")
+			}
+		})
+	}
+}
+
+// -h on every command prints its usage line and exits 0.
+func TestHelpPrintsUsage(t *testing.T) {
+	for cmd := range commands {
+		code, out, stderr := runCmd(cmd, "-h")
+		assert.Equal(t, 0, code, cmd)
+		assert.Empty(t, out, cmd)
+		assert.Equal(t, usages[cmd]+"\n", stderr, cmd)
+	}
+}
