@@ -13,34 +13,9 @@ import (
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/internal/hostile"
 	"github.com/cuarray/cuarray/internal/testdev"
 )
-
-// hostile is one bad input to an exported function: the call must return
-// an error matching want (errors.Is), or nil when want is nil, and must
-// never panic.
-type hostile struct {
-	name string
-	call func() error
-	want error
-}
-
-func runHostile(t *testing.T, cases []hostile) {
-	t.Helper()
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var err error
-			require.NotPanics(t, func() { err = tc.call() }, "a library call never panics on bad input")
-			if tc.want == nil {
-				assert.NoError(t, err)
-				return
-			}
-			assert.ErrorIs(t, err, tc.want)
-		})
-	}
-}
-
-func second[T any](_ T, err error) error { return err }
 
 // Every exported function and method of accounting, given nil, zero,
 // negative, overflowing and closed inputs, returns a typed error (zero
@@ -60,22 +35,22 @@ func TestHostileInputs(t *testing.T) {
 	big := int64(math.MaxInt64)
 	var buf bytes.Buffer
 
-	cases := []hostile{
+	cases := []hostile.Case{
 		// A nil Ledger: errors from what returns them, nothing recorded, zeros.
 		{"nil Ledger SetLimit", func() error { return nilLed.SetLimit(accounting.Device, 1) }, accounting.ErrNil},
 		{"nil Ledger Reserve", func() error { return nilLed.Reserve(accounting.Device, 1) }, accounting.ErrNil},
 		{"nil Ledger Alloc", func() error { return nilLed.Alloc(accounting.Device, 1, 1) }, accounting.ErrNil},
-		{"nil Ledger JSON", func() error { return second(nilLed.JSON()) }, accounting.ErrNil},
+		{"nil Ledger JSON", func() error { return hostile.Second(nilLed.JSON()) }, accounting.ErrNil},
 		{"nil Ledger StopLog", func() error { _, _, err := nilLed.StopLog(); return err }, accounting.ErrNil},
-		{"nil Ledger Events", func() error { return second(nilLed.Events()) }, accounting.ErrNil},
-		{"nil Ledger Outstanding", func() error { return second(nilLed.Outstanding()) }, accounting.ErrNil},
-		{"nil Ledger LeakReport", func() error { return second(nilLed.LeakReport(&buf)) }, accounting.ErrNil},
+		{"nil Ledger Events", func() error { return hostile.Second(nilLed.Events()) }, accounting.ErrNil},
+		{"nil Ledger Outstanding", func() error { return hostile.Second(nilLed.Outstanding()) }, accounting.ErrNil},
+		{"nil Ledger LeakReport", func() error { return hostile.Second(nilLed.LeakReport(&buf)) }, accounting.ErrNil},
 		{"nil Ledger Trace", func() error { return nilLed.Trace(&buf) }, accounting.ErrNil},
 		{"nil Ledger Publish", func() error { return nilLed.Publish("cuarray-hostile-nil") }, accounting.ErrNil},
 		{"nil Ledger SetOverhead", func() error { return nilLed.SetOverhead(2) }, accounting.ErrNil},
-		{"nil Ledger Available", func() error { return second(nilLed.Available()) }, accounting.ErrNil},
-		{"nil Ledger Measure", func() error { return second(nilLed.Measure("m", func() error { return nil })) }, accounting.ErrNil},
-		{"nil Ledger Push and Pop", func() error { return second(nilLed.Push("s").Pop()) }, accounting.ErrNil},
+		{"nil Ledger Available", func() error { return hostile.Second(nilLed.Available()) }, accounting.ErrNil},
+		{"nil Ledger Measure", func() error { return hostile.Second(nilLed.Measure("m", func() error { return nil })) }, accounting.ErrNil},
+		{"nil Ledger Push and Pop", func() error { return hostile.Second(nilLed.Push("s").Pop()) }, accounting.ErrNil},
 		{"nil Ledger recorders and getters", func() error {
 			nilLed.SetMemInfo(func() (int64, int64, error) { return 0, 0, nil })
 			nilLed.Cancel(accounting.Device, 1)
@@ -101,12 +76,12 @@ func TestHostileInputs(t *testing.T) {
 		}, nil},
 
 		// Nil and zero scopes, nil functions and writers.
-		{"nil Scope Pop", func() error { return second(nilScope.Pop()) }, accounting.ErrNil},
-		{"zero Scope Pop", func() error { return second(new(accounting.Scope).Pop()) }, accounting.ErrNil},
+		{"nil Scope Pop", func() error { return hostile.Second(nilScope.Pop()) }, accounting.ErrNil},
+		{"zero Scope Pop", func() error { return hostile.Second(new(accounting.Scope).Pop()) }, accounting.ErrNil},
 		{"nil Scope Name", func() error { assert.Empty(t, nilScope.Name()); return nil }, nil},
-		{"Measure nil function", func() error { return second(zeroLed.Measure("m", nil)) }, accounting.ErrNil},
+		{"Measure nil function", func() error { return hostile.Second(zeroLed.Measure("m", nil)) }, accounting.ErrNil},
 		{"Trace nil writer", func() error { return zeroLed.Trace(nil) }, accounting.ErrNil},
-		{"LeakReport nil writer", func() error { return second(zeroLed.LeakReport(nil)) }, accounting.ErrNil},
+		{"LeakReport nil writer", func() error { return hostile.Second(zeroLed.LeakReport(nil)) }, accounting.ErrNil},
 		{"SetMemInfo nil, then out of memory", func() error {
 			l := accounting.NewLedger("x")
 			l.SetMemInfo(nil)
@@ -117,13 +92,13 @@ func TestHostileInputs(t *testing.T) {
 			s := zeroLed.Push("s")
 			_, err := s.Pop()
 			require.NoError(t, err)
-			return second(s.Pop())
+			return hostile.Second(s.Pop())
 		}, accounting.ErrInvalidArgument},
 		{"Pop out of order", func() error {
 			outer := zeroLed.Push("outer")
 			inner := zeroLed.Push("inner")
 			defer func() { _, _ = inner.Pop(); _, _ = outer.Pop() }()
-			return second(outer.Pop())
+			return hostile.Second(outer.Pop())
 		}, accounting.ErrInvalidArgument},
 		{"Publish twice", func() error {
 			l := accounting.NewLedger("x")
@@ -142,14 +117,14 @@ func TestHostileInputs(t *testing.T) {
 		{"SetOverhead below 1", func() error { return zeroLed.SetOverhead(0.5) }, accounting.ErrInvalidArgument},
 		{"StopLog while off", func() error { _, _, err := zeroLed.StopLog(); return err }, accounting.ErrLogOff},
 		{"Trace while off", func() error { return zeroLed.Trace(&buf) }, accounting.ErrLogOff},
-		{"EstimateBytes negative", func() error { return second(accounting.EstimateBytes([]int{-1}, devarray.Float32)) }, devarray.ErrShape},
-		{"EstimateBytes overflow", func() error { return second(accounting.EstimateBytes([]int{math.MaxInt, 2}, devarray.Float32)) }, devarray.ErrOverflow},
-		{"EstimateBytes near MaxInt64", func() error { return second(accounting.EstimateBytes([]int{math.MaxInt}, devarray.Uint8)) }, devarray.ErrOverflow},
-		{"EstimateBytes invalid dtype", func() error { return second(accounting.EstimateBytes([]int{1}, devarray.Invalid)) }, devarray.ErrDType},
-		{"ParseBytes overflow", func() error { return second(accounting.ParseBytes("9999999EiB")) }, accounting.ErrInvalidArgument},
-		{"ParseBytes negative", func() error { return second(accounting.ParseBytes("-1MiB")) }, accounting.ErrInvalidArgument},
-		{"ParseKind unknown", func() error { return second(accounting.ParseKind("")) }, accounting.ErrInvalidArgument},
-		{"ParsePath unknown", func() error { return second(accounting.ParsePath("\x00")) }, accounting.ErrInvalidArgument},
+		{"EstimateBytes negative", func() error { return hostile.Second(accounting.EstimateBytes([]int{-1}, devarray.Float32)) }, devarray.ErrShape},
+		{"EstimateBytes overflow", func() error { return hostile.Second(accounting.EstimateBytes([]int{math.MaxInt, 2}, devarray.Float32)) }, devarray.ErrOverflow},
+		{"EstimateBytes near MaxInt64", func() error { return hostile.Second(accounting.EstimateBytes([]int{math.MaxInt}, devarray.Uint8)) }, devarray.ErrOverflow},
+		{"EstimateBytes invalid dtype", func() error { return hostile.Second(accounting.EstimateBytes([]int{1}, devarray.Invalid)) }, devarray.ErrDType},
+		{"ParseBytes overflow", func() error { return hostile.Second(accounting.ParseBytes("9999999EiB")) }, accounting.ErrInvalidArgument},
+		{"ParseBytes negative", func() error { return hostile.Second(accounting.ParseBytes("-1MiB")) }, accounting.ErrInvalidArgument},
+		{"ParseKind unknown", func() error { return hostile.Second(accounting.ParseKind("")) }, accounting.ErrInvalidArgument},
+		{"ParsePath unknown", func() error { return hostile.Second(accounting.ParsePath("\x00")) }, accounting.ErrInvalidArgument},
 		{"bad enums and extremes", func() error {
 			assert.Equal(t, int64(-1), accounting.AlignUp(-1))
 			assert.Equal(t, int64(-1), accounting.AlignUp(big))
@@ -177,8 +152,8 @@ func TestHostileInputs(t *testing.T) {
 		// Workspaces: nil, without a backend, bad sizes, closed device.
 		{"nil Workspace StartQuery", nilWS.StartQuery, accounting.ErrNil},
 		{"nil Workspace Need", func() error { return nilWS.Need(1) }, accounting.ErrNil},
-		{"nil Workspace StopQuery", func() error { return second(nilWS.StopQuery()) }, accounting.ErrNil},
-		{"nil Workspace Preallocate", func() error { return second(nilWS.Preallocate()) }, accounting.ErrNil},
+		{"nil Workspace StopQuery", func() error { return hostile.Second(nilWS.StopQuery()) }, accounting.ErrNil},
+		{"nil Workspace Preallocate", func() error { return hostile.Second(nilWS.Preallocate()) }, accounting.ErrNil},
 		{"nil Workspace SetManual", func() error { return nilWS.SetManual(256) }, accounting.ErrNil},
 		{"nil Workspace Borrow", func() error { _, _, err := nilWS.Borrow(1); return err }, accounting.ErrNil},
 		{"nil Workspace BorrowRange", func() error { _, _, _, err := nilWS.BorrowRange(1, 2); return err }, accounting.ErrNil},
@@ -244,7 +219,7 @@ func TestHostileInputs(t *testing.T) {
 			return err
 		}, device.ErrClosed},
 	}
-	runHostile(t, cases)
+	hostile.Run(t, cases)
 }
 
 // Concurrent hostile use of a ledger and a workspace: recording, limits,

@@ -1,6 +1,7 @@
 package devarray_test
 
 import (
+	"github.com/cuarray/cuarray/internal/hostile"
 	"math"
 	"sync"
 	"testing"
@@ -11,33 +12,6 @@ import (
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
 )
-
-// hostile is one bad input to an exported function: the call must return
-// an error matching want (errors.Is), or nil when want is nil, and must
-// never panic.
-type hostile struct {
-	name string
-	call func() error
-	want error
-}
-
-func runHostile(t *testing.T, cases []hostile) {
-	t.Helper()
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var err error
-			require.NotPanics(t, func() { err = tc.call() }, "a library call never panics on bad input")
-			if tc.want == nil {
-				assert.NoError(t, err)
-				return
-			}
-			assert.ErrorIs(t, err, tc.want)
-		})
-	}
-}
-
-// second discards a value and keeps the error.
-func second[T any](_ T, err error) error { return err }
 
 // Every exported function and method of devarray, given nil, zero,
 // negative, overflowing, freed and closed inputs, returns a typed error (or
@@ -67,7 +41,7 @@ func TestHostileInputs(t *testing.T) {
 	require.NoError(t, closedDev.Close())
 
 	big := math.MaxInt64
-	var cases []hostile
+	var cases []hostile.Case
 	// Nil and zero arrays, through every method.
 	for _, bad := range []struct {
 		name string
@@ -75,25 +49,25 @@ func TestHostileInputs(t *testing.T) {
 	}{{"nil", nilArr}, {"zero", zero}} {
 		a := bad.a
 		add := func(name string, want error, call func() error) {
-			cases = append(cases, hostile{bad.name + " " + name, call, want})
+			cases = append(cases, hostile.Case{bad.name + " " + name, call, want})
 		}
 		add("Err", devarray.ErrNil, a.Err)
-		add("Slice", devarray.ErrNil, func() error { return second(a.Slice(0, 0, 1)) })
-		add("Index", devarray.ErrNil, func() error { return second(a.Index(0, 0)) })
-		add("Flip", devarray.ErrNil, func() error { return second(a.Flip(0)) })
-		add("Permute", devarray.ErrNil, func() error { return second(a.Permute()) })
-		add("Transpose", devarray.ErrNil, func() error { return second(a.Transpose()) })
-		add("Squeeze", devarray.ErrNil, func() error { return second(a.Squeeze()) })
-		add("ExpandDims", devarray.ErrNil, func() error { return second(a.ExpandDims(0)) })
-		add("Broadcast", devarray.ErrNil, func() error { return second(a.Broadcast(1)) })
-		add("AsReadOnly", devarray.ErrNil, func() error { return second(a.AsReadOnly()) })
-		add("Reshape", devarray.ErrNil, func() error { return second(a.Reshape(1)) })
-		add("Descriptor", devarray.ErrNil, func() error { return second(a.Descriptor()) })
-		add("ByteOffset", devarray.ErrNil, func() error { return second(a.ByteOffset()) })
+		add("Slice", devarray.ErrNil, func() error { return hostile.Second(a.Slice(0, 0, 1)) })
+		add("Index", devarray.ErrNil, func() error { return hostile.Second(a.Index(0, 0)) })
+		add("Flip", devarray.ErrNil, func() error { return hostile.Second(a.Flip(0)) })
+		add("Permute", devarray.ErrNil, func() error { return hostile.Second(a.Permute()) })
+		add("Transpose", devarray.ErrNil, func() error { return hostile.Second(a.Transpose()) })
+		add("Squeeze", devarray.ErrNil, func() error { return hostile.Second(a.Squeeze()) })
+		add("ExpandDims", devarray.ErrNil, func() error { return hostile.Second(a.ExpandDims(0)) })
+		add("Broadcast", devarray.ErrNil, func() error { return hostile.Second(a.Broadcast(1)) })
+		add("AsReadOnly", devarray.ErrNil, func() error { return hostile.Second(a.AsReadOnly()) })
+		add("Reshape", devarray.ErrNil, func() error { return hostile.Second(a.Reshape(1)) })
+		add("Descriptor", devarray.ErrNil, func() error { return hostile.Second(a.Descriptor()) })
+		add("ByteOffset", devarray.ErrNil, func() error { return hostile.Second(a.ByteOffset()) })
 		add("CopyTo", devarray.ErrNil, func() error { return a.CopyTo(nil) })
 		add("CopyFrom", devarray.ErrNil, func() error { return a.CopyFrom(nil) })
-		add("ToHost", devarray.ErrNil, func() error { return second(devarray.ToHost[float32](a)) })
-		add("Hold", devarray.ErrNil, func() error { return second(a.Hold()) })
+		add("ToHost", devarray.ErrNil, func() error { return hostile.Second(devarray.ToHost[float32](a)) })
+		add("Hold", devarray.ErrNil, func() error { return hostile.Second(a.Hold()) })
 		add("Use", devarray.ErrNil, func() error { return devarray.Use(func() error { return nil }, live, a) })
 		add("accessors", nil, func() error {
 			assert.Nil(t, a.Shape())
@@ -121,135 +95,135 @@ func TestHostileInputs(t *testing.T) {
 		})
 	}
 	cases = append(cases,
-		hostile{"nil Free", nilArr.Free, nil},
-		hostile{"zero Free", zero.Free, devarray.ErrNil},
+		hostile.Case{"nil Free", nilArr.Free, nil},
+		hostile.Case{"zero Free", zero.Free, devarray.ErrNil},
 
 		// Constructors.
-		hostile{"Empty no backend", func() error { return second(devarray.Empty(nil, devarray.Float32, 1)) }, devarray.ErrNoBackend},
-		hostile{"Empty invalid dtype", func() error { return second(devarray.Empty(dev, devarray.Invalid, 1)) }, devarray.ErrDType},
-		hostile{"Empty dtype past the table", func() error { return second(devarray.Empty(dev, devarray.DType(200), 1)) }, devarray.ErrDType},
-		hostile{"Empty negative", func() error { return second(devarray.Empty(dev, devarray.Float32, -1)) }, devarray.ErrShape},
-		hostile{"Empty MaxInt64 elements", func() error { return second(devarray.Empty(dev, devarray.Float32, big)) }, devarray.ErrOverflow},
-		hostile{"Empty shape product overflows", func() error { return second(devarray.Empty(dev, devarray.Uint8, 1<<32, 1<<32)) }, devarray.ErrOverflow},
-		hostile{"Empty more than the device", func() error { return second(devarray.Empty(dev, devarray.Uint8, 1<<40)) }, device.ErrOutOfMemory},
-		hostile{"Zeros negative", func() error { return second(devarray.Zeros(dev, devarray.Float32, 2, -2)) }, devarray.ErrShape},
-		hostile{"Zeros no backend", func() error { return second(devarray.Zeros(nil, devarray.Float32, 2)) }, devarray.ErrNoBackend},
-		hostile{"FromHost nil data", func() error { return second(devarray.FromHost[float32](dev, nil, 4)) }, devarray.ErrHostSize},
-		hostile{"FromHost shape mismatch", func() error { return second(devarray.FromHost(dev, []float32{1, 2}, 3)) }, devarray.ErrHostSize},
-		hostile{"FromHost no backend", func() error { return second(devarray.FromHost(nil, []float32{1})) }, devarray.ErrNoBackend},
-		hostile{"FromBytes overflow", func() error { return second(devarray.FromBytes(dev, host, devarray.Float64, big/4, 8)) }, devarray.ErrOverflow},
-		hostile{"FromBytes invalid dtype", func() error { return second(devarray.FromBytes(dev, host, devarray.Invalid)) }, devarray.ErrDType},
-		hostile{"Wrap zero descriptor", func() error { return second(devarray.Wrap(nil, devarray.Descriptor{})) }, devarray.ErrDType},
-		hostile{"Wrap null pointer", func() error {
-			return second(devarray.Wrap(nil, devarray.Descriptor{Shape: []int{4}, DType: devarray.Float32}))
+		hostile.Case{"Empty no backend", func() error { return hostile.Second(devarray.Empty(nil, devarray.Float32, 1)) }, devarray.ErrNoBackend},
+		hostile.Case{"Empty invalid dtype", func() error { return hostile.Second(devarray.Empty(dev, devarray.Invalid, 1)) }, devarray.ErrDType},
+		hostile.Case{"Empty dtype past the table", func() error { return hostile.Second(devarray.Empty(dev, devarray.DType(200), 1)) }, devarray.ErrDType},
+		hostile.Case{"Empty negative", func() error { return hostile.Second(devarray.Empty(dev, devarray.Float32, -1)) }, devarray.ErrShape},
+		hostile.Case{"Empty MaxInt64 elements", func() error { return hostile.Second(devarray.Empty(dev, devarray.Float32, big)) }, devarray.ErrOverflow},
+		hostile.Case{"Empty shape product overflows", func() error { return hostile.Second(devarray.Empty(dev, devarray.Uint8, 1<<32, 1<<32)) }, devarray.ErrOverflow},
+		hostile.Case{"Empty more than the device", func() error { return hostile.Second(devarray.Empty(dev, devarray.Uint8, 1<<40)) }, device.ErrOutOfMemory},
+		hostile.Case{"Zeros negative", func() error { return hostile.Second(devarray.Zeros(dev, devarray.Float32, 2, -2)) }, devarray.ErrShape},
+		hostile.Case{"Zeros no backend", func() error { return hostile.Second(devarray.Zeros(nil, devarray.Float32, 2)) }, devarray.ErrNoBackend},
+		hostile.Case{"FromHost nil data", func() error { return hostile.Second(devarray.FromHost[float32](dev, nil, 4)) }, devarray.ErrHostSize},
+		hostile.Case{"FromHost shape mismatch", func() error { return hostile.Second(devarray.FromHost(dev, []float32{1, 2}, 3)) }, devarray.ErrHostSize},
+		hostile.Case{"FromHost no backend", func() error { return hostile.Second(devarray.FromHost(nil, []float32{1})) }, devarray.ErrNoBackend},
+		hostile.Case{"FromBytes overflow", func() error { return hostile.Second(devarray.FromBytes(dev, host, devarray.Float64, big/4, 8)) }, devarray.ErrOverflow},
+		hostile.Case{"FromBytes invalid dtype", func() error { return hostile.Second(devarray.FromBytes(dev, host, devarray.Invalid)) }, devarray.ErrDType},
+		hostile.Case{"Wrap zero descriptor", func() error { return hostile.Second(devarray.Wrap(nil, devarray.Descriptor{})) }, devarray.ErrDType},
+		hostile.Case{"Wrap null pointer", func() error {
+			return hostile.Second(devarray.Wrap(nil, devarray.Descriptor{Shape: []int{4}, DType: devarray.Float32}))
 		}, devarray.ErrBounds},
-		hostile{"Wrap nil option", func() error {
+		hostile.Case{"Wrap nil option", func() error {
 			a, err := devarray.Wrap(nil, devarray.Descriptor{Ptr: 4096, Shape: []int{4}, DType: devarray.Float32}, nil)
 			if err == nil {
 				err = a.Free()
 			}
 			return err
 		}, nil},
-		hostile{"Wrap negative bounds", func() error {
-			return second(devarray.Wrap(nil, devarray.Descriptor{Ptr: 4096, Shape: []int{4}, DType: devarray.Float32}, devarray.WithBounds(4096, -1)))
+		hostile.Case{"Wrap negative bounds", func() error {
+			return hostile.Second(devarray.Wrap(nil, devarray.Descriptor{Ptr: 4096, Shape: []int{4}, DType: devarray.Float32}, devarray.WithBounds(4096, -1)))
 		}, devarray.ErrBounds},
-		hostile{"Wrap past its bounds", func() error {
-			return second(devarray.Wrap(nil, devarray.Descriptor{Ptr: 4096, Shape: []int{4}, DType: devarray.Float32}, devarray.WithBounds(4096, 15)))
+		hostile.Case{"Wrap past its bounds", func() error {
+			return hostile.Second(devarray.Wrap(nil, devarray.Descriptor{Ptr: 4096, Shape: []int{4}, DType: devarray.Float32}, devarray.WithBounds(4096, 15)))
 		}, devarray.ErrBounds},
-		hostile{"Wrap strides overflow", func() error {
-			return second(devarray.Wrap(nil, devarray.Descriptor{Ptr: 4096, Shape: []int{3, 3}, Strides: []int64{math.MaxInt64, 4}, DType: devarray.Float32}))
+		hostile.Case{"Wrap strides overflow", func() error {
+			return hostile.Second(devarray.Wrap(nil, devarray.Descriptor{Ptr: 4096, Shape: []int{3, 3}, Strides: []int64{math.MaxInt64, 4}, DType: devarray.Float32}))
 		}, devarray.ErrOverflow},
-		hostile{"Wrap strides length", func() error {
-			return second(devarray.Wrap(nil, devarray.Descriptor{Ptr: 4096, Shape: []int{3}, Strides: []int64{4, 4}, DType: devarray.Float32}))
+		hostile.Case{"Wrap strides length", func() error {
+			return hostile.Second(devarray.Wrap(nil, devarray.Descriptor{Ptr: 4096, Shape: []int{3}, Strides: []int64{4, 4}, DType: devarray.Float32}))
 		}, devarray.ErrShape},
-		hostile{"Wrap other device", func() error {
-			return second(devarray.Wrap(dev, devarray.Descriptor{Ptr: 4096, Shape: []int{3}, DType: devarray.Float32, Device: devarray.DeviceID{Kind: devarray.CUDA, Ordinal: 9}}))
+		hostile.Case{"Wrap other device", func() error {
+			return hostile.Second(devarray.Wrap(dev, devarray.Descriptor{Ptr: 4096, Shape: []int{3}, DType: devarray.Float32, Device: devarray.DeviceID{Kind: devarray.CUDA, Ordinal: 9}}))
 		}, devarray.ErrDevice},
 
 		// Views out of range, negative, overflowing.
-		hostile{"Slice axis -1", func() error { return second(live.Slice(-1, 0, 1)) }, devarray.ErrShape},
-		hostile{"Slice axis past", func() error { return second(live.Slice(2, 0, 1)) }, devarray.ErrShape},
-		hostile{"Slice negative start", func() error { return second(live.Slice(0, -1, 1)) }, devarray.ErrShape},
-		hostile{"Slice stop past", func() error { return second(live.Slice(0, 0, big)) }, devarray.ErrShape},
-		hostile{"Slice step 0", func() error { return second(live.Slice(0, 0, 1, 0)) }, devarray.ErrShape},
-		hostile{"Slice step -1", func() error { return second(live.Slice(0, 0, 1, -1)) }, devarray.ErrShape},
-		hostile{"Slice huge step", func() error { return second(live.Slice(0, 0, 4, big)) }, devarray.ErrOverflow},
-		hostile{"Slice two steps", func() error { return second(live.Slice(0, 0, 1, 1, 1)) }, devarray.ErrShape},
-		hostile{"Index negative", func() error { return second(live.Index(0, -1)) }, devarray.ErrShape},
-		hostile{"Index MaxInt", func() error { return second(live.Index(0, big)) }, devarray.ErrShape},
-		hostile{"Flip axis", func() error { return second(live.Flip(7)) }, devarray.ErrShape},
-		hostile{"Permute repeated", func() error { return second(live.Permute(0, 0)) }, devarray.ErrShape},
-		hostile{"Permute negative", func() error { return second(live.Permute(-1, 0)) }, devarray.ErrShape},
-		hostile{"Squeeze axis past", func() error { return second(live.Squeeze(5)) }, devarray.ErrShape},
-		hostile{"Squeeze negative", func() error { return second(live.Squeeze(-1)) }, devarray.ErrShape},
-		hostile{"ExpandDims negative", func() error { return second(live.ExpandDims(-1)) }, devarray.ErrShape},
-		hostile{"Broadcast negative", func() error { return second(live.Broadcast(-4, 4)) }, devarray.ErrShape},
-		hostile{"Broadcast fewer dims", func() error { return second(live.Broadcast(4)) }, devarray.ErrShape},
-		hostile{"Broadcast overflow", func() error { return second(live.Broadcast(big, big, 4, 4)) }, devarray.ErrOverflow},
-		hostile{"Reshape two -1", func() error { return second(live.Reshape(-1, -1)) }, devarray.ErrShape},
-		hostile{"Reshape overflow", func() error { return second(live.Reshape(big, big)) }, devarray.ErrOverflow},
-		hostile{"Reshape negative", func() error { return second(live.Reshape(-4, -4)) }, devarray.ErrShape},
-		hostile{"ByteOffset too few", func() error { return second(live.ByteOffset(1)) }, devarray.ErrShape},
-		hostile{"ByteOffset negative", func() error { return second(live.ByteOffset(-1, 0)) }, devarray.ErrShape},
+		hostile.Case{"Slice axis -1", func() error { return hostile.Second(live.Slice(-1, 0, 1)) }, devarray.ErrShape},
+		hostile.Case{"Slice axis past", func() error { return hostile.Second(live.Slice(2, 0, 1)) }, devarray.ErrShape},
+		hostile.Case{"Slice negative start", func() error { return hostile.Second(live.Slice(0, -1, 1)) }, devarray.ErrShape},
+		hostile.Case{"Slice stop past", func() error { return hostile.Second(live.Slice(0, 0, big)) }, devarray.ErrShape},
+		hostile.Case{"Slice step 0", func() error { return hostile.Second(live.Slice(0, 0, 1, 0)) }, devarray.ErrShape},
+		hostile.Case{"Slice step -1", func() error { return hostile.Second(live.Slice(0, 0, 1, -1)) }, devarray.ErrShape},
+		hostile.Case{"Slice huge step", func() error { return hostile.Second(live.Slice(0, 0, 4, big)) }, devarray.ErrOverflow},
+		hostile.Case{"Slice two steps", func() error { return hostile.Second(live.Slice(0, 0, 1, 1, 1)) }, devarray.ErrShape},
+		hostile.Case{"Index negative", func() error { return hostile.Second(live.Index(0, -1)) }, devarray.ErrShape},
+		hostile.Case{"Index MaxInt", func() error { return hostile.Second(live.Index(0, big)) }, devarray.ErrShape},
+		hostile.Case{"Flip axis", func() error { return hostile.Second(live.Flip(7)) }, devarray.ErrShape},
+		hostile.Case{"Permute repeated", func() error { return hostile.Second(live.Permute(0, 0)) }, devarray.ErrShape},
+		hostile.Case{"Permute negative", func() error { return hostile.Second(live.Permute(-1, 0)) }, devarray.ErrShape},
+		hostile.Case{"Squeeze axis past", func() error { return hostile.Second(live.Squeeze(5)) }, devarray.ErrShape},
+		hostile.Case{"Squeeze negative", func() error { return hostile.Second(live.Squeeze(-1)) }, devarray.ErrShape},
+		hostile.Case{"ExpandDims negative", func() error { return hostile.Second(live.ExpandDims(-1)) }, devarray.ErrShape},
+		hostile.Case{"Broadcast negative", func() error { return hostile.Second(live.Broadcast(-4, 4)) }, devarray.ErrShape},
+		hostile.Case{"Broadcast fewer dims", func() error { return hostile.Second(live.Broadcast(4)) }, devarray.ErrShape},
+		hostile.Case{"Broadcast overflow", func() error { return hostile.Second(live.Broadcast(big, big, 4, 4)) }, devarray.ErrOverflow},
+		hostile.Case{"Reshape two -1", func() error { return hostile.Second(live.Reshape(-1, -1)) }, devarray.ErrShape},
+		hostile.Case{"Reshape overflow", func() error { return hostile.Second(live.Reshape(big, big)) }, devarray.ErrOverflow},
+		hostile.Case{"Reshape negative", func() error { return hostile.Second(live.Reshape(-4, -4)) }, devarray.ErrShape},
+		hostile.Case{"ByteOffset too few", func() error { return hostile.Second(live.ByteOffset(1)) }, devarray.ErrShape},
+		hostile.Case{"ByteOffset negative", func() error { return hostile.Second(live.ByteOffset(-1, 0)) }, devarray.ErrShape},
 
 		// Host copies of the wrong size, read-only, freed.
-		hostile{"CopyTo short", func() error { return live.CopyTo(host[:3]) }, devarray.ErrHostSize},
-		hostile{"CopyTo nil", func() error { return live.CopyTo(nil) }, devarray.ErrHostSize},
-		hostile{"CopyFrom long", func() error { return live.CopyFrom(make([]byte, 65)) }, devarray.ErrHostSize},
-		hostile{"CopyFrom read-only", func() error { return ro.CopyFrom(host) }, devarray.ErrReadOnly},
-		hostile{"ToHost wrong type", func() error { return second(devarray.ToHost[int8](live)) }, devarray.ErrDType},
-		hostile{"CopyTo no backend", func() error {
+		hostile.Case{"CopyTo short", func() error { return live.CopyTo(host[:3]) }, devarray.ErrHostSize},
+		hostile.Case{"CopyTo nil", func() error { return live.CopyTo(nil) }, devarray.ErrHostSize},
+		hostile.Case{"CopyFrom long", func() error { return live.CopyFrom(make([]byte, 65)) }, devarray.ErrHostSize},
+		hostile.Case{"CopyFrom read-only", func() error { return ro.CopyFrom(host) }, devarray.ErrReadOnly},
+		hostile.Case{"ToHost wrong type", func() error { return hostile.Second(devarray.ToHost[int8](live)) }, devarray.ErrDType},
+		hostile.Case{"CopyTo no backend", func() error {
 			a, err := devarray.Wrap(nil, devarray.Descriptor{Ptr: 4096, Shape: []int{4}, DType: devarray.Float32})
 			require.NoError(t, err)
 			return a.CopyTo(make([]byte, 16))
 		}, devarray.ErrNoBackend},
 
 		// Freed arrays and their views.
-		hostile{"freed Free", freed.Free, nil},
-		hostile{"freed view Free", freedView.Free, devarray.ErrNotOwner},
-		hostile{"freed Err", freed.Err, devarray.ErrFreed},
-		hostile{"freed CopyTo", func() error { return freed.CopyTo(host) }, devarray.ErrFreed},
-		hostile{"freed view CopyFrom", func() error { return freedView.CopyFrom(make([]byte, 32)) }, devarray.ErrFreed},
-		hostile{"freed Slice", func() error { return second(freed.Slice(0, 0, 1)) }, devarray.ErrFreed},
-		hostile{"freed Reshape", func() error { return second(freed.Reshape(16)) }, devarray.ErrFreed},
-		hostile{"freed Descriptor", func() error { return second(freedView.Descriptor()) }, devarray.ErrFreed},
-		hostile{"freed Hold", func() error { return second(freed.Hold()) }, devarray.ErrFreed},
-		hostile{"freed Use", func() error { return devarray.Use(func() error { return nil }, live, freedView) }, devarray.ErrFreed},
-		hostile{"freed ToHost", func() error { return second(devarray.ToHost[float32](freed)) }, devarray.ErrFreed},
+		hostile.Case{"freed Free", freed.Free, nil},
+		hostile.Case{"freed view Free", freedView.Free, devarray.ErrNotOwner},
+		hostile.Case{"freed Err", freed.Err, devarray.ErrFreed},
+		hostile.Case{"freed CopyTo", func() error { return freed.CopyTo(host) }, devarray.ErrFreed},
+		hostile.Case{"freed view CopyFrom", func() error { return freedView.CopyFrom(make([]byte, 32)) }, devarray.ErrFreed},
+		hostile.Case{"freed Slice", func() error { return hostile.Second(freed.Slice(0, 0, 1)) }, devarray.ErrFreed},
+		hostile.Case{"freed Reshape", func() error { return hostile.Second(freed.Reshape(16)) }, devarray.ErrFreed},
+		hostile.Case{"freed Descriptor", func() error { return hostile.Second(freedView.Descriptor()) }, devarray.ErrFreed},
+		hostile.Case{"freed Hold", func() error { return hostile.Second(freed.Hold()) }, devarray.ErrFreed},
+		hostile.Case{"freed Use", func() error { return devarray.Use(func() error { return nil }, live, freedView) }, devarray.ErrFreed},
+		hostile.Case{"freed ToHost", func() error { return hostile.Second(devarray.ToHost[float32](freed)) }, devarray.ErrFreed},
 
 		// Arrays of a closed device.
-		hostile{"closed CopyTo", func() error { return onClosed.CopyTo(make([]byte, 16)) }, device.ErrClosed},
-		hostile{"closed CopyFrom", func() error { return onClosed.CopyFrom(make([]byte, 16)) }, device.ErrClosed},
-		hostile{"closed Free", onClosed.Free, device.ErrClosed},
-		hostile{"closed Empty", func() error { return second(devarray.Empty(closedDev, devarray.Float32, 1)) }, device.ErrClosed},
-		hostile{"closed Zeros", func() error { return second(devarray.Zeros(closedDev, devarray.Float32, 1)) }, device.ErrClosed},
+		hostile.Case{"closed CopyTo", func() error { return onClosed.CopyTo(make([]byte, 16)) }, device.ErrClosed},
+		hostile.Case{"closed CopyFrom", func() error { return onClosed.CopyFrom(make([]byte, 16)) }, device.ErrClosed},
+		hostile.Case{"closed Free", onClosed.Free, device.ErrClosed},
+		hostile.Case{"closed Empty", func() error { return hostile.Second(devarray.Empty(closedDev, devarray.Float32, 1)) }, device.ErrClosed},
+		hostile.Case{"closed Zeros", func() error { return hostile.Second(devarray.Zeros(closedDev, devarray.Float32, 1)) }, device.ErrClosed},
 
 		// Functions of the package that take no array.
-		hostile{"Use nil function", func() error { return devarray.Use(nil, live) }, devarray.ErrNil},
-		hostile{"Use no arrays", func() error { return devarray.Use(func() error { return nil }) }, nil},
-		hostile{"Blocks nil function", func() error { return devarray.Blocks([]int{2}, []int64{4}, 4, nil) }, devarray.ErrNil},
-		hostile{"Blocks strides length", func() error {
+		hostile.Case{"Use nil function", func() error { return devarray.Use(nil, live) }, devarray.ErrNil},
+		hostile.Case{"Use no arrays", func() error { return devarray.Use(func() error { return nil }) }, nil},
+		hostile.Case{"Blocks nil function", func() error { return devarray.Blocks([]int{2}, []int64{4}, 4, nil) }, devarray.ErrNil},
+		hostile.Case{"Blocks strides length", func() error {
 			return devarray.Blocks([]int{2, 2}, []int64{4}, 4, func(devarray.Block) error { return nil })
 		}, devarray.ErrShape},
-		hostile{"Blocks nil strides", func() error { return devarray.Blocks([]int{2, 2}, nil, 4, func(devarray.Block) error { return nil }) }, nil},
-		hostile{"Blocks negative", func() error {
+		hostile.Case{"Blocks nil strides", func() error { return devarray.Blocks([]int{2, 2}, nil, 4, func(devarray.Block) error { return nil }) }, nil},
+		hostile.Case{"Blocks negative", func() error {
 			return devarray.Blocks([]int{-2}, []int64{4}, 4, func(devarray.Block) error { return nil })
 		}, devarray.ErrShape},
-		hostile{"Blocks item size 0", func() error {
+		hostile.Case{"Blocks item size 0", func() error {
 			return devarray.Blocks([]int{2}, []int64{4}, 0, func(devarray.Block) error { return nil })
 		}, devarray.ErrShape},
-		hostile{"Blocks overflow", func() error {
+		hostile.Case{"Blocks overflow", func() error {
 			return devarray.Blocks([]int{big, big}, []int64{4, 4}, 4, func(devarray.Block) error { return nil })
 		}, devarray.ErrOverflow},
-		hostile{"ParseDType empty", func() error { return second(devarray.ParseDType("")) }, devarray.ErrDType},
-		hostile{"ParseTypestr junk", func() error { return second(devarray.ParseTypestr("<f\x00")) }, devarray.ErrDType},
-		hostile{"ParseDLPack lanes", func() error { return second(devarray.ParseDLPack(devarray.DLFloat, 32, 4)) }, devarray.ErrDType},
-		hostile{"KindFromDLPack negative", func() error { return second(devarray.KindFromDLPack(-1)) }, devarray.ErrDevice},
-		hostile{"DeviceKind DLPack past the table", func() error { return second(devarray.DeviceKind(250).DLPack()) }, devarray.ErrDevice},
-		hostile{"DType DLPack invalid", func() error { _, _, _, err := devarray.DType(99).DLPack(); return err }, devarray.ErrDType},
-		hostile{"DType MarshalText invalid", func() error { return second(devarray.Invalid.MarshalText()) }, devarray.ErrDType},
-		hostile{"DType UnmarshalText nil", func() error { return (*devarray.DType)(nil).UnmarshalText([]byte("float32")) }, devarray.ErrNil},
-		hostile{"values of bad enums", func() error {
+		hostile.Case{"ParseDType empty", func() error { return hostile.Second(devarray.ParseDType("")) }, devarray.ErrDType},
+		hostile.Case{"ParseTypestr junk", func() error { return hostile.Second(devarray.ParseTypestr("<f\x00")) }, devarray.ErrDType},
+		hostile.Case{"ParseDLPack lanes", func() error { return hostile.Second(devarray.ParseDLPack(devarray.DLFloat, 32, 4)) }, devarray.ErrDType},
+		hostile.Case{"KindFromDLPack negative", func() error { return hostile.Second(devarray.KindFromDLPack(-1)) }, devarray.ErrDevice},
+		hostile.Case{"DeviceKind DLPack past the table", func() error { return hostile.Second(devarray.DeviceKind(250).DLPack()) }, devarray.ErrDevice},
+		hostile.Case{"DType DLPack invalid", func() error { _, _, _, err := devarray.DType(99).DLPack(); return err }, devarray.ErrDType},
+		hostile.Case{"DType MarshalText invalid", func() error { return hostile.Second(devarray.Invalid.MarshalText()) }, devarray.ErrDType},
+		hostile.Case{"DType UnmarshalText nil", func() error { return (*devarray.DType)(nil).UnmarshalText([]byte("float32")) }, devarray.ErrNil},
+		hostile.Case{"values of bad enums", func() error {
 			assert.Zero(t, devarray.DType(99).Size())
 			assert.Empty(t, devarray.DType(99).Typestr())
 			assert.NotEmpty(t, devarray.DType(99).String())
@@ -261,7 +235,7 @@ func TestHostileInputs(t *testing.T) {
 			return nil
 		}, nil},
 	)
-	runHostile(t, cases)
+	hostile.Run(t, cases)
 }
 
 // Concurrent hostile use of one array: Free, Hold, Use, views and copies

@@ -1,6 +1,7 @@
 package kernels_test
 
 import (
+	"github.com/cuarray/cuarray/internal/hostile"
 	"math"
 	"sync"
 	"testing"
@@ -14,32 +15,6 @@ import (
 	"github.com/cuarray/cuarray/kernels"
 	"github.com/cuarray/cuarray/plan"
 )
-
-// hostile is one bad input to an exported function: the call must return
-// an error matching want (errors.Is), or nil when want is nil, and must
-// never panic.
-type hostile struct {
-	name string
-	call func() error
-	want error
-}
-
-func runHostile(t *testing.T, cases []hostile) {
-	t.Helper()
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var err error
-			require.NotPanics(t, func() { err = tc.call() }, "a library call never panics on bad input")
-			if tc.want == nil {
-				assert.NoError(t, err)
-				return
-			}
-			assert.ErrorIs(t, err, tc.want)
-		})
-	}
-}
-
-func second[T any](_ T, err error) error { return err }
 
 // The kernels' exported functions and the plan methods they register,
 // given nil, zero, negative, overflowing, freed and closed inputs, return
@@ -66,8 +41,8 @@ func TestHostileInputs(t *testing.T) {
 	ws := accounting.NewWorkspace(dev)
 	defer ws.Free()
 
-	cases := []hostile{
-		{"New nil device", func() error { return second(kernels.New(nil)) }, device.ErrInvalidValue},
+	cases := []hostile.Case{
+		{"New nil device", func() error { return hostile.Second(kernels.New(nil)) }, device.ErrInvalidValue},
 		{"New closed device", func() error {
 			// sim's ExternalStream says ErrInvalidValue, not ErrClosed, on a closed device.
 			_, err := kernels.New(closedDev)
@@ -80,8 +55,8 @@ func TestHostileInputs(t *testing.T) {
 		{"Scale nil", func() error { return k.Scale(nilArr, 1) }, devarray.ErrNil},
 		{"Axpy nil y", func() error { return k.Axpy(nilArr, 1, a) }, devarray.ErrNil},
 		{"Axpy nil x", func() error { return k.Axpy(a, 1, nilArr) }, devarray.ErrNil},
-		{"Sum nil", func() error { return second(k.Sum(nilArr)) }, devarray.ErrNil},
-		{"Checksum nil", func() error { return second(k.Checksum(nilArr)) }, devarray.ErrNil},
+		{"Sum nil", func() error { return hostile.Second(k.Sum(nilArr)) }, devarray.ErrNil},
+		{"Checksum nil", func() error { return hostile.Second(k.Checksum(nilArr)) }, devarray.ErrNil},
 		{"Pack nil dst", func() error { return k.Pack(nilArr, a) }, devarray.ErrNil},
 		{"Pack nil src", func() error { return k.Pack(a, nilArr) }, devarray.ErrNil},
 		{"Unpack nil", func() error { return k.Unpack(nilArr, nilArr) }, devarray.ErrNil},
@@ -91,7 +66,7 @@ func TestHostileInputs(t *testing.T) {
 		{"Phantom nil", func() error { return k.Phantom(nilArr, nil, 0, 1) }, devarray.ErrNil},
 		{"Fill zero array", func() error { return k.Fill(new(devarray.DevArray), 1) }, devarray.ErrNil},
 		{"Fill freed", func() error { return k.Fill(freed, 1) }, devarray.ErrFreed},
-		{"Sum freed", func() error { return second(k.Sum(freed)) }, devarray.ErrFreed},
+		{"Sum freed", func() error { return hostile.Second(k.Sum(freed)) }, devarray.ErrFreed},
 		{"Fill read-only", func() error { return k.Fill(ro, 1) }, devarray.ErrReadOnly},
 		{"Scale int32", func() error { return k.Scale(ints, 2) }, devarray.ErrDType},
 		// The closed device is sim:0 too: the array passes the device check
@@ -127,7 +102,7 @@ func TestHostileInputs(t *testing.T) {
 		// Nil kernels.
 		{"nil Kernels Fill", func() error { return (*kernels.Kernels)(nil).Fill(a, 1) }, device.ErrInvalidValue},
 		{"nil Kernels Close", func() error { return (*kernels.Kernels)(nil).Close() }, nil},
-		{"zero Kernels Sum", func() error { return second(new(kernels.Kernels).Sum(a)) }, device.ErrInvalidValue},
+		{"zero Kernels Sum", func() error { return hostile.Second(new(kernels.Kernels).Sum(a)) }, device.ErrInvalidValue},
 
 		// Workspace sizes of bad geometry are not a panic (negative: nothing fits).
 		{"workspace sizes", func() error {
@@ -146,14 +121,14 @@ func TestHostileInputs(t *testing.T) {
 		m, err := plan.Default.Lookup(name)
 		require.NoError(t, err)
 		add := func(what string, want error, call func() error) {
-			cases = append(cases, hostile{name + " " + what, call, want})
+			cases = append(cases, hostile.Case{name + " " + what, call, want})
 		}
 		add("unknown parameter", plan.ErrParam, func() error {
 			_, _, err := m.MaxSlices(0, [2]int{4, 4}, devarray.Float32, 1<<20, plan.Params{"nosuch": 1})
 			return err
 		})
-		add("Run nil array", devarray.ErrNil, func() error { return second(m.Run(plan.Env{Dev: dev, Workspace: ws}, nil, 0, nil)) })
-		add("Run nil device", device.ErrInvalidValue, func() error { return second(m.Run(plan.Env{}, a, 0, nil)) })
+		add("Run nil array", devarray.ErrNil, func() error { return hostile.Second(m.Run(plan.Env{Dev: dev, Workspace: ws}, nil, 0, nil)) })
+		add("Run nil device", device.ErrInvalidValue, func() error { return hostile.Second(m.Run(plan.Env{}, a, 0, nil)) })
 		add("MaxSlices overflowing slab", nil, func() error {
 			s, _, err := m.MaxSlices(0, [2]int{math.MaxInt, math.MaxInt}, devarray.Float32, 1<<20, nil)
 			if err == nil {
@@ -176,12 +151,12 @@ func TestHostileInputs(t *testing.T) {
 	} {
 		m, err := plan.Default.Lookup(tc.method)
 		require.NoError(t, err)
-		cases = append(cases, hostile{tc.method + " " + "bad parameter", func() error {
+		cases = append(cases, hostile.Case{tc.method + " " + "bad parameter", func() error {
 			_, _, err := m.MaxSlices(0, [2]int{4, 4}, devarray.Float32, 1<<20, tc.params)
 			return err
 		}, plan.ErrParam})
 	}
-	runHostile(t, cases)
+	hostile.Run(t, cases)
 }
 
 // Concurrent hostile use of one Kernels: kernels on arrays that other

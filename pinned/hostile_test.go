@@ -15,35 +15,10 @@ import (
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/internal/hostile"
 	"github.com/cuarray/cuarray/internal/testdev"
 	"github.com/cuarray/cuarray/pinned"
 )
-
-// hostile is one bad input to an exported function: the call must return
-// an error matching want (errors.Is), or nil when want is nil, and must
-// never panic.
-type hostile struct {
-	name string
-	call func() error
-	want error
-}
-
-func runHostile(t *testing.T, cases []hostile) {
-	t.Helper()
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var err error
-			require.NotPanics(t, func() { err = tc.call() }, "a library call never panics on bad input")
-			if tc.want == nil {
-				assert.NoError(t, err)
-				return
-			}
-			assert.ErrorIs(t, err, tc.want)
-		})
-	}
-}
-
-func second[T any](_ T, err error) error { return err }
 
 // Every exported function and method of pinned, given nil, zero, negative,
 // overflowing, freed and closed inputs, returns a typed error (zero values
@@ -71,21 +46,21 @@ func TestHostileInputs(t *testing.T) {
 	require.NoError(t, closedDev.Close())
 	big := int64(math.MaxInt64)
 
-	var cases []hostile
+	var cases []hostile.Case
 	for _, bad := range []struct {
 		name string
 		b    *pinned.Buffer
 	}{{"nil", nilBuf}, {"zero", zeroBuf}} {
 		b := bad.b
 		add := func(name string, want error, call func() error) {
-			cases = append(cases, hostile{bad.name + " Buffer " + name, call, want})
+			cases = append(cases, hostile.Case{bad.name + " Buffer " + name, call, want})
 		}
 		add("Err", pinned.ErrNil, b.Err)
-		add("DevPtr", pinned.ErrNil, func() error { return second(b.DevPtr()) })
-		add("Array", pinned.ErrNil, func() error { return second(b.Array(devarray.Float32)) })
-		add("DeviceArray", pinned.ErrNil, func() error { return second(b.DeviceArray(devarray.Float32)) })
+		add("DevPtr", pinned.ErrNil, func() error { return hostile.Second(b.DevPtr()) })
+		add("Array", pinned.ErrNil, func() error { return hostile.Second(b.Array(devarray.Float32)) })
+		add("DeviceArray", pinned.ErrNil, func() error { return hostile.Second(b.DeviceArray(devarray.Float32)) })
 		add("Guard", pinned.ErrNil, func() error { return b.Guard(new(work)) })
-		add("Busy", pinned.ErrNil, func() error { return second(b.Busy()) })
+		add("Busy", pinned.ErrNil, func() error { return hostile.Second(b.Busy()) })
 		add("Unregister", pinned.ErrNil, b.Unregister)
 		add("accessors", nil, func() error {
 			assert.Zero(t, b.Len())
@@ -111,24 +86,24 @@ func TestHostileInputs(t *testing.T) {
 	}{{"nil", nilPool}, {"zero", zeroPool}} {
 		p := bad.p
 		add := func(name string, want error, call func() error) {
-			cases = append(cases, hostile{bad.name + " Pool " + name, call, want})
+			cases = append(cases, hostile.Case{bad.name + " Pool " + name, call, want})
 		}
-		add("Alloc", pinned.ErrNil, func() error { return second(p.Alloc(10)) })
-		add("Trim", pinned.ErrNil, func() error { return second(p.Trim()) })
+		add("Alloc", pinned.ErrNil, func() error { return hostile.Second(p.Alloc(10)) })
+		add("Trim", pinned.ErrNil, func() error { return hostile.Second(p.Trim()) })
 		add("Close", pinned.ErrNil, p.Close)
 		add("Stats", nil, func() error { assert.Zero(t, p.Stats()); return nil })
 	}
 	cases = append(cases,
-		hostile{"nil Buffer Free", nilBuf.Free, nil},
-		hostile{"zero Buffer Free", zeroBuf.Free, pinned.ErrNil},
-		hostile{"nil Buffer Device", func() error { assert.Nil(t, nilBuf.Device()); return nil }, nil},
+		hostile.Case{"nil Buffer Free", nilBuf.Free, nil},
+		hostile.Case{"zero Buffer Free", zeroBuf.Free, pinned.ErrNil},
+		hostile.Case{"nil Buffer Device", func() error { assert.Nil(t, nilBuf.Device()); return nil }, nil},
 
 		// Alloc, Register, NewPool.
-		hostile{"Alloc no device", func() error { return second(pinned.Alloc(nil, 10, 0)) }, driver.ErrInvalidValue},
-		hostile{"Alloc 0", func() error { return second(pinned.Alloc(dev, 0, 0)) }, driver.ErrInvalidValue},
-		hostile{"Alloc negative", func() error { return second(pinned.Alloc(dev, -1, 0)) }, driver.ErrInvalidValue},
-		hostile{"Alloc MinInt64", func() error { return second(pinned.Alloc(dev, math.MinInt64, 0)) }, driver.ErrInvalidValue},
-		hostile{"Alloc MaxInt64", func() error {
+		hostile.Case{"Alloc no device", func() error { return hostile.Second(pinned.Alloc(nil, 10, 0)) }, driver.ErrInvalidValue},
+		hostile.Case{"Alloc 0", func() error { return hostile.Second(pinned.Alloc(dev, 0, 0)) }, driver.ErrInvalidValue},
+		hostile.Case{"Alloc negative", func() error { return hostile.Second(pinned.Alloc(dev, -1, 0)) }, driver.ErrInvalidValue},
+		hostile.Case{"Alloc MinInt64", func() error { return hostile.Second(pinned.Alloc(dev, math.MinInt64, 0)) }, driver.ErrInvalidValue},
+		hostile.Case{"Alloc MaxInt64", func() error {
 			_, err := pinned.Alloc(dev, big, 0)
 			// sim says ENOMEM as mmap does; the driver says out of memory.
 			if errors.Is(err, syscall.ENOMEM) || errors.Is(err, accounting.ErrOutOfMemory) {
@@ -136,31 +111,31 @@ func TestHostileInputs(t *testing.T) {
 			}
 			return fmt.Errorf("want out of memory, got %w", err)
 		}, nil},
-		hostile{"Alloc unknown flags", func() error { return second(pinned.Alloc(dev, 10, 0xff)) }, driver.ErrInvalidValue},
-		hostile{"Alloc closed", func() error { return second(pinned.Alloc(closedDev, 10, 0)) }, pinned.ErrClosed},
-		hostile{"Register no device", func() error { return second(pinned.Register(nil, make([]byte, 8), 0)) }, driver.ErrInvalidValue},
-		hostile{"Register nil memory", func() error { return second(pinned.Register(dev, nil, 0)) }, driver.ErrInvalidValue},
-		hostile{"Register write-combined", func() error { return second(pinned.Register(dev, make([]byte, 8), pinned.WriteCombined)) }, driver.ErrInvalidValue},
-		hostile{"Register closed", func() error { return second(pinned.Register(closedDev, make([]byte, 8), 0)) }, pinned.ErrClosed},
-		hostile{"Register twice", func() error {
+		hostile.Case{"Alloc unknown flags", func() error { return hostile.Second(pinned.Alloc(dev, 10, 0xff)) }, driver.ErrInvalidValue},
+		hostile.Case{"Alloc closed", func() error { return hostile.Second(pinned.Alloc(closedDev, 10, 0)) }, pinned.ErrClosed},
+		hostile.Case{"Register no device", func() error { return hostile.Second(pinned.Register(nil, make([]byte, 8), 0)) }, driver.ErrInvalidValue},
+		hostile.Case{"Register nil memory", func() error { return hostile.Second(pinned.Register(dev, nil, 0)) }, driver.ErrInvalidValue},
+		hostile.Case{"Register write-combined", func() error { return hostile.Second(pinned.Register(dev, make([]byte, 8), pinned.WriteCombined)) }, driver.ErrInvalidValue},
+		hostile.Case{"Register closed", func() error { return hostile.Second(pinned.Register(closedDev, make([]byte, 8), 0)) }, pinned.ErrClosed},
+		hostile.Case{"Register twice", func() error {
 			mem := make([]byte, 64)
 			b, err := pinned.Register(dev, mem, 0)
 			require.NoError(t, err)
 			defer b.Unregister()
-			return second(pinned.Register(dev, mem[8:], 0))
+			return hostile.Second(pinned.Register(dev, mem[8:], 0))
 		}, driver.ErrInvalidValue},
-		hostile{"NewPool no device", func() error { return second(pinned.NewPool(nil, 0)) }, driver.ErrInvalidValue},
-		hostile{"NewPool unknown flags", func() error { return second(pinned.NewPool(dev, 1<<7)) }, driver.ErrInvalidValue},
-		hostile{"NewPool closed", func() error { return second(pinned.NewPool(closedDev, 0)) }, pinned.ErrClosed},
-		hostile{"Pool Alloc 0", func() error { return second(pool.Alloc(0)) }, driver.ErrInvalidValue},
-		hostile{"Pool Alloc negative", func() error { return second(pool.Alloc(-4096)) }, driver.ErrInvalidValue},
-		hostile{"Pool Alloc MaxInt64", func() error { return second(pool.Alloc(big)) }, driver.ErrInvalidValue},
-		hostile{"Pool Alloc past the ledger's limit", func() error {
+		hostile.Case{"NewPool no device", func() error { return hostile.Second(pinned.NewPool(nil, 0)) }, driver.ErrInvalidValue},
+		hostile.Case{"NewPool unknown flags", func() error { return hostile.Second(pinned.NewPool(dev, 1<<7)) }, driver.ErrInvalidValue},
+		hostile.Case{"NewPool closed", func() error { return hostile.Second(pinned.NewPool(closedDev, 0)) }, pinned.ErrClosed},
+		hostile.Case{"Pool Alloc 0", func() error { return hostile.Second(pool.Alloc(0)) }, driver.ErrInvalidValue},
+		hostile.Case{"Pool Alloc negative", func() error { return hostile.Second(pool.Alloc(-4096)) }, driver.ErrInvalidValue},
+		hostile.Case{"Pool Alloc MaxInt64", func() error { return hostile.Second(pool.Alloc(big)) }, driver.ErrInvalidValue},
+		hostile.Case{"Pool Alloc past the ledger's limit", func() error {
 			require.NoError(t, dev.Ledger().SetLimit(accounting.Pinned, 1<<20))
 			defer dev.Ledger().SetLimit(accounting.Pinned, 0)
-			return second(pool.Alloc(2 << 20))
+			return hostile.Second(pool.Alloc(2 << 20))
 		}, accounting.ErrOutOfMemory},
-		hostile{"SizeClass extremes", func() error {
+		hostile.Case{"SizeClass extremes", func() error {
 			assert.Equal(t, int64(-1), pinned.SizeClass(big), "no class near MaxInt64")
 			assert.Equal(t, int64(4096), pinned.SizeClass(-1))
 			assert.Equal(t, int64(4096), pinned.SizeClass(math.MinInt64))
@@ -169,16 +144,16 @@ func TestHostileInputs(t *testing.T) {
 		}, nil},
 
 		// Freed buffers.
-		hostile{"freed Free", freed.Free, nil},
-		hostile{"freed Err", freed.Err, pinned.ErrFreed},
-		hostile{"freed DevPtr", func() error { return second(freed.DevPtr()) }, pinned.ErrFreed},
-		hostile{"freed Array", func() error { return second(freed.Array(devarray.Float32)) }, pinned.ErrFreed},
-		hostile{"freed DeviceArray", func() error { return second(freed.DeviceArray(devarray.Float32)) }, pinned.ErrFreed},
-		hostile{"freed Guard", func() error { return freed.Guard(new(work)) }, pinned.ErrFreed},
-		hostile{"freed pool buffer Guard", func() error { return fromPool.Guard(new(work)) }, pinned.ErrFreed},
-		hostile{"freed pool buffer Free", fromPool.Free, nil},
-		hostile{"freed Unregister", freed.Unregister, driver.ErrInvalidPointer},
-		hostile{"freed accessors", func() error {
+		hostile.Case{"freed Free", freed.Free, nil},
+		hostile.Case{"freed Err", freed.Err, pinned.ErrFreed},
+		hostile.Case{"freed DevPtr", func() error { return hostile.Second(freed.DevPtr()) }, pinned.ErrFreed},
+		hostile.Case{"freed Array", func() error { return hostile.Second(freed.Array(devarray.Float32)) }, pinned.ErrFreed},
+		hostile.Case{"freed DeviceArray", func() error { return hostile.Second(freed.DeviceArray(devarray.Float32)) }, pinned.ErrFreed},
+		hostile.Case{"freed Guard", func() error { return freed.Guard(new(work)) }, pinned.ErrFreed},
+		hostile.Case{"freed pool buffer Guard", func() error { return fromPool.Guard(new(work)) }, pinned.ErrFreed},
+		hostile.Case{"freed pool buffer Free", fromPool.Free, nil},
+		hostile.Case{"freed Unregister", freed.Unregister, driver.ErrInvalidPointer},
+		hostile.Case{"freed accessors", func() error {
 			assert.Nil(t, freed.Bytes())
 			assert.Nil(t, freed.Float32())
 			assert.Zero(t, freed.HostPtr())
@@ -187,16 +162,16 @@ func TestHostileInputs(t *testing.T) {
 		}, nil},
 
 		// Bad arguments to live buffers.
-		hostile{"Guard nil", func() error { return unmapped.Guard(nil) }, driver.ErrInvalidValue},
-		hostile{"DevPtr unmapped", func() error { return second(unmapped.DevPtr()) }, pinned.ErrUnmapped},
-		hostile{"DeviceArray unmapped", func() error { return second(unmapped.DeviceArray(devarray.Float32)) }, pinned.ErrUnmapped},
-		hostile{"Array invalid dtype", func() error { return second(unmapped.Array(devarray.Invalid)) }, devarray.ErrDType},
-		hostile{"Array past the buffer", func() error { return second(unmapped.Array(devarray.Float32, 1025)) }, devarray.ErrBounds},
-		hostile{"Array negative", func() error { return second(unmapped.Array(devarray.Float32, -1)) }, devarray.ErrShape},
-		hostile{"Array overflow", func() error { return second(unmapped.Array(devarray.Float32, math.MaxInt, 2)) }, devarray.ErrOverflow},
-		hostile{"Unregister allocated", unmapped.Unregister, driver.ErrInvalidPointer},
+		hostile.Case{"Guard nil", func() error { return unmapped.Guard(nil) }, driver.ErrInvalidValue},
+		hostile.Case{"DevPtr unmapped", func() error { return hostile.Second(unmapped.DevPtr()) }, pinned.ErrUnmapped},
+		hostile.Case{"DeviceArray unmapped", func() error { return hostile.Second(unmapped.DeviceArray(devarray.Float32)) }, pinned.ErrUnmapped},
+		hostile.Case{"Array invalid dtype", func() error { return hostile.Second(unmapped.Array(devarray.Invalid)) }, devarray.ErrDType},
+		hostile.Case{"Array past the buffer", func() error { return hostile.Second(unmapped.Array(devarray.Float32, 1025)) }, devarray.ErrBounds},
+		hostile.Case{"Array negative", func() error { return hostile.Second(unmapped.Array(devarray.Float32, -1)) }, devarray.ErrShape},
+		hostile.Case{"Array overflow", func() error { return hostile.Second(unmapped.Array(devarray.Float32, math.MaxInt, 2)) }, devarray.ErrOverflow},
+		hostile.Case{"Unregister allocated", unmapped.Unregister, driver.ErrInvalidPointer},
 	)
-	runHostile(t, cases)
+	hostile.Run(t, cases)
 }
 
 // Concurrent hostile use of buffers and a pool: Free, Guard, Busy, views

@@ -4,7 +4,6 @@ import (
 	"math"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,45 +11,10 @@ import (
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/internal/hostile"
 	"github.com/cuarray/cuarray/internal/testdev"
 	"github.com/cuarray/cuarray/plan"
 )
-
-// hostile is one bad input to an exported function: the call must return
-// an error matching want (errors.Is), or nil when want is nil, and must
-// never panic nor hang.
-type hostile struct {
-	name string
-	call func() error
-	want error
-}
-
-func runHostile(t *testing.T, cases []hostile) {
-	t.Helper()
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			done := make(chan error, 1)
-			go func() {
-				var err error
-				assert.NotPanics(t, func() { err = tc.call() }, "a library call never panics on bad input")
-				done <- err
-			}()
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the call did not return within 10 s")
-			}
-			if tc.want == nil {
-				assert.NoError(t, err)
-				return
-			}
-			assert.ErrorIs(t, err, tc.want)
-		})
-	}
-}
-
-func second[T any](_ T, err error) error { return err }
 
 // Every exported function and method of plan, given nil, zero, negative,
 // overflowing and closed inputs, returns a typed error (zero values where
@@ -66,54 +30,58 @@ func TestHostileInputs(t *testing.T) {
 	big := math.MaxInt
 	f32 := devarray.Float32
 
-	runHostile(t, []hostile{
-		{"Chunks nil method", func() error { return second(plan.Chunks(nil, [3]int{1, 1, 1}, 0, f32, nil, 1<<20, 1)) }, plan.ErrNil},
-		{"Chunks axis -1", func() error { return second(plan.Chunks(m, [3]int{1, 1, 1}, -1, f32, nil, 1<<20, 1)) }, devarray.ErrShape},
-		{"Chunks axis 3", func() error { return second(plan.Chunks(m, [3]int{1, 1, 1}, 3, f32, nil, 1<<20, 1)) }, devarray.ErrShape},
-		{"Chunks negative shape", func() error { return second(plan.Chunks(m, [3]int{4, -1, 1}, 0, f32, nil, 1<<20, 1)) }, devarray.ErrShape},
-		{"Chunks negative available", func() error { return second(plan.Chunks(m, [3]int{4, 1, 1}, 0, f32, nil, -1, 1)) }, accounting.ErrInvalidArgument},
-		{"Chunks overhead NaN", func() error { return second(plan.Chunks(m, [3]int{4, 1, 1}, 0, f32, nil, 1<<20, math.NaN())) }, accounting.ErrInvalidArgument},
-		{"Chunks overhead 0", func() error { return second(plan.Chunks(m, [3]int{4, 1, 1}, 0, f32, nil, 1<<20, 0)) }, accounting.ErrInvalidArgument},
-		{"Chunks invalid dtype", func() error { return second(plan.Chunks(m, [3]int{4, 1, 1}, 0, devarray.Invalid, nil, 1<<20, 1)) }, devarray.ErrDType},
-		{"Chunks shape bytes overflow", func() error { return second(plan.Chunks(m, [3]int{big, big, 1}, 0, f32, nil, 1<<20, 1)) }, devarray.ErrOverflow},
+	hostile.Run(t, []hostile.Case{
+		{"Chunks nil method", func() error { return hostile.Second(plan.Chunks(nil, [3]int{1, 1, 1}, 0, f32, nil, 1<<20, 1)) }, plan.ErrNil},
+		{"Chunks axis -1", func() error { return hostile.Second(plan.Chunks(m, [3]int{1, 1, 1}, -1, f32, nil, 1<<20, 1)) }, devarray.ErrShape},
+		{"Chunks axis 3", func() error { return hostile.Second(plan.Chunks(m, [3]int{1, 1, 1}, 3, f32, nil, 1<<20, 1)) }, devarray.ErrShape},
+		{"Chunks negative shape", func() error { return hostile.Second(plan.Chunks(m, [3]int{4, -1, 1}, 0, f32, nil, 1<<20, 1)) }, devarray.ErrShape},
+		{"Chunks negative available", func() error { return hostile.Second(plan.Chunks(m, [3]int{4, 1, 1}, 0, f32, nil, -1, 1)) }, accounting.ErrInvalidArgument},
+		{"Chunks overhead NaN", func() error { return hostile.Second(plan.Chunks(m, [3]int{4, 1, 1}, 0, f32, nil, 1<<20, math.NaN())) }, accounting.ErrInvalidArgument},
+		{"Chunks overhead 0", func() error { return hostile.Second(plan.Chunks(m, [3]int{4, 1, 1}, 0, f32, nil, 1<<20, 0)) }, accounting.ErrInvalidArgument},
+		{"Chunks invalid dtype", func() error {
+			return hostile.Second(plan.Chunks(m, [3]int{4, 1, 1}, 0, devarray.Invalid, nil, 1<<20, 1))
+		}, devarray.ErrDType},
+		{"Chunks shape bytes overflow", func() error { return hostile.Second(plan.Chunks(m, [3]int{big, big, 1}, 0, f32, nil, 1<<20, 1)) }, devarray.ErrOverflow},
 		// 2^62 slices of 4 bytes, planned in a few hundred bytes: billions
 		// of chunks. It hung (and grew without bound) before.
-		{"Chunks billions of chunks", func() error { return second(plan.Chunks(m, [3]int{1 << 40, 1, 1}, 0, devarray.Uint8, nil, 1<<10, 1)) }, plan.ErrTooLarge},
-		{"Chunks nothing fits", func() error { return second(plan.Chunks(m, [3]int{4, 1 << 20, 1}, 0, f32, nil, 1<<10, 1)) }, plan.ErrTooLarge},
-		{"Chunks MaxInt64 available", func() error { return second(plan.Chunks(m, [3]int{4, 4, 4}, 0, f32, nil, math.MaxInt64, 1)) }, nil},
-		{"Chunks empty job", func() error { return second(plan.Chunks(m, [3]int{0, 0, 0}, 0, f32, nil, 0, 1)) }, nil},
-		{"ForDevice nil device", func() error { return second(plan.ForDevice(nil, m, [3]int{1, 1, 1}, 0, f32, nil)) }, plan.ErrNil},
-		{"ForDevice nil method", func() error { return second(plan.ForDevice(dev, nil, [3]int{1, 1, 1}, 0, f32, nil)) }, plan.ErrNil},
-		{"ForDevice closed device", func() error { return second(plan.ForDevice(closedDev, m, [3]int{1, 1, 1}, 0, f32, nil)) }, device.ErrClosed},
+		{"Chunks billions of chunks", func() error {
+			return hostile.Second(plan.Chunks(m, [3]int{1 << 40, 1, 1}, 0, devarray.Uint8, nil, 1<<10, 1))
+		}, plan.ErrTooLarge},
+		{"Chunks nothing fits", func() error { return hostile.Second(plan.Chunks(m, [3]int{4, 1 << 20, 1}, 0, f32, nil, 1<<10, 1)) }, plan.ErrTooLarge},
+		{"Chunks MaxInt64 available", func() error { return hostile.Second(plan.Chunks(m, [3]int{4, 4, 4}, 0, f32, nil, math.MaxInt64, 1)) }, nil},
+		{"Chunks empty job", func() error { return hostile.Second(plan.Chunks(m, [3]int{0, 0, 0}, 0, f32, nil, 0, 1)) }, nil},
+		{"ForDevice nil device", func() error { return hostile.Second(plan.ForDevice(nil, m, [3]int{1, 1, 1}, 0, f32, nil)) }, plan.ErrNil},
+		{"ForDevice nil method", func() error { return hostile.Second(plan.ForDevice(dev, nil, [3]int{1, 1, 1}, 0, f32, nil)) }, plan.ErrNil},
+		{"ForDevice closed device", func() error { return hostile.Second(plan.ForDevice(closedDev, m, [3]int{1, 1, 1}, 0, f32, nil)) }, device.ErrClosed},
 		{"Verify nil device", func() error {
-			return second(plan.Verify(nil, plan.Case{Method: m, Shape: [3]int{1, 1, 1}, DType: f32}))
+			return hostile.Second(plan.Verify(nil, plan.Case{Method: m, Shape: [3]int{1, 1, 1}, DType: f32}))
 		}, plan.ErrNil},
-		{"Verify nil method", func() error { return second(plan.Verify(dev, plan.Case{Shape: [3]int{1, 1, 1}, DType: f32})) }, plan.ErrNil},
-		{"Verify zero case", func() error { return second(plan.Verify(dev, plan.Case{})) }, plan.ErrNil},
+		{"Verify nil method", func() error { return hostile.Second(plan.Verify(dev, plan.Case{Shape: [3]int{1, 1, 1}, DType: f32})) }, plan.ErrNil},
+		{"Verify zero case", func() error { return hostile.Second(plan.Verify(dev, plan.Case{})) }, plan.ErrNil},
 		{"Verify axis 7", func() error {
-			return second(plan.Verify(dev, plan.Case{Method: m, Shape: [3]int{1, 1, 1}, SliceDim: 7, DType: f32}))
+			return hostile.Second(plan.Verify(dev, plan.Case{Method: m, Shape: [3]int{1, 1, 1}, SliceDim: 7, DType: f32}))
 		}, devarray.ErrShape},
 		{"Verify negative shape", func() error {
-			return second(plan.Verify(dev, plan.Case{Method: m, Shape: [3]int{2, -2, 2}, DType: f32}))
+			return hostile.Second(plan.Verify(dev, plan.Case{Method: m, Shape: [3]int{2, -2, 2}, DType: f32}))
 		}, devarray.ErrShape},
 		{"Verify overflowing shape", func() error {
-			return second(plan.Verify(dev, plan.Case{Method: m, Shape: [3]int{big, big, 2}, DType: f32}))
+			return hostile.Second(plan.Verify(dev, plan.Case{Method: m, Shape: [3]int{big, big, 2}, DType: f32}))
 		}, devarray.ErrOverflow},
 		// 4 TiB of input: refused before the host data is made (a make of
 		// 4 TiB killed the process before).
 		{"Verify more than the device", func() error {
-			return second(plan.Verify(dev, plan.Case{Method: m, Shape: [3]int{1 << 20, 1 << 20, 1}, DType: f32}))
+			return hostile.Second(plan.Verify(dev, plan.Case{Method: m, Shape: [3]int{1 << 20, 1 << 20, 1}, DType: f32}))
 		}, plan.ErrTooLarge},
 		{"Verify closed device", func() error {
-			return second(plan.Verify(closedDev, plan.Case{Method: m, Shape: [3]int{1, 1, 1}, DType: f32}))
+			return hostile.Second(plan.Verify(closedDev, plan.Case{Method: m, Shape: [3]int{1, 1, 1}, DType: f32}))
 		}, device.ErrClosed},
-		{"Verify invalid dtype", func() error { return second(plan.Verify(dev, plan.Case{Method: m, Shape: [3]int{1, 1, 1}})) }, devarray.ErrDType},
+		{"Verify invalid dtype", func() error { return hostile.Second(plan.Verify(dev, plan.Case{Method: m, Shape: [3]int{1, 1, 1}})) }, devarray.ErrDType},
 		{"nil Registry Register", func() error { return nilReg.Register(m) }, plan.ErrNil},
-		{"nil Registry Lookup", func() error { return second(nilReg.Lookup("copy")) }, plan.ErrNil},
+		{"nil Registry Lookup", func() error { return hostile.Second(nilReg.Lookup("copy")) }, plan.ErrNil},
 		{"nil Registry Names", func() error { assert.Nil(t, nilReg.Names()); return nil }, nil},
 		{"Register nil method", func() error { return new(plan.Registry).Register(nil) }, plan.ErrNil},
 		{"Register empty name", func() error { return new(plan.Registry).Register(copyMethod{"", 1}) }, accounting.ErrInvalidArgument},
-		{"Lookup empty", func() error { return second(new(plan.Registry).Lookup("")) }, plan.ErrUnknownMethod},
+		{"Lookup empty", func() error { return hostile.Second(new(plan.Registry).Lookup("")) }, plan.ErrUnknownMethod},
 		{"MaxFit nil", func() error { assert.Zero(t, plan.MaxFit(1<<20, nil)); return nil }, nil},
 		{"MaxFit negative available", func() error { assert.Zero(t, plan.MaxFit(-1, func(s int64) int64 { return s })); return nil }, nil},
 		{"MaxFit overflowing total", func() error {

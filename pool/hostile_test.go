@@ -11,35 +11,10 @@ import (
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/internal/hostile"
 	"github.com/cuarray/cuarray/internal/testdev"
 	"github.com/cuarray/cuarray/pool"
 )
-
-// hostile is one bad input to an exported function: the call must return
-// an error matching want (errors.Is), or nil when want is nil, and must
-// never panic.
-type hostile struct {
-	name string
-	call func() error
-	want error
-}
-
-func runHostile(t *testing.T, cases []hostile) {
-	t.Helper()
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var err error
-			require.NotPanics(t, func() { err = tc.call() }, "a library call never panics on bad input")
-			if tc.want == nil {
-				assert.NoError(t, err)
-				return
-			}
-			assert.ErrorIs(t, err, tc.want)
-		})
-	}
-}
-
-func second[T any](_ T, err error) error { return err }
 
 // Every exported function and method of pool, given nil, zero, negative,
 // overflowing, freed and closed inputs, returns a typed error (zero values
@@ -56,28 +31,28 @@ func TestHostileInputs(t *testing.T) {
 	require.NoError(t, p.Free(freed))
 	big := int64(math.MaxInt64)
 
-	var cases []hostile
+	var cases []hostile.Case
 	for _, bad := range []struct {
 		name string
 		p    *pool.Pool
 	}{{"nil", nil}, {"zero", new(pool.Pool)}, {"no device", pool.New(nil)}} {
 		q := bad.p
 		add := func(name string, want error, call func() error) {
-			cases = append(cases, hostile{bad.name + " Pool " + name, call, want})
+			cases = append(cases, hostile.Case{bad.name + " Pool " + name, call, want})
 		}
-		add("Alloc", pool.ErrNil, func() error { return second(q.Alloc(10)) })
-		add("AllocAsync", pool.ErrNil, func() error { return second(q.AllocAsync(10, nil)) })
-		add("Malloc", pool.ErrNil, func() error { return second(q.Malloc(10)) })
+		add("Alloc", pool.ErrNil, func() error { return hostile.Second(q.Alloc(10)) })
+		add("AllocAsync", pool.ErrNil, func() error { return hostile.Second(q.AllocAsync(10, nil)) })
+		add("Malloc", pool.ErrNil, func() error { return hostile.Second(q.Malloc(10)) })
 		add("Free", pool.ErrNil, func() error { return q.Free(live) })
 		add("FreeAsync", pool.ErrNil, func() error { return q.FreeAsync(live, nil) })
 		add("SetLimit", pool.ErrNil, func() error { return q.SetLimit(10) })
-		add("Trim", pool.ErrNil, func() error { return second(q.Trim()) })
+		add("Trim", pool.ErrNil, func() error { return hostile.Second(q.Trim()) })
 		add("Release", pool.ErrNil, q.Release)
 		add("Memset", pool.ErrNil, func() error { return q.Memset(live, 0, 8) })
 		add("CopyHtoD", pool.ErrNil, func() error { return q.CopyHtoD(live, make([]byte, 8)) })
 		add("CopyDtoH", pool.ErrNil, func() error { return q.CopyDtoH(make([]byte, 8), live) })
 		add("Memcpy2D", pool.ErrNil, func() error { return q.Memcpy2D(devarray.Memcpy2D{}) })
-		add("Empty on it", pool.ErrNil, func() error { return second(devarray.Empty(q, devarray.Float32, 4)) })
+		add("Empty on it", pool.ErrNil, func() error { return hostile.Second(devarray.Empty(q, devarray.Float32, 4)) })
 		add("getters", nil, func() error {
 			assert.Nil(t, q.Device())
 			assert.Zero(t, q.DeviceID())
@@ -86,11 +61,11 @@ func TestHostileInputs(t *testing.T) {
 		})
 	}
 	cases = append(cases,
-		hostile{"Alloc negative", func() error { return second(p.Alloc(-1)) }, device.ErrInvalidValue},
-		hostile{"Alloc MinInt64", func() error { return second(p.Alloc(math.MinInt64)) }, device.ErrInvalidValue},
-		hostile{"Alloc MaxInt64", func() error { return second(p.Alloc(big)) }, device.ErrInvalidValue},
-		hostile{"Alloc near MaxInt64", func() error { return second(p.Alloc(big - 1<<20)) }, accounting.ErrOutOfMemory},
-		hostile{"Alloc past a limit near MaxInt64", func() error {
+		hostile.Case{"Alloc negative", func() error { return hostile.Second(p.Alloc(-1)) }, device.ErrInvalidValue},
+		hostile.Case{"Alloc MinInt64", func() error { return hostile.Second(p.Alloc(math.MinInt64)) }, device.ErrInvalidValue},
+		hostile.Case{"Alloc MaxInt64", func() error { return hostile.Second(p.Alloc(big)) }, device.ErrInvalidValue},
+		hostile.Case{"Alloc near MaxInt64", func() error { return hostile.Second(p.Alloc(big - 1<<20)) }, accounting.ErrOutOfMemory},
+		hostile.Case{"Alloc past a limit near MaxInt64", func() error {
 			q := pool.New(dev)
 			defer q.Release()
 			require.NoError(t, q.SetLimit(64<<20))
@@ -103,22 +78,22 @@ func TestHostileInputs(t *testing.T) {
 			assert.True(t, oom.ByLimit, "the limit refuses it, not the device")
 			return err
 		}, accounting.ErrOutOfMemory},
-		hostile{"Alloc more than the device", func() error { return second(p.Alloc(1 << 40)) }, accounting.ErrOutOfMemory},
-		hostile{"SetLimit negative", func() error { return p.SetLimit(-1) }, device.ErrInvalidValue},
-		hostile{"Free twice", func() error { return p.Free(freed) }, pool.ErrNotAllocated},
-		hostile{"Free 0", func() error { return p.Free(0) }, pool.ErrNotAllocated},
-		hostile{"Free inside a block", func() error { return p.Free(live + 256) }, pool.ErrNotAllocated},
-		hostile{"Free a device pointer", func() error {
+		hostile.Case{"Alloc more than the device", func() error { return hostile.Second(p.Alloc(1 << 40)) }, accounting.ErrOutOfMemory},
+		hostile.Case{"SetLimit negative", func() error { return p.SetLimit(-1) }, device.ErrInvalidValue},
+		hostile.Case{"Free twice", func() error { return p.Free(freed) }, pool.ErrNotAllocated},
+		hostile.Case{"Free 0", func() error { return p.Free(0) }, pool.ErrNotAllocated},
+		hostile.Case{"Free inside a block", func() error { return p.Free(live + 256) }, pool.ErrNotAllocated},
+		hostile.Case{"Free a device pointer", func() error {
 			a, err := dev.Malloc(256)
 			require.NoError(t, err)
 			defer dev.Free(a)
 			return p.Free(a)
 		}, pool.ErrNotAllocated},
-		hostile{"Memset past the block", func() error { return p.Memset(live, 0, 1<<40) }, device.ErrInvalidPointer},
-		hostile{"CopyHtoD to 0", func() error { return p.CopyHtoD(0, make([]byte, 8)) }, device.ErrInvalidPointer},
-		hostile{"Memcpy2D zero", func() error { return p.Memcpy2D(devarray.Memcpy2D{Width: 1, Height: 1}) }, device.ErrInvalidValue},
+		hostile.Case{"Memset past the block", func() error { return p.Memset(live, 0, 1<<40) }, device.ErrInvalidPointer},
+		hostile.Case{"CopyHtoD to 0", func() error { return p.CopyHtoD(0, make([]byte, 8)) }, device.ErrInvalidPointer},
+		hostile.Case{"Memcpy2D zero", func() error { return p.Memcpy2D(devarray.Memcpy2D{Width: 1, Height: 1}) }, device.ErrInvalidValue},
 	)
-	runHostile(t, cases)
+	hostile.Run(t, cases)
 }
 
 // A pool whose device was closed under it: allocations that need the
