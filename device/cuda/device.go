@@ -262,6 +262,13 @@ func (d *Device) Close() error {
 	return nil
 }
 
+// Closed reports whether Close has been called.
+func (d *Device) Closed() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.closed
+}
+
 // closedErr returns driver.ErrClosed, wrapped with op, once the device is closed.
 func (d *Device) closedErr(op string) error {
 	d.mu.Lock()

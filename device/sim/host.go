@@ -1,12 +1,12 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
-
-	"github.com/cuarray/cuarray/accounting"
 	"syscall"
 	"unsafe"
 
+	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
 )
@@ -34,6 +34,11 @@ func (d *Device) HostAlloc(n int64, flags driver.HostFlags) (*driver.HostMem, er
 	mem, err := syscall.Mmap(-1, 0, int(n), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
 		d.ledger.Cancel(kind, n)
+		if errors.Is(err, syscall.ENOMEM) || errors.Is(err, syscall.EINVAL) {
+			// what cuMemHostAlloc says when the host cannot give that much
+			d.ledger.RecordFailure(kind, n)
+			return nil, fmt.Errorf("sim: host alloc %d bytes: %v: %w", n, err, d.ledger.OutOfMemory(kind, n, d.ledger.Current(kind), false))
+		}
 		return nil, fmt.Errorf("sim: host alloc %d bytes: %w", n, err)
 	}
 	addr := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))

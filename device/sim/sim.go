@@ -184,6 +184,14 @@ func (d *Device) complete(f func() error) error {
 	return <-result
 }
 
+// Closed reports whether Close has been called: a cheap check for the
+// memory of the device's arrays, buffers and pools.
+func (d *Device) Closed() bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.closed
+}
+
 // Latency returns the time each stream operation takes to complete after
 // it is queued (Config.Latency).
 func (d *Device) Latency() time.Duration { return d.cfg.Latency }

@@ -244,6 +244,9 @@ func (s *stream) Close() error {
 // device's default stream, the one its synchronous calls and kernels
 // launched without a stream run on.
 func (d *Device) ExternalStream(handle uintptr) (driver.Stream, error) {
+	if d.Closed() {
+		return nil, fmt.Errorf("sim: external stream %#x: %w", handle, driver.ErrClosed)
+	}
 	if handle == driver.PerThreadDefaultStream {
 		handle = driver.LegacyDefaultStream
 	}
