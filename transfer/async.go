@@ -25,7 +25,8 @@ type Op struct {
 	x    *exec
 
 	mu       sync.Mutex
-	finished bool
+	finished bool  // its memory is let go
+	synced   bool  // its stream's errors up to it are collected (Wait)
 	err      error
 	keep     []Endpoint     // the memory the copy uses, held until it is done
 	holds    []func() error // releases the Holds on its device arrays
@@ -115,15 +116,18 @@ func (op *Op) fail(err error) error {
 	return errors.Join(err, op.s.Synchronize(), op.release())
 }
 
-// Done reports whether the copy has completed, without waiting.
+// Done reports whether the copy has completed, without waiting, and lets
+// go of its memory once it has. An error of the copy's work on its stream
+// is reported by Wait, which collects it.
 func (op *Op) Done() (bool, error) {
 	if op == nil {
 		return false, fmt.Errorf("transfer: done: nil Op: %w", driver.ErrInvalidValue)
 	}
 	op.mu.Lock()
 	if op.finished {
+		err := op.err
 		op.mu.Unlock()
-		return true, op.err
+		return true, err
 	}
 	ev := op.ev
 	op.mu.Unlock()
@@ -151,9 +155,10 @@ func (op *Op) Wait() error {
 		return fmt.Errorf("transfer: wait: nil Op: %w", driver.ErrInvalidValue)
 	}
 	op.mu.Lock()
-	if op.finished {
+	if op.finished && (op.synced || op.done != nil) {
+		err := op.err
 		op.mu.Unlock()
-		return op.err
+		return err
 	}
 	op.mu.Unlock()
 	if op.done != nil {
@@ -168,12 +173,18 @@ func (op *Op) finish(sync bool) error {
 	op.mu.Lock()
 	defer op.mu.Unlock()
 	if op.finished {
+		if sync && !op.synced && op.done == nil {
+			// Done let its memory go; Wait still owes its stream's errors.
+			op.synced = true
+			op.err = errors.Join(op.err, op.s.Synchronize())
+		}
 		return op.err
 	}
 	var errs []error
 	errs = append(errs, op.err)
 	if sync && op.done == nil {
 		errs = append(errs, op.s.Synchronize())
+		op.synced = true
 	}
 	errs = append(errs, op.release())
 	op.err = errors.Join(errs...)

@@ -223,3 +223,26 @@ func TestFreeArrayDuringAsyncCopy(t *testing.T) {
 		})
 	}
 }
+
+// A copy that fails on its stream keeps its error: Done may report it
+// complete (and let its memory go), and Wait still returns the failure.
+func TestDoneDoesNotLoseTheCopysError(t *testing.T) {
+	dev, err := device.Open("sim:6?mem=16MiB&latency=" + testdev.SimLatency(testdev.Open(t)).String())
+	require.NoError(t, err)
+	defer dev.Close()
+	c, s, buf, a := asyncRig(t, dev, 1<<16)
+	dev.(interface{ FailCopy(int64) }).FailCopy(1)
+	op, err := c.CopyAsync(s, transfer.Dev(a), transfer.Pinned(buf, devarray.Uint8))
+	require.NoError(t, err, "queueing succeeds; the copy fails on the stream")
+	for {
+		done, err := op.Done()
+		require.NoError(t, err)
+		if done {
+			break
+		}
+	}
+	assert.ErrorIs(t, op.Wait(), device.ErrInjected)
+	assert.ErrorIs(t, op.Wait(), device.ErrInjected, "and again")
+	assert.ErrorIs(t, buf.Free(), device.ErrInjected, "the buffer's Free reports the failed copy once ...")
+	assert.Zero(t, dev.Ledger().Current(accounting.Pinned), "... and frees it")
+}

@@ -165,7 +165,11 @@ func (c *Copier) prepare(dst, src Endpoint, opts []Option) (*job, error) {
 			}
 		}
 		if e.e.side == InPinned && e.e.buf.Bytes() == nil {
-			return nil, fmt.Errorf("transfer: %s: %w", e.name, pinned.ErrFreed)
+			err := e.e.buf.Err()
+			if err == nil {
+				err = pinned.ErrFreed
+			}
+			return nil, fmt.Errorf("transfer: %s: %w", e.name, err)
 		}
 	}
 	if dst.arr.DType() != src.arr.DType() || !slices.Equal(dst.arr.Shape(), src.arr.Shape()) {

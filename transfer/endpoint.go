@@ -76,7 +76,11 @@ func Pinned(b *pinned.Buffer, dtype devarray.DType, shape ...int) Endpoint {
 	}
 	mem := b.Bytes()
 	if mem == nil {
-		return Endpoint{err: fmt.Errorf("transfer: %w", pinned.ErrFreed)}
+		err := b.Err() // freed, or its device closed
+		if err == nil {
+			err = pinned.ErrFreed
+		}
+		return Endpoint{err: fmt.Errorf("transfer: %w", err)}
 	}
 	return hostEndpoint(InPinned, mem, b, dtype, shape)
 }
