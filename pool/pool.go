@@ -93,6 +93,10 @@ func (p *Pool) AllocAsync(n int64, s driver.Stream) (devarray.Ptr, error) {
 	if n < 0 || size < 0 {
 		return 0, fmt.Errorf("pool: alloc %d bytes: %w", n, driver.ErrInvalidValue)
 	}
+	if c, ok := p.dev.(interface{ Closed() bool }); ok && c.Closed() {
+		// its cached blocks went with the device's memory
+		return 0, fmt.Errorf("pool: alloc %d bytes on %v: %w", n, p.dev.DeviceID(), driver.ErrClosed)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.limit > 0 && size > p.limit-p.st.InUse {

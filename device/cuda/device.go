@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"gorgonia.org/cu"
 
@@ -41,11 +42,12 @@ type Device struct {
 	info    driver.Info
 	ledger  *accounting.Ledger
 
-	mu      sync.Mutex
-	allocs  map[devarray.Ptr]int64 // live device allocations and their counted sizes
-	host    driver.HostRanges      // live page-locked host memory
-	streams map[*stream]struct{}
-	closed  bool
+	mu       sync.Mutex
+	allocs   map[devarray.Ptr]int64 // live device allocations and their counted sizes
+	host     driver.HostRanges      // live page-locked host memory
+	streams  map[*stream]struct{}
+	closed   bool
+	isClosed atomic.Bool // closed, for Closed without the lock
 
 	ipc  ipcTable // other processes' allocations opened here
 	mods modules  // the module images loaded into the context
@@ -217,6 +219,7 @@ func (d *Device) Close() error {
 		return nil
 	}
 	d.closed = true
+	d.isClosed.Store(true)
 	streams := d.streams
 	d.streams = nil
 	allocs := d.allocs
@@ -263,11 +266,7 @@ func (d *Device) Close() error {
 }
 
 // Closed reports whether Close has been called.
-func (d *Device) Closed() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.closed
-}
+func (d *Device) Closed() bool { return d.isClosed.Load() }
 
 // closedErr returns driver.ErrClosed, wrapped with op, once the device is closed.
 func (d *Device) closedErr(op string) error {

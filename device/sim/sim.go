@@ -67,10 +67,11 @@ type Device struct {
 	base   uintptr
 	ipc    *ipcState
 
-	mu     sync.RWMutex // Lock for allocator changes and Close; RLock while memory is touched
-	arena  *arena
-	host   driver.HostRanges // page-locked host allocations
-	closed bool
+	mu       sync.RWMutex // Lock for allocator changes and Close; RLock while memory is touched
+	arena    *arena
+	host     driver.HostRanges // page-locked host allocations
+	closed   bool
+	isClosed atomic.Bool // closed, for Closed without the lock
 
 	legacy     *stream // the default stream: synchronous calls and kernels launched without a stream
 	streamsMu  sync.Mutex
@@ -186,11 +187,7 @@ func (d *Device) complete(f func() error) error {
 
 // Closed reports whether Close has been called: a cheap check for the
 // memory of the device's arrays, buffers and pools.
-func (d *Device) Closed() bool {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	return d.closed
-}
+func (d *Device) Closed() bool { return d.isClosed.Load() }
 
 // Latency returns the time each stream operation takes to complete after
 // it is queued (Config.Latency).
@@ -229,6 +226,7 @@ func (d *Device) Close() error {
 		return nil
 	}
 	d.closed = true
+	d.isClosed.Store(true)
 	for _, s := range d.arena.live {
 		d.ledger.Free(accounting.Device, d.base+uintptr(s.off), s.size)
 	}
