@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"runtime/cgo"
 
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
@@ -32,7 +31,7 @@ func newStream(dev uint64) (uint64, uintptr, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	return uint64(cgo.NewHandle(&streamEntry{dev: d, s: s})), s.Handle(), nil
+	return register(&streamEntry{dev: d, s: s}), s.Handle(), nil
 }
 
 func streamOf(h uint64) (*streamEntry, error) {
@@ -65,7 +64,9 @@ func releaseStream(h uint64) error {
 	if err != nil {
 		return err
 	}
-	cgo.Handle(h).Delete()
+	if _, err := take(h); err != nil {
+		return err // another thread released it first
+	}
 	err = errors.Join(s.s.Close(), pending.Reap())
 	publish()
 	return err
@@ -83,7 +84,7 @@ func holdStream(h uint64) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("stream hold (sim streams only): %w", err)
 	}
-	return uint64(cgo.NewHandle(resume)), nil
+	return register(resume), nil
 }
 
 // resumeStream lets a held stream go on.
@@ -96,7 +97,9 @@ func resumeStream(h uint64) error {
 	if !ok {
 		return fmt.Errorf("handle %d is not a held stream: %w", h, errHandle)
 	}
-	cgo.Handle(h).Delete()
+	if _, err := take(h); err != nil {
+		return err
+	}
 	resume()
 	return nil
 }

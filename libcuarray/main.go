@@ -77,6 +77,7 @@ typedef struct {
 import "C"
 
 import (
+	"strings"
 	"unsafe"
 )
 
@@ -98,11 +99,27 @@ func putString(out **C.char, b []byte, err error) *C.char {
 	return nil
 }
 
+// null returns the message for a NULL pointer argument of function fn,
+// named in names (comma-separated, in order), or nil when none is NULL:
+// every entry point checks its pointers, so a NULL never crashes the
+// calling process.
+func null(fn, names string, ptrs ...unsafe.Pointer) *C.char {
+	for i, name := range strings.Split(names, ",") {
+		if i < len(ptrs) && ptrs[i] == nil {
+			return C.CString(fn + ": " + strings.TrimSpace(name) + " is NULL")
+		}
+	}
+	return nil
+}
+
 //export cuarray_free_string
 func cuarray_free_string(s *C.char) { C.free(unsafe.Pointer(s)) }
 
 //export cuarray_device
 func cuarray_device(spec *C.char, out *C.uint64_t) *C.char {
+	if msg := null("cuarray_device", "out", unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
 	defer saveContext().restore()
 	h, err := openDevice(C.GoString(spec))
 	*out = C.uint64_t(h)
@@ -111,6 +128,9 @@ func cuarray_device(spec *C.char, out *C.uint64_t) *C.char {
 
 //export cuarray_empty
 func cuarray_empty(dev C.uint64_t, dtype *C.char, ndim C.int, shape *C.int64_t, zero C.int, out *C.uint64_t) *C.char {
+	if msg := null("cuarray_empty", "out", unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
 	defer saveContext().restore()
 	if ndim < 0 || ndim > 64 || (ndim > 0 && shape == nil) {
 		return C.CString("cuarray_empty: ndim must be 0 to 64, with a shape array")
@@ -126,6 +146,9 @@ func cuarray_empty(dev C.uint64_t, dtype *C.char, ndim C.int, shape *C.int64_t, 
 
 //export cuarray_view
 func cuarray_view(arr C.uint64_t, op *C.char, out *C.uint64_t) *C.char {
+	if msg := null("cuarray_view", "op, out", unsafe.Pointer(op), unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
 	h, err := view(uint64(arr), []byte(C.GoString(op)))
 	*out = C.uint64_t(h)
 	return result(err)
@@ -163,12 +186,18 @@ func cuarray_from_host(arr C.uint64_t, p unsafe.Pointer, n C.int64_t) *C.char {
 
 //export cuarray_info
 func cuarray_info(arr C.uint64_t, out **C.char) *C.char {
+	if msg := null("cuarray_info", "out", unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
 	b, err := info(uint64(arr))
 	return putString(out, b, err)
 }
 
 //export cuarray_describe
 func cuarray_describe(arr C.uint64_t, out *C.cuarray_desc) *C.char {
+	if msg := null("cuarray_describe", "out", unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
 	d, err := describe(uint64(arr))
 	if err != nil {
 		return result(err)
@@ -207,6 +236,9 @@ func cuarray_alive(arr C.uint64_t) *C.char {
 
 //export cuarray_interface
 func cuarray_interface(arr C.uint64_t, stream C.uintptr_t, host C.int, out **C.char) *C.char {
+	if msg := null("cuarray_interface", "out", unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
 	defer saveContext().restore()
 	b, err := exportCAI(uint64(arr), uintptr(stream), host != 0)
 	return putString(out, b, err)
@@ -214,6 +246,9 @@ func cuarray_interface(arr C.uint64_t, stream C.uintptr_t, host C.int, out **C.c
 
 //export cuarray_export_stream
 func cuarray_export_stream(arr C.uint64_t, out *C.uintptr_t) *C.char {
+	if msg := null("cuarray_export_stream", "out", unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
 	defer saveContext().restore()
 	s, err := exportStream(uint64(arr))
 	*out = C.uintptr_t(s)
@@ -229,6 +264,9 @@ func cuarray_export_wait(arr C.uint64_t, consumer C.int64_t) *C.char {
 
 //export cuarray_import_interface
 func cuarray_import_interface(dev C.uint64_t, js *C.char, out *C.uint64_t) *C.char {
+	if msg := null("cuarray_import_interface", "json, out", unsafe.Pointer(js), unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
 	defer saveContext().restore()
 	h, err := importCAI(uint64(dev), []byte(C.GoString(js)))
 	*out = C.uint64_t(h)
@@ -237,6 +275,9 @@ func cuarray_import_interface(dev C.uint64_t, js *C.char, out *C.uint64_t) *C.ch
 
 //export cuarray_to_dlpack
 func cuarray_to_dlpack(arr C.uint64_t, versioned, copied C.int, out *unsafe.Pointer) *C.char {
+	if msg := null("cuarray_to_dlpack", "out", unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
 	defer saveContext().restore()
 	t, err := toDLPack(uint64(arr), versioned != 0, copied != 0, consumerHost)
 	*out = t
@@ -245,6 +286,9 @@ func cuarray_to_dlpack(arr C.uint64_t, versioned, copied C.int, out *unsafe.Poin
 
 //export cuarray_export_dlpack
 func cuarray_export_dlpack(arr C.uint64_t, versioned, copied C.int, consumer C.int64_t, out *unsafe.Pointer) *C.char {
+	if msg := null("cuarray_export_dlpack", "out", unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
 	defer saveContext().restore()
 	t, err := toDLPack(uint64(arr), versioned != 0, copied != 0, int64(consumer))
 	*out = t
@@ -253,6 +297,9 @@ func cuarray_export_dlpack(arr C.uint64_t, versioned, copied C.int, consumer C.i
 
 //export cuarray_from_dlpack
 func cuarray_from_dlpack(dev C.uint64_t, t unsafe.Pointer, versioned C.int, out *C.uint64_t) *C.char {
+	if msg := null("cuarray_from_dlpack", "tensor, out", unsafe.Pointer(t), unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
 	defer saveContext().restore()
 	h, err := fromDLPack(uint64(dev), t, versioned != 0)
 	*out = C.uint64_t(h)
@@ -271,12 +318,18 @@ func cuarray_dlpack_delete(t unsafe.Pointer, versioned C.int) {
 
 //export cuarray_ledger
 func cuarray_ledger(dev C.uint64_t, out **C.char) *C.char {
+	if msg := null("cuarray_ledger", "out", unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
 	b, err := ledgerJSON(uint64(dev))
 	return putString(out, b, err)
 }
 
 //export cuarray_array_device
 func cuarray_array_device(arr C.uint64_t, out *C.uint64_t) *C.char {
+	if msg := null("cuarray_array_device", "out", unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
 	e, err := arrayOf(uint64(arr))
 	if err == nil && e.dev != nil {
 		*out = C.uint64_t(deviceHandle(e.dev))
@@ -286,6 +339,9 @@ func cuarray_array_device(arr C.uint64_t, out *C.uint64_t) *C.char {
 
 //export cuarray_ipc_export
 func cuarray_ipc_export(arr C.uint64_t, out **C.char) *C.char {
+	if msg := null("cuarray_ipc_export", "out", unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
 	defer saveContext().restore()
 	b, err := ipcExport(uint64(arr))
 	return putString(out, b, err)
@@ -293,6 +349,9 @@ func cuarray_ipc_export(arr C.uint64_t, out **C.char) *C.char {
 
 //export cuarray_ipc_open
 func cuarray_ipc_open(dev C.uint64_t, js *C.char, out *C.uint64_t) *C.char {
+	if msg := null("cuarray_ipc_open", "descriptor, out", unsafe.Pointer(js), unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
 	defer saveContext().restore()
 	h, err := ipcOpen(uint64(dev), []byte(C.GoString(js)))
 	*out = C.uint64_t(h)
@@ -301,6 +360,9 @@ func cuarray_ipc_open(dev C.uint64_t, js *C.char, out *C.uint64_t) *C.char {
 
 //export cuarray_stream_new
 func cuarray_stream_new(dev C.uint64_t, out *C.uint64_t, handle *C.uintptr_t) *C.char {
+	if msg := null("cuarray_stream_new", "out, handle", unsafe.Pointer(out), unsafe.Pointer(handle)); msg != nil {
+		return msg
+	}
 	defer saveContext().restore()
 	h, s, err := newStream(uint64(dev))
 	*out, *handle = C.uint64_t(h), C.uintptr_t(s)
@@ -321,6 +383,9 @@ func cuarray_stream_release(s C.uint64_t) *C.char {
 
 //export cuarray_stream_hold
 func cuarray_stream_hold(s C.uint64_t, out *C.uint64_t) *C.char {
+	if msg := null("cuarray_stream_hold", "out", unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
 	h, err := holdStream(uint64(s))
 	*out = C.uint64_t(h)
 	return result(err)

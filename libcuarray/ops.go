@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"unsafe"
 
 	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/interop"
 	"github.com/cuarray/cuarray/transfer"
 )
@@ -166,6 +168,9 @@ func copyHost(h uint64, p unsafe.Pointer, n int64, toDevice bool) error {
 	if n != a.NBytes() {
 		return fmt.Errorf("copy: %d bytes of host memory for an array of %d: %w", n, a.NBytes(), devarray.ErrShape)
 	}
+	if p == nil && n > 0 {
+		return fmt.Errorf("copy: the host buffer is NULL: %w", device.ErrInvalidValue)
+	}
 	host := unsafe.Slice((*byte)(p), n)
 	if a.Backend() != nil {
 		if toDevice {
@@ -211,12 +216,41 @@ func importCAI(dev uint64, js []byte) (uint64, error) {
 	if d == nil {
 		a, err = interop.ImportArrayInterface(m)
 	} else {
-		a, err = interop.ImportCAIOn(d, nil, m)
+		if a, err = interop.ImportCAIOn(d, nil, m); err == nil {
+			if err = insideAllocation(d, a); err != nil {
+				err = errors.Join(err, a.Free())
+			}
+		}
 	}
 	if err != nil {
 		return 0, err
 	}
 	return newArray(a, d), nil
+}
+
+// allocationFinder is a device that knows the allocation holding an
+// address (sim, and cuda through cuPointerGetAttributes).
+type allocationFinder interface {
+	Allocation(p devarray.Ptr) (base devarray.Ptr, size int64, ok bool)
+}
+
+// insideAllocation checks that every byte an imported array reaches lies
+// in the one live allocation of d that holds its first byte, so that a
+// descriptor claiming more memory than its allocation is refused, never
+// read or written past. A device that cannot tell is trusted.
+func insideAllocation(d device.Device, a *devarray.DevArray) error {
+	f, ok := d.(allocationFinder)
+	if !ok || a.Size() == 0 {
+		return nil
+	}
+	lo, hi := a.Extent()
+	first := a.Ptr() + devarray.Ptr(lo)
+	base, size, ok := f.Allocation(first)
+	if !ok || first < base || hi-lo > size-int64(first-base) {
+		return fmt.Errorf("import interface: %d bytes from %#x are not inside one live allocation of %v: %w",
+			hi-lo, uint64(first), d.DeviceID(), devarray.ErrBounds)
+	}
+	return nil
 }
 
 func fromDLPack(dev uint64, t unsafe.Pointer, versioned bool) (uint64, error) {

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"runtime/cgo"
 	"sync"
 
 	"github.com/cuarray/cuarray/devarray"
@@ -13,6 +12,38 @@ import (
 
 // errHandle: a handle that is not a live array or device of this library.
 var errHandle = errors.New("libcuarray: not a live handle")
+
+// handles is the table of everything handed to C: a handle is a number
+// that is never reused, so a stale or foreign one is an error and never
+// another object, and taking one out is atomic, so that two threads
+// releasing the same handle at once release it once and the other gets
+// errHandle (runtime/cgo.Handle would crash the process there).
+var handles = struct {
+	sync.Mutex
+	next uint64
+	m    map[uint64]any
+}{m: map[uint64]any{}}
+
+// register hands v to C.
+func register(v any) uint64 {
+	handles.Lock()
+	defer handles.Unlock()
+	handles.next++
+	handles.m[handles.next] = v
+	return handles.next
+}
+
+// take removes handle h and returns its value, if it is live.
+func take(h uint64) (any, error) {
+	handles.Lock()
+	defer handles.Unlock()
+	v, ok := handles.m[h]
+	if !ok {
+		return nil, fmt.Errorf("handle %d: %w", h, errHandle)
+	}
+	delete(handles.m, h)
+	return v, nil
+}
 
 // entry is an array handed to C: the array and the device whose ledger
 // counts it (nil for host memory imported without a device).
@@ -42,7 +73,7 @@ func openDevice(spec string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	h := uint64(cgo.NewHandle(d))
+	h := register(d)
 	devices.bySpec[spec] = d
 	devices.handle[d] = h
 	return h, nil
@@ -88,7 +119,7 @@ func copierOf(d device.Device) (*transfer.Copier, error) {
 
 // newArray registers an array and returns its handle.
 func newArray(a *devarray.DevArray, d device.Device) uint64 {
-	return uint64(cgo.NewHandle(&entry{arr: a, dev: d}))
+	return register(&entry{arr: a, dev: d})
 }
 
 // arrayOf returns the entry behind a handle.
@@ -111,11 +142,14 @@ func arrayOf(h uint64) (*entry, error) {
 // the pending work, a stream's synchronize). The export token changes, so
 // that no cached descriptor of the memory is exported without a check.
 func releaseArray(h uint64) error {
-	e, err := arrayOf(h)
-	if err != nil {
+	if _, err := arrayOf(h); err != nil {
 		return err
 	}
-	cgo.Handle(h).Delete()
+	v, err := take(h)
+	if err != nil {
+		return err // another thread released it first
+	}
+	e := v.(*entry)
 	if e.arr.IsView() {
 		return nil
 	}
@@ -123,15 +157,13 @@ func releaseArray(h uint64) error {
 	return errors.Join(e.arr.Free(), pending.Reap())
 }
 
-// valueOf reads a handle without panicking on one that is not live.
-func valueOf(h uint64) (v any, err error) {
-	if h == 0 {
-		return nil, fmt.Errorf("handle 0: %w", errHandle)
+// valueOf returns the value of a live handle.
+func valueOf(h uint64) (any, error) {
+	handles.Lock()
+	defer handles.Unlock()
+	v, ok := handles.m[h]
+	if !ok {
+		return nil, fmt.Errorf("handle %d: %w", h, errHandle)
 	}
-	defer func() {
-		if recover() != nil {
-			v, err = nil, fmt.Errorf("handle %d: %w", h, errHandle)
-		}
-	}()
-	return cgo.Handle(h).Value(), nil
+	return v, nil
 }
