@@ -31,6 +31,7 @@ on the host.
 
 import ctypes
 import json
+import operator
 import os
 
 __all__ = ["Array", "Device", "Stream", "device", "empty", "zeros", "asarray", "from_dlpack", "ipc_open", "CuarrayError"]
@@ -48,15 +49,30 @@ class CuarrayError(RuntimeError):
     """An error the cuarray library returned."""
 
 
-def _find_library():
+def _library_candidates():
+    """Where the C library is looked for, in order: $CUARRAY_LIB, then
+    build/libcuarray.so of the checkout this module sits in, then the
+    system's library path."""
     path = os.environ.get("CUARRAY_LIB")
     if path:
-        return path
+        return [path]
     here = os.path.dirname(os.path.abspath(__file__))
-    local = os.path.join(here, os.pardir, "build", "libcuarray.so")
-    if os.path.exists(local):
-        return local
-    return "libcuarray.so"
+    return [os.path.normpath(os.path.join(here, os.pardir, "build", "libcuarray.so")), "libcuarray.so"]
+
+
+def _open_library():
+    tried = []
+    for path in _library_candidates():
+        if os.sep in path and not os.path.exists(path):
+            tried.append("%s (no such file)" % path)
+            continue
+        try:
+            return ctypes.CDLL(path)
+        except OSError as e:
+            tried.append("%s (%s)" % (path, e))
+    raise ImportError("cuarray: cannot load the C library libcuarray.so; looked at: %s. Build it with "
+                      "`make libcuarray` in the cuarray checkout (it writes build/libcuarray.so), or set "
+                      "CUARRAY_LIB to its path." % "; ".join(tried))
 
 
 _MAX_DIMS = 64
@@ -83,7 +99,7 @@ class _Desc(ctypes.Structure):
 
 
 def _load():
-    lib = ctypes.CDLL(_find_library())
+    lib = _open_library()
     u64, p_u64 = ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64)
     p_str = ctypes.POINTER(ctypes.c_void_p)
     p_size = ctypes.POINTER(ctypes.c_size_t)
@@ -334,12 +350,12 @@ class Array:
             return self.T
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = axes[0]
-        return self._view(op="permute", axes=list(axes))
+        return self._view(op="permute", axes=[_int(a, "an axis") for a in axes])
 
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
-        return self._view(op="reshape", shape=list(shape))
+        return self._view(op="reshape", shape=[_int(n, "a reshape entry") for n in shape])
 
     def as_readonly(self):
         return self._view(op="readonly")
@@ -365,7 +381,8 @@ class Array:
                     start, stop, step = 0, 0, 1
                 out = out._view(op="slice", axis=axis, start=start, stop=stop, step=step)
                 axis += 1
-            elif isinstance(k, int):
+            elif not isinstance(k, bool) and hasattr(k, "__index__"):
+                k = _int(k, "an index")
                 if k < 0:
                     k += n
                 if not 0 <= k < n:
@@ -382,8 +399,23 @@ class Array:
         _check(_lib.cuarray_to_host(self._h, buf, self.nbytes))
         return buf.raw
 
-    def copy_from(self, data):
-        """Copies the elements from a bytes-like object packed in C order."""
+    def copy_from(self, data) -> None:
+        """Copies the elements from data: an array-like with a dtype (a NumPy
+        array, of this array's dtype and size; any layout), or a bytes-like
+        object of exactly nbytes bytes packed in C order."""
+        if hasattr(data, "dtype") and hasattr(data, "shape"):
+            name = _dtype_name(data.dtype)
+            if name != self.dtype:
+                raise TypeError("copy_from: data of dtype %s into an array of %s: convert it first "
+                                "(the bytes are not reinterpreted)" % (name, self.dtype))
+            size = 1
+            for n in data.shape:
+                size *= n
+            if size != self.size:
+                raise ValueError("copy_from: %d elements of shape %s into an array of %d, shape %s"
+                                 % (size, tuple(data.shape), self.size, self.shape))
+            import numpy
+            data = numpy.ascontiguousarray(data)
         mv = memoryview(data).cast("B")
         if len(mv) != self.nbytes:
             raise ValueError("%d bytes for an array of %d" % (len(mv), self.nbytes))
@@ -526,19 +558,63 @@ def _interface(d):
     return d
 
 
+_INT64_MAX = 2**63 - 1
+
+
+def _int(x, what, lo=None):
+    """x as an int: ints and NumPy integers (operator.index), never a bool,
+    a float or a string, and within int64 (and at least lo)."""
+    if isinstance(x, bool):
+        raise TypeError("%s must be an integer, not a bool (%r)" % (what, x))
+    try:
+        n = operator.index(x)
+    except TypeError:
+        raise TypeError("%s must be an integer, not %s (%r)" % (what, type(x).__name__, x)) from None
+    if not -_INT64_MAX - 1 <= n <= _INT64_MAX:
+        raise OverflowError("%s %d does not fit in 64 bits" % (what, n))
+    if lo is not None and n < lo:
+        raise ValueError("%s must be at least %d, not %d" % (what, lo, n))
+    return n
+
+
 def _shape(shape):
-    if isinstance(shape, int):
-        return (shape,)
-    return tuple(int(n) for n in shape)
+    """A shape as a tuple of ints: one integer, or a sequence of them (() is
+    0-d); each at least 0 and at most 2**63-1, at most 64 of them."""
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        return (_int(shape, "a shape", 0),)
+    dims = tuple(_int(n, "shape entry %d" % i, 0) for i, n in enumerate(shape))
+    if len(dims) > _MAX_DIMS:
+        raise ValueError("a shape of %d dimensions: at most %d" % (len(dims), _MAX_DIMS))
+    return dims
 
 
-def empty(shape, dtype="float32", device="sim:0"):
-    """A new uninitialised C-contiguous array on the device (counted in its ledger)."""
+def _dtype_name(dtype):
+    """A dtype's name as the library knows it ("float32"): a string, a NumPy
+    dtype (numpy.dtype("f4")) or a scalar type (numpy.float32, float)."""
+    if isinstance(dtype, str):
+        return dtype
+    name = getattr(dtype, "name", None)  # a numpy.dtype
+    if isinstance(name, str) and hasattr(dtype, "itemsize"):
+        return name
+    try:
+        import numpy
+        return numpy.dtype(dtype).name
+    except (ImportError, TypeError) as e:
+        raise TypeError("dtype must be a name such as \"float32\", a NumPy dtype or a scalar type, not %r (%s)"
+                        % (dtype, e)) from None
+
+
+def empty(shape, dtype="float32", device="sim:0") -> "Array":
+    """A new uninitialised C-contiguous array on the device (counted in its
+    ledger). shape is an int or a sequence of ints (() for 0-d; NumPy
+    integers too); dtype a name ("float32"), a NumPy dtype or a scalar type;
+    device a spec ("sim:0", "cuda:0") or a Device."""
     return _alloc(shape, dtype, device, zero=False)
 
 
-def zeros(shape, dtype="float32", device="sim:0"):
-    """A new zero-filled C-contiguous array on the device."""
+def zeros(shape, dtype="float32", device="sim:0") -> "Array":
+    """A new zero-filled C-contiguous array on the device; the arguments are
+    those of empty."""
     return _alloc(shape, dtype, device, zero=True)
 
 
@@ -547,7 +623,7 @@ def _alloc(shape, dtype, spec, zero):
     shape = _shape(shape)
     dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
     try:
-        h = _handle(_lib.cuarray_empty, dev._h, str(dtype).encode(), len(shape), dims, int(zero))
+        h = _handle(_lib.cuarray_empty, dev._h, _dtype_name(dtype).encode(), len(shape), dims, int(zero))
     except CuarrayError as e:
         raise ValueError(str(e)) from None
     return Array(h, dev)

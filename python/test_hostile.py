@@ -160,5 +160,72 @@ class Imports(unittest.TestCase):
             self.assertIn("not inside one live allocation", got[name], name)
 
 
+class ModuleValidates(unittest.TestCase):
+    """The Python module checks its arguments before it calls the library."""
+
+    def test_shapes(self):
+        import numpy as np
+        for bad, err in [((2.5,), TypeError), (("3",), TypeError), ((True,), TypeError), ("4", TypeError),
+                         ((2**63,), OverflowError), ((2**64 + 3,), OverflowError), ((-1,), ValueError),
+                         ((1,) * 65, ValueError), (None, TypeError)]:
+            with self.subTest(bad=bad):
+                with self.assertRaises(err):
+                    cuarray.empty(bad, "float32", SPEC)
+        self.assertEqual(cuarray.empty((np.int64(3), np.uint8(4)), "float32", SPEC).shape, (3, 4))
+        self.assertEqual(cuarray.empty(np.int32(5), "float32", SPEC).shape, (5,))
+
+    def test_zero_d(self):
+        import numpy as np
+        a = cuarray.zeros((), "float64", SPEC)
+        self.assertEqual((a.shape, a.size, a.nbytes), ((), 1, 8))
+        a.copy_from(np.array(-3.25))
+        self.assertEqual(np.frombuffer(a.to_bytes(), "float64")[0], -3.25)
+
+    def test_dtypes(self):
+        import numpy as np
+        for dt in ["float32", np.float32, np.dtype("f4"), np.dtype("float32")]:
+            with self.subTest(dtype=dt):
+                self.assertEqual(cuarray.empty((2,), dt, SPEC).dtype, "float32")
+        self.assertEqual(cuarray.empty((2,), float, SPEC).dtype, "float64")
+        for bad in [object(), 3, "nonsense"]:
+            with self.subTest(bad=bad):
+                with self.assertRaises((TypeError, ValueError)):
+                    cuarray.empty((2,), bad, SPEC)
+
+    def test_indices(self):
+        import numpy as np
+        a = cuarray.zeros((3, 4), "float32", SPEC)
+        self.assertEqual(a[np.int64(1)].shape, (4,))
+        for bad in [1.0, "1", True, 2**70]:
+            with self.subTest(bad=bad):
+                with self.assertRaises((TypeError, IndexError, OverflowError)):
+                    a[bad]
+        with self.assertRaises(TypeError):
+            a.reshape(2.0, 6)
+
+    def test_copy_from_checks_what_it_copies(self):
+        import numpy as np
+        a = cuarray.zeros((3, 4), "float32", SPEC)
+        with self.assertRaises(TypeError, msg="float64 into float32 is not reinterpreted"):
+            a.copy_from(np.zeros((3, 4)))
+        with self.assertRaises(ValueError):
+            a.copy_from(np.zeros((2, 4), np.float32))
+        with self.assertRaises(ValueError):
+            a.copy_from(b"\0" * 47)
+        want = np.random.default_rng().standard_normal((4, 3)).astype(np.float32)
+        a.copy_from(want.T)  # any layout of the right dtype and size
+        np.testing.assert_array_equal(np.frombuffer(a.to_bytes(), "float32").reshape(3, 4), want.T)
+
+    def test_missing_library(self):
+        env = dict(os.environ, CUARRAY_LIB="/nonexistent/libcuarray.so",
+                   PYTHONPATH=os.path.dirname(os.path.abspath(__file__)))
+        p = subprocess.run([sys.executable, "-c", "import cuarray"], capture_output=True, text=True, env=env,
+                           timeout=TIMEOUT)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("ImportError", p.stderr)
+        self.assertIn("/nonexistent/libcuarray.so", p.stderr, "it says where it looked")
+        self.assertIn("make libcuarray", p.stderr, "and how to build it")
+
+
 if __name__ == "__main__":
     unittest.main()
