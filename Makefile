@@ -72,6 +72,8 @@ fuzz:
 	$(GO) test ./interop -run '^$$' -fuzz '^FuzzImportCAIJSON$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./interop -run '^$$' -fuzz '^FuzzImportDLPack$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./interop -run '^$$' -fuzz '^FuzzParseIPC$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzViewOp$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzImportInterface$$' -fuzztime $(FUZZTIME)
 
 # ---- CUDA: the real backend is built with -tags cuda (see README) ----------
 
