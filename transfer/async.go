@@ -25,8 +25,8 @@ type Op struct {
 	x    *exec
 
 	mu       sync.Mutex
-	finished bool  // its memory is let go
-	synced   bool  // its stream's errors up to it are collected (Wait)
+	finished bool // its memory is let go
+	synced   bool // its stream's errors up to it are collected (Wait)
 	err      error
 	keep     []Endpoint     // the memory the copy uses, held until it is done
 	holds    []func() error // releases the Holds on its device arrays
