@@ -65,6 +65,12 @@ func TestInfo(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.Equal(t, "sim:0", rep.Device.Name)
+	var keys struct{ Device map[string]any }
+	require.NoError(t, json.Unmarshal([]byte(out), &keys))
+	for key := range keys.Device {
+		assert.Regexp(t, `^[a-z]+(_[a-z]+)*$`, key, "snake_case keys, as the rest of the JSON")
+	}
+	assert.Contains(t, keys.Device, "total_memory")
 	assert.Equal(t, int64(1<<20), rep.Total)
 	assert.Equal(t, rep.Total, rep.Free)
 }

@@ -89,24 +89,27 @@ type Device interface {
 }
 
 // Info describes a device.
+//
+// Its JSON form (`cuarray info -json`) has snake_case keys; the ID is in
+// the name.
 type Info struct {
-	Name         string            // device spec, "sim:0" or "cuda:0"
-	ID           devarray.DeviceID // kind and ordinal
-	Backend      string            // "sim" or "cuda"
-	Model        string            // "cuarray simulated device", "NVIDIA H200", ...
-	TotalMemory  int64             // bytes
-	Alignment    int64             // allocation alignment in bytes
-	CanMapHost   bool              // mapped host memory (Mapped flag) is available
-	ContextFlags string            // the context's flags, "sched_auto|map_host"
-	Driver       string            // driver version, where there is a driver
+	Name         string            `json:"name"`          // device spec, "sim:0" or "cuda:0"
+	ID           devarray.DeviceID `json:"-"`             // kind and ordinal
+	Backend      string            `json:"backend"`       // "sim" or "cuda"
+	Model        string            `json:"model"`         // "cuarray simulated device", "NVIDIA H200", ...
+	TotalMemory  int64             `json:"total_memory"`  // bytes
+	Alignment    int64             `json:"alignment"`     // allocation alignment in bytes
+	CanMapHost   bool              `json:"can_map_host"`  // mapped host memory (Mapped flag) is available
+	ContextFlags string            `json:"context_flags"` // the context's flags, "sched_auto|map_host"
+	Driver       string            `json:"driver"`        // driver version, where there is a driver
 	// MemoryBandwidth is the device memory's peak bandwidth in bytes per
 	// second, one direction (memory clock × bus width × 2 for DDR), or 0
 	// when the backend cannot tell. A device-to-device copy reads and
 	// writes every byte, so it moves at most half of it.
-	MemoryBandwidth float64
+	MemoryBandwidth float64 `json:"memory_bandwidth"`
 	// HostLinkBandwidth is the host link's peak in bytes per second, one
 	// direction (PCIe generation × lanes), or 0 when unknown.
-	HostLinkBandwidth float64
+	HostLinkBandwidth float64 `json:"host_link_bandwidth"`
 }
 
 // HostFlags select what kind of page-locked host memory HostAlloc returns,
