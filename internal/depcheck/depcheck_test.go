@@ -1,3 +1,7 @@
+//go:build !cuda
+
+// The cuda build links gorgonia.org/cu through device/cuda by design.
+
 package depcheck
 
 import (
