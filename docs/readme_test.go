@@ -1,0 +1,107 @@
+package docs
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// givens are the declarations a README block may ask for in its
+// `<!-- given: ... -->` line, by name.
+var givens = map[string]string{
+	"dev": `dev, err := device.Open("sim:0?mem=512MiB")
+	if err != nil {
+		return err
+	}
+	defer dev.Close()`,
+	"a": `a, err := devarray.Empty(dev, devarray.Float32, 4096, 4096)
+	if err != nil {
+		return err
+	}
+	defer a.Free()`,
+	"goSlice": `goSlice := make([]float32, 4096*4096)
+	for i := range goSlice {
+		goSlice[i] = float32(i % 251)
+	}`,
+	"stream": `stream, err := dev.NewStream()
+	if err != nil {
+		return err
+	}
+	defer stream.Close()`,
+}
+
+// The README's Go blocks are real code: each is the body of a function
+// returning an error, with the declarations its `<!-- given: ... -->` line
+// names; the test builds each as a program and runs it on sim.
+func TestReadmeBlocksCompileAndRun(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		if goTool = filepath.Join(runtime.GOROOT(), "bin", "go"); !fileExists(goTool) {
+			t.Skip("no Go toolchain on this machine to build the README's blocks (the GPU machine has none)")
+		}
+	}
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	blocks := regexp.MustCompile("(?s)<!-- given: ([^>]*?) -->\n```go\n(.*?)```").FindAllSubmatch(readme, -1)
+	require.Len(t, blocks, len(regexp.MustCompile("```go").FindAll(readme, -1)), "every Go block has a given line")
+	for i, b := range blocks {
+		t.Run(fmt.Sprintf("block%d", i+1), func(t *testing.T) {
+			src := program(t, string(b[1]), string(b[2]))
+			require.NoError(t, os.MkdirAll("testdata", 0o755))
+			dir, err := os.MkdirTemp("testdata", "readme") // inside the module, so its imports resolve
+			require.NoError(t, err)
+			defer os.RemoveAll(dir)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644))
+			out, err := exec.Command(goTool, "run", "./"+dir).CombinedOutput()
+			require.NoError(t, err, "README block %d:\n%s\n---\n%s", i+1, src, out)
+			if i == 0 {
+				require.Contains(t, string(out), "131072 524288", "the first block prints what its comment says")
+			}
+		})
+	}
+}
+
+// program wraps a README block into a main package.
+func program(t *testing.T, given, body string) string {
+	var decls []string
+	if strings.Contains(given, ":=") {
+		decls = append(decls, given) // a declaration written out
+	} else {
+		if i := strings.Index(given, " ("); i >= 0 {
+			given = given[:i] // "dev, a (a device, an array on it)": the names, then what they are
+		}
+		for _, g := range strings.Split(given, ",") {
+			decl, ok := givens[strings.TrimSpace(g)]
+			if !ok {
+				t.Fatalf("the README asks for %q, which the test does not know", g)
+			}
+			decls = append(decls, decl)
+		}
+	}
+	code := strings.Join(decls, "\n\t") + "\n\t" + body
+	imports := []string{`"os"`}
+	for pkg, path := range map[string]string{"fmt": "fmt", "device": "github.com/cuarray/cuarray/device",
+		"devarray": "github.com/cuarray/cuarray/devarray", "accounting": "github.com/cuarray/cuarray/accounting",
+		"pinned": "github.com/cuarray/cuarray/pinned", "transfer": "github.com/cuarray/cuarray/transfer",
+		"interop": "github.com/cuarray/cuarray/interop"} {
+		if pkg == "fmt" || regexp.MustCompile(`\b`+pkg+`\.`).MatchString(code) {
+			imports = append(imports, fmt.Sprintf("%q", path))
+		}
+	}
+	tail := "\n\treturn nil\n"
+	if lines := strings.Split(strings.TrimSpace(body), "\n"); strings.HasPrefix(strings.TrimSpace(lines[len(lines)-1]), "return ") {
+		tail = "\n"
+	}
+	return "package main\n\nimport (\n\t" + strings.Join(imports, "\n\t") + "\n)\n\n" +
+		"func main() {\n\tif err := run(); err != nil {\n\t\tfmt.Fprintln(os.Stderr, err)\n\t\tos.Exit(1)\n\t}\n}\n\n" +
+		"func run() error {\n\t" + code + tail + "}\n"
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
