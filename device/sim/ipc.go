@@ -29,42 +29,7 @@ const (
 	ipcSlots     = 4096
 	ipcSlotBytes = 32 // off, size, serial, live: four uint64
 	memfdPrefix  = "/memfd:cuarray-sim"
-
-	fallocKeepSize  = 0x1 // FALLOC_FL_KEEP_SIZE
-	fallocPunchHole = 0x2 // FALLOC_FL_PUNCH_HOLE
-	mfdCloexec      = 0x1 // MFD_CLOEXEC
 )
-
-// sharedMemory makes a memory file of size bytes and maps all of it,
-// reserved rather than committed.
-func sharedMemory(name string, size int64) ([]byte, int, error) {
-	fd, err := memfdCreate(name)
-	if err != nil {
-		return nil, -1, err
-	}
-	if err := syscall.Ftruncate(fd, size); err != nil {
-		syscall.Close(fd)
-		return nil, -1, fmt.Errorf("size the memory file: %w", err)
-	}
-	mem, err := syscall.Mmap(fd, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED|syscall.MAP_NORESERVE)
-	if err != nil {
-		syscall.Close(fd)
-		return nil, -1, fmt.Errorf("map the memory file: %w", err)
-	}
-	return mem, fd, nil
-}
-
-func memfdCreate(name string) (int, error) {
-	p, err := syscall.BytePtrFromString(name)
-	if err != nil {
-		return -1, err
-	}
-	fd, _, errno := syscall.Syscall(sysMemfdCreate, uintptr(unsafe.Pointer(p)), mfdCloexec, 0)
-	if errno != 0 {
-		return -1, fmt.Errorf("memfd_create: %w", errno)
-	}
-	return int(fd), nil
-}
 
 // handle is the content of a sim IPC handle.
 type handle struct {
@@ -109,6 +74,9 @@ func (s *ipcState) slot(i int) []uint64 {
 
 // IPCExport returns the handle of the live allocation that holds p.
 func (d *Device) IPCExport(p devarray.Ptr) (driver.IPCHandle, devarray.Ptr, int64, error) {
+	if err := ipcSupported(); err != nil {
+		return driver.IPCHandle{}, 0, 0, fmt.Errorf("sim: IPC export %v: %w", p, err)
+	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if d.closed {
@@ -183,6 +151,9 @@ func (s *ipcState) forget(off int64) {
 // of an allocation its exporter freed, is refused with
 // driver.ErrOwnIPCHandle or driver.ErrStaleIPCHandle, as on CUDA.
 func (d *Device) IPCOpen(raw driver.IPCHandle) (devarray.Ptr, int64, error) {
+	if err := ipcSupported(); err != nil {
+		return 0, 0, fmt.Errorf("sim: IPC open: %w", err)
+	}
 	var h handle
 	if err := binary.Read(bytes.NewReader(raw[:]), binary.LittleEndian, &h); err != nil || string(h.Magic[:]) != ipcMagic {
 		return 0, 0, fmt.Errorf("sim: IPC open: not a sim IPC handle: %w", driver.ErrInvalidValue)

@@ -3,7 +3,6 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"syscall"
 	"time"
 
 	"github.com/cuarray/cuarray/accounting"
@@ -73,7 +72,7 @@ func (d *Device) Free(p devarray.Ptr) error {
 	}
 	if ok && size >= 1<<20 {
 		// Give large freed ranges' pages back to the OS, as freed device memory holds nothing.
-		_ = syscall.Fallocate(d.memfd, fallocPunchHole|fallocKeepSize, off, size)
+		punchHole(d.memfd, off, size)
 	}
 	if ok {
 		d.ipc.forget(off) // its IPC handle is stale from now on
