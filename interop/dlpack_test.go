@@ -1,3 +1,5 @@
+//go:build cgo
+
 package interop_test
 
 import (
