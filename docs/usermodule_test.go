@@ -1,0 +1,119 @@
+package docs
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// usermoduleBlock is a README block that TestUserModule runs: the shell
+// steps of one way ("replace", "workspace") or the program ("main.go").
+var usermoduleBlock = regexp.MustCompile("(?s)<!-- usermodule: (\\S+) -->\n```(?:sh|go)\n(.*?)```")
+
+// TestUserModule does what the README's "Using cuarray from your own
+// module" says, both ways, as a user would: in a temporary directory it
+// makes a module outside this one, points it at this checkout (the
+// `git clone` step is a link to it), writes the README's main.go and runs
+// it on sim. It needs the module cache that this module's own build
+// fills (CI runs go mod download), and no network but the Go module proxy.
+func TestUserModule(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		if goTool = filepath.Join(runtime.GOROOT(), "bin", "go"); !fileExists(goTool) {
+			t.Skip("no Go toolchain on this machine to build an outside module (the GPU machine has none)")
+		}
+	}
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	blocks := map[string]string{}
+	for _, m := range usermoduleBlock.FindAllSubmatch(readme, -1) {
+		blocks[string(m[1])] = string(m[2])
+	}
+	mainGo := blocks["main.go"]
+	require.NotEmpty(t, mainGo, "the README shows the outside module's main.go")
+	_, want, found := strings.Cut(mainGo, "// Output: ")
+	require.True(t, found, "main.go says what it prints")
+	want, _, _ = strings.Cut(want, "\n")
+	checkout, err := filepath.Abs("..")
+	require.NoError(t, err)
+	goSum, err := os.ReadFile(filepath.Join(checkout, "go.sum"))
+	require.NoError(t, err)
+
+	for _, way := range []string{"replace", "workspace"} {
+		t.Run(way, func(t *testing.T) {
+			steps := blocks[way]
+			require.NotEmpty(t, steps, "the README shows the %s way", way)
+			top := t.TempDir()
+			dir := top
+			ran := ""
+			for _, line := range strings.Split(steps, "\n") {
+				line, _, _ = strings.Cut(line, "#")
+				for _, cmd := range strings.Split(line, "&&") {
+					args := strings.Fields(cmd)
+					switch {
+					case len(args) == 0:
+					case args[0] == "git" && len(args) > 1 && args[1] == "clone":
+						// The clone is this checkout.
+						require.NoError(t, os.Symlink(checkout, filepath.Join(dir, args[len(args)-1])))
+					case args[0] == "mkdir" && len(args) == 2:
+						require.NoError(t, os.Mkdir(filepath.Join(dir, args[1]), 0o755))
+					case args[0] == "cd" && len(args) == 2:
+						dir = filepath.Join(dir, args[1])
+						// The program is written first; the README writes it after go mod init.
+						require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(mainGo), 0o644))
+					case args[0] == "go":
+						if args[1] == "mod" && args[2] == "tidy" {
+							// The checkout's sums, so that tidy needs no checksum database.
+							require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), goSum, 0o644))
+						}
+						c := exec.Command(goTool, args[1:]...)
+						c.Dir = dir
+						c.Env = userEnv(dir)
+						out, err := c.CombinedOutput()
+						require.NoError(t, err, "%s in %s:\n%s", strings.Join(args, " "), dir, out)
+						ran = string(out)
+					default:
+						t.Fatalf("the README's %s steps say %q, which the test does not know how to do", way, strings.TrimSpace(cmd))
+					}
+				}
+			}
+			assert.Equal(t, want, strings.TrimSpace(ran), "what go run . printed")
+			gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+			require.NoError(t, err)
+			if way == "replace" {
+				assert.Contains(t, string(gomod), "replace github.com/cuarray/cuarray => ../cuarray")
+				assert.Contains(t, string(gomod), "require github.com/cuarray/cuarray ")
+			} else {
+				assert.NotContains(t, string(gomod), "github.com/cuarray/cuarray", "a workspace leaves go.mod alone")
+			}
+		})
+	}
+}
+
+// userEnv is the environment of a go command in the outside module dir:
+// this process's, with no GOWORK of its own, and -mod=mod outside a
+// workspace, so that missing requirements are added from the module cache.
+func userEnv(dir string) []string {
+	var env []string
+	flags := ""
+	for _, kv := range os.Environ() {
+		switch {
+		case strings.HasPrefix(kv, "GOWORK="):
+		case strings.HasPrefix(kv, "GOFLAGS="):
+			flags = strings.TrimPrefix(kv, "GOFLAGS=")
+		default:
+			env = append(env, kv)
+		}
+	}
+	if !fileExists(filepath.Join(dir, "go.work")) {
+		flags = strings.TrimSpace(flags + " -mod=mod")
+	}
+	return append(env, "GOFLAGS="+flags)
+}
