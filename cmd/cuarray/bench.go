@@ -19,7 +19,7 @@ var progress io.Writer = os.Stderr
 
 // runBench measures the transfer paths: bandwidth per path, direction and
 // size, with ratios to its peers and the ledger's counts.
-func runBench(args []string, stdout io.Writer) error {
+func runBench(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dev := fs.String("device", "", "device spec: sim:0, cuda:0; empty picks cuda:0 if present, else sim:0")

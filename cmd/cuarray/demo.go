@@ -30,7 +30,7 @@ type demoReport struct {
 
 const demoN = 512
 
-func runDemo(args []string, stdout io.Writer) error {
+func runDemo(args []string, stdout, stderr io.Writer) error {
 	var f commonFlags
 	if err := parseFlags("demo", args, &f); err != nil {
 		return err

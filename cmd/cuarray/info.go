@@ -18,7 +18,7 @@ type infoReport struct {
 	Ledger accounting.Snapshot `json:"ledger"`
 }
 
-func runInfo(args []string, stdout io.Writer) error {
+func runInfo(args []string, stdout, stderr io.Writer) error {
 	var f commonFlags
 	if err := parseFlags("info", args, &f); err != nil {
 		return err

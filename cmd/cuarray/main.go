@@ -27,7 +27,9 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-var commands = map[string]func(args []string, stdout io.Writer) error{
+// commands run with their arguments; they write results on stdout and
+// notes (progress, a -mem past the device's size) on stderr.
+var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"info":  runInfo,
 	"demo":  runDemo,
 	"plan":  runPlan,
@@ -36,11 +38,43 @@ var commands = map[string]func(args []string, stdout io.Writer) error{
 
 // usages are the commands' usage lines, printed after a usage error and for -h.
 var usages = map[string]string{
-	"":      "usage: cuarray info|demo|plan|bench [-device SPEC] [-json] (cuarray plan -h, cuarray bench -h for their flags)",
+	"":      "usage: cuarray info|demo|plan|bench [-device SPEC] [-json] (cuarray COMMAND -h for its flags and examples)",
 	"info":  "usage: cuarray info [-device SPEC] [-json]",
 	"demo":  "usage: cuarray demo [-device SPEC] [-json]",
 	"plan":  "usage: cuarray plan -method NAME|list -shape A,B,C [-axis 0|1|2] [-dtype T] [-param name=integer]... [-mem LIMIT] [-overhead F>=1] [-device SPEC] [-json]",
 	"bench": "usage: cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB,1GiB] [-paths direct,pinned,staged,mapped,d2d] [-budget SIZE] [-pcie GB/s] [-json] [-svg FILE] [-q]",
+}
+
+// summaries say what each command does, for cuarray -h.
+var summaries = map[string]string{
+	"info":  "the device, its memory and its ledger",
+	"demo":  "allocate, make views, copy both ways, print the ledger",
+	"plan":  "how many slices of a job fit in the device's memory, and the chunks to run it in",
+	"bench": "bandwidth of every transfer path, with ratios and the ledger's counts",
+}
+
+// examples are each command's example lines, printed by -h after its
+// flags. TestHelpExamplesRun runs every one of them.
+var examples = map[string][]string{
+	"info": {
+		"cuarray info                                   # the default device: cuda:0 in a cuda build with a GPU, else sim:0",
+		"cuarray info -json",
+		"cuarray info -device sim:0?mem=16GiB",
+	},
+	"demo": {
+		"cuarray demo",
+		"cuarray demo -device sim:0?latency=1ms -json   # sim whose work completes after the call, as on a GPU",
+	},
+	"plan": {
+		"cuarray plan -method list                      # the methods it can plan",
+		"cuarray plan -method fbp.reconstruct -shape 512,720,512",
+		"cuarray plan -method fbp.reconstruct -shape 2048,1800,2048 -mem 16GiB   # a 16 GiB device (sim is made that large)",
+		"cuarray plan -method kernels.scale -shape 64,1024,1024 -axis 1 -dtype float64 -param factor=2 -json",
+	},
+	"bench": {
+		"cuarray bench -sizes 4KiB,1MiB -paths pinned,staged -budget 8MiB",
+		"cuarray bench -sizes 1MiB -paths direct,d2d -budget 4MiB -json -q",
+	},
 }
 
 func main() {
@@ -49,11 +83,17 @@ func main() {
 
 // run executes one command and returns the process exit status.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "help" || args[0] == "--help" {
+	if len(args) == 2 && args[0] == "help" {
+		if _, ok := commands[args[1]]; ok {
+			return run([]string{args[1], "-h"}, stdout, stderr) // cuarray help plan
+		}
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "help" || args[0] == "--help" {
 		fmt.Fprintln(stderr, usages[""])
 		if len(args) == 0 {
 			return 2
 		}
+		printOverview(stderr)
 		return 0
 	}
 	cmd, ok := commands[args[0]]
@@ -62,10 +102,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, usages[""])
 		return 2
 	}
-	err := cmd(args[1:], stdout)
+	err := cmd(args[1:], stdout, stderr)
 	var ue usageError
+	var help helpRequest
 	switch {
 	case err == nil:
+		return 0
+	case errors.As(err, &help):
+		printHelp(stderr, args[0], help.fs)
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprintln(stderr, usages[args[0]])
@@ -95,12 +139,45 @@ func parseFlags(name string, args []string, c *commonFlags) error {
 	return parseSet(fs, args)
 }
 
+// helpRequest is -h or -help on a command: run prints the command's usage
+// line, its flags and its examples, and exits 0.
+type helpRequest struct{ fs *flag.FlagSet }
+
+func (h helpRequest) Error() string { return "help requested" }
+func (h helpRequest) Unwrap() error { return flag.ErrHelp }
+
+// printHelp prints a command's usage line, its flags with their defaults
+// and its examples.
+func printHelp(w io.Writer, cmd string, fs *flag.FlagSet) {
+	fmt.Fprintln(w, usages[cmd])
+	fmt.Fprintf(w, "\n%s: %s.\n\nFlags:\n", cmd, summaries[cmd])
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	fmt.Fprintf(w, "\nExamples:\n")
+	for _, e := range examples[cmd] {
+		fmt.Fprintf(w, "  %s\n", e)
+	}
+}
+
+// printOverview lists the commands and a few examples, for cuarray -h.
+func printOverview(w io.Writer) {
+	fmt.Fprintf(w, "\nCommands:\n")
+	for _, c := range []string{"info", "demo", "plan", "bench"} {
+		fmt.Fprintf(w, "  %-6s %s\n", c, summaries[c])
+	}
+	fmt.Fprintf(w, "\nEach command's -h (or cuarray help COMMAND) prints its flags and examples. Examples:\n")
+	for _, c := range []string{"info", "plan", "bench"} {
+		fmt.Fprintf(w, "  %s\n", examples[c][len(examples[c])-1])
+	}
+}
+
 // parseSet parses args with fs; mistakes and stray arguments become a
-// usageError, -h stays flag.ErrHelp.
+// usageError, -h a helpRequest (which wraps flag.ErrHelp).
 func parseSet(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return err
+			return helpRequest{fs}
 		}
 		return usageError{err.Error()}
 	}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
 	_ "github.com/cuarray/cuarray/kernels" // registers the kernels' and FBP's methods
 	"github.com/cuarray/cuarray/plan"
 )
@@ -24,16 +26,16 @@ type planReport struct {
 
 // runPlan answers "how many slices fit?" for a registered method and splits
 // the job into chunks.
-func runPlan(args []string, stdout io.Writer) error {
+func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dev := fs.String("device", "", "device spec; its free memory is what the plan fits into")
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
-	method := fs.String("method", "", "method name; list prints them")
+	method := fs.String("method", "", "method name (required); list prints them")
 	shapeArg := fs.String("shape", "", "the 3-D input shape, as 2048,720,1024")
 	axis := fs.Int("axis", 0, "the slice axis")
 	dtypeArg := fs.String("dtype", "float32", "the input dtype")
-	memArg := fs.String("mem", "", "a device memory limit, as 8GiB (default: the device's free memory)")
+	memArg := fs.String("mem", "", "a device memory limit, as 8GiB (default: the device's free memory); past the size of a sim left at its default size, sim is made that large")
 	overhead := fs.Float64("overhead", accounting.DefaultOverhead, "the factor the available memory is divided by")
 	params := plan.Params{}
 	fs.Func("param", "a method parameter name=integer (repeatable)", func(s string) error {
@@ -81,6 +83,9 @@ func runPlan(args []string, stdout io.Writer) error {
 	}
 	d, err := openDevice(*dev)
 	if err != nil {
+		return err
+	}
+	if d, err = deviceOfSize(d, *dev, limit, stderr); err != nil {
 		return err
 	}
 	defer d.Close()
@@ -153,4 +158,54 @@ func parseParam(s string) (string, int, error) {
 		return "", 0, fmt.Errorf("param %q: %q is not an integer", s, val)
 	}
 	return name, v, nil
+}
+
+// deviceOfSize checks a -mem limit against the device d opened from spec.
+// A limit past its total memory plans for memory the device does not
+// have: a sim whose size the spec left to its default is opened again at
+// the limit's size, with a note on stderr; any other device is a usage
+// error that says so. d is closed when it is not returned.
+func deviceOfSize(d device.Device, spec string, limit int64, stderr io.Writer) (device.Device, error) {
+	_, total, err := d.MemInfo()
+	if err != nil || limit <= total {
+		if err != nil {
+			d.Close()
+		}
+		return d, err
+	}
+	name := d.Info().Name
+	s, perr := device.ParseSpec(name)
+	if spec != "" {
+		s, perr = device.ParseSpec(spec)
+	}
+	if d.Info().Backend != "sim" || perr != nil || s.Options.Has("mem") {
+		d.Close()
+		return nil, usageError{fmt.Sprintf("-mem %s is more than %s's %s: a plan cannot use memory the device does not have (for sim, give the size: -device sim:0?mem=%s)",
+			accounting.FormatBytes(limit), name, accounting.FormatBytes(total), compactBytes(limit))}
+	}
+	d.Close()
+	if s.Options == nil {
+		s.Options = url.Values{}
+	}
+	s.Options.Set("mem", compactBytes(limit))
+	bigger, err := openDevice(s.String())
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "cuarray plan: -mem %s is more than %s's default %s: planning on %s\n",
+		accounting.FormatBytes(limit), name, accounting.FormatBytes(total), s)
+	return bigger, nil
+}
+
+// compactBytes writes n as a device spec takes it: 16GiB, or bytes.
+func compactBytes(n int64) string {
+	for _, u := range []struct {
+		name  string
+		shift uint
+	}{{"PiB", 50}, {"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return strconv.FormatInt(n>>u.shift, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10)
 }
