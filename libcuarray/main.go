@@ -117,7 +117,7 @@ func cuarray_free_string(s *C.char) { C.free(unsafe.Pointer(s)) }
 
 //export cuarray_device
 func cuarray_device(spec *C.char, out *C.uint64_t) *C.char {
-	if msg := null("cuarray_device", "out", unsafe.Pointer(out)); msg != nil {
+	if msg := null("cuarray_device", "spec, out", unsafe.Pointer(spec), unsafe.Pointer(out)); msg != nil {
 		return msg
 	}
 	defer saveContext().restore()
@@ -128,7 +128,7 @@ func cuarray_device(spec *C.char, out *C.uint64_t) *C.char {
 
 //export cuarray_empty
 func cuarray_empty(dev C.uint64_t, dtype *C.char, ndim C.int, shape *C.int64_t, zero C.int, out *C.uint64_t) *C.char {
-	if msg := null("cuarray_empty", "out", unsafe.Pointer(out)); msg != nil {
+	if msg := null("cuarray_empty", "dtype, out", unsafe.Pointer(dtype), unsafe.Pointer(out)); msg != nil {
 		return msg
 	}
 	defer saveContext().restore()

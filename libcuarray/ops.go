@@ -155,7 +155,8 @@ func copyArrays(dst, src uint64) error {
 // the copy complete. Arrays with a backend move through it (devarray's
 // synchronous CopyTo/CopyFrom, counted in the ledger); host memory
 // imported without one (NumPy's) is read or written in place by Go, block
-// by block.
+// by block, and a fault there (memory another library unmapped or
+// protected since the import) is an error, not a crash.
 func copyHost(h uint64, p unsafe.Pointer, n int64, toDevice bool) error {
 	e, err := arrayOf(h)
 	if err != nil {
@@ -184,7 +185,9 @@ func copyHost(h uint64, p unsafe.Pointer, n int64, toDevice bool) error {
 	if toDevice && a.ReadOnly() {
 		return fmt.Errorf("copy: %v is read-only: %w", a, devarray.ErrReadOnly)
 	}
-	return devarray.Use(func() error {
+	return devarray.Use(func() (err error) {
+		defer faultGuard()()
+		defer faultRecover(&err, "copy", a)
 		lo, hi := a.Extent()
 		mem := unsafe.Slice((*byte)(unsafe.Add(hostPointer(a.Ptr()), lo)), hi-lo)
 		return devarray.Blocks(a.Shape(), a.Strides(), a.DType().Size(), func(b devarray.Block) error {
@@ -202,7 +205,9 @@ func copyHost(h uint64, p unsafe.Pointer, n int64, toDevice bool) error {
 }
 
 // importCAI borrows what a CUDA Array Interface (with a device: the host
-// waits on its stream) or a NumPy array interface (device 0) describes.
+// waits on its stream) or a NumPy array interface (device 0) describes,
+// once it has checked that the descriptor lies inside the allocation it
+// claims (bounds.go).
 func importCAI(dev uint64, js []byte) (uint64, error) {
 	d, err := deviceOf(dev)
 	if err != nil {
@@ -216,43 +221,19 @@ func importCAI(dev uint64, js []byte) (uint64, error) {
 	if d == nil {
 		a, err = interop.ImportArrayInterface(m)
 	} else {
-		if a, err = interop.ImportCAIOn(d, nil, m); err == nil {
-			if err = insideAllocation(d, a); err != nil {
-				err = errors.Join(err, a.Free())
-			}
-		}
+		a, err = interop.ImportCAIOn(d, nil, m)
 	}
 	if err != nil {
 		return 0, err
 	}
+	if err := insideAllocation(d, a, "import interface"); err != nil {
+		return 0, errors.Join(err, a.Free())
+	}
 	return newArray(a, d), nil
 }
 
-// allocationFinder is a device that knows the allocation holding an
-// address (sim, and cuda through cuPointerGetAttributes).
-type allocationFinder interface {
-	Allocation(p devarray.Ptr) (base devarray.Ptr, size int64, ok bool)
-}
-
-// insideAllocation checks that every byte an imported array reaches lies
-// in the one live allocation of d that holds its first byte, so that a
-// descriptor claiming more memory than its allocation is refused, never
-// read or written past. A device that cannot tell is trusted.
-func insideAllocation(d device.Device, a *devarray.DevArray) error {
-	f, ok := d.(allocationFinder)
-	if !ok || a.Size() == 0 {
-		return nil
-	}
-	lo, hi := a.Extent()
-	first := a.Ptr() + devarray.Ptr(lo)
-	base, size, ok := f.Allocation(first)
-	if !ok || first < base || hi-lo > size-int64(first-base) {
-		return fmt.Errorf("import interface: %d bytes from %#x are not inside one live allocation of %v: %w",
-			hi-lo, uint64(first), d.DeviceID(), devarray.ErrBounds)
-	}
-	return nil
-}
-
+// fromDLPack borrows a DLPack tensor, bounded to the allocation holding its
+// element 0 (bounds.go). On error the caller still owns the tensor.
 func fromDLPack(dev uint64, t unsafe.Pointer, versioned bool) (uint64, error) {
 	d, err := deviceOf(dev)
 	if err != nil {
@@ -262,16 +243,23 @@ func fromDLPack(dev uint64, t unsafe.Pointer, versioned bool) (uint64, error) {
 	if d != nil {
 		b = d
 	}
-	var a *devarray.DevArray
-	if versioned {
-		a, err = interop.ImportDLPack(b, t)
-	} else {
-		a, err = interop.ImportDLPackLegacy(b, t)
+	for fresh := false; ; fresh = true {
+		bounds, write, cached := dlpackBounds(d, t, versioned, fresh)
+		var a *devarray.DevArray
+		if versioned {
+			a, err = interop.ImportDLPack(b, t, bounds)
+		} else {
+			a, err = interop.ImportDLPackLegacy(b, t, bounds)
+		}
+		switch {
+		case err == nil:
+			return newArray(a, d), nil
+		case bounds == nil || !errors.Is(err, devarray.ErrBounds):
+			return 0, err
+		case !cached:
+			return 0, fmt.Errorf("import DLPack: the tensor is not inside %s: %w", where(d, write), err)
+		}
 	}
-	if err != nil {
-		return 0, err
-	}
-	return newArray(a, d), nil
 }
 
 func ledgerJSON(dev uint64) ([]byte, error) {
