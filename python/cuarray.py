@@ -29,10 +29,13 @@ host memory), and __array_interface__, to_bytes, copy_ and ipc_export wait
 on the host.
 """
 
+from __future__ import annotations
+
 import ctypes
 import json
 import operator
 import os
+from typing import Any, Union
 
 __all__ = ["Array", "Device", "Stream", "device", "empty", "zeros", "asarray", "from_dlpack", "ipc_open", "CuarrayError"]
 
@@ -186,15 +189,15 @@ def _handle(call, *args):
 class Device:
     """A cuarray device: "sim:N" (emulated, host memory) or "cuda:N"."""
 
-    def __init__(self, handle, spec):
+    def __init__(self, handle: int, spec: str) -> None:
         self._h = handle
         self.spec = spec
 
-    def ledger(self):
+    def ledger(self) -> dict:
         """The device's ledger as a dict: memory per kind, copies per direction and path."""
         return json.loads(_string(_lib.cuarray_ledger, self._h))
 
-    def stream(self):
+    def stream(self) -> "Stream":
         """A new Stream of this device."""
         return Stream(self)
 
@@ -207,16 +210,20 @@ class Stream:
     order, asynchronously to the caller. ptr is its handle (a CUstream on
     CUDA), the number __dlpack__(stream=...) and a CAI "stream" carry."""
 
-    def __init__(self, device):
+    def __init__(self, device: Device) -> None:
+        if not isinstance(device, Device):
+            raise TypeError("Stream: device must be a cuarray Device, not %r" % (device,))
         h, ptr = ctypes.c_uint64(), ctypes.c_size_t()
         _check(_lib.cuarray_stream_new(device._h, ctypes.byref(h), ctypes.byref(ptr)))
         self._h, self.ptr, self.device = h.value, ptr.value, device
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         """Waits until the work queued so far is done."""
+        if not self._h:
+            raise CuarrayError("the stream was closed")
         _check(_lib.cuarray_stream_synchronize(self._h))
 
-    def close(self):
+    def close(self) -> None:
         """Waits for the stream's work and destroys it. Closing twice is harmless."""
         h, self._h = getattr(self, "_h", 0), 0
         if h and _lib is not None:
@@ -243,8 +250,13 @@ class Stream:
 _devices = {}
 
 
-def device(spec=""):
-    """Opens (once) and returns the device for spec; "" is cuda:0 when a GPU answers, else sim:0."""
+def device(spec: str = "") -> Device:
+    """Opens (once) and returns the device for spec ("sim:0", "cuda:0",
+    "sim:1?latency=1ms"); "" is cuda:0 when a GPU answers, else sim:0."""
+    if not isinstance(spec, str):
+        raise TypeError("device: spec must be a string such as \"sim:0\", not %r" % (spec,))
+    if "\0" in spec:
+        raise ValueError("device: spec %r holds a NUL character" % (spec,))
     if spec not in _devices:
         _devices[spec] = Device(_handle(_lib.cuarray_device, spec.encode()), spec)
     return _devices[spec]
@@ -294,7 +306,7 @@ class Array:
         if h and _lib is not None:
             _check(_lib.cuarray_release(h))
 
-    def free(self):
+    def free(self) -> None:
         """Frees the array's memory now, once the async work on it is done
         (a view, or an array another consumer still holds through DLPack,
         only lets go of it). Every later export of it, or of a view of it,
@@ -315,14 +327,16 @@ class Array:
     device = property(lambda self: self._devname)
 
     @property
-    def size(self):
+    def size(self) -> int:
+        """The number of elements (1 for a 0-d array)."""
         n = 1
         for d in self.shape:
             n *= d
         return n
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
+        """The number of bytes the elements take, packed."""
         return self.size * self.itemsize
 
     def __len__(self):
@@ -333,7 +347,7 @@ class Array:
     def __repr__(self):
         return "cuarray.Array(shape=%s, dtype=%s, device=%s, strides=%s)" % (self.shape, self.dtype, self.device, self.strides)
 
-    def ledger(self):
+    def ledger(self) -> dict:
         """The ledger of the array's device (an empty dict for host memory with no device)."""
         return self._device.ledger() if self._device else {}
 
@@ -342,25 +356,34 @@ class Array:
         return Array(_handle(_lib.cuarray_view, self._h, json.dumps(op).encode()), self._device, keep=self)
 
     @property
-    def T(self):
+    def T(self) -> "Array":
+        """The transposed view (axes reversed)."""
         return self._view(op="transpose")
 
-    def transpose(self, *axes):
+    def transpose(self, *axes: Any) -> "Array":
+        """A view with the axes permuted: no arguments reverse them; else one
+        integer axis per dimension, or one sequence of them."""
         if not axes:
             return self.T
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = axes[0]
         return self._view(op="permute", axes=[_int(a, "an axis") for a in axes])
 
-    def reshape(self, *shape):
+    def reshape(self, *shape: Any) -> "Array":
+        """A view of another shape with the same elements in C order (a
+        contiguous array's; -1 once for the length that fits): integers, or
+        one sequence of them."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
         return self._view(op="reshape", shape=[_int(n, "a reshape entry") for n in shape])
 
-    def as_readonly(self):
+    def as_readonly(self) -> "Array":
+        """A read-only view of the array."""
         return self._view(op="readonly")
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> "Array":
+        """A view: integers (NumPy integers too) drop an axis, slices (any
+        step) keep it, ... stands for the axes not named."""
         if not isinstance(key, tuple):
             key = (key,)
         if any(k is Ellipsis for k in key):
@@ -393,50 +416,73 @@ class Array:
         return out
 
     # --- data: counted copies ---
-    def to_bytes(self):
+    def to_bytes(self) -> bytes:
         """The elements, packed in C order, copied to a new bytes object."""
         buf = ctypes.create_string_buffer(self.nbytes)
         _check(_lib.cuarray_to_host(self._h, buf, self.nbytes))
         return buf.raw
 
-    def copy_from(self, data) -> None:
+    def copy_from(self, data: Any) -> None:
         """Copies the elements from data: an array-like with a dtype (a NumPy
-        array, of this array's dtype and size; any layout), or a bytes-like
-        object of exactly nbytes bytes packed in C order."""
-        if hasattr(data, "dtype") and hasattr(data, "shape"):
-            name = _dtype_name(data.dtype)
+        array or scalar, of this array's dtype, in native byte order, and of
+        its size; any layout), a typed buffer (array.array, a memoryview with
+        a format) or a sequence of numbers, checked the same way, or a
+        bytes-like object of exactly nbytes bytes packed in C order. The
+        bytes are never reinterpreted: float64 data into a float32 array is
+        a TypeError, a size that differs a ValueError."""
+        mv = None
+        if not (hasattr(data, "dtype") and hasattr(data, "shape")):
+            try:
+                mv = memoryview(data)
+            except TypeError:
+                if isinstance(data, (str, dict, set)) or not hasattr(data, "__len__"):
+                    raise TypeError("copy_from: want an array, a buffer or a sequence of numbers, not %s"
+                                    % type(data).__name__) from None
+            if mv is not None and mv.format in ("B", "b", "c"):
+                pass  # bytes-like: packed bytes, checked by size below
+            else:
+                import numpy
+                data = numpy.asarray(data if mv is None else mv)
+                mv = None
+        if mv is None:
+            name = _dtype_name(data.dtype, "copy_from: data of dtype", TypeError)
             if name != self.dtype:
                 raise TypeError("copy_from: data of dtype %s into an array of %s: convert it first "
                                 "(the bytes are not reinterpreted)" % (name, self.dtype))
             size = 1
             for n in data.shape:
-                size *= n
+                size *= _int(n, "a dimension of the data")
             if size != self.size:
                 raise ValueError("copy_from: %d elements of shape %s into an array of %d, shape %s"
                                  % (size, tuple(data.shape), self.size, self.shape))
             import numpy
             data = numpy.ascontiguousarray(data)
-        mv = memoryview(data).cast("B")
+            mv = memoryview(data)
+        mv = mv.cast("B") if mv.c_contiguous else memoryview(mv.tobytes())
         if len(mv) != self.nbytes:
-            raise ValueError("%d bytes for an array of %d" % (len(mv), self.nbytes))
+            raise ValueError("copy_from: %d bytes for an array of %d bytes" % (len(mv), self.nbytes))
         buf = (ctypes.c_char * len(mv)).from_buffer_copy(mv) if mv.readonly else (ctypes.c_char * len(mv)).from_buffer(mv)
         _check(_lib.cuarray_from_host(self._h, buf, self.nbytes))
 
-    def copy_(self, src):
+    def copy_(self, src: "Array") -> None:
         """Copies src (a cuarray Array of the same shape) into this array on
         the device, and returns when the copy is complete."""
+        if not isinstance(src, Array):
+            raise TypeError("copy_: src must be a cuarray Array, not %s" % type(src).__name__)
         _check(_lib.cuarray_copy(self._h, src._h))
 
-    def copy_async(self, src, stream):
+    def copy_async(self, src: "Array", stream: Union["Stream", int]) -> None:
         """Queues a copy of src (a cuarray Array of the same shape) into this
         array on stream (a Stream, or the handle of a stream of the device:
         CuPy's stream.ptr, PyTorch's cuda_stream, 1 or 2 for CUDA's default
         streams) and returns at once. The stream first waits for the async
         work already queued on either array; exports and synchronous calls
         of either wait for the copy as the stream rules say."""
+        if not isinstance(src, Array):
+            raise TypeError("copy_async: src must be a cuarray Array, not %s" % type(src).__name__)
         _check(_lib.cuarray_copy_async(self._h, src._h, _stream_ptr(stream)))
 
-    def ipc_export(self):
+    def ipc_export(self) -> str:
         """A JSON descriptor (IPC handle, offset, layout) that another process
         opens with cuarray.ipc_open. Keep this array alive while it is used."""
         return _string(_lib.cuarray_ipc_export, self._h)
@@ -527,8 +573,7 @@ class Array:
         """The consumer argument of the library for DLPack's stream."""
         if isinstance(stream, Stream):
             stream = stream.ptr
-        if isinstance(stream, bool) or not isinstance(stream, int):
-            raise TypeError("__dlpack__: stream must be an integer or None, not %r" % (stream,))
+        stream = _int(stream, "__dlpack__: stream")
         if stream == -1:
             return -1
         if stream < 0:
@@ -541,11 +586,16 @@ class Array:
 
 
 def _stream_ptr(stream):
+    """A stream's handle for the library: a Stream's, or a positive integer
+    (a CuPy or PyTorch stream's handle, 1 or 2 for CUDA's default streams)."""
     if isinstance(stream, Stream):
         return stream.ptr
-    if isinstance(stream, bool) or not isinstance(stream, int) or stream <= 0:
+    if isinstance(stream, bool) or not hasattr(stream, "__index__") or operator.index(stream) <= 0:
         raise TypeError("stream must be a cuarray Stream or a positive stream handle, not %r" % (stream,))
-    return stream
+    n = operator.index(stream)
+    if n >= 2**64:
+        raise OverflowError("stream handle %d does not fit in 64 bits" % n)
+    return n
 
 
 def _interface(d):
@@ -588,23 +638,42 @@ def _shape(shape):
     return dims
 
 
-def _dtype_name(dtype):
-    """A dtype's name as the library knows it ("float32"): a string, a NumPy
-    dtype (numpy.dtype("f4")) or a scalar type (numpy.float32, float)."""
-    if isinstance(dtype, str):
+# The dtypes the library knows, by name (devarray's table).
+_DTYPES = frozenset(["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                     "float16", "bfloat16", "float32", "float64", "complex64", "complex128"])
+
+
+def _dtype_name(dtype, what="dtype", unsupported=ValueError):
+    """A dtype's name as the library knows it ("float32"): a name the library
+    knows, another NumPy spelling of one ("f4", "<f4", "float"), a NumPy dtype
+    (numpy.dtype("f4")) or a scalar type (numpy.float32, float). What is no
+    dtype at all is a TypeError; a dtype cuarray does not support (an
+    unknown name, big-endian, structured) is an unsupported (ValueError):
+    the library would reinterpret its bytes."""
+    if isinstance(dtype, str) and dtype in _DTYPES:
         return dtype
-    name = getattr(dtype, "name", None)  # a numpy.dtype
-    if isinstance(name, str) and hasattr(dtype, "itemsize"):
-        return name
+    if isinstance(dtype, bool) or dtype is None:
+        raise TypeError("%s must be a name such as \"float32\", a NumPy dtype or a scalar type, not %r"
+                        % (what, dtype))
     try:
         import numpy
-        return numpy.dtype(dtype).name
-    except (ImportError, TypeError) as e:
-        raise TypeError("dtype must be a name such as \"float32\", a NumPy dtype or a scalar type, not %r (%s)"
-                        % (dtype, e)) from None
+        dt = numpy.dtype(dtype)
+    except ImportError:
+        raise TypeError("%s %r: without NumPy, a dtype is one of the names %s"
+                        % (what, dtype, ", ".join(sorted(_DTYPES)))) from None
+    except (TypeError, ValueError) as e:
+        exc = unsupported if isinstance(dtype, (str, bytes)) else TypeError
+        raise exc("%s must be a name such as \"float32\", a NumPy dtype or a scalar type, not %r (%s)"
+                  % (what, dtype, e)) from None
+    if dt.fields is not None or dt.subdtype is not None or dt.name not in _DTYPES:
+        raise unsupported("%s %s (%r) is not one cuarray supports: %s" % (what, dt, dtype, ", ".join(sorted(_DTYPES))))
+    if not dt.isnative and dt.itemsize > 1:
+        raise unsupported("%s %s is not in native byte order: convert it first (numpy's astype(%r))"
+                          % (what, dt.str, dt.newbyteorder("=").str))
+    return dt.name
 
 
-def empty(shape, dtype="float32", device="sim:0") -> "Array":
+def empty(shape: Any, dtype: Any = "float32", device: Union[str, Device] = "sim:0") -> Array:
     """A new uninitialised C-contiguous array on the device (counted in its
     ledger). shape is an int or a sequence of ints (() for 0-d; NumPy
     integers too); dtype a name ("float32"), a NumPy dtype or a scalar type;
@@ -612,7 +681,7 @@ def empty(shape, dtype="float32", device="sim:0") -> "Array":
     return _alloc(shape, dtype, device, zero=False)
 
 
-def zeros(shape, dtype="float32", device="sim:0") -> "Array":
+def zeros(shape: Any, dtype: Any = "float32", device: Union[str, Device] = "sim:0") -> Array:
     """A new zero-filled C-contiguous array on the device; the arguments are
     those of empty."""
     return _alloc(shape, dtype, device, zero=True)
@@ -621,24 +690,41 @@ def zeros(shape, dtype="float32", device="sim:0") -> "Array":
 def _alloc(shape, dtype, spec, zero):
     dev = spec if isinstance(spec, Device) else globals()["device"](spec)
     shape = _shape(shape)
+    name = _dtype_name(dtype)
     dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
     try:
-        h = _handle(_lib.cuarray_empty, dev._h, _dtype_name(dtype).encode(), len(shape), dims, int(zero))
+        h = _handle(_lib.cuarray_empty, dev._h, name.encode(), len(shape), dims, int(zero))
     except CuarrayError as e:
         raise ValueError(str(e)) from None
     return Array(h, dev)
 
 
+# The keys of an array interface the library reads; others (NumPy scalars'
+# "__ref", an array of theirs) are left out.
+_INTERFACE_KEYS = ("data", "shape", "strides", "typestr", "version", "descr", "mask", "stream")
+
+
 def _jsonable(d):
+    """An array interface as JSON the library reads: its integers (NumPy's
+    too) as ints, in range (the library checks the rest)."""
     out = {}
-    for k, v in d.items():
-        if k in ("shape", "strides", "data") and v is not None:
-            v = [int(x) if not isinstance(x, bool) else x for x in v]
+    for k in _INTERFACE_KEYS:
+        if k not in d:
+            continue
+        v = d[k]
+        if k in ("shape", "strides") and v is not None:
+            v = [_int(x, "interface %s entry" % k) for x in v]
+        elif k == "data" and isinstance(v, (tuple, list)) and len(v) == 2:
+            v = [_int(v[0], "interface data pointer"), bool(v[1])]
+        elif k == "stream" and v is not None:
+            v = _int(v, "interface stream")
+        elif k == "descr" and v is not None:
+            v = [list(x) for x in v]
         out[k] = v
     return out
 
 
-def asarray(obj, device=None):
+def asarray(obj: Any, device: Union[str, Device, None] = None) -> Array:
     """An Array over obj's memory, without copying: obj may be a cuarray
     Array, or have __cuda_array_interface__ (CuPy, PyTorch CUDA tensors,
     Numba), __array_interface__ (NumPy) or __dlpack__. The array keeps obj
@@ -667,10 +753,12 @@ def asarray(obj, device=None):
 def _device_arg(dev, default):
     if isinstance(dev, Device):
         return dev
+    if dev is not None and not isinstance(dev, str):
+        raise TypeError("device must be a spec such as \"sim:0\" or a cuarray Device, not %r" % (dev,))
     return device(dev if dev is not None else default)
 
 
-def from_dlpack(obj, device=None):
+def from_dlpack(obj: Any, device: Union[str, Device, None] = None) -> Array:
     """An Array over the memory of obj's DLPack tensor, without copying.
     The array owns the tensor: freeing it calls the tensor's deleter."""
     dl_type, dl_id = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (_DL_CPU, 0)
@@ -698,11 +786,25 @@ def from_dlpack(obj, device=None):
     return Array(h, dev)
 
 
-def ipc_open(descriptor, device=None):
+def ipc_open(descriptor: Union[str, bytes], device: Union[str, Device, None] = None) -> Array:
     """Opens an array another process exported with Array.ipc_export, on
     device (default: the exporter's backend and ordinal). No copy; the
     mapping is counted in the device's ledger as kind "ipc" and closed when
-    the array is freed."""
-    d = json.loads(descriptor)
+    the array is freed. A descriptor that is not one is a ValueError."""
+    if isinstance(descriptor, str):
+        descriptor = descriptor.encode()
+    if not isinstance(descriptor, (bytes, bytearray)):
+        raise TypeError("ipc_open: the descriptor is the JSON string ipc_export returned, not %s"
+                        % type(descriptor).__name__)
+    descriptor = bytes(descriptor)
+    if b"\0" in descriptor:
+        raise ValueError("ipc_open: the descriptor holds a NUL byte")
+    try:
+        d = json.loads(descriptor)
+    except ValueError as e:
+        raise ValueError("ipc_open: the descriptor is not JSON: %s" % e) from None
+    if not isinstance(d, dict) or not isinstance(d.get("backend"), str) or \
+            isinstance(d.get("device"), bool) or not isinstance(d.get("device"), int):
+        raise ValueError("ipc_open: not a descriptor of ipc_export (no backend and device)")
     dev = _device_arg(device, "%s:%d" % (d["backend"], d["device"]))
-    return Array(_handle(_lib.cuarray_ipc_open, dev._h, descriptor.encode() if isinstance(descriptor, str) else descriptor), dev)
+    return Array(_handle(_lib.cuarray_ipc_open, dev._h, descriptor), dev)
