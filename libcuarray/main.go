@@ -49,6 +49,19 @@
 // (cuarray_describe) may export it again without a call while
 // cuarray_export_token is unchanged and even. Each call restores the calling thread's current CUDA context
 // before it returns (so does the deleter of every DLPack tensor it makes).
+//
+// Nothing a caller passes aborts the process: every pointer argument is
+// checked (NULL is an error message); handles are numbers in a locked
+// table, never reused, so a stale, foreign or concurrently released handle
+// is an error, and two threads releasing one handle release it once; every
+// import is checked against the allocation it claims (bounds.go: a live
+// allocation of the device, or host memory the process has mapped with
+// the access the import asks for). What the library cannot check is the
+// caller's promise: a host buffer at least as long as the length given,
+// a non-NULL pointer to what it claims to be (a DLPack tensor, a
+// cuarray_desc), a tensor deleted once, and imported memory that stays
+// allocated and accessible while it is used (a copy on the calling thread
+// reports a fault there as an error; the device's own copies cannot).
 package main
 
 /*
