@@ -1,0 +1,78 @@
+"""Builds the cuarray wheel: the package in cuarray_package/, the module
+cuarray.py beside this file (as cuarray/_cuarray.py), and libcuarray.so.
+
+The library is, in this order: the file $CUARRAY_LIB names; a fresh build
+of ../libcuarray with the Go toolchain (go on PATH, $GO, or
+/usr/local/go/bin/go: go build -buildmode=c-shared, with $CUARRAY_GO_TAGS
+as -tags, e.g. cuda); else the prebuilt ../build/libcuarray.so that
+`make libcuarray` writes. The wheel is tagged for this platform, as it
+carries a native library.
+"""
+
+import os
+import shutil
+import subprocess
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+from setuptools.dist import Distribution
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def _go():
+    for cand in (os.environ.get("GO"), shutil.which("go"), "/usr/local/go/bin/go"):
+        if cand and os.path.exists(cand) and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+def _library(dest):
+    """Puts libcuarray.so at dest; says where it came from."""
+    given = os.environ.get("CUARRAY_LIB")
+    if given:
+        if not os.path.exists(given):
+            raise SystemExit("cuarray: CUARRAY_LIB=%s: no such file" % given)
+        shutil.copyfile(given, dest)
+        return "CUARRAY_LIB=" + given
+    go = _go()
+    if go and os.path.isdir(os.path.join(ROOT, "libcuarray")):
+        cmd = [go, "build", "-buildmode=c-shared", "-ldflags=-s -w", "-o", dest]
+        if os.environ.get("CUARRAY_GO_TAGS"):
+            cmd += ["-tags", os.environ["CUARRAY_GO_TAGS"]]
+        cmd.append("./libcuarray")
+        subprocess.run(cmd, cwd=ROOT, check=True)
+        header = os.path.splitext(dest)[0] + ".h"
+        if os.path.exists(header):
+            os.remove(header)
+        return "built with " + " ".join(cmd)
+    prebuilt = os.path.join(ROOT, "build", "libcuarray.so")
+    if os.path.exists(prebuilt):
+        shutil.copyfile(prebuilt, dest)
+        return "prebuilt " + prebuilt
+    raise SystemExit("cuarray: no libcuarray.so to put in the wheel: set CUARRAY_LIB to one, install Go "
+                     "(go on PATH, or $GO) to build it from %s, or run `make libcuarray` there first"
+                     % os.path.join(ROOT, "libcuarray"))
+
+
+class BuildPy(build_py):
+    """build_py that adds the module and the library to the package."""
+
+    def run(self):
+        super().run()
+        pkg = os.path.join(self.build_lib, "cuarray")
+        os.makedirs(pkg, exist_ok=True)
+        shutil.copyfile(os.path.join(HERE, "cuarray.py"), os.path.join(pkg, "_cuarray.py"))
+        source = _library(os.path.abspath(os.path.join(pkg, "libcuarray.so")))
+        self.announce("cuarray: libcuarray.so: " + source, level=2)
+
+
+class BinaryDistribution(Distribution):
+    """A distribution with a native library: the wheel is platform-specific."""
+
+    def has_ext_modules(self):
+        return True
+
+
+setup(cmdclass={"build_py": BuildPy}, distclass=BinaryDistribution)
