@@ -74,6 +74,8 @@ fuzz:
 	$(GO) test ./interop -run '^$$' -fuzz '^FuzzParseIPC$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzViewOp$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzImportInterface$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzImportDLPack$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzIPCOpen$$' -fuzztime $(FUZZTIME)
 
 # ---- CUDA: the real backend is built with -tags cuda (see README) ----------
 
