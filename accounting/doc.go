@@ -6,7 +6,9 @@
 //
 // One Ledger sees device, pinned, mapped, write-combined, registered, managed
 // and pageable memory, and every copy with its direction, path and duration.
-// The counters are atomic and the zero Ledger is ready to use. On top of the
+// The counters are sharded per core and merged on snapshot, so recording
+// scales across goroutines; snapshots are consistent and limits exact under
+// any concurrency, and the zero Ledger is ready to use. On top of the
 // counters it gives per-kind limits that fail with a typed out-of-memory
 // error, nested scopes that count a block of code (with its peak), snapshots
 // and diffs, an opt-in event log with leak reports, a text report, JSON, a

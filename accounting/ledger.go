@@ -7,25 +7,18 @@ import (
 	"time"
 )
 
-type kindCounters struct {
-	current, peak, allocs, frees, allocated, freed, failed atomic.Int64
-}
-
-type copyCounters struct {
-	count, bytes, nanos atomic.Int64
-}
-
-func (c *copyCounters) add(n int64, d time.Duration) {
-	c.count.Add(1)
-	c.bytes.Add(n)
-	c.nanos.Add(int64(d))
-}
-
-// counters is one full set of counts: the ledger has one, each scope another.
-type counters struct {
-	kinds   [NumKinds]kindCounters
-	copies  [NumDirections][NumPaths]copyCounters
-	memsets copyCounters
+// level is the state of one memory kind that must be right at every
+// instant, not just summed up later: the bytes in use (the counter a limit
+// is checked against), the peak, the limit, and the bytes a caching pool
+// holds. Each counter that is written often has cache lines of its own.
+type level struct {
+	current atomic.Int64 // bytes in use or reserved
+	_       [120]byte
+	cached  atomic.Int64 // bytes a caching pool holds unused (AddCached)
+	_       [120]byte
+	peak    atomic.Int64 // the highest current a commit saw; written rarely, read at every commit
+	limit   atomic.Int64 // 0: none
+	_       [112]byte
 }
 
 // raise sets v to x if x is larger.
@@ -43,18 +36,23 @@ func raise(v *atomic.Int64, x int64) {
 // peak and total; per copy direction and path the count, bytes and time.
 // The counters are atomic, so one ledger serves any number of goroutines,
 // and the zero Ledger is ready to use (a nil one records nothing, reports
-// zeros and returns ErrNil where a method returns an error). Recording costs a few atomic adds and
-// allocates nothing unless the event log is on (StartLog).
+// zeros and returns ErrNil where a method returns an error). Recording costs
+// a few uncontended atomic adds on the recording core's own counters (see
+// shard.go: the ledger scales across cores) and allocates nothing unless the
+// event log is on (StartLog). Snapshots see every event whole or not at all.
 type Ledger struct {
-	name     string
-	all      counters
-	limits   [NumKinds]atomic.Int64
-	cached   [NumKinds]atomic.Int64
-	top      atomic.Pointer[Scope]
-	log      atomic.Pointer[eventLog]
-	memInfo  atomic.Pointer[MemInfoFunc]
-	overhead atomic.Uint64 // math.Float64bits of the factor; 0: DefaultOverhead
-	scopeMu  sync.Mutex
+	// Read at every event, written rarely.
+	name       string
+	top        atomic.Pointer[Scope]
+	log        atomic.Pointer[eventLog]
+	shards     atomic.Pointer[shardSet]
+	frozen     atomic.Bool
+	memInfo    atomic.Pointer[MemInfoFunc]
+	overhead   atomic.Uint64 // math.Float64bits of the factor; 0: DefaultOverhead
+	freezeMu   sync.Mutex    // one snapshot, Push or Pop at a time
+	overflowMu sync.Mutex    // the overflow shard's writers (see shard.go)
+	_          [64]byte
+	levels     [NumKinds]level
 }
 
 // MemInfoFunc returns a device's free and total memory in bytes.
@@ -94,7 +92,7 @@ func (l *Ledger) SetLimit(k Kind, bytes int64) error {
 	if k >= NumKinds || bytes < 0 {
 		return fmt.Errorf("accounting: set limit of %v to %d bytes: %w", k, bytes, ErrInvalidArgument)
 	}
-	l.limits[k].Store(bytes)
+	l.levels[k].limit.Store(bytes)
 	return nil
 }
 
@@ -103,7 +101,7 @@ func (l *Ledger) Limit(k Kind) int64 {
 	if l == nil || k >= NumKinds {
 		return 0
 	}
-	return l.limits[k].Load()
+	return l.levels[k].limit.Load()
 }
 
 // Current returns the bytes of kind k in use now.
@@ -111,13 +109,17 @@ func (l *Ledger) Current(k Kind) int64 {
 	if l == nil || k >= NumKinds {
 		return 0
 	}
-	return l.all.kinds[k].current.Load()
+	return l.levels[k].current.Load()
 }
 
 // Reserve counts n bytes of kind k as in use before the memory is allocated,
 // and fails with an *OutOfMemoryError if that would pass the kind's limit.
 // After Reserve, call Commit when the allocation succeeded or Cancel when it
 // failed.
+//
+// The limit is exact under any concurrency: the bytes in use never pass it,
+// and a reservation is refused only when, at the instant it was checked,
+// the bytes in use plus n were more than the limit.
 func (l *Ledger) Reserve(k Kind, n int64) error {
 	if l == nil {
 		return fmt.Errorf("accounting: reserve %d bytes of %v: %w", n, k, ErrNil)
@@ -125,14 +127,35 @@ func (l *Ledger) Reserve(k Kind, n int64) error {
 	if k >= NumKinds || n < 0 {
 		return fmt.Errorf("accounting: reserve %d bytes of %v: %w", n, k, ErrInvalidArgument)
 	}
-	c := &l.all.kinds[k]
-	cur := c.current.Add(n)
-	if lim := l.limits[k].Load(); lim > 0 && cur > lim {
-		c.current.Add(-n)
-		l.failed(k, n)
-		return l.OutOfMemory(k, n, cur-n, true)
+	i, sh := l.enter()
+	inUse, ok := l.reserve(k, n)
+	if !ok {
+		l.countFailure(i, sh, k)
+	}
+	l.leave(sh)
+	if !ok {
+		l.logFailure(k, n, inUse)
+		return l.OutOfMemory(k, n, inUse, true)
 	}
 	return nil
+}
+
+// reserve adds n to the bytes of kind k in use unless that passes the
+// limit. It returns the bytes in use before and whether it added them.
+func (l *Ledger) reserve(k Kind, n int64) (int64, bool) {
+	lv := &l.levels[k]
+	if lim := lv.limit.Load(); lim > 0 {
+		for {
+			cur := lv.current.Load()
+			if cur > lim-n {
+				return cur, false
+			}
+			if lv.current.CompareAndSwap(cur, cur+n) {
+				return cur, true
+			}
+		}
+	}
+	return lv.current.Add(n) - n, true
 }
 
 // Cancel gives back a reservation whose allocation failed, and counts the failure.
@@ -140,25 +163,36 @@ func (l *Ledger) Cancel(k Kind, n int64) {
 	if l == nil || k >= NumKinds {
 		return
 	}
-	l.all.kinds[k].current.Add(-n)
-	l.failed(k, n)
+	i, sh := l.enter()
+	cur := l.levels[k].current.Add(-n)
+	l.countFailure(i, sh, k)
+	l.leave(sh)
+	l.logFailure(k, n, cur)
 }
 
 // RecordFailure counts an allocation of n bytes of kind k that failed
 // without a reservation, for example one larger than the whole device.
 func (l *Ledger) RecordFailure(k Kind, n int64) {
-	if l != nil && k < NumKinds {
-		l.failed(k, n)
+	if l == nil || k >= NumKinds {
+		return
+	}
+	i, sh := l.enter()
+	l.countFailure(i, sh, k)
+	l.leave(sh)
+	l.logFailure(k, n, l.levels[k].current.Load())
+}
+
+// countFailure counts a failed allocation in shard i (sh) and the innermost scope.
+func (l *Ledger) countFailure(i int, sh *shard, k Kind) {
+	sh.c.kinds[k].failed++
+	if s := l.top.Load(); s != nil {
+		s.shard(i).kinds[k].failed++
 	}
 }
 
-func (l *Ledger) failed(k Kind, n int64) {
-	l.all.kinds[k].failed.Add(1)
-	if s := l.top.Load(); s != nil {
-		s.c.kinds[k].failed.Add(1)
-	}
+func (l *Ledger) logFailure(k Kind, n, level int64) {
 	if lg := l.log.Load(); lg != nil {
-		lg.add(Event{Op: OpFailed, Kind: k, Bytes: n, Level: l.all.kinds[k].current.Load()})
+		lg.add(Event{Op: OpFailed, Kind: k, Bytes: n, Level: level})
 	}
 }
 
@@ -183,30 +217,55 @@ func (l *Ledger) Commit(k Kind, addr uintptr, n int64) {
 	if l == nil || k >= NumKinds {
 		return
 	}
-	c := &l.all.kinds[k]
-	c.allocs.Add(1)
-	c.allocated.Add(n)
-	cur := c.current.Load()
-	raise(&c.peak, cur)
+	i, sh := l.enter()
+	cur := l.levels[k].current.Load()
+	l.commit(i, sh, k, n, cur)
+	l.leave(sh)
+	l.logAlloc(k, addr, n, cur)
+}
+
+// commit counts an allocation of n bytes with cur bytes in use.
+func (l *Ledger) commit(i int, sh *shard, k Kind, n, cur int64) {
+	c := &sh.c.kinds[k]
+	c.allocs++
+	c.allocated += n
+	raise(&l.levels[k].peak, cur)
 	if s := l.top.Load(); s != nil {
-		sc := &s.c.kinds[k]
-		sc.allocs.Add(1)
-		sc.allocated.Add(n)
-		sc.current.Add(n)
-		raise(&sc.peak, cur)
+		sc := &s.shard(i).kinds[k]
+		sc.allocs++
+		sc.allocated += n
+		raise(&s.peak[k], cur)
 	}
+}
+
+func (l *Ledger) logAlloc(k Kind, addr uintptr, n, level int64) {
 	if lg := l.log.Load(); lg != nil {
-		lg.add(Event{Op: OpAlloc, Kind: k, Bytes: n, Addr: addr, Level: cur})
+		lg.add(Event{Op: OpAlloc, Kind: k, Bytes: n, Addr: addr, Level: level})
 	}
 }
 
 // Alloc records an allocation that needs no reservation first: Reserve and
 // Commit in one call. It fails, recording nothing, when the limit would be passed.
 func (l *Ledger) Alloc(k Kind, addr uintptr, n int64) error {
-	if err := l.Reserve(k, n); err != nil {
-		return err
+	if l == nil {
+		return fmt.Errorf("accounting: reserve %d bytes of %v: %w", n, k, ErrNil)
 	}
-	l.Commit(k, addr, n)
+	if k >= NumKinds || n < 0 {
+		return fmt.Errorf("accounting: reserve %d bytes of %v: %w", n, k, ErrInvalidArgument)
+	}
+	i, sh := l.enter()
+	inUse, ok := l.reserve(k, n)
+	if ok {
+		l.commit(i, sh, k, n, inUse+n)
+	} else {
+		l.countFailure(i, sh, k)
+	}
+	l.leave(sh)
+	if !ok {
+		l.logFailure(k, n, inUse)
+		return l.OutOfMemory(k, n, inUse, true)
+	}
+	l.logAlloc(k, addr, n, inUse+n)
 	return nil
 }
 
@@ -215,16 +274,17 @@ func (l *Ledger) Free(k Kind, addr uintptr, n int64) {
 	if l == nil || k >= NumKinds {
 		return
 	}
-	c := &l.all.kinds[k]
-	c.frees.Add(1)
-	c.freed.Add(n)
-	cur := c.current.Add(-n)
+	i, sh := l.enter()
+	cur := l.levels[k].current.Add(-n)
+	c := &sh.c.kinds[k]
+	c.frees++
+	c.freed += n
 	if s := l.top.Load(); s != nil {
-		sc := &s.c.kinds[k]
-		sc.frees.Add(1)
-		sc.freed.Add(n)
-		sc.current.Add(-n)
+		sc := &s.shard(i).kinds[k]
+		sc.frees++
+		sc.freed += n
 	}
+	l.leave(sh)
 	if lg := l.log.Load(); lg != nil {
 		lg.add(Event{Op: OpFree, Kind: k, Bytes: n, Addr: addr, Level: cur})
 	}
@@ -233,10 +293,11 @@ func (l *Ledger) Free(k Kind, addr uintptr, n int64) {
 // AddCached changes by delta the bytes of kind k that a caching pool holds
 // without handing them out: memory that counts as allocated (the pool got
 // it from the device) but that no user holds. Pools call it when a block
-// is cached (+) and when it is handed out again or released (-).
+// is cached (+) and when it is handed out again or released (-). It is one
+// atomic add: a pool's own changes, made in order, never show a negative total.
 func (l *Ledger) AddCached(k Kind, delta int64) {
 	if l != nil && k < NumKinds {
-		l.cached[k].Add(delta)
+		l.levels[k].cached.Add(delta)
 	}
 }
 
@@ -259,10 +320,12 @@ func (l *Ledger) RecordCopy(dir Direction, p Path, n int64, d time.Duration) {
 	if wallTimed(dir, p) {
 		counted = 0
 	}
-	l.all.copies[dir][p].add(n, counted)
+	i, sh := l.enter()
+	sh.c.copies[dir][p].add(n, counted)
 	if s := l.top.Load(); s != nil {
-		s.c.copies[dir][p].add(n, counted)
+		s.shard(i).copies[dir][p].add(n, counted)
 	}
+	l.leave(sh)
 	if lg := l.log.Load(); lg != nil {
 		lg.add(Event{Op: OpCopy, Dir: dir, Path: p, Bytes: n, Dur: d})
 	}
@@ -276,10 +339,12 @@ func (l *Ledger) RecordCopyTime(dir Direction, p Path, d time.Duration) {
 	if l == nil || dir >= NumDirections || p >= NumPaths {
 		return
 	}
-	l.all.copies[dir][p].nanos.Add(int64(d))
+	i, sh := l.enter()
+	sh.c.copies[dir][p].nanos += int64(d)
 	if s := l.top.Load(); s != nil {
-		s.c.copies[dir][p].nanos.Add(int64(d))
+		s.shard(i).copies[dir][p].nanos += int64(d)
 	}
+	l.leave(sh)
 }
 
 // wallTimed reports whether the time of direction dir along path p comes
@@ -293,10 +358,12 @@ func (l *Ledger) RecordMemset(n int64, d time.Duration) {
 	if l == nil {
 		return
 	}
-	l.all.memsets.add(n, d)
+	i, sh := l.enter()
+	sh.c.memsets.add(n, d)
 	if s := l.top.Load(); s != nil {
-		s.c.memsets.add(n, d)
+		s.shard(i).memsets.add(n, d)
 	}
+	l.leave(sh)
 	if lg := l.log.Load(); lg != nil {
 		lg.add(Event{Op: OpMemset, Bytes: n, Dur: d})
 	}

@@ -2,6 +2,7 @@ package accounting
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,17 +13,23 @@ import (
 // it was pushed and its Peak the highest level above where it started.
 //
 // The ledger has one stack of scopes, shared by all goroutines: events from
-// other goroutines land in whatever scope is innermost. Events racing with
-// Pop may miss the enclosing scope.
+// other goroutines land in whatever scope is innermost. Push and Pop
+// happen between events, never during one: each event is counted in the
+// scope that was innermost when it was recorded, and so, once that scope
+// is popped, in its parent.
 type Scope struct {
 	name   string
 	l      *Ledger
 	parent *Scope
-	c      counters
+	set    shardSet // the scope's counts, sharded like the ledger's
+	peak   [NumKinds]atomic.Int64
 	start  time.Time
 	base   [NumKinds]int64
 	popped bool
 }
+
+// shard returns the scope's counts for the ledger's shard i.
+func (s *Scope) shard(i int) *counts { return &s.set[i].c }
 
 // Push starts a scope named name inside the current innermost one.
 //
@@ -31,12 +38,13 @@ func (l *Ledger) Push(name string) *Scope {
 	if l == nil {
 		return &Scope{name: name}
 	}
-	l.scopeMu.Lock()
-	defer l.scopeMu.Unlock()
-	s := &Scope{name: name, l: l, parent: l.top.Load(), start: time.Now()}
+	s := &Scope{name: name, l: l, set: make(shardSet, len(l.shardSet())), start: time.Now()}
+	l.freeze()
+	defer l.thaw()
+	s.parent = l.top.Load()
 	for k := range s.base {
-		s.base[k] = l.all.kinds[k].current.Load()
-		s.c.kinds[k].peak.Store(s.base[k])
+		s.base[k] = l.levels[k].current.Load()
+		s.peak[k].Store(s.base[k])
 	}
 	l.top.Store(s)
 	return s
@@ -49,8 +57,8 @@ func (s *Scope) Pop() (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("accounting: pop scope: %w", ErrNil)
 	}
 	l := s.l
-	l.scopeMu.Lock()
-	defer l.scopeMu.Unlock()
+	l.freeze()
+	defer l.thaw()
 	if s.popped {
 		return Snapshot{}, fmt.Errorf("accounting: scope %q was already popped: %w", s.name, ErrInvalidArgument)
 	}
@@ -59,9 +67,17 @@ func (s *Scope) Pop() (Snapshot, error) {
 	}
 	s.popped = true
 	l.top.Store(s.parent)
-	snap := s.c.snapshot(s.name, l, s.base)
+	t := s.set.sum()
+	var peak [NumKinds]int64
+	for k := range peak {
+		peak[k] = s.peak[k].Load()
+	}
+	snap := t.snapshot(s.name, l, s.base, peak, true)
 	if p := s.parent; p != nil {
-		p.c.merge(&s.c)
+		p.set[0].c.addFrom(&t)
+		for k := range peak {
+			raise(&p.peak[k], peak[k])
+		}
 	}
 	return snap, nil
 }
@@ -87,30 +103,4 @@ func (l *Ledger) Measure(name string, fn func() error) (Snapshot, error) {
 		return snap, err
 	}
 	return snap, ferr
-}
-
-// merge adds a popped child's counts into c.
-func (c *counters) merge(child *counters) {
-	for k := range c.kinds {
-		ck, cc := &c.kinds[k], &child.kinds[k]
-		ck.current.Add(cc.current.Load())
-		ck.allocs.Add(cc.allocs.Load())
-		ck.frees.Add(cc.frees.Load())
-		ck.allocated.Add(cc.allocated.Load())
-		ck.freed.Add(cc.freed.Load())
-		ck.failed.Add(cc.failed.Load())
-		raise(&ck.peak, cc.peak.Load())
-	}
-	for d := range c.copies {
-		for p := range c.copies[d] {
-			mergeCopy(&c.copies[d][p], &child.copies[d][p])
-		}
-	}
-	mergeCopy(&c.memsets, &child.memsets)
-}
-
-func mergeCopy(dst, src *copyCounters) {
-	dst.count.Add(src.count.Load())
-	dst.bytes.Add(src.bytes.Load())
-	dst.nanos.Add(src.nanos.Load())
 }

@@ -37,43 +37,62 @@ type Snapshot struct {
 	Memsets CopyStats
 }
 
-// Snapshot returns the ledger's counters now. Counters are read one by one,
-// so a snapshot taken while other goroutines record may mix moments.
+// Snapshot returns the ledger's counters now. The snapshot is consistent:
+// taken while other goroutines record, it sees each event whole or not at
+// all, and with every event it sees, every event that happened before it
+// (an allocation with its free, a scope's counts with its parent's). It
+// holds recording up while it reads, a few microseconds.
 func (l *Ledger) Snapshot() Snapshot {
 	if l == nil {
 		return Snapshot{Taken: time.Now()}
 	}
-	return l.all.snapshot(l.name, l, [NumKinds]int64{})
+	l.freeze()
+	defer l.thaw()
+	var t counts
+	if set := l.shards.Load(); set != nil {
+		t = set.sum()
+	}
+	var peak [NumKinds]int64
+	for k := range peak {
+		peak[k] = l.levels[k].peak.Load()
+	}
+	return t.snapshot(l.name, l, [NumKinds]int64{}, peak, false)
 }
 
-func (c *counters) snapshot(name string, l *Ledger, base [NumKinds]int64) Snapshot {
+// snapshot makes the Snapshot of summed counts: the ledger's (current from
+// the ledger's level) or a scope's (current the net change, peak above base).
+func (t *counts) snapshot(name string, l *Ledger, base, peak [NumKinds]int64, scope bool) Snapshot {
 	s := Snapshot{Name: name, Taken: time.Now()}
-	for k := range c.kinds {
-		ck := &c.kinds[k]
+	for k := range t.kinds {
+		tk, lv := &t.kinds[k], &l.levels[k]
+		cur := lv.current.Load()
+		if scope {
+			cur = tk.allocated - tk.freed
+		}
 		s.Kinds[k] = KindStats{
-			Current:   ck.current.Load(),
-			Peak:      ck.peak.Load() - base[k],
-			Allocs:    ck.allocs.Load(),
-			Frees:     ck.frees.Load(),
-			Allocated: ck.allocated.Load(),
-			Freed:     ck.freed.Load(),
-			Failed:    ck.failed.Load(),
-			Cached:    l.cached[k].Load(),
-			Limit:     l.limits[k].Load(),
+			Current:   cur,
+			Peak:      peak[k] - base[k],
+			Allocs:    tk.allocs,
+			Frees:     tk.frees,
+			Allocated: tk.allocated,
+			Freed:     tk.freed,
+			Failed:    tk.failed,
+			Cached:    lv.cached.Load(),
+			Limit:     lv.limit.Load(),
 			Base:      base[k],
 		}
 	}
-	for d := range c.copies {
-		for p := range c.copies[d] {
-			s.Copies[d][p] = c.copies[d][p].stats()
+	for d := range t.copies {
+		for p := range t.copies[d] {
+			s.Copies[d][p] = t.copies[d][p].stats()
 		}
 	}
-	s.Memsets = c.memsets.stats()
+	s.Memsets = t.memsets.stats()
 	return s
 }
 
-func (c *copyCounters) stats() CopyStats {
-	return CopyStats{Count: c.count.Load(), Bytes: c.bytes.Load(), Seconds: time.Duration(c.nanos.Load()).Seconds()}
+func (c copyCounts) stats() CopyStats {
+	return CopyStats{Count: c.count, Bytes: c.bytes, Seconds: time.Duration(c.nanos).Seconds()}
 }
 
 // Diff returns what happened between snapshots a and b (b minus a): counts,
