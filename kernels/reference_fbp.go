@@ -1,9 +1,22 @@
 package kernels
 
-import "math"
+import (
+	"math"
+)
 
 // Go references of fbp.cu, on the bytes of device memory the sim hands out.
-// Arithmetic is done at the element's precision (e.round), as on the GPU.
+//
+// Arithmetic is done at the element's precision, every operation rounded
+// on its own as the CUDA code computes in T (float or double). The
+// references compute in T itself: an IEEE float32 add, subtract or
+// multiply gives the float64 operation's result rounded to float32 (a
+// float64 holds the exact product of two float32, and for sums and
+// differences rounding twice through 53 bits equals rounding once, since
+// 53 >= 2*24+2), so these give the same bits as the earlier float64
+// emulation that rounded after each operation (kept in
+// reference_old_test.go, which the tests hold them against). The explicit
+// T(...) conversions around products keep Go from fusing a multiply and
+// an add into one FMA, which would round once instead of twice.
 
 // rampTap is tap k of the Ram-Lak filter, as ramp_taps computes it.
 func rampTap(k int) float64 {
@@ -22,24 +35,94 @@ func refRampTaps(h []byte, d int, e element) {
 	}
 }
 
-// refRampFilter filters rows rows of d values from in into out.
-func refRampFilter(out, in, h []byte, rows int64, d int, e element) {
-	taps := make([]float64, 2*d-1)
-	for i := range taps {
-		taps[i] = e.get(h, int64(i)*e.size)
+// floats decodes n elements of e at mem[0:] into a new slice of T.
+func floats[T float32 | float64](mem []byte, n int, e element) []T {
+	out := make([]T, n)
+	for i := range out {
+		out[i] = T(e.get(mem, int64(i)*e.size))
 	}
-	row := make([]float64, d)
-	for r := range rows {
-		for j := range row {
-			row[j] = e.get(in, (r*int64(d)+int64(j))*e.size)
+	return out
+}
+
+// refRampFilter filters rows rows of d values from in into out: out[r][x]
+// is the sum over j = 0, 1, ..., d-1, in that order, of taps[x-j+d-1] *
+// in[r][j], rounded after each product and each sum. Rows are filtered in
+// parallel.
+func refRampFilter(out, in, h []byte, rows int64, d int, e element) {
+	if e.size == 4 {
+		rampFilterAs[float32](out, in, h, rows, d, e)
+	} else {
+		rampFilterAs[float64](out, in, h, rows, d, e)
+	}
+}
+
+func rampFilterAs[T float32 | float64](out, in, h []byte, rows int64, d int, e element) {
+	taps := floats[T](h, 2*d-1, e)
+	// The Ram-Lak taps at even offsets other than 0 are zero. A zero tap
+	// times a finite value is a zero, and adding a zero leaves the sum as
+	// it was: the sum starts at +0 and a rounded sum is -0 only when both
+	// terms are, so it is never -0 and x + (±0) = x. Rows of finite values
+	// can therefore skip those taps; a row with an Inf or NaN (0 × Inf is
+	// NaN) takes every tap, as the kernel does.
+	sparse := true
+	for i, t := range taps {
+		if off := i - (d - 1); off != 0 && off%2 == 0 && t != 0 {
+			sparse = false
 		}
-		for x := range d {
-			var acc float64
-			for j, v := range row {
-				acc = e.round(acc + e.round(taps[x-j+d-1]*v))
+	}
+	rowBytes := int64(d) * e.size
+	parallel(int(rows), max(1, 4096/d), func(lo, hi int) {
+		row := make([]T, d)
+		res := make([]T, d)
+		for r := int64(lo); r < int64(hi); r++ {
+			base := r * rowBytes
+			finite := true
+			for j := range row {
+				v := T(e.get(in, base+int64(j)*e.size))
+				row[j] = v
+				finite = finite && !math.IsInf(float64(v), 0) && !math.IsNaN(float64(v))
 			}
-			e.put(out, (r*int64(d)+int64(x))*e.size, acc)
+			if sparse && finite {
+				rampRowSparse(res, row, taps)
+			} else {
+				rampRowDense(res, row, taps)
+			}
+			for x, v := range res {
+				e.put(out, base+int64(x)*e.size, float64(v))
+			}
 		}
+	})
+}
+
+// rampRowDense filters one row with every tap.
+func rampRowDense[T float32 | float64](res, row, taps []T) {
+	d := len(row)
+	for x := range res {
+		var acc T
+		t := taps[x : x+d]
+		for j, v := range row {
+			acc += T(t[d-1-j] * v)
+		}
+		res[x] = acc
+	}
+}
+
+// rampRowSparse filters one row with the taps at offset 0 and at odd
+// offsets only, in the same order as rampRowDense: for output x, the terms
+// j < x with x-j odd, then j = x, then the terms j > x with j-x odd.
+func rampRowSparse[T float32 | float64](res, row, taps []T) {
+	d := len(row)
+	for x := range res {
+		var acc T
+		t := taps[x : x+d] // t[d-1-j] is the tap for term j
+		for j := (x + 1) & 1; j < x; j += 2 {
+			acc += T(t[d-1-j] * row[j])
+		}
+		acc += T(t[d-1-x] * row[x])
+		for j := x + 1; j < d; j += 2 {
+			acc += T(t[d-1-j] * row[j])
+		}
+		res[x] = acc
 	}
 }
 
@@ -51,40 +134,82 @@ func refTrigTable(trig []byte, a int, e element) {
 	}
 }
 
-// refBackproject backprojects slices sinograms of a x d into n x n images.
+// refBackproject backprojects slices sinograms of a x d into n x n images:
+// pixel (y, x) of slice s is scale times the sum over the angles, in order,
+// of the sinogram row of the angle linearly interpolated at
+// t = (cx·cos + cy·sin) + c, zero off the detector. Rows of pixels are
+// computed in parallel.
 func refBackproject(img, sino, trig []byte, slices int64, a, d, n int, scale float64, e element) {
-	cs := make([]float64, 2*a)
-	for i := range cs {
-		cs[i] = e.get(trig, int64(i)*e.size)
+	if e.size == 4 {
+		backprojectAs[float32](img, sino, trig, slices, a, d, n, scale, e)
+	} else {
+		backprojectAs[float64](img, sino, trig, slices, a, d, n, scale, e)
 	}
-	c := e.round(float64(d-1) * 0.5)
-	half := e.round(float64(n-1) * 0.5)
-	row := make([]float64, a*d)
+}
+
+func backprojectAs[T float32 | float64](img, sino, trig []byte, slices int64, a, d, n int, scale float64, e element) {
+	cs := floats[T](trig, 2*a, e)
+	c := T(float64(d-1) * 0.5)
+	half := T(float64(n-1) * 0.5)
+	cxs := make([]T, n) // x - (n-1)/2, rounded once as the kernel does
+	for x := range cxs {
+		cxs[x] = T(float64(x) - float64(half))
+	}
+	// Each angle's row as pairs (v0, v1-v0) of bins j and j+1 for j from -1
+	// to d-1 (pair j at j+1), zero off the detector: a sample reads one
+	// pair. v1-v0 is rounded as the kernel rounds it for every pixel.
+	stride := d + 1
+	pairs := make([][2]T, a*stride)
+	row := make([]T, d+2) // bin j at j+1, zeros either side
 	for s := range slices {
-		for i := range row {
-			row[i] = e.get(sino, (s*int64(a*d)+int64(i))*e.size)
-		}
-		for y := range n {
-			cy := e.round(half - float64(y))
-			for x := range n {
-				cx := e.round(float64(x) - half)
-				var acc float64
-				for ai := range a {
-					t := e.round(e.round(e.round(cx*cs[2*ai])+e.round(cy*cs[2*ai+1])) + c)
-					fl := math.Floor(t)
-					j := int(fl)
-					f := e.round(t - fl)
-					var v0, v1 float64
-					if j >= 0 && j < d {
-						v0 = row[ai*d+j]
-					}
-					if j+1 >= 0 && j+1 < d {
-						v1 = row[ai*d+j+1]
-					}
-					acc = e.round(acc + e.round(v0+e.round(f*e.round(v1-v0))))
-				}
-				e.put(img, ((s*int64(n)+int64(y))*int64(n)+int64(x))*e.size, e.round(acc*scale))
+		for ai := range a {
+			for j := range d {
+				row[j+1] = T(e.get(sino, (s*int64(a*d)+int64(ai*d+j))*e.size))
+			}
+			p := pairs[ai*stride : (ai+1)*stride]
+			for j := range p {
+				p[j] = [2]T{row[j], row[j+1] - row[j]}
 			}
 		}
+		// about 64 Ki samples a chunk: a row of a 256² image from 360 angles is 92 Ki
+		parallel(n, max(1, 65536/max(a*n, 1)), func(lo, hi int) {
+			acc := make([]T, n)
+			for y := lo; y < hi; y++ {
+				clear(acc)
+				cy := T(float64(half) - float64(y))
+				for ai := range a {
+					cosA, sinA := cs[2*ai], cs[2*ai+1]
+					q := T(cy * sinA) // the same for the whole row
+					backprojectRow(acc, cxs, pairs[ai*stride:(ai+1)*stride], cosA, q, c)
+				}
+				base := (s*int64(n) + int64(y)) * int64(n)
+				for x, v := range acc {
+					e.put(img, (base+int64(x))*e.size, float64(T(float64(v)*scale)))
+				}
+			}
+		})
+	}
+}
+
+// backprojectRow adds one angle's contribution to a row of pixels: for
+// pixel x, the angle's row sampled at t = (cx[x]·cos + q) + c, read from
+// its pairs (pair j+1 holds bins j and j+1). A sample whose two bins are
+// both off the detector adds exactly zero (0 + f·(0-0) = +0, and the sum
+// is never -0: see rampFilterAs), so it is skipped.
+func backprojectRow[T float32 | float64](acc, cx []T, pairs [][2]T, cos, q, c T) {
+	cx = cx[:len(acc)]
+	for x := range acc {
+		t := T(T(cx[x]*cos)+q) + c
+		j := int(t) // floor: t is finite and small (|t| < 2^31)
+		fl := T(j)  // exact: |j| < 2^24, or t is already an integer
+		if fl > t {
+			j--
+			fl--
+		}
+		if uint(j+1) >= uint(len(pairs)) { // bins j and j+1 both off the detector
+			continue
+		}
+		p := pairs[j+1]
+		acc[x] += p[0] + T((t-fl)*p[1])
 	}
 }

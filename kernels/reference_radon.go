@@ -23,10 +23,13 @@ func refPhantom(out []byte, table []prepared, slices int64, n int, g phantomGrid
 		r := 1/min(el[12], el[13], el[14]) + g.h*math.Sqrt(3)/2
 		reach[i] = r * r * (1 + 1e-6)
 	}
-	near := make([]int, 0, len(table))
-	for s := range slices {
-		cz := g.z0 + float64(float64(s)*g.h)
-		for y := range n {
+	// voxels are independent: rows of voxels run in parallel, each worker
+	// with its own list of nearby ellipsoids
+	parallel(int(slices)*n, max(1, 4096/max(n*len(table), 1)), func(lo, hi int) {
+		near := make([]int, 0, len(table))
+		for row := lo; row < hi; row++ {
+			s, y := int64(row/n), row%n
+			cz := g.z0 + float64(float64(s)*g.h)
 			cy := float64((half - float64(y)) * g.h)
 			for x := range n {
 				c := [3]float64{float64((float64(x) - half) * g.h), cy, cz}
@@ -64,7 +67,7 @@ func refPhantom(out []byte, table []prepared, slices int64, n int, g phantomGrid
 				e.put(out, ((s*int64(n)+int64(y))*int64(n)+int64(x))*e.size, float64(v*g.w))
 			}
 		}
-	}
+	})
 }
 
 // refProject is project_*, at the element's precision: each operation is
@@ -92,49 +95,52 @@ func projectAs[T float32 | float64](sino, img, trig []byte, slices int64, a, d, 
 		for i := range pix {
 			pix[i] = T(e.get(img, (s*int64(n*n)+int64(i))*e.size))
 		}
-		for ai := range a {
-			c, sn := cs[2*ai], cs[2*ai+1]
-			for j := range d {
-				u := T(j) - uc
-				u2 := T(u * u)
-				var acc T
-				if u2 < rc2 {
-					k := int(math.Floor(float64(T(T(math.Sqrt(float64(rc2-u2)))) / step)))
-					uc0, us0 := T(u*c), T(u*sn)
-					for t := -k; t <= k; t++ {
-						tau := T(T(t) * step)
-						col := (uc0 - T(tau*sn)) + half
-						row := half - (us0 + T(tau*c))
-						fx, fy := T(math.Floor(float64(col))), T(math.Floor(float64(row)))
-						x0, y0 := int(fx), int(fy)
-						if x0 < -1 || x0 >= n || y0 < -1 || y0 >= n {
-							continue
+		// every (angle, bin) is independent: angles run in parallel
+		parallel(a, max(1, 65536/max(d*n, 1)), func(lo, hi int) {
+			for ai := lo; ai < hi; ai++ {
+				c, sn := cs[2*ai], cs[2*ai+1]
+				for j := range d {
+					u := T(j) - uc
+					u2 := T(u * u)
+					var acc T
+					if u2 < rc2 {
+						k := int(math.Floor(float64(T(T(math.Sqrt(float64(rc2-u2)))) / step)))
+						uc0, us0 := T(u*c), T(u*sn)
+						for t := -k; t <= k; t++ {
+							tau := T(T(t) * step)
+							col := (uc0 - T(tau*sn)) + half
+							row := half - (us0 + T(tau*c))
+							fx, fy := T(math.Floor(float64(col))), T(math.Floor(float64(row)))
+							x0, y0 := int(fx), int(fy)
+							if x0 < -1 || x0 >= n || y0 < -1 || y0 >= n {
+								continue
+							}
+							ax, ay := col-fx, row-fy
+							var v00, v01, v10, v11 T
+							if y0 >= 0 {
+								if x0 >= 0 {
+									v00 = pix[y0*n+x0]
+								}
+								if x0+1 < n {
+									v01 = pix[y0*n+x0+1]
+								}
+							}
+							if y0+1 < n {
+								if x0 >= 0 {
+									v10 = pix[(y0+1)*n+x0]
+								}
+								if x0+1 < n {
+									v11 = pix[(y0+1)*n+x0+1]
+								}
+							}
+							top := v00 + T(ax*(v01-v00))
+							bot := v10 + T(ax*(v11-v10))
+							acc += top + T(ay*(bot-top))
 						}
-						ax, ay := col-fx, row-fy
-						var v00, v01, v10, v11 T
-						if y0 >= 0 {
-							if x0 >= 0 {
-								v00 = pix[y0*n+x0]
-							}
-							if x0+1 < n {
-								v01 = pix[y0*n+x0+1]
-							}
-						}
-						if y0+1 < n {
-							if x0 >= 0 {
-								v10 = pix[(y0+1)*n+x0]
-							}
-							if x0+1 < n {
-								v11 = pix[(y0+1)*n+x0+1]
-							}
-						}
-						top := v00 + T(ax*(v01-v00))
-						bot := v10 + T(ax*(v11-v10))
-						acc += top + T(ay*(bot-top))
 					}
+					e.put(sino, ((s*int64(a)+int64(ai))*int64(d)+int64(j))*e.size, float64(T(acc*step)))
 				}
-				e.put(sino, ((s*int64(a)+int64(ai))*int64(d)+int64(j))*e.size, float64(T(acc*step)))
 			}
-		}
+		})
 	}
 }
