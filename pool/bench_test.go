@@ -9,7 +9,7 @@ import (
 )
 
 // benchSizes are the request sizes the alloc+free benchmarks use.
-var benchSizes = []int64{4 << 10, 1 << 20, 16 << 20}
+var benchSizes = []int64{256, 4 << 20, 256 << 20}
 
 // BenchmarkAllocFree compares an alloc+free pair served by the pool's cache
 // with the same pair made on the device directly (cuMemAlloc+cuMemFree on a

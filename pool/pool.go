@@ -29,11 +29,13 @@ const (
 // concurrent use. The zero Pool is not usable; call New. The methods of a
 // nil or zero Pool, or of one without a device, return ErrNil.
 type Pool struct {
-	dev driver.Device
+	dev    driver.Device
+	closer interface{ Closed() bool } // dev, when it can say it was closed
+	led    *accounting.Ledger         // dev's ledger
 
 	mu          sync.Mutex
 	segments    map[devarray.Ptr]*segment
-	live        map[devarray.Ptr]*block
+	live        liveTable
 	free        [2]freeIndex // the free blocks of large (0) and small (1) segments
 	pending     []*block
 	events      []driver.Event // idle events, for reuse
@@ -45,7 +47,12 @@ type Pool struct {
 
 // New returns an empty pool that allocates from dev.
 func New(dev driver.Device) *Pool {
-	return &Pool{dev: dev, segments: make(map[devarray.Ptr]*segment), live: make(map[devarray.Ptr]*block)}
+	p := &Pool{dev: dev, segments: make(map[devarray.Ptr]*segment)}
+	if dev != nil {
+		p.closer, _ = dev.(interface{ Closed() bool })
+		p.led = dev.Ledger()
+	}
+	return p
 }
 
 // Device returns the device the pool allocates from.
@@ -58,7 +65,7 @@ func (p *Pool) Device() driver.Device {
 
 // valid returns ErrNil for a nil Pool, a zero one, or one without a device.
 func (p *Pool) valid() error {
-	if p == nil || p.dev == nil || p.live == nil {
+	if p == nil || p.dev == nil || p.segments == nil {
 		return ErrNil
 	}
 	return nil
@@ -93,7 +100,7 @@ func (p *Pool) AllocAsync(n int64, s driver.Stream) (devarray.Ptr, error) {
 	if n < 0 || size < 0 {
 		return 0, fmt.Errorf("pool: alloc %d bytes: %w", n, driver.ErrInvalidValue)
 	}
-	if c, ok := p.dev.(interface{ Closed() bool }); ok && c.Closed() {
+	if p.closer != nil && p.closer.Closed() {
 		// its cached blocks went with the device's memory
 		return 0, fmt.Errorf("pool: alloc %d bytes on %v: %w", n, p.dev.DeviceID(), driver.ErrClosed)
 	}
@@ -119,7 +126,7 @@ func (p *Pool) AllocAsync(n int64, s driver.Stream) (devarray.Ptr, error) {
 		p.unfence(b)
 	}
 	b.state, b.stream = live, s
-	p.live[b.ptr] = b
+	p.live.put(b)
 	p.st.Allocs++
 	p.st.InUse += size
 	p.st.PeakInUse = max(p.st.PeakInUse, p.st.InUse)
@@ -143,11 +150,10 @@ func (p *Pool) FreeAsync(ptr devarray.Ptr, s driver.Stream) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	b, ok := p.live[ptr]
-	if !ok {
+	b := p.live.remove(ptr)
+	if b == nil {
 		return fmt.Errorf("pool: free %v: %w", ptr, ErrNotAllocated)
 	}
-	delete(p.live, ptr)
 	p.st.Frees++
 	p.st.InUse -= b.size
 	p.publishCached()
@@ -428,7 +434,7 @@ func (p *Pool) trim(wait bool) (int64, error) {
 // date with the pool's. The caller holds p.mu.
 func (p *Pool) publishCached() {
 	c := p.st.Reserved - p.st.InUse
-	p.dev.Ledger().AddCached(accounting.Device, c-p.cachedShown)
+	p.led.AddCached(accounting.Device, c-p.cachedShown)
 	p.cachedShown = c
 }
 
@@ -457,7 +463,7 @@ func (p *Pool) Release() error {
 		err = errors.Join(err, ev.Close())
 	}
 	p.events = nil
-	if n := len(p.live); n > 0 {
+	if n := p.live.n; n > 0 {
 		err = errors.Join(err, fmt.Errorf("pool: release: %d blocks, %s, still allocated: %w",
 			n, accounting.FormatBytes(p.st.InUse), ErrInUse))
 	}

@@ -36,16 +36,11 @@ func (p *Pool) Stats() Stats {
 	s := p.st
 	s.Cached = s.Reserved - s.InUse
 	s.Limit = p.limit
-	s.LiveBlocks = len(p.live)
-	s.FreeBlocks = len(p.free[0]) + len(p.free[1])
+	s.LiveBlocks = p.live.n
+	s.FreeBlocks = p.free[0].n + p.free[1].n
 	s.PendingBlocks = len(p.pending)
 	s.LargestFree = max(p.free[0].largest(), p.free[1].largest())
-	var freeBytes int64
-	for _, x := range p.free {
-		for _, b := range x {
-			freeBytes += b.size
-		}
-	}
+	freeBytes := p.free[0].bytes + p.free[1].bytes
 	if freeBytes > 0 {
 		s.Fragmentation = 1 - float64(s.LargestFree)/float64(freeBytes)
 	}
