@@ -4,9 +4,17 @@
 // and freeing in a loop costs a lookup instead of a driver call that
 // synchronizes the device.
 //
-//   - Best fit with splitting and coalescing, in 256-byte granules. Memory
-//     comes from the device in segments: 2 MiB for requests up to 1 MiB,
-//     20 MiB for requests up to 10 MiB, larger requests rounded up to 2 MiB.
+//   - Best fit with splitting and coalescing, in 256-byte granules, from a
+//     free index that finds the best fit in O(log n) (a treap). Memory
+//     comes from the device in segments: 2 MiB for requests up to 1 MiB
+//     (small requests never split a larger segment), 20 MiB for requests
+//     up to 10 MiB, larger requests rounded up to 2 MiB.
+//   - A bound on what it holds (SetReserveRatio, default 1.25): before it
+//     asks the device for more, the pool gives back whole free segments
+//     that would take it past 1.25 times the most it ever handed out at
+//     once, and a medium request that would pass it gets a segment of its
+//     own size; a large request leaves whole free segments much larger
+//     than itself alone, so they can go back.
 //   - Stream-ordered reuse: a block freed on a stream is reused at once by
 //     later work on that stream (the stream runs in order), and by other
 //     streams only after an event recorded at the free has completed.

@@ -46,6 +46,7 @@ func TestHostileInputs(t *testing.T) {
 		add("Free", pool.ErrNil, func() error { return q.Free(live) })
 		add("FreeAsync", pool.ErrNil, func() error { return q.FreeAsync(live, nil) })
 		add("SetLimit", pool.ErrNil, func() error { return q.SetLimit(10) })
+		add("SetReserveRatio", pool.ErrNil, func() error { return q.SetReserveRatio(2) })
 		add("Trim", pool.ErrNil, func() error { return hostile.Second(q.Trim()) })
 		add("Release", pool.ErrNil, q.Release)
 		add("Memset", pool.ErrNil, func() error { return q.Memset(live, 0, 8) })
@@ -80,6 +81,10 @@ func TestHostileInputs(t *testing.T) {
 		}, accounting.ErrOutOfMemory},
 		hostile.Case{"Alloc more than the device", func() error { return hostile.Second(p.Alloc(1 << 40)) }, accounting.ErrOutOfMemory},
 		hostile.Case{"SetLimit negative", func() error { return p.SetLimit(-1) }, device.ErrInvalidValue},
+		hostile.Case{"SetReserveRatio below 1", func() error { return p.SetReserveRatio(0.5) }, device.ErrInvalidValue},
+		hostile.Case{"SetReserveRatio negative", func() error { return p.SetReserveRatio(-1) }, device.ErrInvalidValue},
+		hostile.Case{"SetReserveRatio NaN", func() error { return p.SetReserveRatio(math.NaN()) }, device.ErrInvalidValue},
+		hostile.Case{"SetReserveRatio Inf", func() error { return p.SetReserveRatio(math.Inf(1)) }, device.ErrInvalidValue},
 		hostile.Case{"Free twice", func() error { return p.Free(freed) }, pool.ErrNotAllocated},
 		hostile.Case{"Free 0", func() error { return p.Free(0) }, pool.ErrNotAllocated},
 		hostile.Case{"Free inside a block", func() error { return p.Free(live + 256) }, pool.ErrNotAllocated},

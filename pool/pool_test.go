@@ -99,22 +99,90 @@ func TestCacheReuseSplitAndCoalesce(t *testing.T) {
 	assert.Zero(t, cached(), "nothing cached after Trim")
 }
 
+// TestSegmentSizes: with the reserve ratio off, PyTorch's segment sizes;
+// with it on (the default), a fresh pool's medium request gets a segment
+// of its own size, since 20 MiB would be more than 1.25 times what it hands out.
 func TestSegmentSizes(t *testing.T) {
 	dev := testdev.Open(t)
 	for _, tc := range []struct {
 		ask, segment int64
+		ratio        float64
 	}{
-		{100, 2 << 20}, {1 << 20, 2 << 20}, {1<<20 + 1, 20 << 20}, {10 << 20, 20 << 20}, {10<<20 + 1, 12 << 20}, {33 << 20, 34 << 20},
+		{100, 2 << 20, 0}, {1 << 20, 2 << 20, 0}, {1<<20 + 1, 20 << 20, 0}, {10 << 20, 20 << 20, 0},
+		{10<<20 + 1, 12 << 20, 0}, {33 << 20, 34 << 20, 0},
+		{100, 2 << 20, pool.DefaultReserveRatio}, {1<<20 + 1, 2 << 20, pool.DefaultReserveRatio},
+		{5 << 20, 6 << 20, pool.DefaultReserveRatio}, {10 << 20, 10 << 20, pool.DefaultReserveRatio},
+		{33 << 20, 34 << 20, pool.DefaultReserveRatio}, {1<<20 + 1, 20 << 20, 20},
 	} {
 		p := pool.New(dev)
+		require.NoError(t, p.SetReserveRatio(tc.ratio))
 		ptr, err := p.Alloc(tc.ask)
 		require.NoError(t, err)
-		assert.Equal(t, tc.segment, p.Stats().Reserved, "segment for %d bytes", tc.ask)
+		assert.Equal(t, tc.segment, p.Stats().Reserved, "segment for %d bytes, reserve ratio %v", tc.ask, tc.ratio)
 		assert.Equal(t, tc.segment, dev.Ledger().Current(accounting.Device))
 		require.NoError(t, p.Free(ptr))
 		require.NoError(t, p.Release())
 		assert.Zero(t, dev.Ledger().Current(accounting.Device))
 	}
+}
+
+// TestReserveRatio: before the pool asks the device for more, it gives
+// back whole free segments that would take it past the ratio, and a large
+// request leaves a whole segment much larger than itself for that.
+func TestReserveRatio(t *testing.T) {
+	dev := openSim(t, "sim:0?mem=256MiB")
+	for _, tc := range []struct {
+		name                 string
+		ratio                float64
+		first, second        int64
+		reserved             int64 // after the second allocation
+		fromDevice, released int64
+		sameAddress          bool
+	}{
+		{"gives back the idle segment", pool.DefaultReserveRatio, 40 << 20, 12 << 20, 12 << 20, 2, 1, false},
+		{"keeps it under a loose ratio", 2, 40 << 20, 12 << 20, 52 << 20, 2, 0, false},
+		{"off: splits it", 0, 40 << 20, 12 << 20, 40 << 20, 1, 0, true},
+		{"splits a segment not much larger", pool.DefaultReserveRatio, 20 << 20, 14 << 20, 20 << 20, 1, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPool(t, dev)
+			require.NoError(t, p.SetReserveRatio(tc.ratio))
+			a, err := p.Alloc(tc.first)
+			require.NoError(t, err)
+			require.NoError(t, p.Free(a))
+			b, err := p.Alloc(tc.second)
+			require.NoError(t, err)
+			st := p.Stats()
+			assert.Equal(t, tc.reserved, st.Reserved, "reserved")
+			assert.Equal(t, tc.fromDevice, st.FromDevice, "segments from the device")
+			assert.Equal(t, tc.released, st.Released, "segments given back")
+			assert.Equal(t, tc.ratio, st.ReserveRatio)
+			if tc.sameAddress { // (a new segment may come back at the old one's address)
+				assert.Equal(t, a, b, "the second block is cut from the first's segment")
+			}
+			assert.Equal(t, st.Reserved, dev.Ledger().Current(accounting.Device), "the ledger counts what the pool holds")
+			require.NoError(t, p.Free(b))
+		})
+	}
+}
+
+// TestOutOfMemoryTakesAWholeSegment: a whole segment a large request would
+// leave alone is still taken when the device has no room for a new one.
+func TestOutOfMemoryTakesAWholeSegment(t *testing.T) {
+	dev := openSim(t, "sim:0?mem=48MiB")
+	p := newPool(t, dev)
+	require.NoError(t, p.SetReserveRatio(10)) // loose: the idle segment is not given back
+	a, err := p.Alloc(40 << 20)
+	require.NoError(t, err)
+	require.NoError(t, p.Free(a))
+	b, err := p.Alloc(24 << 20)
+	require.NoError(t, err)
+	st := p.Stats()
+	assert.Equal(t, a, b, "cut from the cached segment")
+	assert.Equal(t, int64(40<<20), st.Reserved)
+	assert.Equal(t, int64(1), st.FromCache)
+	assert.Zero(t, st.OOMRetries, "the cache was not freed")
+	require.NoError(t, p.Free(b))
 }
 
 func TestFreeErrors(t *testing.T) {
@@ -174,6 +242,8 @@ func TestOutOfMemoryFreesCacheAndRetries(t *testing.T) {
 	dev := openSim(t, "sim:0?mem=32MiB")
 	p := pool.New(dev)
 	defer func() { assert.NoError(t, p.Release()) }()
+	// With the reserve ratio off, the cache shrinks only when the device runs out.
+	require.NoError(t, p.SetReserveRatio(0))
 
 	// Fill the cache: 20 MiB cached in a medium segment, and 2 MiB in the
 	// small segment the small block gets (small requests never split a

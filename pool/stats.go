@@ -3,18 +3,20 @@ package pool
 // Stats are a pool's figures at one moment (PyTorch's memory_stats, RMM's
 // statistics adaptor).
 type Stats struct {
-	InUse        int64 // bytes handed out
-	Reserved     int64 // bytes held from the device: in use plus cached
-	Cached       int64 // bytes held but not handed out (free and pending)
-	PeakInUse    int64 // highest InUse
-	PeakReserved int64 // highest Reserved
-	Limit        int64 // the limit on InUse; 0 when none
+	InUse        int64   // bytes handed out
+	Reserved     int64   // bytes held from the device: in use plus cached
+	Cached       int64   // bytes held but not handed out (free and pending)
+	PeakInUse    int64   // highest InUse
+	PeakReserved int64   // highest Reserved
+	Limit        int64   // the limit on InUse; 0 when none
+	ReserveRatio float64 // the bound on Reserved / PeakInUse the pool keeps when it grows; 0 when none
 
 	Allocs     int64 // allocations served
 	Frees      int64 // blocks returned
 	FromCache  int64 // allocations served from cached blocks
 	FromDevice int64 // allocations that needed a new segment
 	OOMRetries int64 // times the device ran out and the cache was freed to retry
+	Released   int64 // segments given back to the device (Trim, Release, the reserve ratio, OOM retries)
 
 	Segments      int   // device allocations held
 	LiveBlocks    int   // blocks handed out
@@ -36,6 +38,7 @@ func (p *Pool) Stats() Stats {
 	s := p.st
 	s.Cached = s.Reserved - s.InUse
 	s.Limit = p.limit
+	s.ReserveRatio = p.ratio
 	s.LiveBlocks = p.live.n
 	s.FreeBlocks = p.free[0].n + p.free[1].n
 	s.PendingBlocks = len(p.pending)
