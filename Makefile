@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 FUZZTIME ?= 60s
 
-.PHONY: bench-gpu run test test-latency bench cover fuzz build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build gpu-bundle
+.PHONY: bench-gpu run test test-latency bench bench-deps bench-all cover fuzz build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build gpu-bundle
 
 ## run: the main job, on the default device (cuda:0 with -tags cuda and a GPU, else sim:0):
 ## the transfer paths at small sizes, then the FBP example in both modes, compared
@@ -48,8 +48,28 @@ vet:
 build:
 	$(GO) build $(PKGS)
 
-## bench: the Go benchmarks (ledger event cost, sim copies)
+## bench: the benchmarks behind docs/perf.md's goals, each beside its peer in the same run:
+## the ledger under contention (ns/event, x-single), the pool against the device's own
+## allocator and on the mixed trace, the host gather against NumPy, staged against the host's
+## memcpy ceiling and direct, a strided download against a contiguous one, sim's FBP against
+## scikit-image's iradon (make bench-deps)
+BENCHTIME ?= 300ms
 bench:
+	$(GO) test -run '^$$' -bench 'RecordCopy$$|AllocFree$$|Contention' -benchtime $(BENCHTIME) -count 3 ./accounting
+	$(GO) test -run '^$$' -bench 'AllocFree|MixedTrace' -benchtime $(BENCHTIME) -count 3 ./pool
+	$(GO) test -run '^$$' -bench 'HostGather' -benchtime 9x ./devarray
+	$(GO) test -run '^$$' -bench 'StridedDownload' -benchtime 5x ./devarray
+	$(GO) test -run '^$$' -bench 'StagedCeiling' -benchtime 5x -count 3 ./bench
+	@if /usr/bin/python3 -c 'import skimage' 2>/dev/null; then /usr/bin/python3 bench/peers/skimage_fbp.py; \
+	else echo "bench: scikit-image is not installed (make bench-deps): sim FBP without its peer"; \
+		$(GO) test -run '^$$' -bench 'FBP256' -benchtime 5x ./kernels; fi
+
+## bench-deps: Debian's NumPy and scikit-image for /usr/bin/python3 (the peers of make bench)
+bench-deps:
+	bash scripts/python-deps.sh python3-skimage
+
+## bench-all: every Go benchmark of every package
+bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 ## cover: coverage per package, and cover.html
@@ -64,11 +84,15 @@ fuzz:
 	$(GO) test ./devarray -run '^$$' -fuzz '^FuzzViews$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./devarray -run '^$$' -fuzz '^FuzzWrap$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./accounting -run '^$$' -fuzz '^FuzzParseBytes$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./accounting -run '^$$' -fuzz '^FuzzReadLog$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./device -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./device/sim -run '^$$' -fuzz '^FuzzArena$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./cmd/cuarray -run '^$$' -fuzz '^FuzzParseShape$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./cmd/cuarray -run '^$$' -fuzz '^FuzzParseParam$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./cmd/cuarray -run '^$$' -fuzz '^FuzzParseMethods$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./transfer -run '^$$' -fuzz '^FuzzParsePath$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./transfer -run '^$$' -fuzz '^FuzzStridedHostCopy$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./transfer -run '^$$' -fuzz '^FuzzParseProfile$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./interop -run '^$$' -fuzz '^FuzzImportCAIJSON$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./interop -run '^$$' -fuzz '^FuzzImportDLPack$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./interop -run '^$$' -fuzz '^FuzzParseIPC$$' -fuzztime $(FUZZTIME)
@@ -76,6 +100,8 @@ fuzz:
 	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzImportInterface$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzImportDLPack$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzIPCOpen$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzAllocatorCalls$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzPlanRequest$$' -fuzztime $(FUZZTIME)
 
 # ---- CUDA: the real backend is built with -tags cuda (see README) ----------
 

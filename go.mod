@@ -28,3 +28,7 @@ require (
 	gorgonia.org/vecf32 v0.9.0 // indirect
 	gorgonia.org/vecf64 v0.9.0 // indirect
 )
+
+// gorgonia.org/cu v0.9.6 with its package init made lazy (cu.Init), so a -tags cuda binary
+// starts on a machine without a GPU: third_party/gorgonia-cu/PATCH.md has the diff.
+replace gorgonia.org/cu v0.9.6 => ./third_party/gorgonia-cu

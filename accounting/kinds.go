@@ -61,17 +61,18 @@ type Path uint8
 
 // The copy paths.
 const (
-	PathDirect Path = iota // driver copy from or to pageable host memory
-	PathPinned             // DMA from or to page-locked host memory
-	PathStaged             // pageable memory moved through pinned staging chunks (HtoD/DtoH time: the whole copies' wall time, see RecordCopy)
-	PathMapped             // a kernel read or wrote mapped host memory in place
-	PathD2D                // device-to-device copy on one device
-	PathPeer               // copy between two devices
-	PathKernel             // a kernel moved the bytes (pack, unpack, gather)
-	NumPaths               // the number of paths
+	PathDirect     Path = iota // driver copy from or to pageable host memory
+	PathPinned                 // DMA from or to page-locked host memory
+	PathStaged                 // pageable memory moved through pinned staging chunks (HtoD/DtoH time: the whole copies' wall time, see RecordCopy)
+	PathMapped                 // a kernel read or wrote mapped host memory in place
+	PathD2D                    // device-to-device copy on one device
+	PathPeer                   // copy between two devices
+	PathKernel                 // a kernel moved the bytes (pack, unpack, gather)
+	PathRegistered             // registrations of the caller's own memory for a copy (cuMemHostRegister), each a copy of 0 bytes taking the registration's time; the DMA that follows is recorded under PathPinned, as every copy of page-locked memory (see transfer.PathRegistered)
+	NumPaths                   // the number of paths
 )
 
-var pathNames = [NumPaths]string{"direct", "pinned", "staged", "mapped", "d2d", "peer", "kernel"}
+var pathNames = [NumPaths]string{"direct", "pinned", "staged", "mapped", "d2d", "peer", "kernel", "registered"}
 
 // String returns the path's name ("direct", "pinned", ...).
 func (p Path) String() string {

@@ -45,13 +45,14 @@ type Ledger struct {
 	name       string
 	top        atomic.Pointer[Scope]
 	log        atomic.Pointer[eventLog]
+	rec        atomic.Pointer[Recording] // Record's, or nil
 	shards     atomic.Pointer[shardSet]
 	frozen     atomic.Bool
 	memInfo    atomic.Pointer[MemInfoFunc]
 	overhead   atomic.Uint64 // math.Float64bits of the factor; 0: DefaultOverhead
 	freezeMu   sync.Mutex    // one snapshot, Push or Pop at a time
 	overflowMu sync.Mutex    // the overflow shard's writers (see shard.go)
-	_          [64]byte
+	_          [56]byte      // 64 less rec: levels stay where they were
 	levels     [NumKinds]level
 }
 
@@ -194,6 +195,9 @@ func (l *Ledger) logFailure(k Kind, n, level int64) {
 	if lg := l.log.Load(); lg != nil {
 		lg.add(Event{Op: OpFailed, Kind: k, Bytes: n, Level: level})
 	}
+	if r := l.rec.Load(); r != nil {
+		r.failed(k, n)
+	}
 }
 
 // OutOfMemory builds the error for a failed allocation of n bytes of kind k
@@ -242,6 +246,9 @@ func (l *Ledger) logAlloc(k Kind, addr uintptr, n, level int64) {
 	if lg := l.log.Load(); lg != nil {
 		lg.add(Event{Op: OpAlloc, Kind: k, Bytes: n, Addr: addr, Level: level})
 	}
+	if r := l.rec.Load(); r != nil {
+		r.alloc(k, addr, n, 0, false)
+	}
 }
 
 // Alloc records an allocation that needs no reservation first: Reserve and
@@ -287,6 +294,9 @@ func (l *Ledger) Free(k Kind, addr uintptr, n int64) {
 	l.leave(sh)
 	if lg := l.log.Load(); lg != nil {
 		lg.add(Event{Op: OpFree, Kind: k, Bytes: n, Addr: addr, Level: cur})
+	}
+	if r := l.rec.Load(); r != nil {
+		r.free(k, addr, n, 0, false)
 	}
 }
 

@@ -62,9 +62,10 @@ func (s Snapshot) Report() string {
 	return b.String()
 }
 
-// rate formats bytes per second in GB/s (10^9), or "-" when no time was recorded.
+// rate formats bytes per second in GB/s (10^9), or "-" when no time or
+// no bytes were recorded (the registered path's registrations move none).
 func rate(c CopyStats) string {
-	if c.Seconds <= 0 {
+	if c.Seconds <= 0 || c.Bytes == 0 {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", float64(c.Bytes)/c.Seconds/1e9)

@@ -29,6 +29,9 @@ type Config struct {
 	PCIe float64
 	// Progress, when set, gets a line per measurement.
 	Progress io.Writer
+	// Bidir adds a bidirectional row per size (Bidir): an HtoD and a DtoH
+	// copy along the pinned path at once, on two streams.
+	Bidir bool
 	// Copier are options for the transfer.Copier that makes the copies (the staging ring).
 	Copier []transfer.Option
 }
@@ -90,18 +93,38 @@ func (c *Counts) GBps() float64 {
 
 // Result is one measurement: a path, a direction and a size.
 type Result struct {
-	Path          string   `json:"path"`
-	Direction     string   `json:"direction"`
-	Size          int64    `json:"bytes"`
-	Repeats       int      `json:"repeats"`
-	MedianSeconds float64  `json:"median_s"`
-	GBps          float64  `json:"GB_per_s"` // median, 10^9 bytes per second
-	MinGBps       float64  `json:"min_GB_per_s"`
-	MaxGBps       float64  `json:"max_GB_per_s"`
-	VsPinned      *float64 `json:"ratio_to_pinned,omitempty"`  // GBps / the pinned path's, same direction and size
-	VsCopy        *float64 `json:"ratio_to_go_copy,omitempty"` // GBps / Go's copy() of the same size
-	VsPCIe        *float64 `json:"ratio_to_pcie,omitempty"`    // GBps / the link's bandwidth
-	Ledger        *Counts  `json:"ledger,omitempty"`
+	Path          string  `json:"path"`
+	Direction     string  `json:"direction"`
+	Size          int64   `json:"bytes"`
+	Repeats       int     `json:"repeats"`
+	MedianSeconds float64 `json:"median_s"`
+	GBps          float64 `json:"GB_per_s"` // median, 10^9 bytes per second
+	MinGBps       float64 `json:"min_GB_per_s"`
+	MaxGBps       float64 `json:"max_GB_per_s"`
+	// EventMedianSeconds and EventGBps are the median repeat timed on the
+	// device, between two events recorded on the copy's stream around it:
+	// the copy without the cost of queueing it and waiting for it. Zero
+	// where no pair of events brackets the copy (the staged path, Go's copy).
+	EventMedianSeconds float64 `json:"event_median_s,omitempty"`
+	EventGBps          float64 `json:"event_GB_per_s,omitempty"`
+	// LatencyMicros is a copy of at most LatencyMaxBytes's time in µs: the
+	// event-timed median where there is one, else the wall-clock median.
+	LatencyMicros *float64 `json:"latency_us,omitempty"`
+	// VsOneWay is the bidirectional row's GBps (both directions together)
+	// over the sum of the pinned path's HtoD and DtoH figures of the same
+	// size: 1 when both copy engines move at full speed at once.
+	VsOneWay *float64 `json:"ratio_to_one_way_sum,omitempty"`
+	VsPinned *float64 `json:"ratio_to_pinned,omitempty"`  // GBps / the pinned path's, same direction and size
+	VsCopy   *float64 `json:"ratio_to_go_copy,omitempty"` // GBps / Go's copy() of the same size
+	VsPCIe   *float64 `json:"ratio_to_pcie,omitempty"`    // GBps / the link's bandwidth
+	// VsMemcpy is a staged copy's GBps over the host's memcpy ceiling
+	// (Report.MemcpyCeiling), which it cannot beat.
+	VsMemcpy *float64 `json:"ratio_to_memcpy_ceiling,omitempty"`
+	// Planner, on the row of the path the planner picks for this size,
+	// direction and kind of host memory, says so and how far it is from
+	// the best path measured (Report.Plans).
+	Planner string  `json:"planner,omitempty"`
+	Ledger  *Counts `json:"ledger,omitempty"`
 	// Ceiling is the most the figures of this path can physically be; nil
 	// for the go-copy reference.
 	Ceiling *Ceiling `json:"ceiling,omitempty"`
@@ -129,7 +152,36 @@ type Report struct {
 	HostCopyGBps float64  `json:"host_copy_GB_per_s"`
 	Ceilings     Ceilings `json:"ceilings"`
 	Tolerance    float64  `json:"ceiling_tolerance"` // a figure more than this fraction above its ceiling is refused
-	Results      []Result `json:"results"`
+	// HostMemcpy is the host's copy from pageable into pinned memory of
+	// MemcpyBytes on 1, 2, 4, … GOMAXPROCS goroutines (MemcpyCeiling),
+	// and MemcpyCeiling the fastest of them: what a staged copy can reach.
+	HostMemcpy    []transfer.HostCopy `json:"host_memcpy"`
+	MemcpyBytes   int64               `json:"host_memcpy_bytes"`
+	MemcpyCeiling transfer.HostCopy   `json:"memcpy_ceiling"`
+	// Profile names the planner's cost model; ProfileNotice says why a
+	// saved profile was not used, if one was not.
+	Profile       string             `json:"profile"`
+	ProfileNotice string             `json:"profile_notice,omitempty"`
+	Ring          transfer.RingShape `json:"staged_ring"` // the staging ring measured
+	Results       []Result           `json:"results"`
+	// Plans are the planner's picks beside the paths measured.
+	Plans []Plan `json:"planner"`
+}
+
+// Plan is the planner's pick for one size, direction and kind of host
+// memory, beside the fastest of the paths it chooses from, as measured.
+type Plan struct {
+	Size      int64   `json:"bytes"`
+	Direction string  `json:"direction"`
+	Host      string  `json:"host"` // "pageable", "pinned" or "mapped pinned"
+	Pick      string  `json:"pick"`
+	Reason    string  `json:"reason"`
+	PickGBps  float64 `json:"pick_GB_per_s"`
+	Best      string  `json:"best"` // the fastest path measured of those the planner chooses from
+	BestGBps  float64 `json:"best_GB_per_s"`
+	// Slower is how much longer the pick takes than the best path: the
+	// best's GB/s over the pick's, less 1 (0 when the pick is the best).
+	Slower float64 `json:"slower_than_best"`
 }
 
 // Run measures every path, direction and size of cfg on dev. It checks
@@ -156,11 +208,23 @@ func Run(dev driver.Device, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	r.Ceilings = CeilingsFor(info, cfg.PCIe, r.HostCopyGBps)
+	if slices.Contains(cfg.Paths, transfer.PathStaged) {
+		r.MemcpyBytes = min(max(slices.Max(cfg.Sizes), 1<<20), 64<<20)
+		if r.HostMemcpy, err = MemcpyCeiling(dev, r.MemcpyBytes, ThreadCounts(), cfg.MinRepeats); err != nil {
+			return nil, err
+		}
+		r.MemcpyCeiling = ceilingOf(r.HostMemcpy)
+	}
 	c, err := transfer.New(dev, cfg.Copier...)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
+	prof, notice := c.Profile()
+	r.Profile, r.Ring = prof.Name(), c.Ring()
+	if notice != nil {
+		r.ProfileNotice = notice.Error()
+	}
 	for _, size := range cfg.Sizes {
 		if size <= 0 {
 			return nil, fmt.Errorf("bench: size %d: %w", size, driver.ErrInvalidValue)
@@ -173,15 +237,25 @@ func Run(dev driver.Device, cfg Config) (*Report, error) {
 		r.add(cfg, base)
 		for _, p := range cfg.Paths {
 			for _, dir := range directions(p) {
-				res, err := measurePath(c, p, dir, pattern, cfg.repeats(size))
+				res, err := measurePath(c, p, dir, pattern, cfg.repeats(size), true)
 				if err != nil {
 					return nil, fmt.Errorf("bench: %v %v %s: %w", p, dir, accounting.FormatBytes(size), err)
 				}
 				r.add(cfg, res)
 			}
 		}
+		if cfg.Bidir {
+			res, err := measureBidir(c, pattern, cfg.repeats(size))
+			if err != nil {
+				return nil, fmt.Errorf("bench: %s %s: %w", Bidir, accounting.FormatBytes(size), err)
+			}
+			r.add(cfg, res)
+		}
 	}
 	r.ratios()
+	if err := r.plan(c, info.CanMapHost); err != nil {
+		return nil, err
+	}
 	if err := r.Check(); err != nil {
 		return r, err
 	}
@@ -196,7 +270,11 @@ func (r *Report) add(cfg Config, res Result) {
 		if res.Impossible != "" {
 			mark = fmt.Sprintf("  IMPOSSIBLE: above %v", *res.Ceiling)
 		}
-		fmt.Fprintf(cfg.Progress, "bench: %-8s %-4s %10s  %8.2f GB/s%s\n", res.Path, res.Direction, accounting.FormatBytes(res.Size), res.GBps, mark)
+		event := ""
+		if res.EventGBps > 0 {
+			event = fmt.Sprintf(" (events %.2f)", res.EventGBps)
+		}
+		fmt.Fprintf(cfg.Progress, "bench: %-8s %-4s %10s  %8.2f GB/s%s%s\n", res.Path, res.Direction, accounting.FormatBytes(res.Size), res.GBps, event, mark)
 	}
 }
 
@@ -241,6 +319,15 @@ func (r *Report) ratios() {
 		}
 		if q.Direction == "HtoD" || q.Direction == "DtoH" {
 			q.VsPCIe = ratio(q.GBps, r.PCIeGBps)
+		}
+		if q.Path == Bidir {
+			up, down := find("pinned", "HtoD", q.Size), find("pinned", "DtoH", q.Size)
+			if up != nil && down != nil {
+				q.VsOneWay = ratio(q.GBps, up.GBps+down.GBps)
+			}
+		}
+		if q.Path == transfer.PathStaged.String() {
+			q.VsMemcpy = ratio(q.GBps, r.MemcpyCeiling.GBps)
 		}
 	}
 }

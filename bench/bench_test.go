@@ -131,3 +131,26 @@ func BenchmarkTransfer(b *testing.B) {
 		require.NoError(b, d2.Free())
 	}
 }
+
+// The registered path is measured like the others: its copies counted on
+// the pinned path (the DMA from page-locked memory), one registration per
+// buffer for all the repeats, and nothing left registered afterwards.
+func TestRunRegisteredPath(t *testing.T) {
+	dev := testdev.Open(t)
+	r, err := bench.Run(dev, bench.Config{Sizes: []int64{64 << 10, 1 << 20}, Budget: 4 << 20,
+		Paths: []transfer.Path{transfer.PathPinned, transfer.PathRegistered}})
+	require.NoError(t, err)
+	require.True(t, r.CountsOK(), r.Table())
+	rows := 0
+	for _, q := range r.Results {
+		if q.Path != "registered" {
+			continue
+		}
+		rows++
+		require.NotNil(t, q.Ledger)
+		assert.Equal(t, q.Size*int64(q.Repeats), q.Ledger.Bytes, "%s %s", q.Direction, accounting.FormatBytes(q.Size))
+		assert.Zero(t, q.Ledger.HostStaging, "no staging through the host")
+	}
+	assert.Equal(t, 4, rows, "two sizes, both directions")
+	assert.Zero(t, dev.Ledger().Current(accounting.Registered), "the bench leaves nothing registered")
+}

@@ -70,6 +70,11 @@ func (c Ceilings) For(dir string) (Ceiling, bool) {
 		return c.HostLink, true
 	case accounting.DtoD.String():
 		return c.DtoD, true
+	case BidirDirection: // both directions at once: the link's two ways together
+		both := c.HostLink
+		both.GBps *= 2
+		both.Limit += " both ways"
+		return both, both.GBps > 0
 	}
 	return Ceiling{}, false
 }
@@ -213,6 +218,9 @@ func (q *Result) check(c Ceilings) {
 	var figures []string
 	if q.GBps > limit {
 		figures = append(figures, "the median of "+gbpsText(q.GBps)+" GB/s")
+	}
+	if q.EventGBps > limit {
+		figures = append(figures, "the event-timed median's "+gbpsText(q.EventGBps)+" GB/s")
 	}
 	if q.MaxGBps > limit {
 		figures = append(figures, "the fastest repeat's "+gbpsText(q.MaxGBps)+" GB/s")

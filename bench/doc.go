@@ -19,6 +19,29 @@
 // returns before its work is done shows up here as a figure no link or
 // memory could reach.
 //
+// A path whose copy is queued on one stream (direct, pinned, d2d) is also
+// timed between two events recorded on that stream around each repeat:
+// the device's time without queueing and waiting (Result.EventGBps, also
+// checked against the ceiling); copies of at most LatencyMaxBytes report
+// their latency in µs. Config.Bidir adds a row per size (Bidir) with a
+// pinned HtoD and a pinned DtoH at once on two streams, both copy engines
+// busy, against the sum of the one-way pinned figures (Result.VsOneWay).
+//
+// A run that measures the staged path first measures the host's own
+// memory copy from pageable into pinned memory on 1, 2, 4, … GOMAXPROCS
+// goroutines (MemcpyCeiling): a staged copy gathers and scatters exactly
+// so and cannot beat it, so its rows carry the ratio to that ceiling. For
+// each size and direction the report also asks the planner for its pick,
+// for pageable and for pinned memory (transfer.Copier.PlanHost), and says
+// how much slower it is than the fastest path measured of those it chooses
+// from (Report.Plans, the table's planner column).
+//
+// Calibrate measures the planner's cost model on this machine: the memcpy
+// rates, the staging ring that runs fastest, and per path and direction a
+// latency and bandwidth fitted to the median times at a few sizes
+// (FitCost); `cuarray bench -calibrate` saves it as the profile the
+// planner reads (transfer.ProfilePath).
+//
 // `cuarray bench` prints the report as a table, JSON or an SVG chart and
 // exits 1 on an impossible figure; bench_test.go has the same
 // measurements as Go benchmarks, and fbp_test.go the FBP example's two

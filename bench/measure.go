@@ -17,8 +17,9 @@ var errData = errors.New("bench: the copied data differs from the source")
 
 // measurePath times reps copies of size bytes of pattern along path p in
 // direction dir, after one warm-up copy, and checks the data and the
-// ledger's counts of the timed copies.
-func measurePath(c *transfer.Copier, p transfer.Path, dir accounting.Direction, pattern []byte, reps int) (res Result, err error) {
+// ledger's counts of the timed copies. With events, it then times reps more
+// copies between two events each (eventTimes).
+func measurePath(c *transfer.Copier, p transfer.Path, dir accounting.Direction, pattern []byte, reps int, events bool) (res Result, err error) {
 	dev := c.Device()
 	size := int64(len(pattern))
 	var cleanup []func() error
@@ -42,7 +43,7 @@ func measurePath(c *transfer.Copier, p transfer.Path, dir accounting.Direction, 
 	var hostMem []byte
 	var other *devarray.DevArray // the d2d destination
 	switch p {
-	case transfer.PathDirect, transfer.PathStaged:
+	case transfer.PathDirect, transfer.PathStaged, transfer.PathRegistered: // Go memory (registered: page-locked by the copier, once)
 		hostMem = make([]byte, size)
 		host = transfer.HostBytes(hostMem, devarray.Uint8)
 	case transfer.PathPinned, transfer.PathMapped:
@@ -99,6 +100,12 @@ func measurePath(c *transfer.Copier, p transfer.Path, dir accounting.Direction, 
 		times[i] = time.Since(start)
 	}
 	diff := accounting.Diff(before, led.Snapshot())
+	var evTimes []time.Duration
+	if events {
+		if evTimes, err = eventTimes(c, p, dst, src, opt, reps); err != nil {
+			return Result{}, err
+		}
+	}
 	got, err := read()
 	if err != nil {
 		return Result{}, err
@@ -107,8 +114,44 @@ func measurePath(c *transfer.Copier, p transfer.Path, dir accounting.Direction, 
 		return Result{}, errData
 	}
 	res = summarize(p.String(), dir, size, times)
+	res.setEvent(evTimes)
+	res.setLatency()
 	res.Ledger = counts(diff, p, dir, size*int64(reps))
 	return res, nil
+}
+
+// eventTimes makes reps more copies of src into dst, each on a stream of
+// its own between two events recorded there, and returns the time between
+// the events: the device's time for the copy, without the cost of queueing
+// it and waiting for it (which the wall-clock figure, a synchronous Copy
+// as a program makes it, includes). It returns nil where no pair of events
+// on one stream brackets the copy, or the device does not time events. A
+// staged copy runs on the copier's ring streams, driven by goroutines
+// gathering on the host: no pair of events brackets it. Nor the mapped
+// path: its kernel copy queued on a stream is recorded in the ledger with
+// no time (transfer times async kernels by events), which the ledger's
+// ceiling check would refuse.
+func eventTimes(c *transfer.Copier, p transfer.Path, dst, src transfer.Endpoint, opt transfer.Option, reps int) (events []time.Duration, err error) {
+	if p == transfer.PathStaged || p == transfer.PathMapped {
+		return nil, nil
+	}
+	t, err := newEventTimer(c.Device())
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, t.Close()) }()
+	events = make([]time.Duration, reps)
+	for i := range events {
+		ev, ok, err := t.copy(c, dst, src, opt)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, nil
+		}
+		events[i] = ev
+	}
+	return events, nil
 }
 
 // counts checks the ledger's record of the timed copies against what was asked.

@@ -28,20 +28,51 @@ func (r *Report) Table() string {
 			fmt.Fprintf(&b, "ceiling: %s %.2f GB/s (%s)\n", c.Limit, c.GBps, c.Source)
 		}
 	}
+	if len(r.HostMemcpy) > 0 {
+		var rates []string
+		for _, h := range r.HostMemcpy {
+			rates = append(rates, fmt.Sprintf("%.2f on %d", h.GBps, h.Threads))
+		}
+		fmt.Fprintf(&b, "host memcpy pageable→pinned, %s: %s GB/s on goroutines; ceiling of the staged path %.2f GB/s (%d goroutines)\n",
+			accounting.FormatBytes(r.MemcpyBytes), strings.Join(rates, ", "), r.MemcpyCeiling.GBps, r.MemcpyCeiling.Threads)
+	}
+	if r.Profile != "" {
+		fmt.Fprintf(&b, "planner: %s; staging ring %d × %s on %d streams\n", r.Profile, r.Ring.Chunks, accounting.FormatBytes(r.Ring.ChunkBytes), r.Ring.Streams)
+	}
+	if r.ProfileNotice != "" {
+		fmt.Fprintf(&b, "notice: %s\n", r.ProfileNotice)
+	}
 	if r.Tolerance > 0 {
 		fmt.Fprintf(&b, "a figure (median, fastest repeat, the ledger's) more than %.0f%% above its ceiling fails the run\n", r.Tolerance*100)
 	}
-	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "path\tdir\tsize\treps\tGB/s\tmin\tmax\tceiling\tvs pinned\tvs copy()\tvs PCIe\tledger GB/s\tledger\t")
+	var rows strings.Builder
+	w := tabwriter.NewWriter(&rows, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "path\tdir\tsize\treps\tGB/s\tmin\tmax\tevents GB/s\tµs\tceiling\tvs pinned\tvs copy()\tvs PCIe\tvs memcpy\tvs 1-way\tledger GB/s\tledger\t planner")
 	var impossible []string
 	for _, q := range r.Results {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", q.Path, q.Direction, accounting.FormatBytes(q.Size), q.Repeats,
-			q.GBps, q.MinGBps, q.MaxGBps, ceilingText(q.Ceiling), ratioText(q.VsPinned), ratioText(q.VsCopy), ratioText(q.VsPCIe), ledgerRate(q.Ledger), ledgerText(q))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", q.Path, q.Direction, accounting.FormatBytes(q.Size), q.Repeats,
+			q.GBps, q.MinGBps, q.MaxGBps, eventText(q.EventGBps), latencyText(q.LatencyMicros), ceilingText(q.Ceiling), ratioText(q.VsPinned), ratioText(q.VsCopy),
+			ratioText(q.VsPCIe), ratioText(q.VsMemcpy), ratioText(q.VsOneWay), ledgerRate(q.Ledger), ledgerText(q), q.Planner)
 		if q.Impossible != "" {
 			impossible = append(impossible, q.Impossible)
 		}
 	}
 	w.Flush()
+	for _, line := range strings.SplitAfter(rows.String(), "\n") {
+		b.WriteString(strings.TrimRight(line, " \n"))
+		if strings.HasSuffix(line, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	if len(r.Plans) > 0 {
+		fmt.Fprintf(&b, "planner's pick against the best path measured:\n")
+		w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(w, "  host\tdir\tsize\tpick\tGB/s\tbest\tGB/s\tslower")
+		for _, pl := range r.Plans {
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%.2f\t%s\t%.2f\t%.0f%%\n", pl.Host, pl.Direction, accounting.FormatBytes(pl.Size), pl.Pick, pl.PickGBps, pl.Best, pl.BestGBps, pl.Slower*100)
+		}
+		w.Flush()
+	}
 	if len(impossible) > 0 {
 		fmt.Fprintf(&b, "figures that cannot be true:\n")
 		for _, s := range impossible {
@@ -78,6 +109,22 @@ func ledgerRate(c *Counts) string {
 		return "in 0 s"
 	}
 	return gbpsText(c.GBps())
+}
+
+// eventText is the event-timed median's GB/s, "-" where events did not time the copy.
+func eventText(gbps float64) string {
+	if gbps <= 0 {
+		return "-"
+	}
+	return gbpsText(gbps)
+}
+
+// latencyText is a small copy's time in µs, "-" for a larger one.
+func latencyText(us *float64) string {
+	if us == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", *us)
 }
 
 func ceilingText(c *Ceiling) string {

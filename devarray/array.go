@@ -1,11 +1,10 @@
 package devarray
 
 import (
-	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
-	"unsafe"
 )
 
 // buffer is the memory behind an array and all its views.
@@ -17,9 +16,10 @@ type buffer struct {
 	owned   bool
 	release func() error // borrowed arrays: called once by Free
 
-	// mu is held for reading while data moves and for writing by Free, so
-	// memory is never freed under a copy and never touched after Free.
-	mu    sync.RWMutex
+	// mu guards freed, holds and deferred; it is never held while data
+	// moves. Use and copies hold the buffer (holds) instead, so memory is
+	// never freed under a copy and never touched after Free.
+	mu    sync.Mutex
 	freed bool
 	// holds counts the Holds not yet released; while there are any, Free
 	// only marks the array freed and the last release frees the memory.
@@ -207,8 +207,8 @@ func (a *DevArray) Err() error {
 	if err := a.check(); err != nil {
 		return err
 	}
-	a.buf.mu.RLock()
-	defer a.buf.mu.RUnlock()
+	a.buf.mu.Lock()
+	defer a.buf.mu.Unlock()
 	if a.buf.freed {
 		return ErrFreed
 	}
@@ -374,14 +374,18 @@ func (a *DevArray) String() string {
 }
 
 // Use runs f while the memory of every array given is guaranteed to stay
-// allocated: Free waits until f returns. It returns ErrFreed without calling
-// f when any of the memory is already gone. Arrays that share memory (views
-// of one array) are locked once, and memory is locked in a fixed order, so
-// concurrent calls cannot deadlock. Kernels and interop code that hand an
-// array's pointer to other code run that code inside Use.
+// allocated. It returns ErrFreed without calling f when any of the memory is
+// already gone. Use takes no lock while f runs: it holds each buffer as Hold
+// does, so a Free of one of the arrays from another goroutine (or from f)
+// marks it freed at once and the memory is released when f returns, and f
+// may call anything on the arrays (Err, Hold, a copy) without deadlocking.
+// Arrays that share memory (views of one array) are held once. An error
+// releasing memory whose Free was deferred to the end of f is joined to f's.
+// Kernels and interop code that hand an array's pointer to other code run
+// that code inside Use.
 //
 // A nil f, or a nil or zero array, is ErrNil.
-func Use(f func() error, arrays ...*DevArray) error {
+func Use(f func() error, arrays ...*DevArray) (err error) {
 	if f == nil {
 		return fmt.Errorf("devarray: use: no function: %w", ErrNil)
 	}
@@ -394,17 +398,36 @@ func Use(f func() error, arrays ...*DevArray) error {
 			bufs = append(bufs, a.buf)
 		}
 	}
-	slices.SortFunc(bufs, func(x, y *buffer) int {
-		return cmp.Compare(uintptr(unsafe.Pointer(x)), uintptr(unsafe.Pointer(y)))
-	})
 	for i, b := range bufs {
-		b.mu.RLock()
-		defer b.mu.RUnlock()
-		if b.freed {
-			return fmt.Errorf("devarray: array %d of %d: %w", i+1, len(bufs), ErrFreed)
+		if !b.acquire() {
+			return errors.Join(fmt.Errorf("devarray: array %d of %d: %w", i+1, len(bufs), ErrFreed),
+				releaseAll(bufs[:i]))
 		}
 	}
+	defer func() { err = errors.Join(err, releaseAll(bufs)) }()
 	return f()
+}
+
+// acquire holds b's memory (as Hold does) unless it is already freed, and
+// reports whether it did.
+func (b *buffer) acquire() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.freed {
+		return false
+	}
+	b.holds++
+	return true
+}
+
+// releaseAll drops one hold on each buffer (acquire's), freeing the memory
+// whose Free was deferred to it.
+func releaseAll(bufs []*buffer) error {
+	var errs []error
+	for _, b := range bufs {
+		errs = append(errs, b.unhold())
+	}
+	return errors.Join(errs...)
 }
 
 // Uintptr returns the lowest address the array touches (Ptr when no

@@ -49,7 +49,7 @@ func (a *DevArray) Holds() int {
 	if a.check() != nil {
 		return 0
 	}
-	a.buf.mu.RLock()
-	defer a.buf.mu.RUnlock()
+	a.buf.mu.Lock()
+	defer a.buf.mu.Unlock()
 	return a.buf.holds
 }

@@ -1,6 +1,7 @@
 package devarray
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"unsafe"
@@ -84,8 +85,10 @@ func ToHost[T Element](a *DevArray) ([]T, error) {
 }
 
 // CopyTo copies the array's elements, packed in C order, into dst, which
-// must hold exactly NBytes bytes. A strided view is copied with pitched 2-D
-// copies, so only the elements' bytes cross to the host.
+// must hold exactly NBytes bytes. A strided view moves in one pitched
+// driver copy where its layout allows, else in one pack kernel on the
+// device and one contiguous copy (StridedCopy), so only the elements'
+// bytes cross to the host.
 func (a *DevArray) CopyTo(dst []byte) error {
 	return a.move("copy to host", dst, false)
 }
@@ -102,8 +105,8 @@ func (a *DevArray) CopyFrom(src []byte) error {
 	return a.move("copy from host", src, true)
 }
 
-// move runs a host<->device copy of the array's elements under the buffer's
-// read lock, so the memory cannot be freed while bytes move.
+// move runs a host<->device copy of the array's elements while holding the
+// buffer (as Use does), so the memory cannot be freed while bytes move.
 func (a *DevArray) move(op string, host []byte, toDevice bool) error {
 	if err := a.check(); err != nil {
 		return fmt.Errorf("devarray: %s: %w", op, err)
@@ -116,35 +119,28 @@ func (a *DevArray) move(op string, host []byte, toDevice bool) error {
 	if b.backend == nil {
 		return fmt.Errorf("devarray: %s: %w", op, ErrNoBackend)
 	}
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	if b.freed {
+	if !b.acquire() {
 		return fmt.Errorf("devarray: %s: %w", op, ErrFreed)
 	}
 	if a.lay.size == 0 {
-		return nil
+		return releaseAll([]*buffer{b})
 	}
-	if err := forEachRows(a, host, toDevice, b.backend); err != nil {
-		return fmt.Errorf("devarray: %s: %w", op, err)
+	if err := a.strided(host, toDevice, b.backend); err != nil {
+		return errors.Join(fmt.Errorf("devarray: %s: %w", op, err), releaseAll([]*buffer{b}))
 	}
-	return nil
+	return releaseAll([]*buffer{b})
 }
 
-// forEachRows moves a's elements in as few copies as the layout allows:
-// one per block of Blocks, a block of a single row through the plain 1-D
-// copy.
-func forEachRows(a *DevArray, host []byte, toDevice bool, b Backend) error {
-	return Blocks(a.lay.shape, a.lay.strides, a.dtype.Size(), func(bl Block) error {
-		dev := Place{Dev: a.Ptr() + Ptr(bl.Offset)}
-		hst := Place{Host: host[bl.Packed : bl.Packed+bl.Width*bl.Height]}
-		switch {
-		case bl.Height == 1 && toDevice:
-			return b.CopyHtoD(dev.Dev, hst.Host)
-		case bl.Height == 1:
-			return b.CopyDtoH(hst.Host, dev.Dev)
-		case toDevice:
-			return b.Memcpy2D(Memcpy2D{Dst: dev, Src: hst, DstPitch: bl.Pitch, SrcPitch: bl.Width, Width: bl.Width, Height: bl.Height})
-		}
-		return b.Memcpy2D(Memcpy2D{Dst: hst, Src: dev, DstPitch: bl.Width, SrcPitch: bl.Pitch, Width: bl.Width, Height: bl.Height})
-	})
+// strided moves a's elements to or from the packed host bytes through
+// StridedCopy with the backend's synchronous steps: one driver copy when
+// a pitched copy can express the layout, else one pack kernel and one
+// contiguous copy.
+func (a *DevArray) strided(host []byte, toDevice bool, b Backend) error {
+	h, err := NewHostStrided(host, 0, a.lay.shape, nil, a.dtype.Size())
+	if err != nil {
+		return err
+	}
+	steps := &backendSteps{b: b}
+	err = StridedCopy(steps, a, h, toDevice)
+	return errors.Join(err, steps.free())
 }

@@ -177,23 +177,36 @@ func TestUseHoldsMemory(t *testing.T) {
 	require.NoError(t, devarray.Use(func() error { ran = true; return nil }, a, tr, b, a))
 	assert.True(t, ran)
 
-	// Free waits until f returns.
+	// Free while f runs returns at once and marks the array freed; the
+	// memory stays allocated until f returns, and f can still ask the array
+	// its state (no lock is held while f runs).
+	held := dev.Ledger().Current(accounting.Device)
 	inside, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error)
 	go func() {
-		done <- devarray.Use(func() error { close(inside); <-release; return nil }, tr)
+		done <- devarray.Use(func() error {
+			close(inside)
+			<-release
+			if tr.Err() == nil {
+				return errors.New("Err inside Use did not see the Free")
+			}
+			return nil
+		}, tr)
 	}()
 	<-inside
 	freed := make(chan error)
 	go func() { freed <- a.Free() }()
 	select {
-	case <-freed:
-		t.Fatal("Free returned while Use held the memory")
-	case <-time.After(20 * time.Millisecond):
+	case err := <-freed:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Free blocked while Use held the memory")
 	}
+	assert.Equal(t, held, dev.Ledger().Current(accounting.Device), "memory freed while Use still runs")
+	assert.ErrorIs(t, a.Err(), devarray.ErrFreed)
 	close(release)
 	require.NoError(t, <-done)
-	require.NoError(t, <-freed)
+	assert.Equal(t, held-a.NBytes(), dev.Ledger().Current(accounting.Device), "memory not freed when Use returned")
 
 	err = devarray.Use(func() error { t.Fatal("f ran on freed memory"); return nil }, b, tr)
 	assert.ErrorIs(t, err, devarray.ErrFreed)

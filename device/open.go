@@ -58,6 +58,7 @@ func ParseSpec(spec string) (Spec, error) {
 // Open opens the device named by spec:
 //
 //	""       cuda:0 when built with -tags cuda and a GPU answers, else sim:0
+//	         (OpenDefault also says why)
 //	"sim:N"  an emulated device; options mem=SIZE (default 4GiB), maphost=false,
 //	         fail-alloc=N and fail-copy=N (fail the Nth allocation or copy),
 //	         latency=DURATION (each stream operation completes that long
@@ -68,10 +69,8 @@ func ParseSpec(spec string) (Spec, error) {
 // is an error wrapping ErrBadSpec; a device that does not answer, one wrapping ErrNoDevice.
 func Open(spec string) (Device, error) {
 	if spec == "" {
-		if dev, err := openCUDA(Spec{Kind: "cuda"}); err == nil {
-			return dev, nil
-		}
-		spec = "sim:0"
+		dev, _, err := OpenDefault()
+		return dev, err
 	}
 	s, err := ParseSpec(spec)
 	if err != nil {

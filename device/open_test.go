@@ -40,18 +40,6 @@ func TestOpen(t *testing.T) {
 	}
 }
 
-func TestOpenDefault(t *testing.T) {
-	dev, err := device.Open("")
-	require.NoError(t, err)
-	defer dev.Close()
-	if device.CUDABuilt {
-		assert.Equal(t, "cuda:0", dev.Info().Name, "a cuda build opens the GPU by default")
-	} else {
-		assert.Equal(t, "sim:0", dev.Info().Name, "without -tags cuda the default is sim:0")
-		assert.Equal(t, int64(4<<30), dev.Info().TotalMemory)
-	}
-}
-
 func TestOpenRefuses(t *testing.T) {
 	tests := []struct {
 		spec string

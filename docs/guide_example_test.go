@@ -68,12 +68,13 @@ func Example_zeroCopy() {
 	fmt.Println(col.Shape(), col.Strides(), col.IsContiguous(), flat.Shape())
 	fmt.Println("views: allocations", views.Allocations(), "copies", views.Copied().Count)
 
-	vals, _ := devarray.ToHost[float64](col) // only the 6 elements of the view come down
+	vals, _ := devarray.ToHost[float64](col) // only the 6 elements come down, packed on the device by a kernel
 	fmt.Println(vals, dev.Ledger().Snapshot().CopyTotal(accounting.DtoH).Bytes, "bytes down")
 
-	d, _ := flat.Descriptor()            // pointer, shape, strides, dtype, device: what other libraries exchange
+	d, _ := flat.Descriptor() // pointer, shape, strides, dtype, device: what other libraries exchange
+	lent := dev.Ledger().Snapshot()
 	borrowed, _ := devarray.Wrap(dev, d) // someone else's memory, borrowed
-	fmt.Println("borrowing allocates:", dev.Ledger().Snapshot().Allocations()-before.Allocations())
+	fmt.Println("borrowing allocates:", dev.Ledger().Snapshot().Allocations()-lent.Allocations())
 
 	fmt.Println(errors.Is(col.Free(), devarray.ErrNotOwner)) // only the owner frees
 	_ = borrowed.Free()                                      // a borrower's Free lets go, the memory stays
@@ -167,9 +168,10 @@ func Example_pythonInterop() {
 		fmt.Println(err)
 		return
 	}
-	back, _ := interop.ImportDLPack(dev, dl) // a consumer's view: same pointer, no copy
+	back, _ := interop.ImportDLPack(dev, dl)        // a consumer's view: same pointer, no copy
+	allocs := dev.Ledger().Snapshot().Allocations() // still only a's
 	vals, _ := devarray.ToHost[int32](back)
-	fmt.Println(back.Ptr() == t.Ptr(), vals, "allocations:", dev.Ledger().Snapshot().Allocations())
+	fmt.Println(back.Ptr() == t.Ptr(), vals, "allocations:", allocs)
 	_ = back.Free() // runs the tensor's deleter, once
 	// Output:
 	// [3 2] [4 12] <i4 3

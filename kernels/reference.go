@@ -65,25 +65,33 @@ func refSum(mem []byte, base int64, l layout, e element) float64 {
 }
 
 // refPack gathers the elements of the strided src (element 0 at base) into
-// the packed dst, a contiguous run at a time.
+// the packed dst.
 func refPack(dst, src []byte, base int64, l layout, item int64) {
-	refRuns(l, item, func(packed, off, n int64) { copy(dst[packed:packed+n], src[base+off:base+off+n]) })
+	if err := refRuns(src, base, l, item).Gather(dst[:l.n*item], 0); err != nil {
+		panic(err) // sim's launch turns a reference's panic into the stream's error
+	}
 }
 
 // refUnpack scatters the packed src into the strided dst.
 func refUnpack(dst []byte, base int64, l layout, src []byte, item int64) {
-	refRuns(l, item, func(packed, off, n int64) { copy(dst[base+off:base+off+n], src[packed:packed+n]) })
+	if err := refRuns(dst, base, l, item).Scatter(src[:l.n*item], 0); err != nil {
+		panic(err)
+	}
 }
 
-// refRuns calls f with each run of contiguous bytes of the layout: its
-// position in the packed bytes, its offset from element 0 and its length.
-func refRuns(l layout, item int64, f func(packed, off, n int64)) {
-	_ = devarray.Blocks(l.shape, l.strides, item, func(b devarray.Block) error {
-		for r := range b.Height {
-			f(b.Packed+r*b.Width, b.Offset+r*b.Pitch, b.Width)
-		}
-		return nil
-	})
+// refRuns returns the elements of the layout in mem, element 0 at
+// mem[base], as a devarray.HostStrided, whose loops move contiguous runs
+// with copy(), spread-out elements in a loop for their size and
+// transposed layouts in cache tiles: the host gather of package transfer
+// and of the C library too. A layout outside mem panics, which sim's
+// launch reports as the stream's error, as it does an out-of-range access
+// of any reference.
+func refRuns(mem []byte, base int64, l layout, item int64) *devarray.HostStrided {
+	h, err := devarray.NewHostStrided(mem, base, l.shape, l.strides, item)
+	if err != nil {
+		panic(err)
+	}
+	return h
 }
 
 // Checksum is the checksum kernel's function on host bytes: the sum, modulo

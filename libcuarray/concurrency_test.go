@@ -28,13 +28,14 @@ func testSpec() string {
 }
 
 // useIsReentrant reports whether devarray.Use lets its function read the
-// state of an array it uses (Err) while another goroutine waits to Hold or
-// Free that array. When Use holds the buffer's RWMutex read-locked while
-// its function runs, that second read lock waits behind the writer, which
-// waits for the first: a synchronous strided copy (transfer's runSync
-// calls the kernels, whose guard calls Err) deadlocks against a release,
+// state of an array it uses (Err) while another goroutine Holds or Frees
+// that array. When Use held the buffer's RWMutex read-locked while its
+// function ran, that second read lock waited behind the writer, which
+// waited for the first: a synchronous strided copy (transfer's runSync
+// calls the kernels, whose guard calls Err) deadlocked against a release,
 // an export or the end of an async copy of the same array on another
-// thread. The probe's goroutines stay blocked when it does.
+// thread (found with issue 17, fixed since). The probe's goroutines stay
+// blocked when it does.
 func useIsReentrant(t *testing.T, dev uint64) bool {
 	h, err := empty(dev, "float32", []int{4}, false)
 	require.NoError(t, err)
@@ -76,12 +77,9 @@ func TestConcurrentHandleOperations(t *testing.T) {
 	require.NoError(t, err)
 	t.Run("contiguous", func(t *testing.T) { concurrentHandles(t, dev, false) })
 	t.Run("strided", func(t *testing.T) {
-		if !useIsReentrant(t, dev) {
-			t.Skip("devarray.Use holds the buffer's read lock while its function runs and transfer's " +
-				"synchronous copy read-locks it again inside (kernels' guard): a Free or Hold of the " +
-				"array on another thread in between deadlocks both; devarray is not libcuarray's to fix " +
-				"(reported with issue 17). This runs by itself once Use no longer blocks there.")
-		}
+		require.True(t, useIsReentrant(t, dev), "devarray.Use blocked a Hold of its array while its "+
+			"function read the array's state: a synchronous strided copy (kernels' guard calls Err) "+
+			"would deadlock against a Free, an export or the end of an async copy on another thread")
 		concurrentHandles(t, dev, true)
 	})
 }

@@ -11,7 +11,7 @@ package main
 // tensor the library hands out, which the consumer calls from its thread.
 
 /*
-#cgo LDFLAGS: -lcuda
+#cgo !linux LDFLAGS: -lcuda
 #cgo linux LDFLAGS: -L/usr/lib/x86_64-linux-gnu -L/usr/local/cuda/lib64
 #cgo linux CFLAGS: -I/usr/include -I/usr/local/cuda/include
 #include <cuda.h>

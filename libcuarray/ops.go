@@ -155,10 +155,12 @@ func copyArrays(dst, src uint64) error {
 // copyHost moves the array's elements, packed in C order, to or from host
 // memory at p, after the pending async work on the array, and returns with
 // the copy complete. Arrays with a backend move through it (devarray's
-// synchronous CopyTo/CopyFrom, counted in the ledger); host memory
-// imported without one (NumPy's) is read or written in place by Go, block
-// by block, and a fault there (memory another library unmapped or
-// protected since the import) is an error, not a crash.
+// synchronous CopyTo/CopyFrom, counted in the ledger: devarray.StridedCopy,
+// the code path transfer's copies take, one pitched copy or one pack
+// kernel and one contiguous copy); host memory imported without one
+// (NumPy's) is read or written in place by Go through
+// devarray.HostStrided's loops, and a fault there (memory another library
+// unmapped or protected since the import) is an error, not a crash.
 func copyHost(h uint64, p unsafe.Pointer, n int64, toDevice bool) error {
 	e, err := arrayOf(h)
 	if err != nil {
@@ -192,17 +194,14 @@ func copyHost(h uint64, p unsafe.Pointer, n int64, toDevice bool) error {
 		defer faultRecover(&err, "copy", a)
 		lo, hi := a.Extent()
 		mem := unsafe.Slice((*byte)(unsafe.Add(hostPointer(a.Ptr()), lo)), hi-lo)
-		return devarray.Blocks(a.Shape(), a.Strides(), a.DType().Size(), func(b devarray.Block) error {
-			for r := range b.Height {
-				at, packed := b.Offset-lo+r*b.Pitch, b.Packed+r*b.Width
-				if toDevice {
-					copy(mem[at:at+b.Width], host[packed:packed+b.Width])
-				} else {
-					copy(host[packed:packed+b.Width], mem[at:at+b.Width])
-				}
-			}
-			return nil
-		})
+		elems, err := devarray.NewHostStrided(mem, -lo, a.Shape(), a.Strides(), a.DType().Size())
+		if err != nil {
+			return err
+		}
+		if toDevice {
+			return elems.Scatter(host, 0)
+		}
+		return elems.Gather(host, 0)
 	}, a)
 }
 

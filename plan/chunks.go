@@ -38,15 +38,22 @@ type Plan struct {
 	Shape     [3]int         `json:"shape"`
 	SliceDim  int            `json:"slice_axis"`
 	DType     devarray.DType `json:"dtype"`
-	Available int64          `json:"available_bytes"` // the device bytes the plan was made for
-	Overhead  float64        `json:"overhead"`        // the factor Available was divided by
-	MaxSlices int            `json:"max_slices"`      // the estimator's answer for Available/Overhead
-	Chunks    []Chunk        `json:"chunks"`          // in order, covering every slice once, as even as can be
-	OutDType  devarray.DType `json:"out_dtype"`
+	Available int64          `json:"available_bytes"`     // the device bytes the plan was made for
+	Overhead  float64        `json:"overhead"`            // the factor Available was divided by
+	MaxSlices int            `json:"max_slices"`          // the estimator's answer for Available/Overhead
+	Chunks    []Chunk        `json:"chunks"`              // in order, covering every slice once, as even as can be
+	OutDType  devarray.DType `json:"out_dtype,omitempty"` // absent when the method refused the job
+	Raw       bool           `json:"raw"`                 // planned in Raw mode: bytes unrounded, overhead 1
+	Terms     []Term         `json:"terms,omitempty"`     // a raw plan's allocations, as bytes per slice and fixed bytes
 }
 
-// Explain says in one line what the plan is and why.
+// Explain says in one line what the plan is and why; a raw plan shows
+// its arithmetic, as httomo's example does: input 800 + output 800 = 1600
+// bytes per slice; 14450 // 1600 = 9 slices.
 func (p Plan) Explain() string {
+	if p.Raw {
+		return p.explainRaw()
+	}
 	return fmt.Sprintf("%s on %v %v along axis %d: %d chunks of at most %d slices (%s available / overhead %.2f fits %d slices)",
 		p.Method, p.Shape, p.DType, p.SliceDim, len(p.Chunks), p.largest(), accounting.FormatBytes(p.Available), p.Overhead, p.MaxSlices)
 }
@@ -64,10 +71,22 @@ func (p Plan) largest() int {
 // chunks are as even as possible: 10 slices with room for 4 become 4, 3, 3.
 // A shape whose bytes do not fit in int64 is ErrOverflow (package devarray).
 func Chunks(m Method, shape [3]int, sliceDim int, dtype devarray.DType, params Params, available int64, overhead float64) (Plan, error) {
+	return chunks(m, Device, shape, sliceDim, dtype, params, available, overhead)
+}
+
+// ChunksRaw plans m as Chunks does, in httomo's convention (Raw mode):
+// the bytes of every allocation as the arrays hold them, unrounded, and
+// no overhead factor. m must be a Model (else ErrNoModel); the plan's
+// Terms and Explain show the arithmetic.
+func ChunksRaw(m Method, shape [3]int, sliceDim int, dtype devarray.DType, params Params, available int64) (Plan, error) {
+	return chunks(m, Raw, shape, sliceDim, dtype, params, available, 1)
+}
+
+func chunks(m Method, mode Mode, shape [3]int, sliceDim int, dtype devarray.DType, params Params, available int64, overhead float64) (Plan, error) {
 	if m == nil {
 		return Plan{}, fmt.Errorf("plan: chunks: no method: %w", ErrNil)
 	}
-	p := Plan{Method: m.Name(), Shape: shape, SliceDim: sliceDim, DType: dtype, Available: available, Overhead: overhead}
+	p := Plan{Method: m.Name(), Shape: shape, SliceDim: sliceDim, DType: dtype, Available: available, Overhead: overhead, Raw: mode == Raw}
 	other, err := otherDims(shape, sliceDim)
 	if err != nil {
 		return p, err
@@ -89,11 +108,16 @@ func Chunks(m Method, shape [3]int, sliceDim int, dtype devarray.DType, params P
 	if u := math.Round(float64(available) / overhead); u < math.MaxInt64 {
 		usable = int64(u)
 	}
-	s, out, err := m.MaxSlices(sliceDim, other, dtype, usable, params)
+	s, out, err := Estimate(m, mode, sliceDim, other, dtype, usable, params)
 	if err != nil {
 		return p, fmt.Errorf("plan: %s: %w", m.Name(), err)
 	}
 	p.MaxSlices, p.OutDType = s, out
+	if model, ok := m.(Model); ok && mode == Raw {
+		if terms, linear, err := Terms(model, sliceDim, other, dtype, params); err == nil && linear {
+			p.Terms = terms
+		}
+	}
 	total := shape[sliceDim]
 	if total == 0 {
 		return p, nil
@@ -124,6 +148,16 @@ func Chunks(m Method, shape [3]int, sliceDim int, dtype devarray.DType, params P
 // reports (the device's free memory, and the room under its Device limit),
 // and the overhead is the ledger's.
 func ForDevice(dev driver.Device, m Method, shape [3]int, sliceDim int, dtype devarray.DType, params Params) (Plan, error) {
+	return forDevice(dev, m, Device, shape, sliceDim, dtype, params)
+}
+
+// ForDeviceRaw plans m on dev in Raw mode (ChunksRaw): the memory
+// available is what dev's ledger reports, with no overhead factor.
+func ForDeviceRaw(dev driver.Device, m Method, shape [3]int, sliceDim int, dtype devarray.DType, params Params) (Plan, error) {
+	return forDevice(dev, m, Raw, shape, sliceDim, dtype, params)
+}
+
+func forDevice(dev driver.Device, m Method, mode Mode, shape [3]int, sliceDim int, dtype devarray.DType, params Params) (Plan, error) {
 	if dev == nil || m == nil {
 		return Plan{}, fmt.Errorf("plan: for device: no device or method: %w", ErrNil)
 	}
@@ -131,6 +165,9 @@ func ForDevice(dev driver.Device, m Method, shape [3]int, sliceDim int, dtype de
 	avail, err := led.Available()
 	if err != nil {
 		return Plan{Method: m.Name()}, fmt.Errorf("plan: %w", err)
+	}
+	if mode == Raw {
+		return ChunksRaw(m, shape, sliceDim, dtype, params, avail)
 	}
 	return Chunks(m, shape, sliceDim, dtype, params, avail, led.Overhead())
 }

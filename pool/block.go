@@ -12,6 +12,7 @@ const (
 	free    state = iota // cached and reusable by any stream
 	pending              // freed on a stream whose event has not completed yet
 	live                 // handed out
+	parked               // freed on the default stream and kept for the same size (parked.go)
 )
 
 // segment is one allocation from the device, cut into blocks.

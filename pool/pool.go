@@ -41,6 +41,7 @@ type Pool struct {
 	pending     []*block
 	events      []driver.Event // idle events, for reuse
 	spare       []*block       // block structs merged away, for reuse by split
+	parked      parking        // small blocks freed on the default stream (parked.go)
 	limit       int64
 	ratio       float64 // SetReserveRatio; 0: off
 	st          Stats
@@ -126,8 +127,13 @@ func (p *Pool) AllocAsync(n int64, s driver.Stream) (devarray.Ptr, error) {
 		return 0, fmt.Errorf("pool: alloc: %w", err)
 	}
 	size := accounting.AllocBytes(n)
-	if n < 0 || size < 0 {
+	if n < 0 {
 		return 0, fmt.Errorf("pool: alloc %d bytes: %w", n, driver.ErrInvalidValue)
+	}
+	if size < 0 { // within a granule of 2^63: more than any device has
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return 0, p.outOfMemory(n, false, accounting.ErrOutOfMemory)
 	}
 	if p.closer != nil && p.closer.Closed() {
 		// its cached blocks went with the device's memory
@@ -139,7 +145,17 @@ func (p *Pool) AllocAsync(n int64, s driver.Stream) (devarray.Ptr, error) {
 		return 0, p.outOfMemory(size, true, nil)
 	}
 	p.poll()
-	b := p.take(size, s, p.ratio > 0)
+	var b *block
+	if s == nil {
+		b = p.unparkOne(size)
+	}
+	if b == nil {
+		b = p.take(size, s, p.ratio > 0)
+	}
+	if b == nil && p.parked.n > 0 && size <= smallRequest { // parked blocks are in small segments only
+		p.unpark()
+		b = p.take(size, s, p.ratio > 0)
+	}
 	if b != nil {
 		p.st.FromCache++
 	} else {
@@ -153,6 +169,7 @@ func (p *Pool) AllocAsync(n int64, s driver.Stream) (devarray.Ptr, error) {
 		p.unfence(b)
 	}
 	b.state, b.stream = live, s
+	p.led.NoteBlockAlloc(accounting.Device, uintptr(b.ptr), n, streamHandle(s))
 	p.live.put(b)
 	p.st.Allocs++
 	p.st.InUse += size
@@ -181,18 +198,23 @@ func (p *Pool) FreeAsync(ptr devarray.Ptr, s driver.Stream) error {
 	if b == nil {
 		return fmt.Errorf("pool: free %v: %w", ptr, ErrNotAllocated)
 	}
+	p.led.NoteBlockFree(accounting.Device, uintptr(ptr), b.size, streamHandle(s))
 	p.st.Frees++
 	p.st.InUse -= b.size
 	p.publishCached()
+	if b.stream == nil && s == nil { // the default stream alone: reusable at once
+		if parkable(b) {
+			p.park(b)
+		} else {
+			p.release(b)
+		}
+		return nil
+	}
 	streams := make([]driver.Stream, 0, 2)
 	for _, st := range []driver.Stream{b.stream, s} {
 		if st != nil && !slices.Contains(streams, st) {
 			streams = append(streams, st)
 		}
-	}
-	if len(streams) == 0 {
-		p.release(b)
-		return nil
 	}
 	f, err := p.record(streams)
 	if err != nil {
@@ -236,11 +258,15 @@ func (p *Pool) record(streams []driver.Stream) (*fence, error) {
 }
 
 // poll moves pending blocks whose events have completed to the free index.
+// It stops at the first block whose event has not (as PyTorch's caching
+// allocator does): blocks are pending in the order they were freed, so an
+// allocation costs one event query while the streams are busy, not one per
+// pending block. A block behind a slower stream's waits for the next poll.
 func (p *Pool) poll() {
 	if len(p.pending) == 0 {
 		return
 	}
-	p.settle(func(f *fence) bool {
+	p.settle(true, func(f *fence) bool {
 		for _, ev := range f.evs {
 			// A failed query counts as done: the stream reports its own error.
 			if ok, err := ev.Query(); !ok && err == nil {
@@ -251,12 +277,17 @@ func (p *Pool) poll() {
 	})
 }
 
-// settle frees the pending blocks whose fence done says is complete.
-func (p *Pool) settle(done func(*fence) bool) {
+// settle frees the pending blocks whose fence done says is complete; with
+// stop, it asks done about no fence after the first that is not.
+func (p *Pool) settle(stop bool, done func(*fence) bool) {
 	keep := p.pending[:0]
+	stopped := false
 	for _, b := range p.pending {
-		if !b.fence.done && done(b.fence) {
+		if !b.fence.done && !stopped && done(b.fence) {
 			b.fence.done = true
+		}
+		if !b.fence.done {
+			stopped = stop
 		}
 		if b.fence.done {
 			p.unfence(b)
@@ -425,6 +456,7 @@ func (p *Pool) keepRatio(size, want int64) bool {
 	if !over() {
 		return true
 	}
+	p.unpark() // a small segment of parked blocks alone is idle too
 	var idle []*segment
 	for _, seg := range p.segments {
 		if b := seg.first; b.state == free && b.size == seg.size {
@@ -498,6 +530,7 @@ func (p *Pool) mallocSegment(size, want int64) (*segment, error) {
 	seg := &segment{ptr: ptr, size: want, small: size <= smallRequest}
 	seg.first = &block{seg: seg, ptr: ptr, size: want}
 	p.segments[ptr] = seg
+	p.led.NoteSegment(accounting.Device, uintptr(ptr))
 	p.st.Reserved += want
 	p.st.PeakReserved = max(p.st.PeakReserved, p.st.Reserved)
 	p.st.Segments++
@@ -508,8 +541,9 @@ func (p *Pool) mallocSegment(size, want int64) (*segment, error) {
 // first waits for the pending blocks' events. It returns the bytes freed
 // and the first error of the device's frees.
 func (p *Pool) trim(wait bool) (int64, error) {
+	p.unpark()
 	if wait {
-		p.settle(func(f *fence) bool {
+		p.settle(false, func(f *fence) bool {
 			for _, ev := range f.evs {
 				_ = ev.Synchronize()
 			}
@@ -582,4 +616,12 @@ func (p *Pool) outOfMemory(size int64, byLimit bool, devErr error) error {
 		e.Free, e.Total = free, total
 	}
 	return e
+}
+
+// streamHandle is s's handle for a recording, 0 for the default stream.
+func streamHandle(s driver.Stream) uintptr {
+	if s == nil {
+		return 0
+	}
+	return s.Handle()
 }

@@ -35,6 +35,7 @@ func (p *Pool) Stats() Stats {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.unpark() // parked blocks are reported as the free blocks they are
 	s := p.st
 	s.Cached = s.Reserved - s.InUse
 	s.Limit = p.limit

@@ -808,3 +808,77 @@ def ipc_open(descriptor: Union[str, bytes], device: Union[str, Device, None] = N
         raise ValueError("ipc_open: not a descriptor of ipc_export (no backend and device)")
     dev = _device_arg(device, "%s:%d" % (d["backend"], d["device"]))
     return Array(_handle(_lib.cuarray_ipc_open, dev._h, descriptor), dev)
+
+
+# cuarray as CuPy's and PyTorch's allocator: python/cuarray_alloc.py, beside
+# this file in the checkout and in the installed package.
+
+def _alloc_module():
+    import importlib
+    import importlib.util
+    import sys
+    if "__path__" in globals():  # the installed package
+        return importlib.import_module(__name__ + ".cuarray_alloc")
+    if "cuarray_alloc" not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuarray_alloc.py")
+        spec = importlib.util.spec_from_file_location("cuarray_alloc", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["cuarray_alloc"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["cuarray_alloc"]
+
+
+def cupy_allocator(device: Union[str, Device] = "cuda:0", pool: bool = False, limit: Any = None):
+    """A CuPy allocator over a cuarray GPU device, for cupy.cuda.set_allocator:
+    CuPy's allocations are then in the device's ledger and under its limit.
+    See cuarray_alloc.cupy_allocator."""
+    return _alloc_module().cupy_allocator(device, pool=pool, limit=limit)
+
+
+def use_as_torch_allocator(device: Union[str, Device] = "cuda:0", pool: bool = False, limit: Any = None):
+    """Makes cuarray PyTorch's CUDA allocator (CUDAPluggableAllocator over
+    libcuarray's cuarray_torch_malloc/free). See cuarray_alloc.use_as_torch_allocator."""
+    return _alloc_module().use_as_torch_allocator(device, pool=pool, limit=limit)
+
+
+def last_allocator_error(clear: bool = False):
+    """The message of the CuPy/PyTorch allocator's last error, or None."""
+    return _alloc_module().last_allocator_error(clear)
+
+
+def allocator_stats() -> dict:
+    """The CuPy/PyTorch allocator's counts, and its pools' figures."""
+    return _alloc_module().allocator_stats()
+
+
+__all__ += ["cupy_allocator", "use_as_torch_allocator", "last_allocator_error", "allocator_stats"]
+
+
+def _submodule(name: str):
+    """cuarray.NAME, from python/cuarray_NAME.py: a submodule of the
+    installed package (cuarray_package/NAME.py links to the file), loaded
+    here from beside this file in a checkout, under the same name."""
+    import importlib
+    import importlib.util
+    import sys
+    full = __name__ + "." + name
+    if "__path__" in globals():  # the installed package
+        return importlib.import_module(full)
+    if full not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuarray_%s.py" % name)
+        spec = importlib.util.spec_from_file_location(full, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[full] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[full]
+            raise
+    return sys.modules[full]
+
+
+# cuarray.plan: httomo's calc_max_slices by cuarray's planner (python/cuarray_plan.py);
+# cuarray.testing: check_max_slices, httomo's estimator test (python/cuarray_testing.py).
+plan = _submodule("plan")
+testing = _submodule("testing")
+__all__ += ["plan", "testing"]

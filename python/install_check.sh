@@ -24,7 +24,7 @@ trap 'rm -rf "$WORK"' EXIT
 "$WORK/V/bin/pip" install --no-build-isolation --no-index "$ROOT/python"
 
 mkdir "$WORK/elsewhere"
-cp "$ROOT/python/test_cuarray.py" "$WORK/elsewhere/"
+cp "$ROOT/python/test_cuarray.py" "$ROOT/python/test_plan.py" "$WORK/elsewhere/"
 cd "$WORK/elsewhere"
 where="$("$WORK/V/bin/python" -c "import cuarray; print(cuarray.__file__)")"
 case "$where" in
@@ -35,5 +35,7 @@ shape="$("$WORK/V/bin/python" -c "import cuarray; print(cuarray.zeros((2,3)).sha
 [ "$shape" = "(2, 3)" ] || { echo "install_check: cuarray.zeros((2,3)).shape is $shape" >&2; exit 1; }
 "$WORK/V/bin/python" -m cuarray info
 "$WORK/V/bin/python" -m cuarray info -json >/dev/null
-timeout 300 "$WORK/V/bin/python" -m unittest -v test_cuarray
+seed="$("$WORK/V/bin/python" -c "import numpy as np, cuarray.plan; print(cuarray.plan.calc_max_slices('identity', 0, (10, 20), np.float32(), 14450, raw=True)[0])")"
+[ "$seed" = "9" ] || { echo "install_check: cuarray.plan.calc_max_slices of httomo's example is $seed, not 9" >&2; exit 1; }
+timeout 300 "$WORK/V/bin/python" -m unittest -v test_cuarray test_plan
 echo "install_check: ok"

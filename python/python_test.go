@@ -59,7 +59,7 @@ func TestPythonModule(t *testing.T) {
 	t.Run("unittest", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hung test fails, it does not hang CI
 		defer cancel()
-		cmd := exec.CommandContext(ctx, py, "-m", "unittest", "-v", "test_cuarray", "test_hostile")
+		cmd := exec.CommandContext(ctx, py, "-m", "unittest", "-v", "test_cuarray", "test_hostile", "test_alloc", "test_plan", "test_alloc_hostile")
 		cmd.Env = append(os.Environ(), "CUARRAY_LIB="+lib)
 		out, err := cmd.CombinedOutput()
 		t.Logf("%s", out)
@@ -70,6 +70,8 @@ func TestPythonModule(t *testing.T) {
 		require.Positive(t, n, "no Python test ran")
 		require.NotRegexp(t, `skipped=`, string(out), "no Python test may skip")
 	})
+	// cuarray.plan.calc_max_slices answers what the Go planner answers (plan_test.go).
+	t.Run("calc_max_slices", func(t *testing.T) { checkCalcMaxSlices(t, py, lib) })
 	// The user guide's Python block (docs/guide.md, "Interop from Python")
 	// runs as it is shown.
 	t.Run("guide", func(t *testing.T) {

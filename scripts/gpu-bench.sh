@@ -4,8 +4,10 @@
 # call (600 s):
 #   bash .gpu/bench.sh [SIZE ANGLES SLICES]      (default 512 720 512)
 # It runs both sides of every comparison, each peer right after cuarray's
-# measurement of the same work: the transfer paths (cuarray bench, then
-# PyTorch's and CuPy's copies of the same sizes), the export costs
+# measurement of the same work: the transfer paths (cuarray bench -bidir:
+# wall-clock and event-timed, latency at small sizes, both directions at
+# once; then PyTorch's and CuPy's copies of the same sizes, PyTorch's
+# pin_memory() cost and pin_memory().to("cuda") too), the export costs
 # (export_cost.py: cuarray's arrays and CuPy's in one process), the FBP
 # example in both modes (then PyTorch's FBP of the same sinograms), and the
 # backend's micro-benchmarks (driver call, d2d, pool) beside PyTorch's d2d.
@@ -65,8 +67,8 @@ step() {
 	echo "$name: exit $rc"
 }
 
-step cuarray-bench 180 300 bench.json "$G/cuarray" bench -device "$DEV" -json -svg "$W/bench.svg"
-step peer-torch-transfer 90 250 peer-torch-transfer.json python3 "$G/peers/torch_transfer.py"
+step cuarray-bench 180 300 bench.json "$G/cuarray" bench -device "$DEV" -bidir -json -svg "$W/bench.svg"
+step peer-torch-transfer 120 250 peer-torch-transfer.json python3 "$G/peers/torch_transfer.py"
 step peer-cupy-transfer 90 220 peer-cupy-transfer.json python3 "$G/peers/cupy_transfer.py"
 if [ -e "$G/peers/export_cost.py" ]; then
 	step export-cost 90 200 export-cost.json python3 "$G/peers/export_cost.py" --device "$DEV" --json

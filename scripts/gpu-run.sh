@@ -250,8 +250,12 @@ fi
 
 # The Python module: NumPy on sim (NumPy 2 there), then CuPy and PyTorch on the GPU.
 pytest python-numpy python/test_cuarray.py 60 25
+pytest python-plan python/test_plan.py 60 15
+pytest python-alloc python/test_alloc.py 60 15
 if [ "$BUILD" = cuda ]; then
 	pytest python-gpu python/test_gpu.py 90 15
+	# CuPy and PyTorch on cuarray's allocator, and check_max_slices on their methods (issue 21)
+	pytest python-gpu-alloc python/test_gpu_alloc.py 120 15
 fi
 
 DAY="$(date -u +%Y-%m-%d)"

@@ -56,6 +56,7 @@ func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (
 	prev := c.staged[s]
 	c.mu.Unlock()
 	op := &Op{c: c, s: s, x: &exec{dev: c.dev, s: s, k: c.kernels}, keep: []Endpoint{dst, src}}
+	j.pend = op
 	for _, e := range op.keep {
 		switch e.side {
 		case InPinned:

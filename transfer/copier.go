@@ -3,6 +3,7 @@ package transfer
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -18,8 +19,9 @@ import (
 // the async copies in flight. It is safe for concurrent use; staged copies
 // take turns on the ring. Close frees it all.
 type Copier struct {
-	dev driver.Device
-	opt Options
+	dev    driver.Device
+	opt    Options
+	notice error // why a saved profile was not used
 
 	mu     sync.Mutex
 	k      *kernels.Kernels
@@ -29,6 +31,8 @@ type Copier struct {
 
 	ringMu sync.Mutex // held by the staged copy using the ring
 	ring   *ring
+
+	reg *regCache // the registered path's registrations
 }
 
 // New returns a Copier for dev.
@@ -36,17 +40,38 @@ func New(dev driver.Device, opts ...Option) (*Copier, error) {
 	if dev == nil {
 		return nil, fmt.Errorf("transfer: new copier: no device: %w", driver.ErrInvalidValue)
 	}
-	base := Options{}
-	if dev.Info().Backend == "sim" {
-		// sim's "DMA" is a CPU copy: chunks that stay in the CPU's cache
-		// let the second copy of each byte read from cache.
-		base.ChunkBytes = SimChunkBytes
-	}
-	opt, err := apply(base, opts)
+	opt, err := collect(Options{}, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Copier{dev: dev, opt: opt, ops: make(map[*Op]struct{}), staged: make(map[driver.Stream]*Op)}, nil
+	var notice error
+	if opt.Profile == nil {
+		opt.Profile, notice = ProfileFor(dev.Info())
+	}
+	opt = sizeRing(opt, dev.Info().Backend == "sim", runtime.GOMAXPROCS(0)).withDefaults()
+	c := &Copier{dev: dev, opt: opt, notice: notice, ops: make(map[*Op]struct{}), staged: make(map[driver.Stream]*Op),
+		reg: &regCache{max: opt.RegisterBytes}}
+	c.opt.reg = c.reg
+	return c, nil
+}
+
+// Profile returns the cost model the planner uses, and, when a saved
+// profile was not used (unreadable, bad, or made for another device),
+// why: the planner then uses the defaults (DefaultProfile). The result is
+// a copy.
+func (c *Copier) Profile() (*Profile, error) {
+	if c == nil {
+		return nil, fmt.Errorf("transfer: nil Copier; make one with New: %w", driver.ErrInvalidValue)
+	}
+	return c.opt.Profile.clone(), c.notice
+}
+
+// Ring returns the staging ring's shape the copier's staged copies use.
+func (c *Copier) Ring() RingShape {
+	if c == nil {
+		return RingShape{}
+	}
+	return RingShape{ChunkBytes: c.opt.ChunkBytes, Chunks: c.opt.Chunks, Streams: c.opt.Streams}
 }
 
 // Device returns the copier's device.
@@ -75,11 +100,16 @@ func (c *Copier) Plan(dst, src Endpoint, opts ...Option) (Choice, error) {
 	if err != nil {
 		return Choice{}, err
 	}
+	if j.opt.Path == PathAuto {
+		return choose(dst, src, j.n, j.opt, true), nil // the same path, with its reason
+	}
 	return j.choice, nil
 }
 
 // Close waits for the copier's async copies, then frees its staging ring
-// and kernels. Later copies return ErrClosed.
+// and kernels and releases the registered path's registrations (the Go
+// memory they pinned is the garbage collector's again). Later copies
+// return ErrClosed.
 func (c *Copier) Close() error {
 	if c == nil {
 		return nil
@@ -106,6 +136,7 @@ func (c *Copier) Close() error {
 	c.ringMu.Lock()
 	errs = append(errs, c.dropRing())
 	c.ringMu.Unlock()
+	errs = append(errs, c.reg.release(0, ^uintptr(0)))
 	if k != nil {
 		errs = append(errs, k.Close())
 	}
@@ -136,6 +167,7 @@ type job struct {
 	n        int64
 	opt      Options
 	choice   Choice
+	pend     pinned.Pending // the copy's run (runSync) or Op, which guards its registration
 }
 
 // prepare checks the endpoints and picks the path.
@@ -196,8 +228,12 @@ func (c *Copier) prepare(dst, src Endpoint, opts []Option) (*job, error) {
 		return nil, err
 	}
 	j := &job{c: c, dst: dst, src: src, n: src.nbytes(), opt: opt}
+	if j.opt.Profile == nil {
+		j.opt.Profile = c.opt.Profile
+	}
+	j.opt.reg = c.reg // WithOptions replaces the Options wholesale
 	if j.opt.Path == PathAuto {
-		j.choice = choose(dst, src, j.n, c.dev.Info().Backend, j.opt)
+		j.choice = choose(dst, src, j.n, j.opt, false)
 	} else {
 		if j.opt.Path >= numPaths {
 			return nil, fmt.Errorf("transfer: %v: %w", j.opt.Path, ErrPath)

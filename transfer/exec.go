@@ -49,35 +49,6 @@ func (x *exec) memcpy2D(p devarray.Memcpy2D) error {
 	return x.s.Memcpy2DAsync(p)
 }
 
-// move2D moves height rows of width bytes between device memory at d
-// (rows dpitch apart) and host memory h (rows hpitch apart): one pitched
-// copy, or one copy per row where a pitch is over what a pitched copy
-// takes (driver.MaxPitch; the device side of such a layout is packed by
-// a kernel before it gets here, so only a host side can be that sparse).
-func (x *exec) move2D(d devarray.Ptr, dpitch int64, h []byte, hpitch, width, height int64, toDevice bool) error {
-	switch {
-	case height == 1 && toDevice:
-		return x.htod(d, h[:width])
-	case height == 1:
-		return x.dtoh(h[:width], d)
-	case dpitch > driver.MaxPitch || hpitch > driver.MaxPitch:
-		for i := range height {
-			if err := x.move2D(d+devarray.Ptr(i*dpitch), dpitch, h[i*hpitch:], hpitch, width, 1, toDevice); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	h = h[:(height-1)*hpitch+width]
-	p := devarray.Memcpy2D{Width: width, Height: height}
-	if toDevice {
-		p.Dst, p.DstPitch, p.Src, p.SrcPitch = devarray.Place{Dev: d}, dpitch, devarray.Place{Host: h}, hpitch
-	} else {
-		p.Dst, p.DstPitch, p.Src, p.SrcPitch = devarray.Place{Host: h}, hpitch, devarray.Place{Dev: d}, dpitch
-	}
-	return x.memcpy2D(p)
-}
-
 // kernel runs a pack or unpack kernel between two device arrays, one of
 // them C-contiguous, and records its bytes under path (DtoD for device
 // memory; HtoD or DtoH on the mapped path).

@@ -12,19 +12,32 @@ import (
 type Options struct {
 	// Path forces a path; PathAuto (the default) lets the planner choose.
 	Path Path
-	// ChunkBytes is the size of one pinned staging chunk (default 4 MiB;
-	// SimChunkBytes on sim).
+	// ChunkBytes is the size of one pinned staging chunk (default: the
+	// profile's ring, else 4 MiB, less when the ring is deep; SimChunkBytes
+	// on sim). A ring the Copier sizes itself fills each chunk only in
+	// part when a copy is too small to go round the ring a few times.
 	ChunkBytes int64
 	// Chunks is the number of chunks in the staging ring, and of goroutines
-	// that fill and drain them (default 4).
+	// that fill and drain them (default: the profile's ring, else as many
+	// as the host's memory copy needs to feed the link, at most GOMAXPROCS,
+	// plus one; see Profile.HostCopy).
 	Chunks int
 	// Streams is the number of streams the staged path spreads its DMA over (default 2).
 	Streams int
-	// StagedMin is the smallest pageable copy the planner stages on a GPU
-	// (default 1 MiB); below it the driver's own copy is quicker to start.
+	// StagedMin, when set, is the smallest pageable copy the planner
+	// stages; by default the cost model alone decides (Profile).
 	StagedMin int64
+	// Profile is the planner's cost model (default: ProfileFor the device).
+	Profile *Profile
+	// RegisterBytes bounds the bytes of Go memory a Copier keeps
+	// registered for the registered path (default DefaultRegisterBytes);
+	// it is the Copier's, read by New. See WithRegisterCache.
+	RegisterBytes int64
 
-	bad error // the first invalid value an Option was given
+	reg *regCache // the Copier's registrations, for the planner
+
+	adapt bool  // the ring was sized by the Copier: chunks may be filled in part
+	bad   error // the first invalid value an Option was given
 }
 
 // The defaults.
@@ -32,13 +45,26 @@ const (
 	DefaultChunkBytes = 4 << 20
 	DefaultChunks     = 4
 	DefaultStreams    = 2
-	DefaultStagedMin  = 1 << 20
 	// SimChunkBytes is the chunk size on sim, where it fits the CPU's cache.
 	SimChunkBytes = 512 << 10
 )
 
 // Option changes Options.
 type Option func(*Options)
+
+// WithProfile makes the planner use profile p (nil: the device's, see
+// ProfileFor); a profile that does not pass Validate is an error.
+func WithProfile(p *Profile) Option {
+	return func(o *Options) {
+		if p != nil {
+			if err := p.Validate(); err != nil {
+				o.invalid(err)
+				return
+			}
+		}
+		o.Profile = p
+	}
+}
 
 // Via forces path p (PathAuto: the planner chooses).
 func Via(p Path) Option { return func(o *Options) { o.Path = p } }
@@ -65,6 +91,23 @@ func WithRing(chunkBytes int64, chunks, streams int) Option {
 	}
 }
 
+// WithRegisterCache bounds the bytes of Go memory a Copier keeps
+// registered for the registered path (PathRegistered): once registered,
+// a buffer stays registered, and pinned, for later copies until the least
+// recently used registrations must make room, Copier.Unregister releases
+// it, or the Copier is closed. A buffer larger than the bound is
+// registered for its copy only. Given to New; a negative bound is an
+// error.
+func WithRegisterCache(maxBytes int64) Option {
+	return func(o *Options) {
+		if maxBytes < 0 {
+			o.invalid(fmt.Errorf("transfer: register cache of %d bytes: want no negative value: %w", maxBytes, driver.ErrInvalidValue))
+			return
+		}
+		o.RegisterBytes = maxBytes
+	}
+}
+
 // WithOptions replaces the options wholesale (zero fields take defaults).
 func WithOptions(opts Options) Option {
 	return func(o *Options) {
@@ -73,8 +116,13 @@ func WithOptions(opts Options) Option {
 		if o.bad == nil {
 			o.bad = bad
 		}
-		if opts.ChunkBytes < 0 || opts.Chunks < 0 || opts.Streams < 0 || opts.StagedMin < 0 {
+		if opts.ChunkBytes < 0 || opts.Chunks < 0 || opts.Streams < 0 || opts.StagedMin < 0 || opts.RegisterBytes < 0 {
 			o.invalid(fmt.Errorf("transfer: options %+v: want no negative value: %w", opts, driver.ErrInvalidValue))
+		}
+		if opts.Profile != nil {
+			if err := opts.Profile.Validate(); err != nil {
+				o.invalid(err)
+			}
 		}
 	}
 }
@@ -97,8 +145,8 @@ func (o Options) withDefaults() Options {
 		o.Streams = DefaultStreams
 	}
 	o.Streams = min(o.Streams, o.Chunks)
-	if o.StagedMin <= 0 {
-		o.StagedMin = DefaultStagedMin
+	if o.RegisterBytes <= 0 {
+		o.RegisterBytes = DefaultRegisterBytes
 	}
 	return o
 }
@@ -106,6 +154,15 @@ func (o Options) withDefaults() Options {
 // apply returns base changed by opts, with defaults filled in, or the
 // error of the first invalid value.
 func apply(base Options, opts []Option) (Options, error) {
+	o, err := collect(base, opts)
+	if err != nil {
+		return Options{}, err
+	}
+	return o.withDefaults(), nil
+}
+
+// collect returns base changed by opts, or the error of the first invalid value.
+func collect(base Options, opts []Option) (Options, error) {
 	for _, f := range opts {
 		if f != nil {
 			f(&base)
@@ -114,5 +171,5 @@ func apply(base Options, opts []Option) (Options, error) {
 	if base.bad != nil {
 		return Options{}, base.bad
 	}
-	return base.withDefaults(), nil
+	return base, nil
 }

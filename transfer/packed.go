@@ -1,60 +1,38 @@
 package transfer
 
 import (
-	"sort"
-
 	"github.com/cuarray/cuarray/devarray"
 )
 
 // hostLayout copies between host memory in any layout and ranges of its
-// packed C-order bytes, for the staged path's chunks and host-to-host copies.
+// packed C-order bytes, for the staged path's chunks and host-to-host
+// copies, through devarray.HostStrided's specialised loops.
 type hostLayout struct {
-	e      Endpoint
-	blocks []devarray.Block // nil when the memory is C-contiguous
+	h *devarray.HostStrided
 }
 
+// strided returns the host endpoint's elements as a devarray.HostStrided.
+func (e Endpoint) strided() (*devarray.HostStrided, error) {
+	return devarray.NewHostStrided(e.mem, e.zero(), e.arr.Shape(), e.arr.Strides(), e.arr.DType().Size())
+}
+
+// newHostLayout describes a host endpoint, whose elements Wrap has
+// checked to lie inside its memory.
 func newHostLayout(e Endpoint) hostLayout {
-	l := hostLayout{e: e}
-	if !e.contiguous() {
-		_ = devarray.Blocks(e.arr.Shape(), e.arr.Strides(), e.arr.DType().Size(), func(b devarray.Block) error {
-			l.blocks = append(l.blocks, b)
-			return nil
-		})
+	h, err := e.strided()
+	if err != nil {
+		// Not reached: the endpoint's view was bounds-checked when it was
+		// made. An empty layout moves nothing rather than something wrong.
+		h, _ = devarray.NewHostStrided(nil, 0, []int{0}, nil, 1)
 	}
-	return l
+	return hostLayout{h: h}
 }
 
-// gather copies packed bytes [lo, lo+len(dst)) of the elements into dst.
-func (l hostLayout) gather(dst []byte, lo int64) {
-	l.each(lo, int64(len(dst)), func(host []byte, at int64) { copy(dst[at:], host) })
-}
+// gather copies packed bytes [lo, lo+len(dst)) of the elements into dst,
+// on this goroutine: the staged path runs several at once. Callers pass
+// ranges inside the packed bytes (a staged copy's chunks); a range
+// outside them copies nothing.
+func (l hostLayout) gather(dst []byte, lo int64) { _ = l.h.Gather(dst, lo) }
 
 // scatter copies src into packed bytes [lo, lo+len(src)) of the elements.
-func (l hostLayout) scatter(src []byte, lo int64) {
-	l.each(lo, int64(len(src)), func(host []byte, at int64) { copy(host, src[at:at+int64(len(host))]) })
-}
-
-// each calls f with every run of host memory holding packed bytes
-// [lo, lo+n), and where that run starts relative to lo.
-func (l hostLayout) each(lo, n int64, f func(host []byte, at int64)) {
-	if l.blocks == nil {
-		f(l.e.hostAt(lo)[:n], 0)
-		return
-	}
-	hi := lo + n
-	i := sort.Search(len(l.blocks), func(i int) bool {
-		b := l.blocks[i]
-		return b.Packed+b.Width*b.Height > lo
-	})
-	for ; i < len(l.blocks) && l.blocks[i].Packed < hi; i++ {
-		b := l.blocks[i]
-		for r := max(0, (lo-b.Packed)/b.Width); r < b.Height; r++ {
-			row := b.Packed + r*b.Width
-			if row >= hi {
-				break
-			}
-			from, to := max(row, lo), min(row+b.Width, hi)
-			f(l.e.hostAt(b.Offset + r*b.Pitch + from - row)[:to-from], from-lo)
-		}
-	}
-}
+func (l hostLayout) scatter(src []byte, lo int64) { _ = l.h.Scatter(src, lo) }

@@ -20,10 +20,19 @@ const (
 	PathMapped      // a kernel reads or writes mapped host memory in place
 	PathD2D         // within one device
 	PathPeer        // between two devices
+	// PathRegistered page-locks the caller's own Go memory
+	// (cuMemHostRegister, through pinned.Register) and DMAs from or to it
+	// in one driver copy, as the pinned path does, without a memory copy.
+	// The Copier keeps the registration for later copies of the same
+	// memory (see Copier.Unregister); contiguous host sides only. The
+	// driver locks whole pages: a buffer that shares a page with another
+	// registration is registered after that one is unregistered, and
+	// while a copy still uses that one the copy is refused (pinned.ErrBusy).
+	PathRegistered
 	numPaths
 )
 
-var pathNames = [numPaths]string{"auto", "direct", "pinned", "staged", "mapped", "d2d", "peer"}
+var pathNames = [numPaths]string{"auto", "direct", "pinned", "staged", "mapped", "d2d", "peer", "registered"}
 
 // String returns the path's name.
 func (p Path) String() string {
@@ -33,7 +42,11 @@ func (p Path) String() string {
 	return pathNames[p]
 }
 
-// Ledger returns the ledger path of the same name (PathAuto has none: PathDirect).
+// Ledger returns the ledger path a copy along p records its bytes under:
+// the one of the same name (PathAuto has none: PathDirect), but
+// accounting.PathPinned for PathRegistered, whose DMA is from or to
+// page-locked memory like the pinned path's; its registrations are
+// recorded under accounting.PathRegistered (0 bytes each, their time).
 func (p Path) Ledger() accounting.Path {
 	switch p {
 	case PathPinned:
@@ -46,6 +59,8 @@ func (p Path) Ledger() accounting.Path {
 		return accounting.PathD2D
 	case PathPeer:
 		return accounting.PathPeer
+	case PathRegistered:
+		return accounting.PathPinned
 	}
 	return accounting.PathDirect
 }
@@ -61,4 +76,6 @@ func ParsePath(s string) (Path, error) {
 }
 
 // Paths returns every path but Auto.
-func Paths() []Path { return []Path{PathDirect, PathPinned, PathStaged, PathMapped, PathD2D, PathPeer} }
+func Paths() []Path {
+	return []Path{PathDirect, PathPinned, PathStaged, PathMapped, PathD2D, PathPeer, PathRegistered}
+}

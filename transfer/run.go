@@ -12,11 +12,6 @@ import (
 	"github.com/cuarray/cuarray/kernels"
 )
 
-// maxDriverCopies is the most pitched driver copies a strided device side
-// is moved with before a pack kernel gathers it instead: each driver copy
-// costs microseconds to start.
-const maxDriverCopies = 64
-
 // runSync runs the copy and waits for it.
 func (j *job) runSync() error {
 	x := &exec{dev: j.c.dev, k: j.c.kernels}
@@ -30,6 +25,7 @@ func (j *job) runSync() error {
 	// the copy runs.
 	running := newRunning()
 	defer running.end()
+	j.pend = running
 	for _, e := range []Endpoint{j.dst, j.src} {
 		if e.side == InPinned {
 			if err := e.buf.Guard(running); err != nil {
@@ -83,6 +79,8 @@ func (j *job) run(x *exec) error {
 		err = j.runD2D(x)
 	case p == PathPeer:
 		err = j.runPeer(x)
+	case p == PathRegistered:
+		err = j.runRegistered(x)
 	}
 	if err != nil {
 		return fmt.Errorf("transfer: %v copy of %s: %w", j.choice.Path, accounting.FormatBytes(j.n), err)
@@ -96,62 +94,6 @@ func (j *job) sides() (dev, host Endpoint, toDevice bool) {
 		return j.dst, j.src, true
 	}
 	return j.src, j.dst, false
-}
-
-// runDriver moves the bytes with the driver's copies, pitched where the
-// layouts allow: the direct and pinned paths.
-func (j *job) runDriver(x *exec) error {
-	dev, host, toDevice := j.sides()
-	item := dev.arr.DType().Size()
-	switch {
-	case dev.contiguous():
-		return hostBlocks(x, dev.arr.Ptr(), host, toDevice)
-	case host.contiguous() && countBlocks(dev.arr, maxDriverCopies+1) <= maxDriverCopies:
-		h := host.hostAt(0)
-		return devarray.Blocks(dev.arr.Shape(), dev.arr.Strides(), item, func(b devarray.Block) error {
-			return x.move2D(dev.arr.Ptr()+devarray.Ptr(b.Offset), b.Pitch, h[b.Packed:], b.Width, b.Width, b.Height, toDevice)
-		})
-	}
-	t, err := x.temp(dev.arr)
-	if err != nil {
-		return err
-	}
-	if toDevice {
-		if err := hostBlocks(x, t.Ptr(), host, true); err != nil {
-			return err
-		}
-		return x.kernel(dev.arr, t, accounting.DtoD, accounting.PathKernel)
-	}
-	if err := x.kernel(t, dev.arr, accounting.DtoD, accounting.PathKernel); err != nil {
-		return err
-	}
-	return hostBlocks(x, t.Ptr(), host, false)
-}
-
-// hostBlocks moves between contiguous device memory at d and the host
-// side in any layout, one pitched copy per block of the host layout.
-func hostBlocks(x *exec, d devarray.Ptr, host Endpoint, toDevice bool) error {
-	return devarray.Blocks(host.arr.Shape(), host.arr.Strides(), host.arr.DType().Size(), func(b devarray.Block) error {
-		return x.move2D(d+devarray.Ptr(b.Packed), b.Width, host.hostAt(b.Offset), b.Pitch, b.Width, b.Height, toDevice)
-	})
-}
-
-// countBlocks counts a's blocks, up to limit; a block whose pitch a
-// pitched copy cannot take (over driver.MaxPitch) counts as limit, so that
-// the layout is packed on the device instead.
-func countBlocks(a *devarray.DevArray, limit int) int {
-	n := 0
-	stop := errors.New("enough")
-	_ = devarray.Blocks(a.Shape(), a.Strides(), a.DType().Size(), func(b devarray.Block) error {
-		if b.Height > 1 && b.Pitch > driver.MaxPitch {
-			n = limit
-		}
-		if n++; n >= limit {
-			return stop
-		}
-		return nil
-	})
-	return n
 }
 
 // runMapped runs a kernel that reads or writes the mapped host memory in place.

@@ -130,6 +130,9 @@ func (j *job) runStaged(x *exec) error {
 // stage runs the ring: goroutine g fills (or drains) chunk g, g+K, g+2K, …
 // of the packed bytes through slot g, waiting on the slot's event before
 // reusing it, so host copies of some chunks overlap the DMA of others.
+// The K goroutines are the ring's depth, which the Copier sizes from the
+// host's memory copy rate and GOMAXPROCS (sizeRing); a ring it sized
+// fills its chunks in part when the copy is small (piece).
 // It returns when every DMA has completed, and then records the copy's
 // wall time, from the first chunk to the last DMA's completion, as the
 // staged path's time in the ledger (accounting.Ledger.RecordCopy says
@@ -156,7 +159,8 @@ func (j *job) stage(x *exec, d devarray.Ptr, host hostLayout, toDevice bool) (er
 	}
 	led := c.dev.Ledger()
 	start := time.Now()
-	nchunks := int((j.n + r.chunk - 1) / r.chunk)
+	size := piece(j.n, r.chunk, len(r.slots), j.opt.adapt)
+	nchunks := int((j.n + size - 1) / size)
 	errs := make([]error, len(r.slots))
 	var failed atomic.Bool
 	var wg sync.WaitGroup
@@ -166,8 +170,8 @@ func (j *job) stage(x *exec, d devarray.Ptr, host hostLayout, toDevice bool) (er
 			defer wg.Done()
 			st, ev, slot := r.streams[g%len(r.streams)], r.events[g], r.slots[g].Bytes
 			for ci := g; ci < nchunks && !failed.Load(); ci += len(r.slots) {
-				lo := int64(ci) * r.chunk
-				m := min(r.chunk, j.n-lo)
+				lo := int64(ci) * size
+				m := min(size, j.n-lo)
 				var err error
 				if toDevice {
 					err = stageIn(led, st, ev, slot[:m], d+devarray.Ptr(lo), host, lo, ci >= len(r.slots))

@@ -2,7 +2,7 @@
 """Puts cuarray's figures and its peers' side by side, as ratios, from the
 files scripts/gpu-bench.sh writes into one directory:
 
-  bench.json                  cuarray bench -json
+  bench.json                  cuarray bench -bidir -json
   peer-torch-transfer.json    torch_transfer.py (one JSON object a line)
   peer-cupy-transfer.json     cupy_transfer.py
   fbp.json                    go run ./examples/fbp -mode both -json
@@ -19,7 +19,7 @@ import os
 import sys
 
 # cuarray's paths against the peers' copies of the same kind of host memory
-MATCH = {"direct": "direct", "staged": "direct", "pinned": "pinned", "mapped": "pinned", "d2d": "d2d"}
+MATCH = {"direct": "direct", "staged": "direct", "pinned": "pinned", "mapped": "pinned", "d2d": "d2d", "bidir": "bidir"}
 
 
 def load_json(path):
@@ -54,22 +54,24 @@ def ratio(a, b):
     return "%.2f" % (a / b) if a and b else "-"
 
 
-def transfers(bench, peers):
-    lines = ["## Transfers (GB/s, median)", ""]
+def transfers(bench, peers, key="GB_per_s", title="## Transfers (GB/s, median)"):
+    lines = [title, ""]
     if not bench:
         return lines + ["cuarray bench: not run", ""]
     names = sorted({p["peer"] for p in peers})
     head = "| path | dir | size | cuarray |" + "".join(" %s | cuarray/%s |" % (n, n) for n in names)
     lines += [head, "|" + "---|" * (4 + 2 * len(names))]
-    index = {(p["peer"], p["path"], p["direction"], p["bytes"]): p["GB_per_s"] for p in peers}
+    index = {(p["peer"], p["path"], p["direction"], p["bytes"]): p.get(key) for p in peers}
     for r in bench["results"]:
-        if r["path"] == "go-copy":
+        if r["path"] == "go-copy" or not r.get(key):
             continue
-        row = "| %s | %s | %s | %.2f |" % (r["path"], r["direction"], size(r["bytes"]), r["GB_per_s"])
+        row = "| %s | %s | %s | %.2f |" % (r["path"], r["direction"], size(r["bytes"]), r[key])
         for n in names:
             peer = index.get((n, MATCH.get(r["path"], r["path"]), r["direction"], r["bytes"]))
-            row += " %s | %s |" % ("%.2f" % peer if peer else "-", ratio(r["GB_per_s"], peer))
+            row += " %s | %s |" % ("%.2f" % peer if peer else "-", ratio(r[key], peer))
         lines.append(row)
+    if key != "GB_per_s":
+        return lines + [""]
     impossible = [r["impossible"] for r in bench["results"] if r.get("impossible")]
     if impossible:
         lines.append("")
@@ -78,6 +80,60 @@ def transfers(bench, peers):
         lines.append("")
         lines.append("peers: not run")
     return lines + [""]
+
+
+def latency(bench, peers):
+    """Small copies' time in µs, event-timed where the side has events:
+    peer / cuarray, above 1 when cuarray's copy is done sooner."""
+    lines = ["## Latency (µs, event-timed median, copies ≤ 64 KiB)", ""]
+    rows = [r for r in (bench or {}).get("results", []) if r.get("latency_us")]
+    if not rows:
+        return lines + ["no copy ≤ 64 KiB measured", ""]
+    names = sorted({p["peer"] for p in peers})
+    index = {(p["peer"], p["path"], p["direction"], p["bytes"]): p.get("latency_us") for p in peers}
+    lines += ["| path | dir | size | cuarray |" + "".join(" %s | %s/cuarray |" % (n, n) for n in names),
+              "|" + "---|" * (4 + 2 * len(names))]
+    for r in rows:
+        row = "| %s | %s | %s | %.1f |" % (r["path"], r["direction"], size(r["bytes"]), r["latency_us"])
+        for n in names:
+            peer = index.get((n, MATCH.get(r["path"], r["path"]), r["direction"], r["bytes"]))
+            row += " %s | %s |" % ("%.1f" % peer if peer else "-", ratio(peer, r["latency_us"]))
+        lines.append(row)
+    return lines + [""]
+
+
+def pageable(bench, peers):
+    """What a program holding pageable memory pays to reach the device:
+    PyTorch's .to("cuda") of a pageable tensor, the pinning cost itself
+    (.pin_memory()), both together (.pin_memory().to("cuda")) and the
+    pinned copy alone, beside cuarray's staged and direct paths from
+    pageable memory; ratios cuarray staged / each of them."""
+    lines = ["## From pageable memory, HtoD (GB/s, wall-clock median): cuarray against PyTorch", ""]
+    torch = {(p["path"], p["bytes"]): p for p in peers if p.get("peer") == "torch"}
+    ours = {(r["path"], r["bytes"]): r for r in (bench or {}).get("results", []) if r["direction"] in ("HtoD", "HtoH")}
+    sizes = sorted({b for (_, b) in torch} | {b for (p, b) in ours if p == "staged"})
+    if not sizes:
+        return lines + ["not run", ""]
+
+    def gb(d, key):
+        return d[key]["GB_per_s"] if key in d else None
+
+    def cell(v):
+        return "%.2f" % v if v else "-"
+
+    lines += ["| size | cuarray staged | cuarray direct | torch .to('cuda') pageable | torch .pin_memory() | "
+              "torch .pin_memory() first | torch .pin_memory().to('cuda') | torch pinned .to('cuda') | "
+              "staged/torch pageable | staged/torch pin+to | staged/torch pinned |",
+              "|" + "---|" * 11]
+    for n in sizes:
+        staged, direct = gb(ours, ("staged", n)), gb(ours, ("direct", n))
+        t_page, t_pin, t_pinto, t_pinned = (gb(torch, (p, n)) for p in ("direct", "pin_memory", "pin+to", "pinned"))
+        first = torch.get(("pin_memory", n), {}).get("first_GB_per_s")
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            size(n), cell(staged), cell(direct), cell(t_page), cell(t_pin), cell(first), cell(t_pinto), cell(t_pinned),
+            ratio(staged, t_page), ratio(staged, t_pinto), ratio(staged, t_pinned)))
+    return lines + ["", "torch .pin_memory() is the pinning cost alone (a host copy into page-locked memory; "
+                        "\"first\" includes allocating it, later calls reuse PyTorch's cached blocks).", ""]
 
 
 def fbp(rep, peer):
@@ -121,6 +177,9 @@ def main():
     if bench:
         out += ["%s (%s), %s" % (bench.get("model", "?"), bench.get("device", "?"), bench.get("date", "?")), ""]
     out += transfers(bench, peers)
+    out += transfers(bench, peers, "event_GB_per_s", "## Transfers (GB/s, event-timed median: the device's time between two events around the copy)")
+    out += latency(bench, peers)
+    out += pageable(bench, peers)
     out += fbp(rep, peer_fbp[0] if peer_fbp else None)
     print("\n".join(out))
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/bench"
+	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/transfer"
 )
 
@@ -25,20 +26,27 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	dev := fs.String("device", "", "device spec: sim:0, cuda:0; empty picks cuda:0 if present, else sim:0")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	sizesArg := fs.String("sizes", "4KiB,1MiB,64MiB,1GiB", "copy sizes, comma-separated")
-	pathsArg := fs.String("paths", "direct,pinned,staged,mapped,d2d", "paths to measure, comma-separated")
+	pathsArg := fs.String("paths", "direct,pinned,staged,mapped,d2d", "paths to measure, comma-separated (also: registered, peer)")
 	svg := fs.String("svg", "", "also write an SVG chart of bandwidth against size to this file")
 	budget := fs.String("budget", "256MiB", "about how many bytes each measurement moves (repeats = budget/size, 3 to 50)")
 	pcie := fs.Float64("pcie", 0, "the host link's GB/s per direction, the ceiling of the host-device figures (default: the device's, else known GPU models)")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	bidir := fs.Bool("bidir", false, "also measure, per size, an HtoD and a DtoH along the pinned path at once on two streams (both copy engines), against the sum of the one-way pinned figures")
+	calibrate := fs.Bool("calibrate", false, "measure this machine's cost model (latency and GB/s per path and direction, the host's memcpy, the fastest staging ring) and save it as the planner's profile (-sizes default 4KiB,64KiB,1MiB,8MiB,64MiB)")
+	profile := fs.String("profile", "", "the planner's profile: the file -calibrate saves, or the one the planner uses (default: $"+transfer.ProfileEnv+", else profile-MODEL.json in the user config dir; sim reads only $"+transfer.ProfileEnv+")")
 	if err := parseSet(fs, args); err != nil {
 		return err
 	}
-	pcieSet := false
-	fs.Visit(func(f *flag.Flag) { pcieSet = pcieSet || f.Name == "pcie" })
+	pcieSet, sizesSet, pathsSet := false, false, false
+	fs.Visit(func(f *flag.Flag) {
+		pcieSet = pcieSet || f.Name == "pcie"
+		sizesSet = sizesSet || f.Name == "sizes"
+		pathsSet = pathsSet || f.Name == "paths"
+	})
 	if pcieSet && !(*pcie > 0 && !math.IsInf(*pcie, 0)) {
 		return usageError{fmt.Sprintf("pcie %v: want the host link's GB/s per direction, a positive figure, as 64", *pcie)}
 	}
-	cfg := bench.Config{PCIe: *pcie, Progress: progress}
+	cfg := bench.Config{PCIe: *pcie, Progress: progress, Bidir: *bidir}
 	if *quiet {
 		cfg.Progress = nil
 	}
@@ -57,11 +65,41 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer d.Close()
+	if _, total, err := d.MemInfo(); err == nil {
+		for _, n := range cfg.Sizes { // each size is made on the host first: -sizes 1TiB was a fatal out of memory
+			if n > total && (sizesSet || !*calibrate) {
+				return usageError{fmt.Sprintf("sizes: %s is more than %s's %s of memory", accounting.FormatBytes(n), d.Info().Name, accounting.FormatBytes(total))}
+			}
+		}
+	}
+	if *calibrate {
+		cc := bench.CalibrateConfig{Progress: cfg.Progress}
+		if sizesSet {
+			cc.Sizes = cfg.Sizes
+		}
+		if pathsSet {
+			cc.Paths = cfg.Paths
+		}
+		return runCalibrate(d, cc, *profile, *asJSON, stdout)
+	}
+	if *profile != "" {
+		p, err := transfer.LoadProfile(*profile)
+		if err == nil {
+			err = p.Matches(d.Info())
+		}
+		if err != nil {
+			return fmt.Errorf("-profile: %w", err)
+		}
+		cfg.Copier = append(cfg.Copier, transfer.WithProfile(p))
+	}
 	r, err := bench.Run(d, cfg)
 	if r == nil {
 		return err
 	}
 	impossible := err // a report with figures above their ceilings: shown, then refused
+	if r.ProfileNotice != "" {
+		fmt.Fprintf(stderr, "cuarray bench: notice: %s\n", r.ProfileNotice)
+	}
 	if *svg != "" {
 		if err := os.WriteFile(*svg, r.SVG(), 0o644); err != nil {
 			return err
@@ -108,4 +146,36 @@ func parsePaths(s string) ([]transfer.Path, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// runCalibrate measures dev's cost model, saves it at path (default:
+// transfer.ProfilePath) and prints it.
+func runCalibrate(dev driver.Device, cfg bench.CalibrateConfig, path string, asJSON bool, stdout io.Writer) error {
+	if path == "" && dev.Info().Backend == "sim" && os.Getenv(transfer.ProfileEnv) == "" {
+		return usageError{"-calibrate on sim: give -profile FILE (sim plans with its defaults unless " + transfer.ProfileEnv + " names a profile)"}
+	}
+	if path == "" {
+		var err error
+		if path, err = transfer.ProfilePath(dev.Info()); err != nil {
+			return err
+		}
+		if path == "" {
+			return fmt.Errorf("%s=off: give -profile FILE to say where to save the profile", transfer.ProfileEnv)
+		}
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() { // before seconds of measuring, not after
+		return usageError{fmt.Sprintf("-profile %s is not a regular file (%v): the profile would replace it", path, st.Mode().Type())}
+	}
+	p, err := bench.Calibrate(dev, cfg)
+	if err != nil {
+		return err
+	}
+	if err := p.Save(path); err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(stdout, p)
+	}
+	_, err = fmt.Fprintf(stdout, "%ssaved to %s\n", bench.ProfileText(p), path)
+	return err
 }

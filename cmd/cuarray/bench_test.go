@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuarray/cuarray/bench"
+	"github.com/cuarray/cuarray/transfer"
 )
 
 func TestBenchCommand(t *testing.T) {
@@ -108,5 +109,112 @@ func TestBenchUsageErrors(t *testing.T) {
 		code, _, stderr := runCmd(append([]string{"bench"}, args...)...)
 		assert.Equal(t, 2, code, "%v: %s", args, stderr)
 		assert.True(t, strings.HasPrefix(stderr, "cuarray bench: "), stderr)
+	}
+}
+
+// bench -calibrate measures and saves the planner's profile; bench
+// -profile plans with it and reports the planner's pick per size; a bad or
+// foreign profile named on the command line is an error, a bad one in
+// CUARRAY_PROFILE a notice.
+func TestBenchCalibrate(t *testing.T) {
+	progress = io.Discard
+	dir := t.TempDir()
+	path := filepath.Join(dir, "profile.json")
+	code, out, stderr := runCmd("bench", "-device", "sim:0?mem=64MiB", "-calibrate", "-sizes", "4KiB,128KiB", "-paths", "direct,staged,pinned",
+		"-profile", path, "-q")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "saved to "+path)
+	for _, s := range []string{"direct  HtoD", "staged  DtoH", "pinned  DtoH", "host memcpy pageable→pinned", "staging ring"} {
+		assert.Contains(t, out, s)
+	}
+	p, err := transfer.LoadProfile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "sim:0", p.Device)
+	assert.Len(t, p.Costs, 6)
+
+	code, out, stderr = runCmd("bench", "-device", "sim:0?mem=64MiB", "-profile", path, "-sizes", "4KiB,64KiB", "-paths", "direct,staged",
+		"-budget", "1MiB", "-json", "-q")
+	require.Equal(t, 0, code, stderr)
+	var r bench.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	assert.Contains(t, r.Profile, "cuarray bench -calibrate")
+	require.Len(t, r.Plans, 4, "a pick per size and direction for pageable memory")
+	for _, pl := range r.Plans {
+		assert.Contains(t, []string{"direct", "staged"}, pl.Pick)
+		assert.GreaterOrEqual(t, pl.Slower, 0.0)
+	}
+	assert.NotEmpty(t, r.HostMemcpy, "the memcpy ceiling is measured")
+
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"format":"cuarray-transfer-profile","version":9}`), 0o644))
+	foreign := filepath.Join(dir, "foreign.json")
+	p.Model = "NVIDIA H100"
+	require.NoError(t, p.Save(foreign))
+	for file, want := range map[string]string{bad: "version 9", foreign: `made for "NVIDIA H100"`, filepath.Join(dir, "none.json"): "no such file"} {
+		code, _, stderr = runCmd("bench", "-device", "sim:0?mem=64MiB", "-profile", file, "-sizes", "4KiB", "-paths", "direct", "-q")
+		assert.Equal(t, 1, code, stderr)
+		assert.Contains(t, stderr, "cuarray bench: -profile: ")
+		assert.Contains(t, stderr, want)
+	}
+	code, _, stderr = runCmd("bench", "-device", "sim:0?mem=64MiB", "-calibrate", "-sizes", "4KiB", "-q")
+	assert.Equal(t, 2, code, "on sim, -calibrate needs -profile: %s", stderr)
+	assert.Contains(t, stderr, "give -profile FILE")
+	t.Setenv(transfer.ProfileEnv, bad)
+	code, out, stderr = runCmd("bench", "-device", "sim:0?mem=64MiB", "-sizes", "4KiB", "-paths", "direct", "-q")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "notice: transfer: profile "+bad+" not used, planning with")
+	assert.Contains(t, out, "notice: ")
+}
+
+// -bidir adds a row per size with both directions at once, and every path
+// a queued copy can be bracketed by events gets its event-timed figure;
+// copies of at most 64 KiB get a latency in µs. With latency= the wall
+// clock waits for the emulated completion while the events time the copy.
+func TestBenchBidirAndEvents(t *testing.T) {
+	progress = io.Discard
+	for _, tc := range []struct {
+		spec    string
+		latency float64 // seconds
+	}{
+		{spec: "sim:0?mem=64MiB"},
+		{spec: "sim:0?mem=64MiB&latency=2ms", latency: 0.002},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			code, out, stderr := runCmd("bench", "-device", tc.spec, "-sizes", "4KiB,256KiB", "-paths", "pinned,staged", "-bidir", "-budget", "1MiB", "-json", "-q")
+			require.Equal(t, 0, code, stderr)
+			var r bench.Report
+			require.NoError(t, json.Unmarshal([]byte(out), &r))
+			assert.True(t, r.CountsOK())
+			assert.Len(t, r.Results, 2*(1+2+2+1), "go-copy, pinned and staged each way, bidir per size")
+			var bidirs int
+			for _, q := range r.Results {
+				switch q.Path {
+				case bench.Bidir:
+					bidirs++
+					assert.Equal(t, bench.BidirDirection, q.Direction)
+					require.NotNil(t, q.Ledger)
+					assert.Equal(t, 2*q.Size*int64(q.Repeats), q.Ledger.Bytes)
+					assert.NotNil(t, q.VsOneWay)
+					assert.Positive(t, q.EventGBps)
+				case "pinned":
+					assert.Positive(t, q.EventGBps)
+					if tc.latency > 0 {
+						assert.GreaterOrEqual(t, q.MedianSeconds, tc.latency)
+						assert.Less(t, q.EventMedianSeconds, q.MedianSeconds-tc.latency/2)
+					}
+				case "staged":
+					assert.Zero(t, q.EventGBps)
+				}
+				if q.Path != bench.GoCopy && q.Path != bench.Bidir {
+					assert.Equal(t, q.Size <= 64<<10, q.LatencyMicros != nil, "%s %s %d", q.Path, q.Direction, q.Size)
+				}
+			}
+			assert.Equal(t, 2, bidirs)
+		})
+	}
+	code, out, stderr := runCmd("bench", "-device", "sim:0?mem=64MiB", "-sizes", "4KiB", "-paths", "pinned", "-bidir", "-budget", "64KiB", "-q")
+	require.Equal(t, 0, code, stderr)
+	for _, col := range []string{"events GB/s", "µs", "vs 1-way", "bidir", "HtoD+DtoH"} {
+		assert.Contains(t, out, col)
 	}
 }

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
 )
 
 // Bad flags and values on every command exit 2 with a one-line message and
@@ -13,6 +19,7 @@ import (
 // message and no usage line; nothing hangs.
 func TestHostileCommandLines(t *testing.T) {
 	const small = "sim:0?mem=1MiB"
+	logs := hostileLogs(t)
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -81,11 +88,33 @@ func TestHostileCommandLines(t *testing.T) {
 		{[]string{"plan", "-device", small, "-method", "kernels.scale", "-shape", "1099511627776,1,1", "-mem", "1KiB"}, 1, "chunks, more than"},
 		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-device", "cuda:99"}, 1, "no such device"},
 
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-mem", "0"}, 2, "-mem 0: want a size of at least 1 byte"}, // planned for the whole device before
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-mem", "0B", "-raw"}, 2, "-mem 0B"},
+
+		// replay: logs and devices it cannot take.
+		{[]string{"replay", logs["empty"], "-pool", "maybe"}, 2, `-pool "maybe": want on or off`},
+		{[]string{"replay", logs["empty"], logs["empty"]}, 2, "one LOG at a time"},
+		{[]string{"replay"}, 2, "no LOG"},
+		{[]string{"replay", logs["empty"], "-device", "sim:0?mem=-1"}, 2, "negative"},
+		{[]string{"replay", logs["empty"], "-device", "nonsense:0"}, 2, "bad device spec"},
+		{[]string{"replay", logs["empty"], "-device", "cuda:99"}, 1, "no such device"},
+		{[]string{"replay", logs["empty"], "-device", "sim:0?mem=1EiB"}, 1, "1.00 EiB"},
+		{[]string{"replay", logs["missing"]}, 1, "no such file"},
+		{[]string{"replay", logs["dir"]}, 1, "is a directory"},
+		{[]string{"replay", logs["garbage"]}, 1, "not a valid allocation log"},
+		{[]string{"replay", logs["truncated"]}, 1, "unexpected EOF"},
+		{[]string{"replay", logs["future"]}, 1, "past the 1 allocations so far"},
+		{[]string{"replay", logs["twice"]}, 1, "freed twice"},
+		{[]string{"replay", logs["streams"], "-pool=on", "-device", small}, 1, "names 1025 streams; a replay through the pool opens at most 1024"},
+
 		// bench: its own checks (bench.go), through the same exit path.
 		{[]string{"bench", "-pcie", "-3"}, 2, "pcie -3"},
 		{[]string{"bench", "-sizes", "0"}, 2, ""},
 		{[]string{"bench", "-budget", "1ZiB"}, 2, "budget"},
 		{[]string{"bench", "-device", "cuda:99", "-q"}, 1, "no such device"},
+		{[]string{"bench", "-device", small, "-sizes", "1TiB", "-q"}, 2, "sizes: 1.00 TiB is more than sim:0's 1.00 MiB"}, // a fatal out of memory before
+		{[]string{"bench", "-device", small, "-sizes", "4KiB,4EiB", "-calibrate", "-profile", logs["missing"]}, 2, "sizes: 4.00 EiB"},
+		{[]string{"bench", "-calibrate", "-device", "sim:0", "-profile", logs["dir"]}, 2, "is not a regular file"}, // saved over it after measuring before
 	} {
 		name := strings.Join(tc.args, " ")
 		t.Run(name, func(t *testing.T) {
@@ -135,4 +164,68 @@ func TestHelpPrintsUsage(t *testing.T) {
 		assert.Empty(t, out, cmd)
 		assert.True(t, strings.HasPrefix(stderr, usages[cmd]+"\n"), "%s -h starts with its usage line: %q", cmd, stderr)
 	}
+}
+
+// hostileLogs writes the allocation logs TestHostileCommandLines replays,
+// by name: an empty log, garbage, a truncated one, a free of an allocation
+// not yet made, a double free, one naming 1025 streams, and paths that
+// are missing or a directory.
+func hostileLogs(t *testing.T) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	head := logHeader("sim:0")
+	logs := map[string][]byte{
+		"empty":     head,
+		"garbage":   []byte("CUALLOX\x01 not a log at all"),
+		"truncated": append(logAlloc(head, 1<<20, 0, false), 0x02, 0x01),          // a free cut after its time
+		"future":    append(logAlloc(head, 64, 0, false), 0x02, 0x00, 0x02, 0x00), // frees 2 back of 1
+		"twice":     logFree(logFree(logAlloc(head, 64, 0, false), 1, 0, false), 1, 0, false),
+	}
+	var many []byte = head
+	for s := 1; s <= maxReplayStreams+1; s++ {
+		many = logFree(logAlloc(many, 256, s, true), 1, s, true)
+	}
+	logs["streams"] = many
+	paths := map[string]string{"missing": filepath.Join(dir, "missing.alloclog"), "dir": dir}
+	for name, b := range logs {
+		paths[name] = filepath.Join(dir, name+".alloclog")
+		require.NoError(t, os.WriteFile(paths[name], b, 0o644))
+	}
+	return paths
+}
+
+// logHeader is an allocation log's header (accounting's format, version 1).
+func logHeader(name string) []byte {
+	b := append([]byte("CUALLOG"), accounting.LogVersion)
+	b = binary.AppendUvarint(b, uint64(len(name)))
+	b = append(b, name...)
+	return binary.AppendVarint(b, 0)
+}
+
+// logAlloc appends a device allocation of n bytes, 1 ns after the event
+// before it, on stream s (0: none), a caching allocator's block if block.
+func logAlloc(b []byte, n uint64, s int, block bool) []byte {
+	return logRecord(b, 1, n, s, block)
+}
+
+// logFree appends the free of the allocation ref back (1: the latest).
+func logFree(b []byte, ref uint64, s int, block bool) []byte {
+	return logRecord(b, 2, ref, s, block)
+}
+
+func logRecord(b []byte, op byte, x uint64, s int, block bool) []byte {
+	tag := op
+	if s > 0 {
+		tag |= 0x40
+	}
+	if block {
+		tag |= 0x80
+	}
+	b = append(b, tag, 1)
+	b = binary.AppendUvarint(b, x)
+	b = append(b, 0) // scope
+	if s > 0 {
+		b = binary.AppendUvarint(b, uint64(s))
+	}
+	return b
 }

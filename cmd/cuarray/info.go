@@ -16,6 +16,9 @@ type infoReport struct {
 	Free   int64               `json:"free_bytes"`
 	Total  int64               `json:"total_bytes"`
 	Ledger accounting.Snapshot `json:"ledger"`
+	// Fallback is why the default device (no -device) is sim:0 and not
+	// cuda:0: the CUDA backend is not part of this build, or no GPU answered.
+	Fallback string `json:"fallback,omitempty"`
 }
 
 func runInfo(args []string, stdout, stderr io.Writer) error {
@@ -23,7 +26,7 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags("info", args, &f); err != nil {
 		return err
 	}
-	dev, err := openDevice(f.device)
+	dev, fallback, err := openDeviceNoting(f.device, stderr)
 	if err != nil {
 		return err
 	}
@@ -33,6 +36,9 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	r := infoReport{Device: dev.Info(), Free: free, Total: total, Ledger: dev.Ledger().Snapshot()}
+	if fallback != nil {
+		r.Fallback = fallback.Error()
+	}
 	if f.json {
 		return writeJSON(stdout, r)
 	}
@@ -51,6 +57,22 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(stdout)
 	fmt.Fprint(stdout, dev.Ledger().Report())
 	return nil
+}
+
+// openDeviceNoting opens spec as openDevice does. For the default device
+// (spec "") it also returns why that is sim:0 rather than cuda:0, and in a
+// cuda build, where cuda:0 was wanted, says so in one line on stderr:
+// "cuarray: cuda:0: no CUDA GPU answered (cuInit: CUDA_ERROR_NO_DEVICE ...); using sim:0".
+func openDeviceNoting(spec string, stderr io.Writer) (dev device.Device, fallback, err error) {
+	if spec != "" {
+		dev, err = openDevice(spec)
+		return dev, nil, err
+	}
+	dev, fallback, err = device.OpenDefault()
+	if err == nil && fallback != nil && device.CUDABuilt {
+		fmt.Fprintf(stderr, "cuarray: %v; using %s\n", fallback, dev.Info().Name)
+	}
+	return dev, fallback, err
 }
 
 // openDevice opens spec; a malformed spec is a usage error.

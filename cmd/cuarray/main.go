@@ -2,10 +2,13 @@
 //
 //	cuarray info [-device SPEC] [-json]   the device, its memory and its ledger
 //	cuarray demo [-device SPEC] [-json]   allocate, make views, copy both ways, print the ledger
-//	cuarray plan -method NAME -shape A,B,C [-axis N] [-dtype T] [-param k=v] [-mem LIMIT] [-overhead F] [-device SPEC] [-json]
+//	cuarray plan -method NAME|all -shape A,B,C [-axis N] [-dtype T] [-param k=v] [-mem LIMIT] [-overhead F|-raw] [-device SPEC] [-json]
 //	                                      how many slices of a job fit, and the chunks to run it in
-//	cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB,1GiB] [-paths direct,pinned,staged,mapped,d2d] [-json] [-svg FILE]
-//	                                      bandwidth of every transfer path, with ratios and the ledger's counts
+//	cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB,1GiB] [-paths direct,pinned,staged,mapped,d2d] [-bidir] [-calibrate] [-profile FILE] [-json] [-svg FILE]
+//	                                      bandwidth of every transfer path, with ratios, the ledger's counts and the
+//	                                      planner's pick; -calibrate measures and saves the planner's cost model
+//	cuarray replay LOG [-device SPEC] [-pool=on|off] [-json]
+//	                                      would a recorded run (accounting.Ledger.Record) fit on this device, with or without the pool
 //
 // Bad flags or arguments, and values a command cannot take (a slice axis
 // past the shape, a parameter the method does not have), exit with status
@@ -30,27 +33,30 @@ func (e usageError) Error() string { return e.msg }
 // commands run with their arguments; they write results on stdout and
 // notes (progress, a -mem past the device's size) on stderr.
 var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
-	"info":  runInfo,
-	"demo":  runDemo,
-	"plan":  runPlan,
-	"bench": runBench,
+	"info":   runInfo,
+	"demo":   runDemo,
+	"plan":   runPlan,
+	"bench":  runBench,
+	"replay": runReplay,
 }
 
 // usages are the commands' usage lines, printed after a usage error and for -h.
 var usages = map[string]string{
-	"":      "usage: cuarray info|demo|plan|bench [-device SPEC] [-json] (cuarray COMMAND -h for its flags and examples)",
-	"info":  "usage: cuarray info [-device SPEC] [-json]",
-	"demo":  "usage: cuarray demo [-device SPEC] [-json]",
-	"plan":  "usage: cuarray plan -method NAME|list -shape A,B,C [-axis 0|1|2] [-dtype T] [-param name=integer]... [-mem LIMIT] [-overhead F>=1] [-device SPEC] [-json]",
-	"bench": "usage: cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB,1GiB] [-paths direct,pinned,staged,mapped,d2d] [-budget SIZE] [-pcie GB/s] [-json] [-svg FILE] [-q]",
+	"":       "usage: cuarray info|demo|plan|bench|replay [-device SPEC] [-json] (cuarray COMMAND -h for its flags and examples)",
+	"info":   "usage: cuarray info [-device SPEC] [-json]",
+	"demo":   "usage: cuarray demo [-device SPEC] [-json]",
+	"plan":   "usage: cuarray plan -method NAME|NAME,NAME|all|list -shape A,B,C [-axis 0|1|2] [-dtype T] [-param name=integer]... [-mem LIMIT] [-overhead F>=1 | -raw] [-device SPEC] [-json] [-q]",
+	"bench":  "usage: cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB,1GiB] [-paths direct,pinned,staged,mapped,d2d] [-bidir] [-budget SIZE] [-pcie GB/s] [-calibrate] [-profile FILE] [-json] [-svg FILE] [-q]",
+	"replay": "usage: cuarray replay LOG [-device SPEC] [-pool=on|off] [-json]",
 }
 
 // summaries say what each command does, for cuarray -h.
 var summaries = map[string]string{
-	"info":  "the device, its memory and its ledger",
-	"demo":  "allocate, make views, copy both ways, print the ledger",
-	"plan":  "how many slices of a job fit in the device's memory, and the chunks to run it in",
-	"bench": "bandwidth of every transfer path, with ratios and the ledger's counts",
+	"info":   "the device, its memory and its ledger",
+	"demo":   "allocate, make views, copy both ways, print the ledger",
+	"plan":   "how many slices of a job fit in the device's memory, and the chunks to run it in",
+	"bench":  "bandwidth of every transfer path, with ratios and the ledger's counts",
+	"replay": "replay a recorded run's allocations on a device: does it fit, its peak, fragmentation, the first allocation that fails",
 }
 
 // examples are each command's example lines, printed by -h after its
@@ -69,11 +75,21 @@ var examples = map[string][]string{
 		"cuarray plan -method list                      # the methods it can plan",
 		"cuarray plan -method fbp.reconstruct -shape 512,720,512",
 		"cuarray plan -method fbp.reconstruct -shape 2048,1800,2048 -mem 16GiB   # a 16 GiB device (sim is made that large)",
+		"cuarray plan -method identity -shape 1000,10,20 -dtype float32 -mem 14450B -raw   # httomo's worked example: 14450 // (800 + 800) = 9",
+		"cuarray plan -method all -shape 512,720,512 -raw   # every method, one line each",
 		"cuarray plan -method kernels.scale -shape 64,1024,1024 -axis 1 -dtype float64 -param factor=2 -json",
 	},
 	"bench": {
 		"cuarray bench -sizes 4KiB,1MiB -paths pinned,staged -budget 8MiB",
 		"cuarray bench -sizes 1MiB -paths direct,d2d -budget 4MiB -json -q",
+		"cuarray bench -sizes 4KiB,1MiB -paths pinned -bidir -budget 4MiB -q   # event-timed GB/s, µs at small sizes, both directions at once",
+		"cuarray bench -calibrate -sizes 4KiB,256KiB -paths direct,staged -profile /tmp/cuarray-profile.json -q   # measure and save the planner's cost model",
+		"cuarray bench -profile /tmp/cuarray-profile.json -sizes 4KiB,1MiB -paths direct,staged -budget 8MiB -q   # plan with it (or CUARRAY_PROFILE=FILE)",
+	},
+	"replay": {
+		"cuarray replay testdata/fbp.alloclog -device sim:0?mem=64MiB            # (in cmd/cuarray) a log recorded from the FBP example",
+		"cuarray replay testdata/fbp.alloclog -device sim:0?mem=64KiB -pool=on   # too small: the first allocation that fails",
+		"cuarray replay testdata/fbp.alloclog -device sim:0?mem=24GiB -pool=on -json",
 	},
 }
 
@@ -98,7 +114,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "cuarray: unknown command %q (want info, demo, plan or bench)\n", args[0])
+		fmt.Fprintf(stderr, "cuarray: unknown command %q (want info, demo, plan, bench or replay)\n", args[0])
 		fmt.Fprintln(stderr, usages[""])
 		return 2
 	}
@@ -163,7 +179,7 @@ func printHelp(w io.Writer, cmd string, fs *flag.FlagSet) {
 // printOverview lists the commands and a few examples, for cuarray -h.
 func printOverview(w io.Writer) {
 	fmt.Fprintf(w, "\nCommands:\n")
-	for _, c := range []string{"info", "demo", "plan", "bench"} {
+	for _, c := range []string{"info", "demo", "plan", "bench", "replay"} {
 		fmt.Fprintf(w, "  %-6s %s\n", c, summaries[c])
 	}
 	fmt.Fprintf(w, "\nEach command's -h (or cuarray help COMMAND) prints its flags and examples. Examples:\n")

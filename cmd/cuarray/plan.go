@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
@@ -17,26 +18,35 @@ import (
 	"github.com/cuarray/cuarray/plan"
 )
 
-// planReport is what `cuarray plan -json` prints.
+// planReport is what `cuarray plan -json` prints: one object for one
+// method, an array of them for several (Error set where a method could
+// not plan the job).
 type planReport struct {
 	Device string `json:"device"`
 	plan.Plan
-	Limit int64 `json:"limit_bytes,omitempty"`
+	Limit int64  `json:"limit_bytes,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
-// runPlan answers "how many slices fit?" for a registered method and splits
-// the job into chunks.
+// planProgressAfter is how long `cuarray plan` over several methods runs
+// before it shows progress on stderr (tests shorten it).
+var planProgressAfter = time.Second
+
+// runPlan answers "how many slices fit?" for a registered method, or
+// several, and splits the job into chunks.
 func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dev := fs.String("device", "", "device spec; its free memory is what the plan fits into")
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
-	method := fs.String("method", "", "method name (required); list prints them")
+	method := fs.String("method", "", "method name (required), several as a,b, or all; list prints them")
 	shapeArg := fs.String("shape", "", "the 3-D input shape, as 2048,720,1024")
 	axis := fs.Int("axis", 0, "the slice axis")
 	dtypeArg := fs.String("dtype", "float32", "the input dtype")
-	memArg := fs.String("mem", "", "a device memory limit, as 8GiB (default: the device's free memory); past the size of a sim left at its default size, sim is made that large")
+	memArg := fs.String("mem", "", "a device memory limit, as 8GiB or 14450B (default: the device's free memory); past the size of a sim left at its default size, sim is made that large")
 	overhead := fs.Float64("overhead", accounting.DefaultOverhead, "the factor the available memory is divided by")
+	raw := fs.Bool("raw", false, "httomo's convention: count bytes as the arrays hold them (no rounding to 256 bytes) and no overhead factor, and show the arithmetic")
+	quiet := fs.Bool("q", false, "no progress lines on stderr (planning several methods for over a second shows them)")
 	params := plan.Params{}
 	fs.Func("param", "a method parameter name=integer (repeatable)", func(s string) error {
 		name, v, err := parseParam(s)
@@ -54,6 +64,11 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if !(*overhead >= 1) || math.IsInf(*overhead, 0) {
 		return usageError{fmt.Sprintf("overhead %v: want a finite factor of at least 1, as 1.1", *overhead)}
 	}
+	overheadSet := false
+	fs.Visit(func(f *flag.Flag) { overheadSet = overheadSet || f.Name == "overhead" })
+	if *raw && overheadSet {
+		return usageError{"-raw plans with no overhead factor: leave out -overhead"}
+	}
 	if *method == "list" || *method == "" {
 		if *method == "" {
 			return usageError{"want -method NAME (or -method list)"}
@@ -63,7 +78,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	m, err := plan.Default.Lookup(*method)
+	methods, err := parseMethods(*method, plan.Default)
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -80,6 +95,9 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		if limit, err = accounting.ParseBytes(*memArg); err != nil {
 			return usageError{err.Error()}
 		}
+		if limit == 0 { // the ledger's "no limit": the plan would use the whole device
+			return usageError{fmt.Sprintf("-mem %s: want a size of at least 1 byte (leave -mem out to plan for the device's free memory)", *memArg)}
+		}
 	}
 	d, err := openDevice(*dev)
 	if err != nil {
@@ -93,7 +111,20 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err := errors.Join(led.SetLimit(accounting.Device, limit), led.SetOverhead(*overhead)); err != nil {
 		return usageError{err.Error()}
 	}
-	p, err := plan.ForDevice(d, m, shape, *axis, dtype, params)
+	planOne := func(m plan.Method) (plan.Plan, error) {
+		if *raw {
+			return plan.ForDeviceRaw(d, m, shape, *axis, dtype, params)
+		}
+		return plan.ForDevice(d, m, shape, *axis, dtype, params)
+	}
+	if len(methods) > 1 {
+		var progress io.Writer
+		if !*quiet && !*asJSON {
+			progress = stderr
+		}
+		return planMany(methods, planOne, d.Info().Name, limit, *asJSON, stdout, progress)
+	}
+	p, err := planOne(methods[0])
 	if badInput(err) {
 		return usageError{err.Error()}
 	}

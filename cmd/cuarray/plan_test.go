@@ -5,9 +5,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/plan"
 )
 
 func TestPlanCommand(t *testing.T) {
@@ -36,7 +39,7 @@ func TestPlanCommand(t *testing.T) {
 
 	code, out, _ = runCmd("plan", "-method", "list", "-device", "sim:0")
 	require.Equal(t, 0, code)
-	assert.Equal(t, []string{"fbp.backproject", "fbp.filter", "fbp.project", "fbp.reconstruct", "kernels.scale", "kernels.transpose"}, strings.Fields(out))
+	assert.Equal(t, []string{"fbp.backproject", "fbp.filter", "fbp.project", "fbp.reconstruct", "identity", "kernels.scale", "kernels.transpose"}, strings.Fields(out))
 }
 
 func TestPlanCommandErrors(t *testing.T) {
@@ -55,11 +58,126 @@ func TestPlanCommandErrors(t *testing.T) {
 		{[]string{"plan", "-method", "fbp.filter", "-shape", "1,2,3", "-overhead", "0.5"}, 2, "overhead"},
 		{[]string{"plan", "-device", "sim:0", "-method", "fbp.filter", "-shape", "1,2,3", "-axis", "1"}, 2, "axis 0"},
 		{[]string{"plan", "-device", "sim:0?mem=1MiB", "-method", "fbp.reconstruct", "-shape", "4,720,2048"}, 1, "not even one slice fits"},
+		{[]string{"plan", "-method", "identity", "-shape", "1,2,3", "-raw", "-overhead", "1.2"}, 2, "-raw plans with no overhead factor"},
+		{[]string{"plan", "-method", "identity,identity", "-shape", "1,2,3"}, 2, `"identity" twice`},
+		{[]string{"plan", "-method", "identity,,kernels.scale", "-shape", "1,2,3"}, 2, "an empty name"},
+		{[]string{"plan", "-method", "identity,nope", "-shape", "1,2,3"}, 2, `"nope"`},
+		{[]string{"plan", "-method", "fbp.filter,fbp.project", "-shape", "1,2,3", "-axis", "1"}, 2, "no method takes this job"},
+		{[]string{"plan", "-device", "sim:0?mem=1MiB", "-method", "identity,fbp.filter", "-shape", "4,720,2048"}, 1, "no method could plan the job"},
+		{[]string{"plan", "-device", "sim:0?mem=1MiB", "-method", "identity", "-shape", "1,2,3", "-mem", "2MiB", "-raw"}, 2, "a plan cannot use memory the device does not have"},
 	} {
 		code, _, stderr := runCmd(tc.args...)
 		assert.Equal(t, tc.code, code, "%v: %s", tc.args, stderr)
 		assert.Contains(t, stderr, tc.msg, "%v", tc.args)
 	}
+}
+
+// httomo's worked example from the command line: 14450 bytes hold 9
+// slices of 10×20 float32 in and out, raw; 8 as the device rounds them.
+func TestPlanRawSeed(t *testing.T) {
+	seed := []string{"plan", "-method", "identity", "-shape", "1000,10,20", "-dtype", "float32", "-mem", "14450B"}
+	code, out, stderr := runCmd(append(seed, "-raw")...)
+	require.Equal(t, 0, code, stderr)
+	assert.Empty(t, stderr)
+	assert.Contains(t, out, "identity on [1000 10 20] float32 along axis 0, raw bytes (httomo's convention: unrounded, no overhead): "+
+		"112 chunks of at most 9 slices (input 800 + output 800 = 1600 bytes per slice; 14450 // 1600 = 9 slices) on sim:0\n")
+	assert.Contains(t, out, "chunk 111: slices [992, 1000)")
+
+	code, out, stderr = runCmd(append(seed, "-raw", "-json")...)
+	require.Equal(t, 0, code, stderr)
+	var rep struct {
+		MaxSlices int   `json:"max_slices"`
+		Raw       bool  `json:"raw"`
+		Available int64 `json:"available_bytes"`
+		Overhead  float64
+		Terms     []struct {
+			Name     string
+			PerSlice int64 `json:"per_slice_bytes"`
+			Fixed    int64 `json:"fixed_bytes"`
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, 9, rep.MaxSlices)
+	assert.True(t, rep.Raw)
+	assert.Equal(t, int64(14450), rep.Available, "-mem 14450B")
+	assert.Equal(t, 1.0, rep.Overhead)
+	require.Len(t, rep.Terms, 2)
+	assert.Equal(t, int64(800), rep.Terms[0].PerSlice)
+	assert.Equal(t, int64(800), rep.Terms[1].PerSlice)
+
+	code, out, stderr = runCmd(append(seed, "-json")...)
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, 8, rep.MaxSlices, "device mode: 14450 / 1.1, each slab rounded to 256 bytes")
+	assert.False(t, rep.Raw)
+
+	// More than the device has is handled as without -raw: a sim at its
+	// default size is made that large.
+	code, out, stderr = runCmd("plan", "-method", "identity", "-shape", "1000,1024,1024", "-mem", "16GiB", "-raw")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "17179869184 // 8388608 = 2048 slices")
+	assert.Contains(t, stderr, "planning on sim:0?mem=16GiB")
+}
+
+// Planning several methods prints a line each, and shows progress on
+// stderr once it has run for planProgressAfter; -q and -json show none.
+func TestPlanManyMethods(t *testing.T) {
+	code, out, stderr := runCmd("plan", "-method", "all", "-shape", "100,180,256", "-mem", "64MiB", "-raw")
+	require.Equal(t, 0, code, stderr)
+	assert.Empty(t, stderr, "under a second: no progress")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	assert.Len(t, lines, 7, "one line per method")
+	assert.Contains(t, out, "identity on [100 180 256] float32 along axis 0, raw bytes")
+	assert.Contains(t, out, "(67108864 - 2048) // 630784 = 106 slices", "fbp.reconstruct")
+
+	code, out, stderr = runCmd("plan", "-method", "identity, kernels.scale,fbp.filter", "-shape", "100,180,256", "-axis", "1", "-json")
+	require.Equal(t, 0, code, stderr)
+	var reps []struct {
+		Method    string
+		MaxSlices int `json:"max_slices"`
+		Error     string
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &reps))
+	require.Len(t, reps, 3)
+	assert.Equal(t, "identity", reps[0].Method)
+	assert.Positive(t, reps[1].MaxSlices)
+	assert.Contains(t, reps[2].Error, "sliced along axis 0", "fbp.filter takes sinograms along axis 0 only")
+
+	defer func(d time.Duration) { planProgressAfter = d }(planProgressAfter)
+	planProgressAfter = 0
+	code, _, stderr = runCmd("plan", "-method", "all", "-shape", "100,180,256")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "cuarray plan: 0 of 7 methods planned in ")
+	assert.Contains(t, stderr, "next fbp.backproject\n")
+	assert.Contains(t, stderr, "cuarray plan: 6 of 7 methods planned in ")
+	assert.Contains(t, stderr, "cuarray plan: 7 methods planned in ")
+	for _, quiet := range []string{"-q", "-json"} {
+		code, _, stderr = runCmd("plan", "-method", "all", "-shape", "100,180,256", quiet)
+		require.Equal(t, 0, code, stderr)
+		assert.Empty(t, stderr, quiet)
+	}
+}
+
+func FuzzParseMethods(f *testing.F) {
+	for _, s := range []string{"all", "identity", "identity,kernels.scale", " identity , fbp.filter", "", ",", "identity,identity", "nope", "all,identity"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ms, err := parseMethods(s, plan.Default)
+		if err != nil {
+			require.Empty(t, ms)
+			return
+		}
+		require.NotEmpty(t, ms)
+		var names []string
+		for _, m := range ms {
+			require.NotContains(t, names, m.Name(), "no method twice")
+			names = append(names, m.Name())
+		}
+		again, err := parseMethods(strings.Join(names, ","), plan.Default)
+		require.NoError(t, err)
+		assert.Equal(t, ms, again)
+	})
 }
 
 func FuzzParseShape(f *testing.F) {

@@ -9,7 +9,7 @@ package cuda
 // host pointers (built in C, so no Go memory holds a pointer to Go memory).
 
 /*
-#cgo LDFLAGS: -lcuda
+#cgo !linux LDFLAGS: -lcuda
 #cgo linux LDFLAGS: -L/usr/lib/x86_64-linux-gnu -L/usr/local/cuda/lib64
 #cgo linux CFLAGS: -I/usr/include -I/usr/local/cuda/include
 #include <cuda.h>
@@ -145,8 +145,10 @@ const (
 // ipcHandleSize is the size of a CUipcMemHandle.
 const ipcHandleSize = C.CU_IPC_HANDLE_SIZE
 
-// errorName returns the driver's name and description of a result code.
+// errorName returns the driver's name and description of a result code. It
+// loads the driver first (cu.Init, once), as only a loaded one can name codes.
 func errorName(code int) (name, desc string) {
+	_ = cu.Init()
 	r := C.CUresult(code)
 	return C.GoString(C.cuarray_error_name(r)), C.GoString(C.cuarray_error_string(r))
 }

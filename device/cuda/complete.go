@@ -8,7 +8,7 @@ package cuda
 // stream before such a call returns (see driver.Device).
 
 /*
-#cgo LDFLAGS: -lcuda
+#cgo !linux LDFLAGS: -lcuda
 #cgo linux LDFLAGS: -L/usr/lib/x86_64-linux-gnu -L/usr/local/cuda/lib64
 #cgo linux CFLAGS: -I/usr/include -I/usr/local/cuda/include
 #include <cuda.h>

@@ -2,10 +2,11 @@
 
 package cuda
 
-// These tests need a GPU: a binary built with -tags cuda cannot start
-// without one (gorgonia.org/cu's init exits). The backend contract tests
-// that sim also passes live in package device (backend_test.go) and run
-// here through internal/testdev; these cover what only the real driver has.
+// These tests need a GPU, and skip when none answers (init_test.go checks
+// what happens then: the binary starts, and Open is an error). The backend
+// contract tests that sim also passes live in package device
+// (backend_test.go) and run here through internal/testdev; these cover what
+// only the real driver has.
 
 import (
 	"bytes"
@@ -28,6 +29,7 @@ import (
 
 func open(t testing.TB) *Device {
 	t.Helper()
+	skipWithoutGPU(t)
 	d, err := Open(0)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
@@ -139,6 +141,7 @@ const (
 )
 
 func TestModuleLoadedOncePerDevice(t *testing.T) {
+	skipWithoutGPU(t)
 	d, err := Open(0)
 	require.NoError(t, err)
 	defer d.Close()
@@ -297,6 +300,10 @@ func TestErrorMapping(t *testing.T) {
 // BenchmarkBareDriverCall is the baseline: one cheap driver call
 // (cuDriverGetVersion) through cgo, with no context handling.
 func BenchmarkBareDriverCall(b *testing.B) {
+	var le *cu.LoadError
+	if errors.As(cu.Init(), &le) {
+		b.Skipf("needs the CUDA driver: %v", le)
+	}
 	for b.Loop() {
 		cu.Version()
 	}

@@ -1,9 +1,13 @@
 //go:build cuda
 
 // Package cuda is cuarray's real GPU backend, on gorgonia.org/cu and a few
-// cgo bindings of its own. It is built only with -tags cuda: gorgonia's
-// package init calls cuInit and exits the process when no GPU answers, so a
-// program built with the tag needs a GPU and a driver to start at all.
+// cgo bindings of its own. It is built only with -tags cuda. Upstream
+// gorgonia.org/cu calls cuInit in its package init and exits the process when
+// no GPU answers, and links libcuda; cuarray builds against a copy that loads
+// libcuda.so.1 and calls cuInit on first use (go.mod's replace,
+// third_party/gorgonia-cu/PATCH.md), so a program built with the tag starts
+// anywhere, driver or not: Init (from the first NumDevices or Open) starts the
+// driver, and no GPU or no driver is an *InitError wrapping driver.ErrNoDevice.
 //
 // A Device uses the GPU's primary context (the one the runtime API,
 // PyTorch and CuPy use, so pointers pass between them in one process), with
@@ -58,8 +62,11 @@ var (
 	_ driver.KernelRunner = (*Device)(nil)
 )
 
-// NumDevices returns how many GPUs the driver sees.
+// NumDevices initializes the driver (Init) and returns how many GPUs it sees.
 func NumDevices() (int, error) {
+	if err := Init(); err != nil {
+		return 0, err
+	}
 	n, err := cu.NumDevices()
 	return n, fromCu(err)
 }
@@ -71,7 +78,7 @@ func NumDevices() (int, error) {
 func Open(ordinal int) (*Device, error) {
 	n, err := NumDevices()
 	if err != nil {
-		return nil, fmt.Errorf("cuda: count devices: %w", err)
+		return nil, fmt.Errorf("cuda:%d: %w", ordinal, err)
 	}
 	if ordinal < 0 || ordinal >= n {
 		return nil, fmt.Errorf("cuda:%d: the driver sees %d GPU(s): %w", ordinal, n, driver.ErrNoDevice)

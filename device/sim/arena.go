@@ -1,112 +1,148 @@
 package sim
 
-import (
-	"slices"
-)
-
 // span is a range of the arena: offset and size in bytes.
 type span struct{ off, size int64 }
 
 func (s span) end() int64 { return s.off + s.size }
 
-// arena hands out aligned ranges of one block of memory: best fit, with
-// splitting on allocation and coalescing of free neighbours on release.
-// It is not safe for concurrent use; the device's lock guards it.
+// arena hands out aligned ranges of one block of memory: best fit (the
+// smallest free range that fits, the lowest offset among equals), with
+// splitting from the front on allocation and coalescing of free neighbours
+// on release. Its ranges, free and live, tile the block; two treaps index
+// them (spans.go), so alloc, release and find are O(log n) expected in the
+// number of ranges. It is not safe for concurrent use; the device's lock
+// guards it (find only reads, so readers may share it).
 type arena struct {
-	size int64
-	free []span // sorted by offset, no two adjacent
-	live []span // sorted by offset
-	used int64
+	size   int64
+	used   int64
+	byOff  *node // every range, by offset
+	bySize *node // free ranges, by size then offset
+	seq    uint64
+	spare  []*node // released nodes, for reuse
+	// live walks the live allocations in offset order, as
+	// `for _, s := range a.live`; Close walks it and then drops it (sets
+	// it to nil with used to 0), after which the arena is not used again.
+	live func(yield func(int, span) bool)
 }
 
 func newArena(size int64) *arena {
-	return &arena{size: size, free: []span{{0, size}}}
+	a := &arena{size: size}
+	a.live = a.eachLive
+	a.byOff = a.newNode(span{0, size}, true)
+	a.bySize = a.byOff
+	return a
+}
+
+func (a *arena) newNode(s span, free bool) *node {
+	var n *node
+	if k := len(a.spare); k > 0 {
+		n, a.spare = a.spare[k-1], a.spare[:k-1]
+		*n = node{}
+	} else {
+		n = new(node)
+	}
+	a.seq++
+	n.span, n.free, n.prio = s, free, splitmix64(a.seq)
+	return n
 }
 
 // alloc returns the offset of a free range of size bytes (size is already
-// aligned), or false when no free range is large enough.
+// aligned and positive), or false when no free range is large enough.
 func (a *arena) alloc(size int64) (int64, bool) {
-	best := -1
-	for i, f := range a.free {
-		if f.size >= size && (best < 0 || f.size < a.free[best].size) {
-			best = i
-		}
-	}
-	if best < 0 {
+	if size <= 0 {
 		return 0, false
 	}
-	off := a.free[best].off
-	if a.free[best].size == size {
-		a.free = slices.Delete(a.free, best, best+1)
-	} else {
-		a.free[best].off += size
-		a.free[best].size -= size
+	f := bestFit(a.bySize, size)
+	if f == nil {
+		return 0, false
 	}
-	i, _ := slices.BinarySearchFunc(a.live, off, cmpOff)
-	a.live = slices.Insert(a.live, i, span{off, size})
+	treapRemove(bySize, &a.bySize, f)
+	off := f.off
+	if f.size == size {
+		f.free = false
+	} else {
+		// Split from the front: f keeps the tail, its place in offset order unchanged.
+		f.off += size
+		f.size -= size
+		a.bySize = treapInsert(bySize, a.bySize, f)
+		a.byOff = treapInsert(byOff, a.byOff, a.newNode(span{off, size}, false))
+	}
 	a.used += size
 	return off, true
-}
-
-func cmpOff(s span, off int64) int {
-	switch {
-	case s.off < off:
-		return -1
-	case s.off > off:
-		return 1
-	}
-	return 0
 }
 
 // release frees the allocation that starts at off and returns its size, or
 // false when no allocation starts there.
 func (a *arena) release(off int64) (int64, bool) {
-	i, ok := slices.BinarySearchFunc(a.live, off, cmpOff)
-	if !ok {
+	n := floor(a.byOff, off, false)
+	if n == nil || n.off != off || n.free {
 		return 0, false
 	}
-	s := a.live[i]
-	a.live = slices.Delete(a.live, i, i+1)
-	a.used -= s.size
-	j, _ := slices.BinarySearchFunc(a.free, off, cmpOff)
-	mergePrev := j > 0 && a.free[j-1].end() == s.off
-	mergeNext := j < len(a.free) && s.end() == a.free[j].off
-	switch {
-	case mergePrev && mergeNext:
-		a.free[j-1].size += s.size + a.free[j].size
-		a.free = slices.Delete(a.free, j, j+1)
-	case mergePrev:
-		a.free[j-1].size += s.size
-	case mergeNext:
-		a.free[j].off = s.off
-		a.free[j].size += s.size
-	default:
-		a.free = slices.Insert(a.free, j, s)
+	size := n.size
+	a.used -= size
+	if next := floor(a.byOff, n.end(), false); next != nil && next != n && next.free {
+		treapRemove(bySize, &a.bySize, next)
+		treapRemove(byOff, &a.byOff, next)
+		n.size += next.size
+		a.spare = append(a.spare, next)
 	}
-	return s.size, true
+	if prev := floor(a.byOff, off, true); prev != nil && prev.free {
+		treapRemove(bySize, &a.bySize, prev)
+		treapRemove(byOff, &a.byOff, n)
+		prev.size += n.size
+		a.spare = append(a.spare, n)
+		n = prev
+	}
+	n.free = true
+	a.bySize = treapInsert(bySize, a.bySize, n)
+	return size, true
 }
 
 // find returns the live allocation that holds all of [off, off+n).
 func (a *arena) find(off, n int64) (span, bool) {
-	i, ok := slices.BinarySearchFunc(a.live, off, cmpOff)
-	if !ok {
-		i-- // the allocation starting before off, if any
+	s := floor(a.byOff, off, false)
+	if s != nil && s.free {
+		// Free ranges are coalesced: the range before is live, if any.
+		s = floor(a.byOff, s.off, true)
 	}
-	if i < 0 || i >= len(a.live) {
+	if s == nil || off < s.off || n < 0 || off+n > s.end() || off+n < off {
 		return span{}, false
 	}
-	s := a.live[i]
-	if off < s.off || n < 0 || off+n > s.end() || off+n < off {
-		return span{}, false
-	}
-	return s, true
+	return s.span, true
 }
 
 // largestFree returns the size of the largest free range.
 func (a *arena) largestFree() int64 {
-	var m int64
-	for _, f := range a.free {
-		m = max(m, f.size)
+	x := a.bySize
+	if x == nil {
+		return 0
 	}
-	return m
+	for x.kid[bySize][1] != nil {
+		x = x.kid[bySize][1]
+	}
+	return x.size
+}
+
+// eachLive yields the live allocations in offset order.
+func (a *arena) eachLive(yield func(int, span) bool) {
+	i := 0
+	walk(a.byOff, func(n *node) bool {
+		if n.free {
+			return true
+		}
+		i++
+		return yield(i-1, n.span)
+	})
+}
+
+// freeSpans returns the free ranges in offset order.
+func (a *arena) freeSpans() []span {
+	var fs []span
+	walk(a.byOff, func(n *node) bool {
+		if n.free {
+			fs = append(fs, n.span)
+		}
+		return true
+	})
+	return fs
 }

@@ -34,7 +34,7 @@ func TestArenaBestFitSplitCoalesce(t *testing.T) {
 		_, ok := a.release(off)
 		require.True(t, ok)
 	}
-	assert.Equal(t, []span{{0, 4096}}, a.free, "everything coalesces back into one range")
+	assert.Equal(t, []span{{0, 4096}}, a.freeSpans(), "everything coalesces back into one range")
 	_, ok = a.release(x)
 	assert.False(t, ok, "double release")
 }
@@ -84,10 +84,11 @@ func TestArenaRandom(t *testing.T) {
 			prevEnd = s.end()
 			used += s.size
 		}
-		for i, f := range a.free {
+		fs := a.freeSpans()
+		for i, f := range fs {
 			free += f.size
 			if i > 0 {
-				require.Greater(t, f.off, a.free[i-1].end(), "step %d: free ranges are not coalesced", step)
+				require.Greater(t, f.off, fs[i-1].end(), "step %d: free ranges are not coalesced", step)
 			}
 		}
 		require.Equal(t, int64(size), used+free, "step %d", step)

@@ -18,13 +18,16 @@ func (d *Device) runCopy(op string, f copyFunc) error {
 	if injected(&d.copyCountdown) {
 		return fmt.Errorf("sim: %s: %w", op, driver.ErrInjected)
 	}
-	d.mu.RLock()
-	defer d.mu.RUnlock()
 	start := time.Now()
-	dir, path, n, err := f()
+	dir, path, n, err := func() (accounting.Direction, accounting.Path, int64, error) {
+		d.mu.RLock()
+		defer d.mu.RUnlock()
+		return f()
+	}()
 	if err != nil {
 		return fmt.Errorf("sim: %s: %w", op, err)
 	}
+	d.cfg.Link.pace(dir, path, n, start) // outside the lock: a slow link holds up no allocation
 	d.ledger.RecordCopy(dir, path, n, time.Since(start))
 	return nil
 }

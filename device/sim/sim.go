@@ -56,6 +56,8 @@ type Config struct {
 	// their work on the default stream and wait for it, as they must on a
 	// GPU, so a missing wait shows up as wrong data: "sim:0?latency=2ms".
 	Latency time.Duration
+	// Link, when set, models the host link's bandwidth (see Link).
+	Link *Link
 }
 
 // Device is an emulated device. It implements driver.Device.
@@ -92,6 +94,9 @@ func New(cfg Config) (*Device, error) {
 	if cfg.Memory < Alignment || cfg.Ordinal < 0 || cfg.Latency < 0 {
 		return nil, fmt.Errorf("sim: memory %d bytes, ordinal %d, latency %v: want at least %d bytes, a non-negative ordinal and latency: %w",
 			cfg.Memory, cfg.Ordinal, cfg.Latency, Alignment, driver.ErrInvalidValue)
+	}
+	if err := cfg.Link.check(); err != nil {
+		return nil, err
 	}
 	cfg.Memory = cfg.Memory / Alignment * Alignment
 	mem, memfd, err := sharedMemory(fmt.Sprintf("cuarray-sim:%d", cfg.Ordinal), cfg.Memory)
@@ -133,6 +138,8 @@ func (d *Device) Info() driver.Info {
 		Alignment:    Alignment,
 		CanMapHost:   !d.cfg.NoMapHost,
 		ContextFlags: d.contextFlags(),
+		// HostLinkBandwidth is the modelled link's, if any.
+		HostLinkBandwidth: d.cfg.Link.bandwidth(),
 	}
 }
 

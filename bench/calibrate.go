@@ -1,0 +1,186 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/transfer"
+)
+
+// CalibrateSizes are the copy sizes Calibrate fits its lines to by default.
+var CalibrateSizes = []int64{4 << 10, 64 << 10, 1 << 20, 8 << 20, 64 << 20}
+
+// CalibrateConfig says what Calibrate measures. Zero fields take the defaults.
+type CalibrateConfig struct {
+	Sizes []int64 // default CalibrateSizes
+	// Paths are the paths measured (default: direct, pinned, staged, d2d,
+	// and mapped where the device maps host memory).
+	Paths    []transfer.Path
+	Repeats  int       // timed copies per path, direction and size (default 5): their median is fitted
+	Progress io.Writer // a line per step, when set
+}
+
+// Calibrate measures the cost model of dev's transfer paths and returns it
+// as a profile for devices of its model, ready to Save where the planner
+// finds it (transfer.ProfilePath):
+//
+//  1. the host's memory copy from pageable into pinned memory at the
+//     largest size (up to 64 MiB) on 1, 2, 4, … GOMAXPROCS goroutines
+//     (MemcpyCeiling);
+//  2. the staging ring: the shape a Copier sizes from those rates, and a
+//     few around it (half and twice as deep, smaller chunks), each timed
+//     both ways at that size; the fastest is kept;
+//  3. every path and direction at each size, through that ring, the
+//     median of Repeats, fitted as latency + bytes/bandwidth (FitCost).
+func Calibrate(dev driver.Device, cfg CalibrateConfig) (*transfer.Profile, error) {
+	info := dev.Info()
+	if len(cfg.Sizes) == 0 {
+		cfg.Sizes = CalibrateSizes
+	}
+	if cfg.Repeats <= 0 {
+		cfg.Repeats = 5
+	}
+	if len(cfg.Paths) == 0 {
+		cfg.Paths = []transfer.Path{transfer.PathDirect, transfer.PathPinned, transfer.PathStaged, transfer.PathD2D}
+		if info.CanMapHost {
+			cfg.Paths = append(cfg.Paths, transfer.PathMapped)
+		}
+	}
+	_, total, err := dev.MemInfo()
+	if err != nil {
+		return nil, fmt.Errorf("bench: calibrate: %w", err)
+	}
+	for _, n := range cfg.Sizes {
+		if n <= 0 {
+			return nil, fmt.Errorf("bench: calibrate: size %d: %w", n, driver.ErrInvalidValue)
+		}
+		if n > total { // refused before the host side (as large, filled with random bytes) is made
+			return nil, fmt.Errorf("bench: calibrate: size %s is more than the device's %s: %w",
+				accounting.FormatBytes(n), accounting.FormatBytes(total), driver.ErrInvalidValue)
+		}
+	}
+	for _, p := range cfg.Paths {
+		if p == transfer.PathAuto || p == transfer.PathPeer {
+			return nil, fmt.Errorf("bench: calibrate: path %v is not measured: %w", p, driver.ErrInvalidValue)
+		}
+	}
+	say := func(format string, args ...any) {
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "calibrate: "+format+"\n", args...)
+		}
+	}
+	sizes := slices.Clone(cfg.Sizes)
+	slices.Sort(sizes)
+	sizes = slices.Compact(sizes)
+	large := min(sizes[len(sizes)-1], 64<<20)
+
+	prof := transfer.DefaultProfile(info)
+	prof.Source = fmt.Sprintf("cuarray bench -calibrate: %d sizes from %s to %s, the median of %d copies each",
+		len(sizes), accounting.FormatBytes(sizes[0]), accounting.FormatBytes(sizes[len(sizes)-1]), cfg.Repeats)
+	prof.Date = time.Now().UTC()
+	if prof.HostCopy, err = MemcpyCeiling(dev, max(large, 1<<20), ThreadCounts(), cfg.Repeats); err != nil {
+		return nil, err
+	}
+	for _, h := range prof.HostCopy {
+		say("host memcpy pageable→pinned, %d goroutine(s): %.2f GB/s", h.Threads, h.GBps)
+	}
+	if slices.Contains(cfg.Paths, transfer.PathStaged) {
+		if prof.Ring, err = bestRing(dev, prof, large, cfg.Repeats, say); err != nil {
+			return nil, err
+		}
+	}
+	base := *prof // the Copier keeps its profile: prof's costs change below
+	c, err := transfer.New(dev, transfer.WithProfile(&base))
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	prof.Costs = nil
+	for _, p := range cfg.Paths {
+		for _, dir := range directions(p) {
+			times := make([]time.Duration, len(sizes))
+			for i, n := range sizes {
+				res, err := measurePath(c, p, dir, randomBytes(n), cfg.Repeats, false)
+				if err != nil {
+					return nil, fmt.Errorf("bench: calibrate %v %v %s: %w", p, dir, accounting.FormatBytes(n), err)
+				}
+				times[i] = time.Duration(res.MedianSeconds * 1e9)
+			}
+			cost, fitErr, err := FitCost(sizes, times)
+			if err != nil {
+				return nil, fmt.Errorf("bench: calibrate %v %v: %w", p, dir, err)
+			}
+			prof.SetCost(p, dir, cost, fitErr)
+			say("%-6s %-4s latency %v, %.3g GB/s (fit within %.0f%%)", p, dir, cost.Latency.Round(100*time.Nanosecond), cost.GBps, fitErr*100)
+		}
+	}
+	if err := prof.Validate(); err != nil {
+		return nil, fmt.Errorf("bench: calibrate: %w", err)
+	}
+	return prof, nil
+}
+
+// bestRing times staged copies of n bytes both ways through the ring a
+// Copier sizes from prof's host copy rates and a few shapes around it,
+// and returns the fastest.
+func bestRing(dev driver.Device, prof *transfer.Profile, n int64, reps int, say func(string, ...any)) (*transfer.RingShape, error) {
+	c, err := transfer.New(dev, transfer.WithProfile(prof))
+	if err != nil {
+		return nil, err
+	}
+	auto := c.Ring()
+	if err := c.Close(); err != nil {
+		return nil, err
+	}
+	shapes := []transfer.RingShape{auto}
+	add := func(chunk int64, chunks int) {
+		s := transfer.RingShape{ChunkBytes: chunk, Chunks: min(max(chunks, 2), 64), Streams: auto.Streams}
+		s.Streams = min(s.Streams, s.Chunks)
+		if chunk >= 64<<10 && !slices.Contains(shapes, s) {
+			shapes = append(shapes, s)
+		}
+	}
+	add(auto.ChunkBytes/4, auto.Chunks)
+	add(auto.ChunkBytes, auto.Chunks/2)
+	add(auto.ChunkBytes/2, 2*auto.Chunks)
+	var best *transfer.RingShape
+	bestTime := time.Duration(0)
+	pattern := randomBytes(n)
+	for _, s := range shapes {
+		p := *prof
+		p.Ring = &s
+		t, err := stagedTime(dev, &p, pattern, reps)
+		if err != nil {
+			return nil, err
+		}
+		say("staged ring of %d × %s on %d streams: %s both ways in %v", s.Chunks, accounting.FormatBytes(s.ChunkBytes), s.Streams,
+			accounting.FormatBytes(n), t.Round(time.Microsecond))
+		if best == nil || t < bestTime {
+			best, bestTime = &s, t
+		}
+	}
+	return best, nil
+}
+
+// stagedTime returns the medians of staged copies of pattern to the
+// device and back through the ring of prof, added.
+func stagedTime(dev driver.Device, prof *transfer.Profile, pattern []byte, reps int) (total time.Duration, err error) {
+	c, err := transfer.New(dev, transfer.WithProfile(prof))
+	if err != nil {
+		return 0, err
+	}
+	defer func() { err = errors.Join(err, c.Close()) }()
+	for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
+		res, err := measurePath(c, transfer.PathStaged, dir, pattern, reps, false)
+		if err != nil {
+			return 0, err
+		}
+		total += time.Duration(res.MedianSeconds * 1e9)
+	}
+	return total, nil
+}

@@ -1,0 +1,98 @@
+package bench_test
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/bench"
+	"github.com/cuarray/cuarray/device/sim"
+	"github.com/cuarray/cuarray/transfer"
+)
+
+// On a sim device whose host link is modelled as a GPU's (pageable copies
+// at a fraction of the pinned rate, a latency per operation), the profile
+// that Calibrate measures makes the planner pick, at every size from 4 KiB
+// to 64 MiB and both ways, a path no slower than the best one measured
+// (within the noise of a shared machine), while sim's defaults, which know
+// nothing of the link, stay on the direct path where staging wins.
+func TestPlannerOnModelledSim(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures copies up to 64 MiB over a modelled link: seconds")
+	}
+	dev, err := sim.New(sim.Config{Memory: 512 << 20, Latency: 50 * time.Microsecond,
+		Link: &sim.Link{PinnedGBps: 0.5, PageableGBps: 0.2}})
+	require.NoError(t, err)
+	defer dev.Close()
+	var progress bytes.Buffer
+	prof, err := bench.Calibrate(dev, bench.CalibrateConfig{
+		Sizes: []int64{4 << 10, 256 << 10, 4 << 20, 16 << 20}, Repeats: 3, Progress: &progress,
+		Paths: []transfer.Path{transfer.PathDirect, transfer.PathStaged, transfer.PathPinned},
+	})
+	require.NoError(t, err, progress.String())
+	require.NoError(t, prof.Validate())
+	assert.Equal(t, dev.Info().Model, prof.Model)
+	assert.NotNil(t, prof.Ring, "the ring was chosen by measurement")
+	assert.NotEmpty(t, prof.HostCopy, "the host's memcpy was measured")
+	for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
+		direct, ok := prof.Cost(transfer.PathDirect, dir)
+		require.True(t, ok)
+		pinned, ok := prof.Cost(transfer.PathPinned, dir)
+		require.True(t, ok)
+		// The fitted lines find the modelled link: 0.2 and 0.5 GB/s.
+		assert.InDelta(t, 0.2, direct.GBps, 0.05, "%v direct: %v\n%s", dir, direct, progress.String())
+		assert.InDelta(t, 0.5, pinned.GBps, 0.15, "%v pinned: %v\n%s", dir, pinned, progress.String())
+	}
+
+	r, err := bench.Run(dev, bench.Config{
+		Sizes:  []int64{4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20},
+		Paths:  []transfer.Path{transfer.PathDirect, transfer.PathStaged},
+		Budget: 64 << 20, MinRepeats: 3, MaxRepeats: 7,
+		Copier: []transfer.Option{transfer.WithProfile(prof)},
+	})
+	require.NoError(t, err)
+	require.Len(t, r.Plans, 5*2, r.Table())
+	// sim's latency and link are sleeps: on a busy machine a wake-up comes
+	// late, and a small copy's time is mostly that.
+	slack := 2 * wakeup()
+	for _, pl := range r.Plans {
+		// The pick is within 25 % of the best, or two late wake-ups.
+		pickTime := time.Duration(float64(pl.Size) / pl.PickGBps)
+		bestTime := time.Duration(float64(pl.Size) / pl.BestGBps)
+		assert.True(t, pickTime <= bestTime*5/4 || pickTime-bestTime < slack,
+			"%s %s: the planner picks %s (%v), the best is %s (%v), slack %v: %s\n%s",
+			pl.Direction, accounting.FormatBytes(pl.Size), pl.Pick, pickTime, pl.Best, bestTime, slack, pl.Reason, r.Table())
+		t.Logf("%s %9s: pick %s %.3g GB/s, best %s %.3g GB/s, %.0f%% slower", pl.Direction, accounting.FormatBytes(pl.Size), pl.Pick, pl.PickGBps,
+			pl.Best, pl.BestGBps, pl.Slower*100)
+		if pl.Size >= 16<<20 {
+			assert.Equal(t, "staged", pl.Best, "the link makes staging pay: %s", r.Table())
+		}
+	}
+	assert.Contains(t, r.Table(), "planner's pick against the best path measured")
+
+	// sim's defaults, without the calibration, keep to direct.
+	c, err := transfer.New(dev, transfer.WithProfile(transfer.DefaultProfile(dev.Info())))
+	require.NoError(t, err)
+	defer c.Close()
+	ch, err := c.PlanHost(transfer.InPageable, false, accounting.HtoD, 64<<20)
+	require.NoError(t, err)
+	assert.Equal(t, transfer.PathDirect, ch.Path)
+}
+
+// wakeup returns how late a short sleep wakes up on this machine now: the
+// median of a few.
+func wakeup() time.Duration {
+	late := make([]time.Duration, 9)
+	for i := range late {
+		start := time.Now()
+		time.Sleep(20 * time.Microsecond)
+		late[i] = time.Since(start)
+	}
+	slices.Sort(late)
+	return late[len(late)/2]
+}

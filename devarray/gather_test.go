@@ -1,0 +1,268 @@
+package devarray_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/devarray"
+)
+
+// plainGather is the reference: every element's bytes, one at a time, in
+// C order, by its byte offset.
+func plainGather(mem []byte, zero int64, shape []int, strides []int64, item int64) []byte {
+	var out []byte
+	for _, off := range elementOffsets(shape, strides) {
+		out = append(out, mem[zero+off:zero+off+item]...)
+	}
+	return out
+}
+
+// randomView returns a random strided view of a random parent layout:
+// permuted, stepped, flipped, some axes broadcast (stride 0) when
+// broadcast is set, with element 0 placed so every element is in mem.
+func randomView(r *rand.Rand, maxDim int, broadcast bool) (mem []byte, zero int64, shape []int, strides []int64, item int64) {
+	item = []int64{1, 2, 4, 8, 16, 3, 12}[r.IntN(7)]
+	nd := r.IntN(5)
+	shape = make([]int, nd)
+	parent := make([]int, nd)
+	total := 1
+	for i := range shape {
+		shape[i] = 1 + r.IntN(maxDim)
+		for total*shape[i] > 1<<14 && shape[i] > 1 {
+			shape[i] /= 2 // keep the reference loop quick
+		}
+		total *= shape[i]
+		parent[i] = shape[i] * (1 + r.IntN(2))
+	}
+	ps := contiguousStrides(parent, item)
+	perm := r.Perm(nd)
+	strides = make([]int64, nd)
+	sh := make([]int, nd)
+	for i, p := range perm {
+		sh[i] = shape[p]
+		strides[i] = ps[p] * int64(1+r.IntN(2))
+		if parent[p] < sh[i]*int(strides[i]/ps[p]) {
+			strides[i] = ps[p]
+		}
+		if r.IntN(4) == 0 {
+			strides[i] = -strides[i]
+		}
+		if broadcast && r.IntN(6) == 0 {
+			strides[i] = 0
+		}
+	}
+	var lo, hi int64 = 0, item
+	for i := range sh {
+		reach := int64(sh[i]-1) * strides[i]
+		if reach < 0 {
+			lo += reach
+		} else {
+			hi += reach
+		}
+	}
+	pad := int64(r.IntN(8))
+	mem = make([]byte, hi-lo+2*pad)
+	for i := range mem {
+		mem[i] = byte(r.Uint32())
+	}
+	return mem, pad - lo, sh, strides, item
+}
+
+// Property: Gather of any byte range of the packed stream is that range of
+// the plain reference, and Scatter of it writes exactly those bytes.
+func TestHostStridedMatchesPlainLoop(t *testing.T) {
+	r := rand.New(rand.NewPCG(rand.Uint64(), 1))
+	for range 1500 {
+		mem, zero, shape, strides, item := randomView(r, 40, false)
+		h, err := devarray.NewHostStrided(mem, zero, shape, strides, item)
+		require.NoError(t, err, "shape %v strides %v item %d", shape, strides, item)
+		want := plainGather(mem, zero, shape, strides, item)
+		require.Equal(t, int64(len(want)), h.Len())
+		lo := int64(0)
+		if len(want) > 0 {
+			lo = r.Int64N(int64(len(want)))
+		}
+		hi := lo + r.Int64N(int64(len(want))-lo+1)
+		if r.IntN(3) == 0 {
+			lo, hi = 0, int64(len(want))
+		}
+		got := make([]byte, hi-lo)
+		require.NoError(t, h.Gather(got, lo))
+		require.Equal(t, want[lo:hi], got, "gather [%d, %d) of shape %v strides %v item %d", lo, hi, shape, strides, item)
+
+		// Scatter fresh bytes into the same range; the reference then reads them back.
+		fresh := make([]byte, hi-lo)
+		for i := range fresh {
+			fresh[i] = byte(r.Uint32())
+		}
+		before := append([]byte(nil), mem...)
+		require.NoError(t, h.Scatter(fresh, lo))
+		after := plainGather(mem, zero, shape, strides, item)
+		require.Equal(t, fresh, after[lo:hi], "scatter [%d, %d) of shape %v strides %v item %d", lo, hi, shape, strides, item)
+		require.Equal(t, want[:lo], after[:lo], "bytes before the range kept")
+		require.Equal(t, want[hi:], after[hi:], "bytes after the range kept")
+		// Bytes of mem that are no element's are untouched.
+		touched := make([]bool, len(mem))
+		for _, off := range elementOffsets(shape, strides) {
+			for b := range item {
+				touched[zero+off+b] = true
+			}
+		}
+		for i := range mem {
+			if !touched[i] && before[i] != mem[i] {
+				require.Failf(t, "scatter wrote outside the elements", "byte %d changed", i)
+			}
+		}
+	}
+}
+
+// Big transposes and permutations take the tiled loops over several tiles.
+func TestHostStridedTiled(t *testing.T) {
+	r := rand.New(rand.NewPCG(rand.Uint64(), 2))
+	cases := []struct {
+		name    string
+		shape   []int
+		perm    []int
+		item    int64
+		lo, len int64 // a range of the stream; len -1: to the end
+	}{
+		{"transposed float32", []int{97, 131}, []int{1, 0}, 4, 0, -1},
+		{"transposed float64, partial rows", []int{70, 90}, []int{1, 0}, 8, 1234, 20000},
+		{"3-D (2,0,1)", []int{20, 18, 33}, []int{2, 0, 1}, 4, 0, -1},
+		{"3-D (1,2,0)", []int{20, 18, 33}, []int{1, 2, 0}, 8, 0, -1},
+		{"3-D (2,1,0), a chunk", []int{20, 18, 33}, []int{2, 1, 0}, 4, 4000, 9001},
+		{"4-D (3,1,0,2)", []int{5, 6, 7, 40}, []int{3, 1, 0, 2}, 2, 0, -1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ps := contiguousStrides(c.shape, c.item)
+			n := c.item
+			for _, d := range c.shape {
+				n *= int64(d)
+			}
+			mem := make([]byte, n)
+			for i := range mem {
+				mem[i] = byte(r.Uint32())
+			}
+			shape := make([]int, len(c.perm))
+			strides := make([]int64, len(c.perm))
+			for i, p := range c.perm {
+				shape[i], strides[i] = c.shape[p], ps[p]
+			}
+			h, err := devarray.NewHostStrided(mem, 0, shape, strides, c.item)
+			require.NoError(t, err)
+			want := plainGather(mem, 0, shape, strides, c.item)
+			hi := c.lo + c.len
+			if c.len < 0 {
+				hi = int64(len(want))
+			}
+			got := make([]byte, hi-c.lo)
+			require.NoError(t, h.Gather(got, c.lo))
+			require.Equal(t, want[c.lo:hi], got)
+			fresh := make([]byte, len(got))
+			for i := range fresh {
+				fresh[i] = byte(r.Uint32())
+			}
+			require.NoError(t, h.Scatter(fresh, c.lo))
+			require.Equal(t, fresh, plainGather(mem, 0, shape, strides, c.item)[c.lo:hi])
+		})
+	}
+}
+
+func TestHostStridedErrors(t *testing.T) {
+	mem := make([]byte, 64)
+	_, err := devarray.NewHostStrided(mem, 0, []int{4, 4}, []int64{16, 4}, 4)
+	require.NoError(t, err)
+	_, err = devarray.NewHostStrided(mem, 4, []int{4, 4}, []int64{16, 4}, 4)
+	require.ErrorIs(t, err, devarray.ErrBounds, "one element past the memory")
+	_, err = devarray.NewHostStrided(mem, 0, []int{4, 4}, []int64{-16, 4}, 4)
+	require.ErrorIs(t, err, devarray.ErrBounds, "negative stride below the memory")
+	_, err = devarray.NewHostStrided(mem, 0, []int{4}, []int64{4, 4}, 4)
+	require.ErrorIs(t, err, devarray.ErrShape)
+	_, err = devarray.NewHostStrided(mem, 0, []int{4}, nil, 0)
+	require.ErrorIs(t, err, devarray.ErrShape)
+	h, err := devarray.NewHostStrided(mem, 0, []int{4, 4}, []int64{4, 16}, 4)
+	require.NoError(t, err)
+	require.ErrorIs(t, h.Gather(make([]byte, 8), 60), devarray.ErrBounds, "past the stream's end")
+	require.ErrorIs(t, h.Scatter(make([]byte, 8), -1), devarray.ErrBounds, "before its start")
+	require.NoError(t, h.Gather(nil, 64), "an empty range at the end")
+}
+
+// FuzzHostStrided checks the specialised loops against the plain
+// reference loop on fuzzed layouts, broadcast axes included.
+func FuzzHostStrided(f *testing.F) {
+	f.Add(uint64(1), uint64(2))
+	f.Add(uint64(7), uint64(99))
+	f.Fuzz(func(t *testing.T, s1, s2 uint64) {
+		r := rand.New(rand.NewPCG(s1, s2))
+		mem, zero, shape, strides, item := randomView(r, 70, true)
+		h, err := devarray.NewHostStrided(mem, zero, shape, strides, item)
+		require.NoError(t, err)
+		want := plainGather(mem, zero, shape, strides, item)
+		lo := int64(0)
+		if len(want) > 0 {
+			lo = r.Int64N(int64(len(want)))
+		}
+		got := make([]byte, int64(len(want))-lo)
+		require.NoError(t, h.Gather(got, lo))
+		require.Equal(t, want[lo:], got)
+	})
+}
+
+// Gather and Scatter on several goroutines split the stream into pieces
+// of whole rows or tile units, from any start: the result is the plain
+// loop's.
+func TestHostStridedParallel(t *testing.T) {
+	r := rand.New(rand.NewPCG(rand.Uint64(), 3))
+	cases := []struct {
+		name  string
+		shape []int
+		perm  []int
+		flip  bool
+		item  int64
+	}{
+		{"transposed", []int{1024, 1536}, []int{1, 0}, false, 4},
+		{"3-D (0,2,1)", []int{16, 256, 300}, []int{0, 2, 1}, false, 4},
+		{"row slice", []int{2048, 1024}, []int{0, 1}, false, 8},
+		{"flipped", []int{1024, 1030}, []int{0, 1}, true, 8},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ps := contiguousStrides(c.shape, c.item)
+			n := c.item
+			for _, d := range c.shape {
+				n *= int64(d)
+			}
+			mem := make([]byte, n)
+			for i := range mem {
+				mem[i] = byte(r.Uint32())
+			}
+			shape := make([]int, len(c.perm))
+			strides := make([]int64, len(c.perm))
+			var zero int64
+			for i, p := range c.perm {
+				shape[i], strides[i] = c.shape[p], ps[p]
+				if c.flip {
+					zero += int64(shape[i]-1) * strides[i]
+					strides[i] = -strides[i]
+				}
+			}
+			h, err := devarray.NewHostStrided(mem, zero, shape, strides, c.item)
+			require.NoError(t, err)
+			want := plainGather(mem, zero, shape, strides, c.item)
+			for _, lo := range []int64{0, 4096*3 + 5} {
+				got := make([]byte, int64(len(want))-lo)
+				require.NoError(t, h.GatherOn(got, lo, 3))
+				require.Equal(t, want[lo:], got, "gather from %d", lo)
+			}
+			fresh := make([]byte, len(want))
+			for i := range fresh {
+				fresh[i] = byte(r.Uint32())
+			}
+			require.NoError(t, h.ScatterOn(fresh, 0, 3))
+			require.Equal(t, fresh, plainGather(mem, zero, shape, strides, c.item))
+		})
+	}
+}

@@ -1,0 +1,77 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// Link models a GPU's host link on sim (Config.Link), so that the paths
+// differ in cost as they do on a GPU: a copy between host and device
+// memory takes its bytes over the link's bandwidth, one copy at a time in
+// each direction (a copy engine each way), on top of Config.Latency. Copies
+// from or to page-locked memory (pinned buffers, the staged path's chunks,
+// registered memory) move at PinnedGBps; copies from or to pageable memory
+// (the direct path, which a driver stages through a buffer of its own) at
+// PageableGBps. A zero rate leaves those copies at memory speed. One Link
+// models one device's link: give each device its own.
+type Link struct {
+	PinnedGBps   float64 // 10^9 bytes per second
+	PageableGBps float64
+
+	mu   sync.Mutex
+	busy [2]time.Time // when the copies queued so far on the link are done, HtoD and DtoH
+}
+
+// check refuses rates that are negative or not finite.
+func (l *Link) check() error {
+	if l == nil {
+		return nil
+	}
+	for _, r := range []float64{l.PinnedGBps, l.PageableGBps} {
+		if r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
+			return fmt.Errorf("sim: link of %v GB/s pinned, %v GB/s pageable: want finite rates, 0 for none: %w",
+				l.PinnedGBps, l.PageableGBps, driver.ErrInvalidValue)
+		}
+	}
+	return nil
+}
+
+// bandwidth is the link's pinned rate in bytes per second, for Info.
+func (l *Link) bandwidth() float64 {
+	if l == nil {
+		return 0
+	}
+	return l.PinnedGBps * 1e9
+}
+
+// pace holds a copy of n bytes in direction dir along path, begun at
+// start, until the link has moved it: after the copies before it in the
+// same direction, at the path's rate.
+func (l *Link) pace(dir accounting.Direction, path accounting.Path, n int64, start time.Time) {
+	if l == nil || n <= 0 || (dir != accounting.HtoD && dir != accounting.DtoH) {
+		return
+	}
+	rate := l.PinnedGBps
+	if path == accounting.PathDirect {
+		rate = l.PageableGBps
+	}
+	if rate <= 0 {
+		return
+	}
+	l.mu.Lock()
+	begin := start
+	if l.busy[dir].After(begin) {
+		begin = l.busy[dir]
+	}
+	end := begin.Add(time.Duration(float64(n) / rate))
+	l.busy[dir] = end
+	l.mu.Unlock()
+	if wait := time.Until(end); wait > 0 {
+		time.Sleep(wait)
+	}
+}

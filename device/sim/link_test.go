@@ -1,0 +1,61 @@
+package sim_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/sim"
+	"github.com/cuarray/cuarray/internal/testdev"
+)
+
+// With a Link, a copy between host and device takes its bytes over the
+// link's rate, pinned or pageable, one copy at a time in each direction,
+// and still delivers the bytes; Info reports the link.
+func TestLink(t *testing.T) {
+	const n = 1 << 20
+	link := &sim.Link{PinnedGBps: 0.1, PageableGBps: 0.05} // 1 MiB: 10.5 ms pinned, 21 ms pageable
+	dev := newDevice(t, sim.Config{Memory: 8 << 20, Link: link})
+	assert.Equal(t, 0.1e9, dev.Info().HostLinkBandwidth)
+	p, err := dev.Malloc(2 * n)
+	require.NoError(t, err)
+	defer dev.Free(p)
+	h, err := dev.HostAlloc(n, 0)
+	require.NoError(t, err)
+	defer dev.HostFree(h)
+	src := testdev.RandomBytes(n)
+	copy(h.Bytes, src)
+	took := func(f func() error) time.Duration {
+		start := time.Now()
+		require.NoError(t, f())
+		return time.Since(start)
+	}
+	pinnedTime := time.Duration(n / 0.1)
+	assert.GreaterOrEqual(t, took(func() error { return dev.CopyHtoD(p, h.Bytes) }), pinnedTime, "pinned")
+	pageable := make([]byte, n)
+	assert.GreaterOrEqual(t, took(func() error { return dev.CopyDtoH(pageable, p) }), 2*pinnedTime, "pageable: half the rate")
+	assert.Equal(t, src, pageable)
+	// Two copies in one direction on two streams share the link.
+	s1, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s1.Close()
+	s2, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s2.Close()
+	assert.GreaterOrEqual(t, took(func() error {
+		require.NoError(t, s1.CopyHtoDAsync(p, h.Bytes))
+		require.NoError(t, s2.CopyHtoDAsync(p+n, h.Bytes))
+		require.NoError(t, s1.Synchronize())
+		return s2.Synchronize()
+	}), 2*pinnedTime, "one copy engine per direction")
+	assert.Equal(t, src, peek(t, dev, p+n, n))
+
+	for _, bad := range []*sim.Link{{PinnedGBps: -1}, {PageableGBps: math.NaN()}, {PinnedGBps: math.Inf(1)}} {
+		_, err := sim.New(sim.Config{Memory: 1 << 20, Link: bad})
+		assert.ErrorIs(t, err, driver.ErrInvalidValue, "%+v", bad)
+	}
+}

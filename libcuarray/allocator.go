@@ -1,0 +1,140 @@
+package main
+
+// cuarray as another library's allocator, as RAPIDS RMM is for CuPy and
+// PyTorch: their allocations come from a cuarray device, so they are in
+// its ledger (counts, peaks, scopes) and under its limit.
+//
+//	cuarray_allocator_use(dev, pool, limit, &index)   serve the device's index from dev
+//	cuarray_torch_malloc(size, device, stream)         PyTorch's CUDAPluggableAllocator pair:
+//	cuarray_torch_free(ptr, size, device, stream)      NULL and a recorded error on failure
+//	cuarray_allocator_malloc(size, device, stream, &p) the same, with the error returned (CuPy)
+//	cuarray_allocator_free(p, size, device, stream)
+//	cuarray_allocator_last_error(clear)                the last error's message, or NULL
+//	cuarray_allocator_stats(&json)                     the allocator's counts and its pools' stats
+//
+// A device index (PyTorch's device, CuPy's device id) is served by the
+// device cuarray_allocator_use last named for it: its ordinal. With the
+// pool off, every allocation is one device allocation, counted in the
+// device's ledger as it is made and checked against the ledger's limit;
+// the stream is not needed (a free waits as the device's free does). With
+// the pool on (package pool: one pool per device, made once), allocations
+// come from the pool's cached segments, the ledger counts the segments, and
+// a free is stream-ordered: the block is reusable at once on the stream it
+// was freed on, and on other streams once that stream (and the one it was
+// allocated on) has passed the free. Stream 0 is CUDA's legacy default
+// stream. Out of memory, by the ledger's limit or the device's, a malloc
+// returns NULL with cuarray's message and figures (requested, in use,
+// limit, free, total) as the last error. A malloc of 0 bytes returns NULL
+// without an error, as PyTorch's and CuPy's own allocators do. A free of
+// NULL does nothing; a free of a pointer the allocator did not hand out
+// (or freed already) is ignored with an error recorded. Every entry point
+// is safe to call from many threads at once.
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/types.h>
+*/
+import "C"
+
+import (
+	"encoding/json"
+	"unsafe"
+)
+
+// torchMalloc is cuarray_torch_malloc in Go terms.
+func torchMalloc(size int64, index int, stream uintptr) uintptr {
+	p, err := allocate(size, index, stream)
+	recordError(err)
+	return p
+}
+
+// torchFree is cuarray_torch_free in Go terms.
+func torchFree(ptr uintptr, size int64, index int, stream uintptr) {
+	recordError(release(ptr, size, index, stream))
+}
+
+//export cuarray_torch_malloc
+func cuarray_torch_malloc(size C.ssize_t, device C.int, stream unsafe.Pointer) unsafe.Pointer {
+	p := torchMalloc(int64(size), int(device), uintptr(stream))
+	// A device address, never Go memory: handed to C as the void* it is.
+	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
+}
+
+//export cuarray_torch_free
+func cuarray_torch_free(ptr unsafe.Pointer, size C.ssize_t, device C.int, stream unsafe.Pointer) {
+	torchFree(uintptr(ptr), int64(size), int(device), uintptr(stream))
+}
+
+//export cuarray_allocator_use
+func cuarray_allocator_use(dev C.uint64_t, usePool C.int, limit C.int64_t, index *C.int) *C.char {
+	if msg := null("cuarray_allocator_use", "index", unsafe.Pointer(index)); msg != nil {
+		return msg
+	}
+	i, err := useAllocator(uint64(dev), usePool != 0, int64(limit))
+	*index = C.int(i)
+	return result(err)
+}
+
+//export cuarray_allocator_malloc
+func cuarray_allocator_malloc(size C.int64_t, device C.int, stream C.uintptr_t, out *C.uintptr_t) *C.char {
+	if msg := null("cuarray_allocator_malloc", "out", unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
+	p, err := allocate(int64(size), int(device), uintptr(stream))
+	*out = C.uintptr_t(p)
+	recordError(err)
+	return result(err)
+}
+
+//export cuarray_allocator_free
+func cuarray_allocator_free(ptr C.uintptr_t, size C.int64_t, device C.int, stream C.uintptr_t) *C.char {
+	err := release(uintptr(ptr), int64(size), int(device), uintptr(stream))
+	recordError(err)
+	return result(err)
+}
+
+//export cuarray_allocator_last_error
+func cuarray_allocator_last_error(clear C.int) *C.char {
+	if msg := lastError(clear != 0); msg != "" {
+		return C.CString(msg)
+	}
+	return nil
+}
+
+// allocatorReport is cuarray_allocator_stats's JSON.
+type allocatorReport struct {
+	AllocatorStats
+	Pools map[int]poolReport `json:"pools"`
+}
+
+// poolReport is one pool's figures, in the ledger's snake_case.
+type poolReport struct {
+	InUse         int64   `json:"in_use"`
+	Reserved      int64   `json:"reserved"`
+	PeakInUse     int64   `json:"peak_in_use"`
+	Allocs        int64   `json:"allocs"`
+	Frees         int64   `json:"frees"`
+	FromCache     int64   `json:"from_cache"`
+	FromDevice    int64   `json:"from_device"`
+	Segments      int     `json:"segments"`
+	LiveBlocks    int     `json:"live_blocks"`
+	PendingBlocks int     `json:"pending_blocks"`
+	Fragmentation float64 `json:"fragmentation"`
+}
+
+//export cuarray_allocator_stats
+func cuarray_allocator_stats(out **C.char) *C.char {
+	if msg := null("cuarray_allocator_stats", "out", unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
+	st, pools := allocatorStats()
+	r := allocatorReport{AllocatorStats: st, Pools: map[int]poolReport{}}
+	for i, p := range pools {
+		r.Pools[i] = poolReport{InUse: p.InUse, Reserved: p.Reserved, PeakInUse: p.PeakInUse, Allocs: p.Allocs,
+			Frees: p.Frees, FromCache: p.FromCache, FromDevice: p.FromDevice, Segments: p.Segments,
+			LiveBlocks: p.LiveBlocks, PendingBlocks: p.PendingBlocks, Fragmentation: p.Fragmentation}
+	}
+	b, err := json.Marshal(r)
+	return putString(out, b, err)
+}

@@ -1,0 +1,1 @@
+../cuarray_plan.py

@@ -1,0 +1,280 @@
+package transfer
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/pinned"
+)
+
+// DefaultRegisterBytes is the default bound on the bytes a Copier keeps
+// registered (WithRegisterCache): page-locked memory is taken from the
+// whole system, so the default is modest.
+const DefaultRegisterBytes = 1 << 30
+
+// pageSize is the granularity at which the driver page-locks memory.
+var pageSize = uintptr(os.Getpagesize())
+
+// regCache is a Copier's registrations of its callers' Go memory: the
+// registered path registers a buffer once and keeps it registered for
+// later copies of the same memory, up to max bytes, evicting the least
+// recently used registration (unregistering it) to make room.
+//
+// The lifetime rule: a registered Go buffer is pinned (runtime.Pinner,
+// through pinned.Register) until it is evicted, released by
+// Copier.Unregister, or the Copier is closed; until then the garbage
+// collector cannot free it even if the program drops every reference.
+type regCache struct {
+	mu      sync.Mutex
+	max     int64
+	bytes   int64
+	entries []*regEntry // least recently used first
+}
+
+// regEntry is one registration: the bytes handed to the driver and the
+// whole pages the driver locks for them, the cache's key.
+type regEntry struct {
+	buf        *pinned.Buffer
+	addr, end  uintptr // the registered bytes [addr, end)
+	pageLo, hi uintptr // the pages covering them [pageLo, hi)
+}
+
+func (e *regEntry) size() int64 { return int64(e.end - e.addr) }
+
+// span returns the byte range of b.
+func span(b []byte) (addr, end uintptr) {
+	addr = uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return addr, addr + uintptr(len(b))
+}
+
+// pages returns the page-aligned range covering [addr, end).
+func pages(addr, end uintptr) (lo, hi uintptr) {
+	return addr &^ (pageSize - 1), (end + pageSize - 1) &^ (pageSize - 1)
+}
+
+// holds reports whether all of mem is registered in the cache.
+func (r *regCache) holds(mem []byte) bool {
+	if r == nil || len(mem) == 0 {
+		return false
+	}
+	addr, end := span(mem)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.find(addr, end) >= 0
+}
+
+// find returns the index of the entry whose registered bytes hold
+// [addr, end), or -1. r.mu is held.
+func (r *regCache) find(addr, end uintptr) int {
+	for i, e := range r.entries {
+		if e.addr <= addr && end <= e.end {
+			return i
+		}
+	}
+	return -1
+}
+
+// acquire returns a registration that holds mem, guarded by p (it cannot
+// be unregistered until p is done): the cached one, else a new one,
+// registered on the copier's device after unregistering the cached
+// registrations whose pages overlap mem's (the driver refuses a second
+// registration of a page) and, if the new one would pass the bound, the
+// least recently used ones that are not busy. fresh reports a new
+// registration, took the time the registering and unregistering took.
+// A registration larger than the bound, or one room cannot be made for,
+// is not cached: release unregisters it after the copy.
+func (c *Copier) acquire(mem []byte, p pinned.Pending) (e *regEntry, cached, fresh bool, took time.Duration, err error) {
+	r := c.reg
+	addr, end := span(mem)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i := r.find(addr, end); i >= 0 {
+		e = r.entries[i]
+		_, _ = e.buf.Busy() // forget the copies done with it (each reports its own error), so its guards do not pile up
+		if err := e.buf.Guard(p); err != nil {
+			return nil, false, false, 0, err
+		}
+		r.touch(i)
+		return e, true, false, 0, nil
+	}
+	start := time.Now()
+	lo, hi := pages(addr, end)
+	for i := 0; i < len(r.entries); {
+		if o := r.entries[i]; o.pageLo < hi && lo < o.hi {
+			if err := r.drop(i); errors.Is(err, pinned.ErrBusy) {
+				return nil, false, false, 0, fmt.Errorf("memory shares pages with a registration in use: %w", err)
+			}
+			continue
+		}
+		i++
+	}
+	n := int64(end - addr)
+	for i := 0; n <= r.max && r.bytes+n > r.max && i < len(r.entries); {
+		if errors.Is(r.drop(i), pinned.ErrBusy) { // try the next
+			i++
+		}
+	}
+	buf, err := pinned.Register(c.dev, mem, 0)
+	if err != nil {
+		return nil, false, false, 0, err
+	}
+	e = &regEntry{buf: buf, addr: addr, end: end, pageLo: lo, hi: hi}
+	if err := buf.Guard(p); err != nil {
+		return nil, false, false, 0, errors.Join(err, buf.Unregister())
+	}
+	cached = r.bytes+n <= r.max
+	if cached {
+		r.entries = append(r.entries, e)
+		r.bytes += n
+	}
+	return e, cached, true, time.Since(start), nil
+}
+
+// touch makes entry i the most recently used. r.mu is held.
+func (r *regCache) touch(i int) {
+	e := r.entries[i]
+	copy(r.entries[i:], r.entries[i+1:])
+	r.entries[len(r.entries)-1] = e
+}
+
+// drop unregisters entry i and removes it. A busy one (pinned.ErrBusy)
+// stays; one whose device was closed is gone already (the device's Close
+// released it) and is dropped without an error; any other error is
+// returned once the entry is dropped (the buffer is unregistered all the
+// same, as pinned's Free does). r.mu is held.
+func (r *regCache) drop(i int) error {
+	e := r.entries[i]
+	err := e.buf.Unregister()
+	if errors.Is(err, pinned.ErrBusy) {
+		return err
+	}
+	r.entries = append(r.entries[:i], r.entries[i+1:]...)
+	r.bytes -= e.size()
+	if errors.Is(err, pinned.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// forget removes e from the cache and unregisters it: a registration made
+// for a copy that failed, or one not cached.
+func (r *regCache) forget(e *regEntry) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, o := range r.entries {
+		if o == e {
+			return r.drop(i)
+		}
+	}
+	return e.buf.Unregister()
+}
+
+// release unregisters every registration that shares a byte with
+// [addr, end) (all of them for the whole address space), joining the
+// errors of the busy ones, which stay.
+func (r *regCache) release(addr, end uintptr) error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for i := 0; i < len(r.entries); {
+		if o := r.entries[i]; o.addr < end && addr < o.end {
+			err := r.drop(i)
+			errs = append(errs, err)
+			if errors.Is(err, pinned.ErrBusy) {
+				i++
+			}
+			continue
+		}
+		i++
+	}
+	return errors.Join(errs...)
+}
+
+// Registered returns the bytes the copier keeps registered for the
+// registered path, and how many registrations hold them.
+func (c *Copier) Registered() (bytes int64, count int) {
+	if c == nil || c.reg == nil {
+		return 0, 0
+	}
+	c.reg.mu.Lock()
+	defer c.reg.mu.Unlock()
+	return c.reg.bytes, len(c.reg.entries)
+}
+
+// Unregister releases the registrations the registered path keeps for
+// memory that shares a byte with buf, so the garbage collector may free
+// it again (a registered Go buffer is pinned until then). A registration
+// an async copy still uses stays, and the error says so (pinned.ErrBusy).
+// Close releases every registration.
+func (c *Copier) Unregister(buf []byte) error {
+	if c == nil || len(buf) == 0 {
+		return nil
+	}
+	addr, end := span(buf)
+	if err := c.reg.release(addr, end); err != nil {
+		return fmt.Errorf("transfer: unregister: %w", err)
+	}
+	return nil
+}
+
+// runRegistered registers the host side's bytes (or finds them
+// registered), then copies as the pinned path does: one driver copy.
+//
+// In the ledger: the backend counts the registered memory under kind
+// accounting.Registered (bytes, registrations, current bytes while the
+// copier keeps it) and the DMA under accounting.PathPinned, as every copy
+// of page-locked memory; this path records each registration it makes as
+// a copy of 0 bytes on accounting.PathRegistered in the copy's direction,
+// taking the registration's time (registering, and unregistering what had
+// to make room), so that path's count is the registrations made and its
+// time their cost. A registration made for a copy that fails, or one the
+// cache cannot keep, is unregistered before the copy returns.
+func (j *job) runRegistered(x *exec) error {
+	_, host, toDevice := j.sides()
+	mem := host.hostAt(0)[:j.n]
+	use := newRunning() // guards the registration while this copy runs
+	e, cached, fresh, took, err := j.c.acquire(mem, use)
+	if err != nil {
+		use.end()
+		return fmt.Errorf("register %s of Go memory: %w", accounting.FormatBytes(int64(len(mem))), err)
+	}
+	dir := accounting.DtoH
+	if toDevice {
+		dir = accounting.HtoD
+	}
+	if fresh {
+		j.c.dev.Ledger().RecordCopy(dir, accounting.PathRegistered, 0, took)
+	}
+	h := host
+	h.side, h.buf = InPinned, e.buf
+	j2 := *j
+	if toDevice {
+		j2.src = h
+	} else {
+		j2.dst = h
+	}
+	err = j2.runDriver(x)
+	if err == nil && cached {
+		if j.pend != nil {
+			err = e.buf.Guard(j.pend) // held until the copy (an async one: its Op) is done
+		}
+		use.end()
+		return err
+	}
+	if x.s != nil {
+		err = errors.Join(err, x.s.Synchronize()) // the device must be done with the memory first
+	}
+	use.end()
+	if fresh || !cached {
+		err = errors.Join(err, j.c.reg.forget(e))
+	}
+	return err
+}

@@ -1,0 +1,421 @@
+package transfer_test
+
+import (
+	"encoding/json"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/internal/testdev"
+	"github.com/cuarray/cuarray/pinned"
+	"github.com/cuarray/cuarray/transfer"
+)
+
+// openSim opens a sim device of its own with the given options, closed
+// with the test, which it fails if registered memory is left.
+func openSim(t *testing.T, spec string) device.Device {
+	t.Helper()
+	dev, err := device.Open(spec)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		k := dev.Ledger().Snapshot().Kinds[accounting.Registered]
+		assert.Zero(t, k.Current, "registered bytes left")
+		assert.Equal(t, k.Allocs, k.Frees, "registrations left")
+		require.NoError(t, dev.Close())
+	})
+	return dev
+}
+
+// registeredDevices are the devices the registered path is tested on: the
+// test device and, when that is sim, sim with a latency, where a copy that
+// returns before its bytes are there is caught.
+func registeredDevices(t *testing.T) map[string]device.Device {
+	dev := testdev.Open(t)
+	devs := map[string]device.Device{"test": dev}
+	if testdev.IsSim(dev) {
+		devs["latency"] = openSim(t, "sim:7?mem=64MiB&latency=1ms")
+	}
+	return devs
+}
+
+// N copies of one Go buffer along the registered path, both directions,
+// fresh random data each time: the data is there when Copy returns, the
+// ledger shows one registration for the N copies and every byte's DMA
+// from page-locked memory, no staging, and Close releases the
+// registration.
+func TestRegisteredPath(t *testing.T) {
+	const copies = 4
+	for name, dev := range registeredDevices(t) {
+		for _, n := range []int{1, rows * cols, 1<<16 + 3} {
+			for _, toDevice := range []bool{true, false} {
+				t.Run(name+map[bool]string{true: "/HtoD", false: "/DtoH"}[toDevice], func(t *testing.T) {
+					c, err := transfer.New(dev)
+					require.NoError(t, err)
+					host := randomFloats(n)
+					d, err := devarray.FromHost(dev, randomFloats(n), n)
+					require.NoError(t, err)
+					defer func() { require.NoError(t, d.Free()) }()
+					dir := map[bool]accounting.Direction{true: accounting.HtoD, false: accounting.DtoH}[toDevice]
+					before := dev.Ledger().Snapshot()
+					for range copies {
+						want := randomFloats(n)
+						if toDevice {
+							copy(host, want)
+							require.NoError(t, c.Copy(transfer.Dev(d), transfer.Host(host), transfer.Via(transfer.PathRegistered)))
+							testdev.RequireArrayComplete(t, d, "registered HtoD")
+							got, err := devarray.ToHost[float32](d)
+							require.NoError(t, err)
+							assert.Equal(t, want, got)
+						} else {
+							require.NoError(t, d.CopyFrom(devarray.AsBytes(want)))
+							require.NoError(t, c.Copy(transfer.Host(host), transfer.Dev(d), transfer.Via(transfer.PathRegistered)))
+							testdev.RequireHostComplete(t, dev, devarray.AsBytes(host), "registered DtoH")
+							assert.Equal(t, want, host)
+						}
+					}
+					diff := accounting.Diff(before, dev.Ledger().Snapshot())
+					nb := int64(4 * n)
+					assert.Equal(t, int64(1), diff.Kinds[accounting.Registered].Allocs, "one registration for %d copies", copies)
+					assert.Equal(t, nb, diff.Kinds[accounting.Registered].Current, "kept registered")
+					assert.Equal(t, int64(1), diff.Copies[dir][accounting.PathRegistered].Count, "the registration, on the registered path")
+					assert.Zero(t, diff.Copies[dir][accounting.PathRegistered].Bytes)
+					assert.Equal(t, copies*nb, diff.Copies[dir][transfer.PathRegistered.Ledger()].Bytes, "DMA from page-locked memory")
+					assert.Equal(t, copies*nb, diff.CopyTotal(dir).Bytes, "no other %v bytes", dir)
+					assert.Zero(t, diff.CopyTotal(accounting.HtoH).Bytes, "no host copy")
+					bytes, count := c.Registered()
+					assert.Equal(t, nb, bytes)
+					assert.Equal(t, 1, count)
+					js, err := json.Marshal(diff)
+					require.NoError(t, err)
+					assert.Contains(t, string(js), `"registered":{"count":1,"bytes":0`, "the JSON report shows the registration")
+					assert.Regexp(t, `(?m)`+dir.String()+` +registered +1 +0 B +[0-9.]+ +-$`, diff.Report(), "the text report too, with no rate")
+
+					require.NoError(t, c.Close())
+					after := accounting.Diff(before, dev.Ledger().Snapshot()).Kinds[accounting.Registered]
+					assert.Zero(t, after.Current, "Close releases the registration")
+					assert.Equal(t, int64(1), after.Frees)
+				})
+			}
+		}
+	}
+}
+
+// The cache's bound: the least recently used registration is unregistered
+// to make room; a buffer larger than the bound is registered for its copy
+// only; Unregister releases one buffer's.
+func TestRegisterCacheBound(t *testing.T) {
+	dev := testdev.Open(t)
+	const size = 64 << 10 // 16384 floats
+	c, err := transfer.New(dev, transfer.WithRegisterCache(2*size))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	d, err := devarray.FromHost(dev, randomFloats(4*size/4), 4*size/4)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, d.Free()) }()
+	a, b, x := randomFloats(size/4), randomFloats(size/4), randomFloats(size/4)
+	upload := func(h []float32) {
+		t.Helper()
+		part, err := d.Slice(0, 0, len(h), 1)
+		require.NoError(t, err)
+		require.NoError(t, c.Copy(transfer.Dev(part), transfer.Host(h), transfer.Via(transfer.PathRegistered)))
+		got, err := devarray.ToHost[float32](part)
+		require.NoError(t, err)
+		assert.Equal(t, h, got)
+	}
+	reg := func() accounting.KindStats { return dev.Ledger().Snapshot().Kinds[accounting.Registered] }
+	start := reg()
+	steps := []struct {
+		name          string
+		buf           []float32
+		allocs, frees int64
+		current       int64
+	}{
+		{"a registered", a, 1, 0, size},
+		{"b registered", b, 2, 0, 2 * size},
+		{"a again: cached", a, 2, 0, 2 * size},
+		{"x evicts b, the least recently used", x, 3, 1, 2 * size},
+		{"a still cached", a, 3, 1, 2 * size},
+		{"b again evicts x", b, 4, 2, 2 * size},
+		{"larger than the bound: registered for its copy only", randomFloats(3 * size / 4), 5, 3, 2 * size},
+	}
+	for _, s := range steps {
+		upload(s.buf)
+		k := reg()
+		assert.Equal(t, s.allocs, k.Allocs-start.Allocs, s.name)
+		assert.Equal(t, s.frees, k.Frees-start.Frees, s.name)
+		assert.Equal(t, s.current, k.Current-start.Current, s.name)
+		bytes, _ := c.Registered()
+		assert.Equal(t, s.current, bytes, s.name)
+	}
+	require.NoError(t, c.Unregister(devarray.AsBytes(a)))
+	bytes, count := c.Registered()
+	assert.Equal(t, int64(size), bytes, "b alone stays")
+	assert.Equal(t, 1, count)
+	assert.Equal(t, int64(size), reg().Current-start.Current)
+}
+
+// Memory that shares a page with a registration: the driver refuses a
+// second registration of a page (sim refuses overlapping bytes, and counts
+// the refusal), so the copier unregisters the overlapping one first.
+func TestRegisterOverlap(t *testing.T) {
+	dev := testdev.Open(t)
+	c, err := transfer.New(dev)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	page := os.Getpagesize()
+	mem := testdev.RandomBytes(3 * page)
+	first, second := mem[:page+100], mem[page+200:]
+	for _, h := range [][]byte{first, second, first} {
+		d, err := devarray.Empty(dev, devarray.Uint8, len(h))
+		require.NoError(t, err)
+		require.NoError(t, c.Copy(transfer.Dev(d), transfer.HostBytes(h, devarray.Uint8), transfer.Via(transfer.PathRegistered)))
+		got, err := devarray.ToHost[uint8](d)
+		require.NoError(t, err)
+		assert.Equal(t, h, got)
+		require.NoError(t, d.Free())
+		_, count := c.Registered()
+		assert.Equal(t, 1, count, "the overlapping registration went first")
+	}
+	k := dev.Ledger().Snapshot().Kinds[accounting.Registered]
+	assert.Equal(t, int64(3), k.Allocs-k.Frees+2, "three registrations, two unregistered")
+
+	// A second registration of registered bytes is refused, and counted.
+	failed := k.Failed
+	_, err = pinned.Register(dev, first[10:20], 0)
+	require.Error(t, err)
+	assert.Equal(t, failed+1, dev.Ledger().Snapshot().Kinds[accounting.Registered].Failed)
+}
+
+// A copy that fails after registering unregisters what it registered:
+// nothing is left registered, even before Close.
+func TestRegisteredFailure(t *testing.T) {
+	if !testdev.IsSim(testdev.Open(t)) {
+		t.Skip("failure injection is sim's")
+	}
+	for _, toDevice := range []bool{true, false} {
+		dev := openSim(t, "sim:8?mem=16MiB&fail-copy=1")
+		c, err := transfer.New(dev)
+		require.NoError(t, err)
+		d, err := devarray.Empty(dev, devarray.Float32, 1000) // no copy: the copy below is the first
+		require.NoError(t, err)
+		host := randomFloats(1000)
+		if toDevice {
+			err = c.Copy(transfer.Dev(d), transfer.Host(host), transfer.Via(transfer.PathRegistered))
+		} else {
+			err = c.Copy(transfer.Host(host), transfer.Dev(d), transfer.Via(transfer.PathRegistered))
+		}
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "injected fault")
+		k := dev.Ledger().Snapshot().Kinds[accounting.Registered]
+		assert.Equal(t, int64(1), k.Allocs, "it registered")
+		assert.Zero(t, k.Current, "and unregistered when the copy failed")
+		bytes, count := c.Registered()
+		assert.Zero(t, bytes+int64(count))
+		require.NoError(t, d.Free())
+		require.NoError(t, c.Close())
+		assert.Zero(t, dev.Ledger().Current(accounting.Device))
+	}
+}
+
+// The registered path takes no strided host side, nor a pinned buffer.
+func TestRegisteredRefuses(t *testing.T) {
+	dev := testdev.Open(t)
+	c, err := transfer.New(dev)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	d := deviceSide(t, dev, false)
+	defer d.free()
+	for _, kind := range []string{"pageable", "pinned"} {
+		for _, strided := range []bool{false, true} {
+			if kind == "pageable" && !strided {
+				continue
+			}
+			h := hostSide(t, dev, kind, strided)
+			err := c.Copy(d.ep, h.ep, transfer.Via(transfer.PathRegistered))
+			assert.ErrorIs(t, err, transfer.ErrPath, "%s strided %v", kind, strided)
+			h.free()
+		}
+	}
+	bytes, _ := c.Registered()
+	assert.Zero(t, bytes)
+}
+
+// The planner, with a modelled H100 (the defaults: registering is a
+// conservative guess): registered for a large buffer registered already,
+// staged for the same buffer fresh, direct for a small fresh one; with a
+// profile where registering is cheap, registered for a large fresh one.
+func TestPlanRegistered(t *testing.T) {
+	dev := testdev.Open(t)
+	h100 := transfer.DefaultProfile(driver.Info{Model: "NVIDIA H100 80GB HBM3", Backend: "cuda"})
+	cheap := transfer.DefaultProfile(driver.Info{Model: "NVIDIA H100 80GB HBM3", Backend: "cuda"})
+	cheap.SetRegistrationCost(transfer.Cost{Latency: 5e3, GBps: 500})
+	const large = 16 << 20
+	big := testdev.RandomBytes(large)
+	small := testdev.RandomBytes(4 << 10)
+	d, err := devarray.Empty(dev, devarray.Uint8, large)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, d.Free()) }()
+	ds, err := devarray.Empty(dev, devarray.Uint8, len(small))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, ds.Free()) }()
+
+	c, err := transfer.New(dev, transfer.WithProfile(h100))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	plan := func(dst, src transfer.Endpoint, opts ...transfer.Option) transfer.Path {
+		t.Helper()
+		ch, err := c.Plan(dst, src, opts...)
+		require.NoError(t, err)
+		return ch.Path
+	}
+	bigEP, smallEP := transfer.HostBytes(big, devarray.Uint8), transfer.HostBytes(small, devarray.Uint8)
+	assert.Equal(t, transfer.PathStaged, plan(transfer.Dev(d), bigEP), "fresh: registering 16 MiB at the guessed rate does not pay for one copy")
+	assert.Equal(t, transfer.PathDirect, plan(transfer.Dev(ds), smallEP), "small and fresh")
+	assert.Equal(t, transfer.PathRegistered, plan(transfer.Dev(d), bigEP, transfer.WithProfile(cheap)), "fresh, where registering is cheap")
+
+	require.NoError(t, c.Copy(transfer.Dev(d), bigEP, transfer.Via(transfer.PathRegistered)))
+	for _, dir := range []struct {
+		name     string
+		dst, src transfer.Endpoint
+	}{{"HtoD", transfer.Dev(d), bigEP}, {"DtoH", bigEP, transfer.Dev(d)}} {
+		ch, err := c.Plan(dir.dst, dir.src)
+		require.NoError(t, err)
+		assert.Equal(t, transfer.PathRegistered, ch.Path, "%s: registered already: %s", dir.name, ch.Reason)
+		assert.Contains(t, ch.Reason, "registered already")
+	}
+	assert.Equal(t, transfer.PathDirect, plan(transfer.Dev(ds), smallEP), "a small buffer is still not registered")
+
+	// The planner's registered copy: no new registration.
+	before := dev.Ledger().Snapshot()
+	require.NoError(t, c.Copy(bigEP, transfer.Dev(d)))
+	diff := accounting.Diff(before, dev.Ledger().Snapshot())
+	assert.Zero(t, diff.Kinds[accounting.Registered].Allocs)
+	assert.Equal(t, int64(large), diff.Copies[accounting.DtoH][accounting.PathPinned].Bytes)
+
+	// A strided view of the registered memory: not the registered path.
+	strided := bigEP.Strided(0, 2)
+	half, err := devarray.Empty(dev, devarray.Uint8, large/2)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, half.Free()) }()
+	_ = strided
+	assert.NotEqual(t, transfer.PathRegistered, plan(transfer.Dev(half), transfer.HostBytes(big, devarray.Uint8, large/2).Strided(0, 2)))
+
+	// The bench's view, without memory: pageable taken as fresh.
+	ch, err := c.PlanHost(transfer.InPageable, false, accounting.HtoD, large)
+	require.NoError(t, err)
+	assert.Equal(t, transfer.PathStaged, ch.Path)
+}
+
+// Async registered copies: the registration is held until the Op is done,
+// and Close releases it after waiting.
+func TestRegisteredAsync(t *testing.T) {
+	for name, dev := range registeredDevices(t) {
+		t.Run(name, func(t *testing.T) {
+			c, err := transfer.New(dev)
+			require.NoError(t, err)
+			s, err := dev.NewStream()
+			require.NoError(t, err)
+			defer s.Close()
+			n := 1<<14 + 5
+			host := randomFloats(n)
+			want := append([]float32(nil), host...)
+			d, err := devarray.Empty(dev, devarray.Float32, n)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, d.Free()) }()
+			op, err := c.CopyAsync(s, transfer.Dev(d), transfer.Host(host), transfer.Via(transfer.PathRegistered))
+			require.NoError(t, err)
+			require.NoError(t, op.Wait())
+			back := make([]float32, n)
+			op, err = c.CopyAsync(s, transfer.Host(back), transfer.Dev(d), transfer.Via(transfer.PathRegistered))
+			require.NoError(t, err)
+			require.NoError(t, op.Wait())
+			assert.Equal(t, want, back)
+			_, count := c.Registered()
+			assert.Equal(t, 2, count)
+			require.NoError(t, c.Close())
+			assert.Zero(t, dev.Ledger().Current(accounting.Registered))
+		})
+	}
+}
+
+// A device closed before the Copier: its Close released the registrations,
+// and the Copier's Close lets go of them without an error.
+func TestRegisteredDeviceClosedFirst(t *testing.T) {
+	if !testdev.IsSim(testdev.Open(t)) {
+		t.Skip("closes its own device: sim's")
+	}
+	dev, err := device.Open("sim:9?mem=16MiB")
+	require.NoError(t, err)
+	c, err := transfer.New(dev)
+	require.NoError(t, err)
+	d, err := devarray.Empty(dev, devarray.Float32, 1000)
+	require.NoError(t, err)
+	require.NoError(t, c.Copy(transfer.Dev(d), transfer.Host(randomFloats(1000)), transfer.Via(transfer.PathRegistered)))
+	require.NoError(t, d.Free())
+	require.NoError(t, dev.Close())
+	assert.Zero(t, dev.Ledger().Current(accounting.Registered), "the device's Close released it")
+	assert.NoError(t, c.Close())
+	bytes, count := c.Registered()
+	assert.Zero(t, bytes+int64(count))
+}
+
+// Registered copies from several goroutines, some of the same buffer, with
+// a bound that forces evictions: every copy's data is right, a busy
+// registration is never unregistered under a copy, and Close leaves
+// nothing registered.
+func TestRegisteredConcurrent(t *testing.T) {
+	dev := testdev.Open(t)
+	const n = 1 << 12 // 16 KiB
+	c, err := transfer.New(dev, transfer.WithRegisterCache(2*4*n))
+	require.NoError(t, err)
+	shared := randomFloats(n)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := devarray.Empty(dev, devarray.Float32, n)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer d.Free()
+			own := randomFloats(n)
+			for i := range 8 {
+				src := shared
+				if (g+i)%2 == 1 {
+					src = own
+				}
+				if err := c.Copy(transfer.Dev(d), transfer.Host(src), transfer.Via(transfer.PathRegistered)); err != nil {
+					errs <- err
+					return
+				}
+				got, err := devarray.ToHost[float32](d)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if !assert.Equal(t, src, got) {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	bytes, _ := c.Registered()
+	assert.LessOrEqual(t, bytes, int64(2*4*n), "within the bound")
+	require.NoError(t, c.Close())
+	assert.Zero(t, dev.Ledger().Current(accounting.Registered))
+}

@@ -1,0 +1,92 @@
+package transfer
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/internal/testdev"
+)
+
+// The ring a Copier sizes itself has as many goroutines as the host's
+// memory copy needs to feed the link (at most GOMAXPROCS) plus two chunks,
+// at most 64 MiB of chunks; a calibrated ring or one the caller gives is
+// kept as it is.
+func TestSizeRing(t *testing.T) {
+	h100 := DefaultProfile(driver.Info{Backend: "cuda", Model: "NVIDIA H100 80GB HBM3"})
+	one := DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"}) // one figure, 8 GB/s on 1; link 25 GB/s
+	simP := DefaultProfile(driver.Info{Backend: "sim", Model: "sim"})
+	calibrated := h100.clone()
+	calibrated.Ring = &RingShape{ChunkBytes: 3 << 20, Chunks: 7, Streams: 3}
+	for _, tc := range []struct {
+		name  string
+		o     Options
+		sim   bool
+		procs int
+		want  RingShape
+		adapt bool
+	}{
+		{"H100, 16 cores: 16 goroutines reach 45 GB/s", Options{Profile: h100}, false, 16, RingShape{2 << 20, 18, 2}, true},
+		{"H100, 4 cores", Options{Profile: h100}, false, 4, RingShape{4 << 20, 6, 2}, true},
+		{"H100, 6 cores: 4 copy faster than 6", Options{Profile: h100}, false, 6, RingShape{4 << 20, 6, 2}, true},
+		{"one figure scales: 4 × 8 GB/s ≥ 25", Options{Profile: one}, false, 16, RingShape{4 << 20, 6, 2}, true},
+		{"one figure, 2 cores", Options{Profile: one}, false, 2, RingShape{4 << 20, 4, 2}, true},
+		{"sim without figures: every core", Options{Profile: simP}, true, 2, RingShape{SimChunkBytes, 4, 2}, true},
+		{"calibrated", Options{Profile: calibrated}, false, 16, RingShape{3 << 20, 7, 3}, true},
+		{"given", Options{Profile: h100, ChunkBytes: 64 << 10, Chunks: 3}, false, 16, RingShape{64 << 10, 3, 2}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := sizeRing(tc.o, tc.sim, tc.procs).withDefaults()
+			assert.Equal(t, tc.want, RingShape{o.ChunkBytes, o.Chunks, o.Streams})
+			assert.Equal(t, tc.adapt, o.adapt)
+		})
+	}
+	for _, tc := range []struct {
+		n, chunk int64
+		slots    int
+		adapt    bool
+		want     int64
+	}{
+		{64 << 20, 2 << 20, 18, true, 960 << 10}, // 69 chunks: each goroutine goes round ~4 times
+		{1 << 30, 2 << 20, 18, true, 2 << 20},
+		{1 << 20, 4 << 20, 5, true, minPiece},
+		{1 << 20, 64 << 10, 5, true, 64 << 10},
+		{64 << 20, 4 << 20, 4, false, 4 << 20},
+	} {
+		assert.Equal(t, tc.want, piece(tc.n, tc.chunk, tc.slots, tc.adapt), "%+v", tc)
+	}
+}
+
+// A staged copy through a ring the Copier sized fills its chunks in part
+// and moves every byte, with a copy per chunk in the ledger.
+func TestStagedPieces(t *testing.T) {
+	dev := testdev.Open(t)
+	c, err := New(dev)
+	require.NoError(t, err)
+	defer c.Close()
+	require.True(t, c.opt.adapt)
+	n := 3<<20 + 12345
+	src := testdev.RandomBytes(n)
+	a, err := devarray.Empty(dev, devarray.Uint8, n)
+	require.NoError(t, err)
+	defer a.Free()
+	back := make([]byte, n)
+	size := piece(int64(n), c.opt.ChunkBytes, c.opt.Chunks, true)
+	want := (int64(n) + size - 1) / size
+	for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
+		dst, s := Dev(a), HostBytes(src, devarray.Uint8)
+		if dir == accounting.DtoH {
+			dst, s = HostBytes(back, devarray.Uint8), Dev(a)
+		}
+		before := dev.Ledger().Snapshot()
+		require.NoError(t, c.Copy(dst, s, Via(PathStaged)))
+		got := accounting.Diff(before, dev.Ledger().Snapshot()).Copies[dir][accounting.PathStaged]
+		assert.Equal(t, int64(n), got.Bytes, "%v", dir)
+		assert.Equal(t, want, got.Count, "%v: a copy per chunk of %d bytes", dir, size)
+	}
+	assert.Equal(t, src, back)
+}
