@@ -112,7 +112,60 @@ func BackprojectWorkspace(a int, itemSize int64) int64 { return int64(2*a) * ite
 // the detector spacing. Both arrays are float32 or both float64. The angle
 // table is kept in ws (nil: a temporary workspace); in query mode the call
 // reports its size and does not run.
+//
+// On a GPU it runs backproject_tiled (fbp.cu: tiles of pixels per block,
+// the sinogram bins a tile reads staged in shared memory, several pixels
+// per thread), which gives the same bits as the one-thread-per-pixel
+// backproject kernel; geometries too large for its floor (BackprojectTiled
+// false) run backproject itself.
 func (k *Kernels) Backproject(img, sino *devarray.DevArray, ws *accounting.Workspace) error {
+	return k.backproject(img, sino, ws, bpAuto)
+}
+
+// bpKernel picks the GPU kernel of a backprojection.
+type bpKernel int
+
+const (
+	bpAuto  bpKernel = iota // backproject_tiled where it fits, else backproject
+	bpPlain                 // backproject: one thread per pixel, operands from global memory
+	bpTiled                 // backproject_tiled, which the caller has checked fits
+)
+
+// The tile of backproject_tiled (fbp.cu's BP_TX, BP_TY, BP_PX, BP_PY):
+// blocks of bpThreadsX × bpThreadsY threads, each block a tile of
+// bpTileW × bpTileH pixels of one slice.
+const (
+	bpThreadsX = 32
+	bpThreadsY = 8
+	bpTileW    = bpThreadsX * 4
+	bpTileH    = bpThreadsY * 2
+	// bpMaxBlocks caps the tiled kernel's grid; its blocks loop over the
+	// tiles beyond it.
+	bpMaxBlocks = 1 << 24
+)
+
+// BackprojectTiled reports whether Backproject runs the tiled kernel for
+// images of n × n pixels from d detector bins of itemSize bytes (4 or 8):
+// its floor, one add of 1.5·2^23 (float) or 1.5·2^52 (double), is exact for
+// |t| < 2^22 (float) and its int holds |t| < 2^31 (double), and t of a
+// tile's pixels stays within |cx| + |cy| + (d-1)/2, where a tile reaches
+// bpTileW + bpTileH pixels past the image at most.
+func BackprojectTiled(n, d int, itemSize int64) bool {
+	bound := float64(n) + float64(bpTileW+bpTileH) + float64(d)/2 + 8
+	if itemSize == 4 {
+		return bound < 1<<22
+	}
+	return bound < 1<<31
+}
+
+// BackprojectUpdates is the pixel-angle updates of a backprojection of
+// slices sinograms of a angles into n × n images: the work a rate in
+// updates per second counts.
+func BackprojectUpdates(slices int64, a, n int) float64 {
+	return float64(slices) * float64(a) * float64(n) * float64(n)
+}
+
+func (k *Kernels) backproject(img, sino *devarray.DevArray, ws *accounting.Workspace, which bpKernel) error {
 	const op = "backproject"
 	if err := k.guard(op, img, sino); err != nil {
 		return err
@@ -123,14 +176,41 @@ func (k *Kernels) Backproject(img, sino *devarray.DevArray, ws *accounting.Works
 	}
 	e, suffix, slices, a, d, n := g.e, g.suffix, g.slices, g.a, g.d, g.n
 	scale := math.Pi / float64(a)
+	if which == bpAuto {
+		which = bpPlain
+		if BackprojectTiled(n, d, e.size) {
+			which = bpTiled
+		}
+	}
 	return k.withTrigTable(op, g, ws, func(trig devarray.Ptr, tableBytes int64) error {
-		return k.run("backproject_"+suffix, img.Size(),
-			func(args *driver.KernelArgs) {
-				scalar(args.Ptr(img.Ptr()).Ptr(sino.Ptr()).Ptr(trig).I64(slices).I32(int32(a)).I32(int32(d)).I32(int32(n)), e, scale)
-			},
+		args := func(args *driver.KernelArgs) {
+			scalar(args.Ptr(img.Ptr()).Ptr(sino.Ptr()).Ptr(trig).I64(slices).I32(int32(a)).I32(int32(d)).I32(int32(n)), e, scale)
+		}
+		if k.gpu != nil && which == bpTiled {
+			tiles := slices * ((int64(n) + bpTileW - 1) / bpTileW) * ((int64(n) + bpTileH - 1) / bpTileH)
+			a := new(driver.KernelArgs)
+			args(a)
+			return k.launchGrid("backproject_tiled_"+suffix,
+				[3]uint32{uint32(max(min(tiles, bpMaxBlocks), 1)), 1, 1}, [3]uint32{bpThreadsX, bpThreadsY, 1}, a)
+		}
+		return k.run("backproject_"+suffix, img.Size(), args,
 			func(m [][]byte) { refBackproject(m[0], m[1], m[2], slices, a, d, n, scale, e) },
 			driver.Range{Ptr: img.Ptr(), N: img.NBytes()}, driver.Range{Ptr: sino.Ptr(), N: sino.NBytes()}, driver.Range{Ptr: trig, N: tableBytes})
 	}, img, sino)
+}
+
+// launchGrid runs kernel name on the GPU on a grid of blocks of the given
+// shape (static shared memory only), and waits for it unless the kernels
+// are Async.
+func (k *Kernels) launchGrid(name string, grid, block [3]uint32, args *driver.KernelArgs) error {
+	f, err := k.function(name)
+	if err != nil {
+		return err
+	}
+	if err := f.Launch(grid, block, 0, k.stream, args); err != nil {
+		return err
+	}
+	return k.settle()
 }
 
 // withTrigTable runs f with the table of the cosines and sines of g's
