@@ -33,6 +33,7 @@ type block struct {
 	state       state
 	stream      driver.Stream // live: the stream it was allocated on; pending: the stream that freed it
 	fence       *fence        // pending: the event that marks the free
+	nextParked  *block        // parked: the one parked before it (parked.go)
 	left, right *block        // free: children in the free index's treap
 	prio        uint64        // free: treap priority
 }

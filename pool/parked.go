@@ -15,10 +15,11 @@ const (
 	parkClasses = parkMax / 256
 )
 
-// parking holds the parked blocks, a stack per size.
+// parking holds the parked blocks: a stack per size, linked through the
+// blocks themselves (block.nextParked).
 type parking struct {
-	stacks [parkClasses][]*block
-	n      int // blocks parked
+	tops [parkClasses]*block
+	n    int // blocks parked
 }
 
 // parkable reports whether a block of size bytes in a small segment, freed
@@ -27,11 +28,13 @@ func parkable(b *block) bool {
 	return b.seg.small && b.size <= parkMax && b.stream == nil
 }
 
-// park parks b, just freed on the default stream.
+// park puts b, its free counted, on the stack of its size. b stays in
+// the table of live blocks, its state parked, so that handing it out again
+// touches no table.
 func (p *Pool) park(b *block) {
-	b.state, b.stream, b.fence = parked, nil, nil
-	k := b.size/256 - 1
-	p.parked.stacks[k] = append(p.parked.stacks[k], b)
+	b.state = parked
+	top := &p.parked.tops[b.size>>8-1]
+	b.nextParked, *top = *top, b
 	p.parked.n++
 }
 
@@ -40,14 +43,12 @@ func (p *Pool) unparkOne(size int64) *block {
 	if size > parkMax || p.parked.n == 0 {
 		return nil
 	}
-	k := size/256 - 1
-	s := p.parked.stacks[k]
-	if len(s) == 0 {
+	top := &p.parked.tops[size>>8-1]
+	b := *top
+	if b == nil {
 		return nil
 	}
-	b := s[len(s)-1]
-	s[len(s)-1] = nil
-	p.parked.stacks[k] = s[:len(s)-1]
+	*top, b.nextParked = b.nextParked, nil
 	p.parked.n--
 	return b
 }
@@ -57,12 +58,15 @@ func (p *Pool) unpark() {
 	if p.parked.n == 0 {
 		return
 	}
-	for k, s := range p.parked.stacks {
-		for i, b := range s {
-			s[i] = nil
+	for k, b := range p.parked.tops {
+		for b != nil {
+			next := b.nextParked
+			b.nextParked = nil
+			p.live.remove(b.ptr)
 			p.release(b)
+			b = next
 		}
-		p.parked.stacks[k] = s[:0]
+		p.parked.tops[k] = nil
 	}
 	p.parked.n = 0
 }

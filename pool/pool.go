@@ -36,12 +36,13 @@ type Pool struct {
 
 	mu          sync.Mutex
 	segments    map[devarray.Ptr]*segment
-	live        liveTable
+	live        liveTable    // the blocks handed out and the parked ones, by address
 	free        [2]freeIndex // the free blocks of large (0) and small (1) segments
 	pending     []*block
 	events      []driver.Event // idle events, for reuse
 	spare       []*block       // block structs merged away, for reuse by split
 	parked      parking        // small blocks freed on the default stream (parked.go)
+	liveBlocks  int            // blocks handed out (live also holds the parked ones)
 	limit       int64
 	ratio       float64 // SetReserveRatio; 0: off
 	st          Stats
@@ -123,6 +124,40 @@ func (p *Pool) Alloc(n int64) (devarray.Ptr, error) { return p.AllocAsync(n, nil
 // the default stream). It may reuse a block freed on s whose free the
 // stream has not reached yet, since s runs in order.
 func (p *Pool) AllocAsync(n int64, s driver.Stream) (devarray.Ptr, error) {
+	if s == nil && n >= 0 && n <= parkMax && p.valid() == nil && !p.closed() {
+		// The fast path: the block last parked of this size (parked.go),
+		// handed out with no table, index or split touched.
+		size := accounting.AllocBytes(n)
+		p.mu.Lock()
+		if p.limit == 0 || size <= p.limit-p.st.InUse {
+			if len(p.pending) > 0 { // poll is a call
+				p.poll()
+			}
+			if b := p.unparkOne(size); b != nil {
+				b.state = live
+				p.liveBlocks++
+				if p.led.Recording() != nil { // an inlined load: NoteBlockAlloc is a call
+					p.led.NoteBlockAlloc(accounting.Device, uintptr(b.ptr), n, 0)
+				}
+				p.st.Allocs++
+				p.st.FromCache++
+				p.st.InUse += size
+				p.st.PeakInUse = max(p.st.PeakInUse, p.st.InUse)
+				p.cachedShown -= size // publishCached, knowing the change
+				p.led.AddCached(accounting.Device, -size)
+				p.mu.Unlock()
+				return b.ptr, nil
+			}
+		}
+		return p.allocLocked(n, size, s)
+	}
+	return p.allocChecked(n, s)
+}
+
+// allocChecked is AllocAsync for the requests its fast path does not take:
+// it checks the pool and the request, locks p.mu and calls allocLocked.
+// (Out of AllocAsync, its error paths do not weigh on the fast path.)
+func (p *Pool) allocChecked(n int64, s driver.Stream) (devarray.Ptr, error) {
 	if err := p.valid(); err != nil {
 		return 0, fmt.Errorf("pool: alloc: %w", err)
 	}
@@ -135,23 +170,27 @@ func (p *Pool) AllocAsync(n int64, s driver.Stream) (devarray.Ptr, error) {
 		defer p.mu.Unlock()
 		return 0, p.outOfMemory(n, false, accounting.ErrOutOfMemory)
 	}
-	if p.closer != nil && p.closer.Closed() {
+	if p.closed() {
 		// its cached blocks went with the device's memory
 		return 0, fmt.Errorf("pool: alloc %d bytes on %v: %w", n, p.dev.DeviceID(), driver.ErrClosed)
 	}
 	p.mu.Lock()
+	return p.allocLocked(n, size, s)
+}
+
+// closed reports whether the pool's device says it was closed.
+func (p *Pool) closed() bool { return p.closer != nil && p.closer.Closed() }
+
+// allocLocked is AllocAsync past its fast path, for a request of n bytes
+// rounded up to size. The caller holds p.mu; allocLocked unlocks it.
+func (p *Pool) allocLocked(n, size int64, s driver.Stream) (devarray.Ptr, error) {
 	defer p.mu.Unlock()
 	if p.limit > 0 && size > p.limit-p.st.InUse {
 		return 0, p.outOfMemory(size, true, nil)
 	}
 	p.poll()
-	var b *block
-	if s == nil {
-		b = p.unparkOne(size)
-	}
-	if b == nil {
-		b = p.take(size, s, p.ratio > 0)
-	}
+	// AllocAsync's fast path has looked for a parked block of this size.
+	b := p.take(size, s, p.ratio > 0)
 	if b == nil && p.parked.n > 0 && size <= smallRequest { // parked blocks are in small segments only
 		p.unpark()
 		b = p.take(size, s, p.ratio > 0)
@@ -171,6 +210,7 @@ func (p *Pool) AllocAsync(n int64, s driver.Stream) (devarray.Ptr, error) {
 	b.state, b.stream = live, s
 	p.led.NoteBlockAlloc(accounting.Device, uintptr(b.ptr), n, streamHandle(s))
 	p.live.put(b)
+	p.liveBlocks++
 	p.st.Allocs++
 	p.st.InUse += size
 	p.st.PeakInUse = max(p.st.PeakInUse, p.st.InUse)
@@ -189,25 +229,49 @@ func (p *Pool) Free(ptr devarray.Ptr) error { return p.FreeAsync(ptr, nil) }
 // PyTorch's record_stream does; a block on the default stream alone is
 // reusable at once.
 func (p *Pool) FreeAsync(ptr devarray.Ptr, s driver.Stream) error {
-	if err := p.valid(); err != nil {
-		return fmt.Errorf("pool: free %v: %w", ptr, err)
+	if p.valid() != nil {
+		return p.freeInvalid(ptr)
 	}
 	p.mu.Lock()
+	b := p.live.get(ptr)
+	if b != nil && b.state == live && s == nil && parkable(b) {
+		// The fast path: the default stream alone, so reusable at once:
+		// parked (parked.go), staying in the table, its state parked.
+		p.liveBlocks--
+		if p.led.Recording() != nil { // an inlined load: NoteBlockFree is a call
+			p.led.NoteBlockFree(accounting.Device, uintptr(ptr), b.size, 0)
+		}
+		p.st.Frees++
+		p.st.InUse -= b.size
+		p.cachedShown += b.size // publishCached, knowing the change
+		p.led.AddCached(accounting.Device, b.size)
+		p.park(b)
+		p.mu.Unlock()
+		return nil
+	}
+	return p.freeLocked(ptr, b, s)
+}
+
+// freeInvalid is FreeAsync's error on an invalid pool (out of line).
+func (p *Pool) freeInvalid(ptr devarray.Ptr) error {
+	return fmt.Errorf("pool: free %v: %w", ptr, p.valid())
+}
+
+// freeLocked is FreeAsync past its fast path: b is the table's entry for
+// ptr, or nil. The caller holds p.mu; freeLocked unlocks it.
+func (p *Pool) freeLocked(ptr devarray.Ptr, b *block, s driver.Stream) error {
 	defer p.mu.Unlock()
-	b := p.live.remove(ptr)
-	if b == nil {
+	if b == nil || b.state != live { // parked blocks stay in the table (parked.go)
 		return fmt.Errorf("pool: free %v: %w", ptr, ErrNotAllocated)
 	}
+	p.live.remove(ptr)
+	p.liveBlocks--
 	p.led.NoteBlockFree(accounting.Device, uintptr(ptr), b.size, streamHandle(s))
 	p.st.Frees++
 	p.st.InUse -= b.size
 	p.publishCached()
 	if b.stream == nil && s == nil { // the default stream alone: reusable at once
-		if parkable(b) {
-			p.park(b)
-		} else {
-			p.release(b)
-		}
+		p.release(b)
 		return nil
 	}
 	streams := make([]driver.Stream, 0, 2)
@@ -601,7 +665,7 @@ func (p *Pool) Release() error {
 		err = errors.Join(err, ev.Close())
 	}
 	p.events = nil
-	if n := p.live.n; n > 0 {
+	if n := p.liveBlocks; n > 0 {
 		err = errors.Join(err, fmt.Errorf("pool: release: %d blocks, %s, still allocated: %w",
 			n, accounting.FormatBytes(p.st.InUse), ErrInUse))
 	}

@@ -40,7 +40,7 @@ func (p *Pool) Stats() Stats {
 	s.Cached = s.Reserved - s.InUse
 	s.Limit = p.limit
 	s.ReserveRatio = p.ratio
-	s.LiveBlocks = p.live.n
+	s.LiveBlocks = p.liveBlocks
 	s.FreeBlocks = p.free[0].n + p.free[1].n
 	s.PendingBlocks = len(p.pending)
 	s.LargestFree = max(p.free[0].largest(), p.free[1].largest())
