@@ -15,7 +15,8 @@ import (
 type runner struct {
 	env      plan.Env
 	copier   *transfer.Copier
-	degraded bool // a method fell back to its slower algorithm (ErrPerfDegraded)
+	path     transfer.Path // the copies' path; PathAuto: the copier's choice
+	degraded bool          // a method fell back to its slower algorithm (ErrPerfDegraded)
 }
 
 // onDevice is one step in the life of a chunk: in (host, shape inShape) goes
@@ -28,7 +29,7 @@ func (r *runner) onDevice(m plan.Method, in []float32, inShape [3]int, out []flo
 		return err
 	}
 	defer d.Free()
-	if err := r.copier.Copy(transfer.Dev(d), transfer.Host(in, inShape[:]...)); err != nil {
+	if err := r.copier.Copy(transfer.Dev(d), transfer.Host(in, inShape[:]...), transfer.Via(r.path)); err != nil {
 		return err
 	}
 	res, err := m.Run(r.env, d, 0, params)
@@ -44,5 +45,5 @@ func (r *runner) onDevice(m plan.Method, in []float32, inShape [3]int, out []flo
 	if res.Size() != int64(len(out)) {
 		return fmt.Errorf("tomo: %s made %v, want %d elements: %w", m.Name(), res.Shape(), len(out), devarray.ErrShape)
 	}
-	return r.copier.Copy(transfer.Host(out, res.Shape()...), transfer.Dev(res))
+	return r.copier.Copy(transfer.Host(out, res.Shape()...), transfer.Dev(res), transfer.Via(r.path))
 }

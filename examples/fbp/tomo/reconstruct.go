@@ -47,18 +47,57 @@ type Result struct {
 	Volume   []float32 `json:"-"` // (Slices, Size, Size)
 	Plan     plan.Plan `json:"plan"`
 	Seconds  float64   `json:"seconds"`
-	Traffic  Traffic   `json:"ledger"`
+	// Streams is the chunks that were in flight at once (Options.Streams).
+	Streams int `json:"streams"`
+	// KernelSeconds is, in a pipelined run (Streams >= 2), the time during
+	// which the filter and backprojection kernels of some chunk ran, from
+	// events recorded around them on their streams (overlaps counted once);
+	// 0 where it was not measured. Seconds / KernelSeconds is how close the
+	// run comes to the pace of its kernels.
+	KernelSeconds float64 `json:"kernel_seconds"`
+	Traffic       Traffic `json:"ledger"`
 	// Degraded: the ramp filter ran in several passes, as the workspace
 	// had no room for one (accounting.ErrPerfDegraded): right, but slower.
 	Degraded bool `json:"degraded"`
+}
+
+// DefaultStreams is the chunks a Resident reconstruction keeps in flight
+// unless Options.Streams says otherwise.
+const DefaultStreams = 2
+
+// MaxStreams is the most chunks in flight Options.Streams may ask for.
+const MaxStreams = 8
+
+// Options tune ReconstructWith.
+type Options struct {
+	// Streams is how many chunks of a Resident run are in flight at once,
+	// each on a stream of its own with its own device buffers and
+	// workspace, so that one chunk's upload and another's download overlap
+	// a third's kernels: 0 means DefaultStreams; 1 runs one chunk after the
+	// other, each step synchronous (the unpipelined run). The plan gives
+	// each chunk in flight 1/Streams of the memory. Staged ignores it.
+	Streams int
+	// Path is the transfer path of the chunks' copies between the host's
+	// arrays and the device (transfer.Via); PathAuto, the default, lets the
+	// copier's planner choose for each copy.
+	Path transfer.Path
+	// Progress is told after each chunk; it may be nil.
+	Progress Progress
 }
 
 // Reconstruct runs filtered backprojection on sinograms, (Slices, Angles,
 // Size) float32 on the host, in mode, in the chunks that plan.ForDevice
 // picks for kernels.ReconstructMethod on dev, and returns the volume on the
 // host with the time it took and the ledger's counts for it. It frees all
-// it allocates on the device, also on failure.
+// it allocates on the device, also on failure. A Resident run keeps
+// DefaultStreams chunks in flight (ReconstructWith).
 func Reconstruct(dev driver.Device, g Geometry, sinograms []float32, mode Mode, progress Progress) (*Result, error) {
+	return ReconstructWith(dev, g, sinograms, mode, Options{Progress: progress})
+}
+
+// ReconstructWith is Reconstruct with options. Every choice of Streams
+// gives the same volume, bit for bit, as Staged does.
+func ReconstructWith(dev driver.Device, g Geometry, sinograms []float32, mode Mode, opt Options) (*Result, error) {
 	if err := g.Check(); err != nil {
 		return nil, err
 	}
@@ -68,19 +107,36 @@ func Reconstruct(dev driver.Device, g Geometry, sinograms []float32, mode Mode, 
 	if want := g.Slices * g.sinogramLen(); len(sinograms) != want {
 		return nil, fmt.Errorf("tomo: %d sinogram values for %v: want %d: %w", len(sinograms), g, want, devarray.ErrShape)
 	}
-	p, err := plan.ForDevice(dev, kernels.ReconstructMethod, g.SinogramShape(), 0, DType, g.params())
+	streams := opt.Streams
+	switch {
+	case streams == 0:
+		streams = DefaultStreams
+	case streams < 0 || streams > MaxStreams:
+		return nil, fmt.Errorf("tomo: %d streams: want 1 to %d, or 0 for %d: %w", streams, MaxStreams, DefaultStreams, accounting.ErrInvalidArgument)
+	}
+	if mode != Resident {
+		streams = 1
+	}
+	m := kernels.ReconstructMethod
+	if streams > 1 {
+		m = inFlight{Method: m, depth: streams}
+	}
+	p, err := plan.ForDevice(dev, m, g.SinogramShape(), 0, DType, g.params())
 	if err != nil {
 		return nil, fmt.Errorf("tomo: %s reconstruction of %v: %w", mode, g, err)
 	}
-	res := &Result{Mode: mode, Geometry: g, Plan: p, Volume: make([]float32, g.Slices*g.imageLen())}
+	res := &Result{Mode: mode, Geometry: g, Plan: p, Streams: streams, Volume: make([]float32, g.Slices*g.imageLen())}
 	start := time.Now()
 	snap, err := dev.Ledger().Measure("tomo "+string(mode), func() error {
+		if streams > 1 {
+			return runPipeline(dev, res, sinograms, streams, opt)
+		}
 		c, err := transfer.New(dev)
 		if err != nil {
 			return err
 		}
-		r := &runner{env: plan.Env{Dev: dev, Workspace: accounting.NewWorkspace(dev)}, copier: c}
-		err = r.chunks(res, sinograms, progress)
+		r := &runner{env: plan.Env{Dev: dev, Workspace: accounting.NewWorkspace(dev)}, copier: c, path: opt.Path}
+		err = r.chunks(res, sinograms, opt.Progress)
 		res.Degraded = r.degraded
 		return errors.Join(err, r.env.Workspace.Free(), c.Close())
 	})

@@ -44,8 +44,9 @@ func TestRMSEBound(t *testing.T) {
 }
 
 // limited opens the test device with a limit that leaves room for a
-// quarter of the geometry's slices at once (as the estimator counts them),
-// so that the plans make chunks.
+// quarter of the geometry's slices in each of the DefaultStreams chunks a
+// resident run keeps in flight (as the estimator counts them), so that the
+// plans make chunks.
 func limited(t *testing.T, g tomo.Geometry) device.Device {
 	dev := testdev.Open(t)
 	require.NoError(t, dev.Ledger().SetLimit(accounting.Device, limitFor(t, dev, g)))
@@ -53,10 +54,15 @@ func limited(t *testing.T, g tomo.Geometry) device.Device {
 }
 
 func limitFor(t *testing.T, dev device.Device, g tomo.Geometry) int64 {
-	want := (g.Slices + 3) / 4
+	return limitForChunks(t, dev, g, (g.Slices+3)/4, tomo.DefaultStreams)
+}
+
+// limitForChunks is the smallest device limit, above what dev holds now,
+// under which a plan for streams chunks in flight takes want slices a chunk.
+func limitForChunks(t *testing.T, dev device.Device, g tomo.Geometry, want, streams int) int64 {
 	other := [2]int{g.Angles, g.Detectors()}
 	fits := func(avail int64) bool {
-		s, _, err := kernels.ReconstructMethod.MaxSlices(0, other, tomo.DType, avail, plan.Params{"size": g.Size})
+		s, _, err := kernels.ReconstructMethod.MaxSlices(0, other, tomo.DType, avail/int64(streams), plan.Params{"size": g.Size})
 		require.NoError(t, err)
 		return s >= want
 	}
@@ -71,8 +77,10 @@ func limitFor(t *testing.T, dev device.Device, g tomo.Geometry) int64 {
 	return dev.Ledger().Current(accounting.Device) + int64(math.Ceil(float64(hi)*dev.Ledger().Overhead()))
 }
 
-// TestModesAgree: resident and staged give the same volume, bit for bit,
-// on random sinograms (fresh each run) and on a scan, in several chunks.
+// TestModesAgree: resident, pipelined (the default) or not, and staged give
+// the same volume, bit for bit, on random sinograms (fresh each run) and
+// on a scan, in several chunks (not the same ones: a pipelined plan gives
+// each chunk in flight a share of the memory).
 func TestModesAgree(t *testing.T) {
 	g := tomo.Geometry{Size: 40, Angles: 30, Slices: 13}
 	dev := limited(t, g)
@@ -85,12 +93,18 @@ func TestModesAgree(t *testing.T) {
 	for name, sino := range map[string][]float32{"scan": scan.Sinograms, "random": random} {
 		res, err := tomo.Reconstruct(dev, g, sino, tomo.Resident, nil)
 		require.NoError(t, err, name)
-		staged, err := tomo.Reconstruct(dev, g, sino, tomo.Staged, nil)
-		require.NoError(t, err, name)
+		assert.Equal(t, tomo.DefaultStreams, res.Streams, name)
 		assert.Greater(t, len(res.Plan.Chunks), 2, "%s: the limit makes chunks", name)
-		assert.Equal(t, res.Plan.Chunks, staged.Plan.Chunks, name)
-		assert.Equal(t, res.Volume, staged.Volume, "%s: both modes give the same bits", name)
 		assert.NotEqual(t, make([]float32, len(res.Volume)), res.Volume, "%s: not all zeros", name)
+		for _, other := range []struct {
+			mode    tomo.Mode
+			streams int
+		}{{tomo.Resident, 1}, {tomo.Resident, 3}, {tomo.Staged, 0}} {
+			o, err := tomo.ReconstructWith(dev, g, sino, other.mode, tomo.Options{Streams: other.streams})
+			require.NoError(t, err, "%s: %v", name, other)
+			assert.Equal(t, res.Volume, o.Volume, "%s: %v gives the pipelined run's bits", name, other)
+			assert.Equal(t, max(other.streams, 1), o.Streams, name)
+		}
 	}
 }
 
@@ -107,20 +121,25 @@ func TestTraffic(t *testing.T) {
 	assert.Equal(t, g.VolumeBytes()+g.SinogramBytes(), scan.Traffic.DtoH, "acquisition downloads phantom and sinograms")
 	assert.Zero(t, scan.Traffic.HtoD, "the phantom is made on the device: nothing goes up")
 
-	var runs [2]*tomo.Result
-	for i, mode := range tomo.Modes {
+	runs := map[string]*tomo.Result{}
+	for _, run := range []struct {
+		mode    tomo.Mode
+		streams int
+	}{{tomo.Resident, 0}, {tomo.Resident, 1}, {tomo.Staged, 0}} {
+		mode := run.mode
+		name := fmt.Sprintf("%s/%d", mode, run.streams)
 		var calls, last int
-		res, err := tomo.Reconstruct(dev, g, scan.Sinograms, mode, func(stage string, done, total int) {
+		res, err := tomo.ReconstructWith(dev, g, scan.Sinograms, mode, tomo.Options{Streams: run.streams, Progress: func(stage string, done, total int) {
 			assert.Equal(t, string(mode), stage)
 			assert.Greater(t, done, last)
 			assert.Equal(t, g.Slices, total)
 			calls, last = calls+1, done
-		})
-		require.NoError(t, err, mode)
-		runs[i] = res
+		}})
+		require.NoError(t, err, name)
+		runs[name] = res
 		chunks := int64(len(res.Plan.Chunks))
-		assert.Equal(t, int(chunks), calls, "%s: progress after each chunk", mode)
-		assert.Equal(t, g.Slices, last, mode)
+		assert.Equal(t, int(chunks), calls, "%s: progress after each chunk", name)
+		assert.Equal(t, g.Slices, last, name)
 		tr := res.Traffic
 		switch mode {
 		case tomo.Resident:
@@ -134,11 +153,16 @@ func TestTraffic(t *testing.T) {
 			assert.Equal(t, 2*chunks, tr.HtoDCopies)
 			assert.Equal(t, 2*chunks, tr.DtoHCopies)
 		}
-		assert.Zero(t, tr.DeviceCurrent, "%s frees all it allocates", mode)
-		assert.LessOrEqual(t, tr.DevicePeak, dev.Ledger().Limit(accounting.Device), mode)
-		assert.Positive(t, tr.DevicePeak, mode)
+		assert.Zero(t, tr.DeviceCurrent, "%s frees all it allocates", name)
+		assert.LessOrEqual(t, tr.DevicePeak, dev.Ledger().Limit(accounting.Device), name)
+		assert.Positive(t, tr.DevicePeak, name)
 	}
-	assert.GreaterOrEqual(t, runs[1].Traffic.Crossed(), 2*runs[0].Traffic.Crossed(),
+	pipelined, unpipelined := runs["resident/0"], runs["resident/1"]
+	assert.Equal(t, unpipelined.Traffic.HtoDByPath, pipelined.Traffic.HtoDByPath, "the pipelined run moves what the unpipelined one does, on the same paths")
+	assert.Equal(t, unpipelined.Traffic.DtoHByPath, pipelined.Traffic.DtoHByPath)
+	assert.Positive(t, pipelined.KernelSeconds, "the pipelined run times its kernels")
+	assert.LessOrEqual(t, pipelined.KernelSeconds, pipelined.Seconds, "kernels within the run")
+	assert.GreaterOrEqual(t, runs["staged/0"].Traffic.Crossed(), 2*unpipelined.Traffic.Crossed(),
 		"staged moves at least twice resident's bytes across host↔device")
 	assert.Zero(t, dev.Ledger().Current(accounting.Device))
 }
