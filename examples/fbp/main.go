@@ -4,13 +4,16 @@
 // host:
 //
 //	go run ./examples/fbp [-device SPEC] [-size N] [-angles A] [-slices S]
-//	                      [-mode resident|staged|both] [-mem LIMIT] [-json] [-png FILE] [-save PREFIX] [-q]
+//	                      [-mode resident|staged|both] [-streams K] [-mem LIMIT] [-json] [-png FILE] [-save PREFIX] [-q]
 //
 // It makes the phantom and its sinograms on the device (package tomo's
 // Acquire), then reconstructs the sinograms in each mode asked for, in the
 // chunks the planner picks for the device's free memory (or -mem), and
 // prints per mode the relative RMSE against the phantom, the time, the
-// bytes moved host↔device per transfer path, and the device's peak; with
+// bytes moved host↔device per transfer path, and the device's peak; a
+// resident run keeps -streams chunks in flight (default 2: one chunk's
+// upload and another's download overlap a third's kernels; 1: one after
+// the other) and says how its time compares with its kernels'; with
 // -mode both, the two side by side and their ratios. -png writes the middle
 // slice: the phantom, the reconstruction and their difference, side by
 // side. -save writes the scan for a peer to reconstruct the same data
@@ -41,6 +44,7 @@ type config struct {
 	device  string
 	geom    tomo.Geometry
 	modes   []tomo.Mode
+	streams int
 	mem     int64
 	json    bool
 	png     string
@@ -50,7 +54,7 @@ type config struct {
 }
 
 // usage is the command's usage line, printed after a usage error and for -h.
-const usage = "usage: fbp [-device SPEC] [-size N] [-angles A] [-slices S] [-mode resident|staged|both] [-mem LIMIT] [-json] [-png FILE] [-save PREFIX] [-q]"
+const usage = "usage: fbp [-device SPEC] [-size N] [-angles A] [-slices S] [-mode resident|staged|both] [-streams K] [-mem LIMIT] [-json] [-png FILE] [-save PREFIX] [-q]"
 
 // usageError is a mistake in the command line: exit status 2.
 type usageError struct{ msg string }
@@ -66,6 +70,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.geom.Angles, "angles", 180, "projection angles over [0, π)")
 	fs.IntVar(&c.geom.Slices, "slices", 32, "slices in the stack (N: the whole phantom)")
 	mode := fs.String("mode", "resident", "resident, staged, or both (run both on the same data and compare)")
+	fs.IntVar(&c.streams, "streams", tomo.DefaultStreams, fmt.Sprintf("chunks of a resident run in flight at once, on as many streams (1 to %d; 1: one after the other)", tomo.MaxStreams))
 	mem := fs.String("mem", "", "a device memory limit, as 64MiB: the plan fits each chunk under it (default: the device's free memory)")
 	fs.BoolVar(&c.json, "json", false, "print JSON instead of text")
 	fs.StringVar(&c.png, "png", "", "write the middle slice (phantom, reconstruction, difference) to this PNG file")
@@ -94,6 +99,9 @@ func parse(args []string, stderr io.Writer) (config, error) {
 			return c, usageError{err.Error() + " (or both)"}
 		}
 		c.modes = []tomo.Mode{m}
+	}
+	if c.streams < 1 || c.streams > tomo.MaxStreams {
+		return c, usageError{fmt.Sprintf("streams %d: want 1 to %d", c.streams, tomo.MaxStreams)}
 	}
 	if *mem != "" {
 		n, err := accounting.ParseBytes(*mem)
@@ -165,7 +173,7 @@ func execute(c config, stdout io.Writer) error {
 	}
 	rep := report{Device: dev.Info().Name, Geometry: c.geom, Acquire: scan}
 	for _, m := range c.modes {
-		res, err := tomo.Reconstruct(dev, c.geom, scan.Sinograms, m, progress)
+		res, err := tomo.ReconstructWith(dev, c.geom, scan.Sinograms, m, tomo.Options{Streams: c.streams, Progress: progress})
 		if err != nil {
 			return err
 		}

@@ -32,6 +32,9 @@ func TestBothModesJSON(t *testing.T) {
 			Slices  int
 			Chunks  int
 			Seconds float64
+			Streams int
+			Kernel  float64 `json:"kernel_seconds"`
+			Over    float64 `json:"seconds_over_kernel_seconds"`
 			Ledger  map[string]any
 		}
 		Comparison struct {
@@ -55,6 +58,11 @@ func TestBothModesJSON(t *testing.T) {
 		}
 		assert.LessOrEqual(t, r.Ledger["device_peak_bytes"], float64(200<<10))
 	}
+	assert.Equal(t, 2, rep.Runs[0].Streams, "resident: two chunks in flight")
+	assert.Positive(t, rep.Runs[0].Kernel, "resident: its kernels timed")
+	assert.InDelta(t, rep.Runs[0].Seconds/rep.Runs[0].Kernel, rep.Runs[0].Over, 1e-9)
+	assert.Equal(t, 1, rep.Runs[1].Streams, "staged: one chunk at a time")
+	assert.Zero(t, rep.Runs[1].Kernel)
 	assert.Equal(t, sino, rep.Runs[0].Ledger["htod_bytes"])
 	assert.Equal(t, vol, rep.Runs[0].Ledger["dtoh_bytes"])
 	assert.Equal(t, 2*sino, rep.Runs[1].Ledger["htod_bytes"])
@@ -102,7 +110,7 @@ func TestText(t *testing.T) {
 	code := run([]string{"-size", "24", "-angles", "20", "-slices", "3", "-mode", "both", "-q"}, &out, &errb)
 	require.Equal(t, 0, code, errb.String())
 	assert.Empty(t, errb.String(), "-q: no progress")
-	for _, want := range []string{"resident", "staged", "host↔device", "device peak", "staged / resident:", "same volume, bit for bit"} {
+	for _, want := range []string{"resident", "staged", "host↔device", "device peak", "staged / resident:", "same volume, bit for bit", "its kernels' time"} {
 		assert.Contains(t, out.String(), want)
 	}
 }
@@ -120,6 +128,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"-device", "tpu:0"}, 2, "not sim or cuda"},
 		{[]string{"extra"}, 2, "unexpected argument"},
 		{[]string{"-nope"}, 2, "flag provided but not defined"},
+		{[]string{"-streams", "0"}, 2, "want 1 to 8"},
+		{[]string{"-streams", "9"}, 2, "want 1 to 8"},
 		{[]string{"-size", "64", "-mem", "1KiB", "-q"}, 1, "not even one slice fits"},
 		{[]string{"-h"}, 0, "-angles"},
 	} {

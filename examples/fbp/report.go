@@ -13,15 +13,22 @@ import (
 
 // runReport is one reconstruction, as -json prints it.
 type runReport struct {
-	Mode     tomo.Mode    `json:"mode"`
-	RMSE     float64      `json:"rmse"` // relative to the phantom
-	Slices   int          `json:"slices"`
-	Chunks   int          `json:"chunks"`
-	Seconds  float64      `json:"seconds"`
-	Ledger   tomo.Traffic `json:"ledger"`
-	Plan     string       `json:"plan"`
-	Degraded bool         `json:"degraded,omitempty"`
-	result   *tomo.Result
+	Mode    tomo.Mode `json:"mode"`
+	RMSE    float64   `json:"rmse"` // relative to the phantom
+	Slices  int       `json:"slices"`
+	Chunks  int       `json:"chunks"`
+	Seconds float64   `json:"seconds"`
+	// Streams is the chunks in flight at once (1: one after the other).
+	Streams int `json:"streams"`
+	// KernelSeconds is the time the run's kernels ran, from events (a
+	// pipelined run only; 0 otherwise), and SecondsOverKernels the run's
+	// time over it: issue 18's goal is at most 1.2 on a GPU.
+	KernelSeconds      float64      `json:"kernel_seconds,omitempty"`
+	SecondsOverKernels float64      `json:"seconds_over_kernel_seconds,omitempty"`
+	Ledger             tomo.Traffic `json:"ledger"`
+	Plan               string       `json:"plan"`
+	Degraded           bool         `json:"degraded,omitempty"`
+	result             *tomo.Result
 }
 
 func newRun(res *tomo.Result, scan *tomo.Scan) (runReport, error) {
@@ -29,8 +36,13 @@ func newRun(res *tomo.Result, scan *tomo.Scan) (runReport, error) {
 	if err != nil {
 		return runReport{}, err
 	}
-	return runReport{Mode: res.Mode, RMSE: rmse, Slices: res.Geometry.Slices, Chunks: len(res.Plan.Chunks),
-		Seconds: res.Seconds, Ledger: res.Traffic, Plan: res.Plan.Explain(), Degraded: res.Degraded, result: res}, nil
+	r := runReport{Mode: res.Mode, RMSE: rmse, Slices: res.Geometry.Slices, Chunks: len(res.Plan.Chunks),
+		Seconds: res.Seconds, Streams: res.Streams, KernelSeconds: res.KernelSeconds,
+		Ledger: res.Traffic, Plan: res.Plan.Explain(), Degraded: res.Degraded, result: res}
+	if res.KernelSeconds > 0 {
+		r.SecondsOverKernels = res.Seconds / res.KernelSeconds
+	}
+	return r, nil
 }
 
 // comparison is staged against resident, as ratios, and whether the two
@@ -102,6 +114,10 @@ func (r report) text() string {
 	}
 	for _, run := range r.Runs {
 		fmt.Fprintf(&b, "%-9s by path: up %v, down %v; %d device allocations\n", run.Mode, paths(run.Ledger.HtoDByPath), paths(run.Ledger.DtoHByPath), run.Ledger.DeviceAllocs)
+		if run.KernelSeconds > 0 {
+			fmt.Fprintf(&b, "%-9s %d chunks in flight on as many streams; kernels ran %.3f s (events): the run took %.2f× its kernels' time\n",
+				run.Mode, run.Streams, run.KernelSeconds, run.SecondsOverKernels)
+		}
 		if run.Degraded {
 			fmt.Fprintf(&b, "%-9s the ramp filter ran in several passes: its workspace had no room for one\n", run.Mode)
 		}
