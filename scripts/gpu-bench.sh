@@ -11,13 +11,22 @@
 # (export_cost.py: cuarray's arrays and CuPy's in one process), the FBP
 # example in both modes (then PyTorch's FBP of the same sinograms), and the
 # backend's micro-benchmarks (driver call, d2d, pool) beside PyTorch's d2d.
+# First, issue 18 item 6 (about a minute): cuarray's two backprojection
+# kernels (kernels.test -test.bench BackprojectKernels: backproject_tiled
+# and the plain backproject, event-timed, G pixel-angle updates/s) beside
+# the plain CuPy kernel (peers/cupy_fbp.py) at SIZE x SIZE x BP_SLICES from
+# ANGLES (BP_SLICES: CUARRAY_BP_SLICES, default 256, the issue's), and the
+# resident FBP of that size pipelined on two streams and not, each with its
+# kernels' time from events; peers/fbp_goals.py puts them beside the
+# issue's goals in fbp-goals.md.
 # Every step has a time limit cut to what is left of CUARRAY_BENCH_BUDGET
 # seconds (default 540).
 #
-# It writes at most five files under $OUT (or .gpu/out): bench-report.md
-# (every pair side by side as ratios), bench-summary.txt (the steps and
-# their exit codes, also printed last), bench.tar.gz (every figure and
-# log), bench.svg and fbp-middle-slice.png.
+# It writes at most six files under $OUT (or .gpu/out): bench-report.md
+# (every pair side by side as ratios), fbp-goals.md (issue 18 item 6's
+# figures and goals), bench-summary.txt (the steps and their exit codes,
+# also printed last), bench.tar.gz (every figure and log), bench.svg and
+# fbp-middle-slice.png.
 #
 # Without a GPU, rehearse it on a bundle built with `make gpu-bundle
 # CUDA_TAGS=`: the device is then sim:0 (CUARRAY_BENCH_DEVICE picks
@@ -67,6 +76,17 @@ step() {
 	echo "$name: exit $rc"
 }
 
+BP_SLICES="${CUARRAY_BP_SLICES:-256}"
+if [ -e "$G/tests/kernels.test" ]; then
+	step bp-kernels 90 420 logs/bp-kernels.out env CUARRAY_BP_SIZE="$SIZE" CUARRAY_BP_ANGLES="$ANGLES" CUARRAY_BP_SLICES="$BP_SLICES" \
+		bash -c "cd '$ROOT/kernels' && '$G/tests/kernels.test' -test.run '^\$' -test.bench BackprojectKernels -test.benchtime 20x"
+fi
+step peer-cupy-bp 60 390 peer-cupy-bp.json python3 "$G/peers/cupy_fbp.py" "$SIZE" "$ANGLES" "$BP_SLICES"
+for streams in 2 1; do
+	[ $streams = 2 ] && name=fbp-pipelined || name=fbp-unpipelined
+	step $name 60 360 $name.json "$G/fbp" -device "$DEV" -mode resident -streams $streams -size "$SIZE" -angles "$ANGLES" \
+		-slices "$BP_SLICES" -json -q
+done
 step cuarray-bench 180 300 bench.json "$G/cuarray" bench -device "$DEV" -bidir -json -svg "$W/bench.svg"
 step peer-torch-transfer 120 250 peer-torch-transfer.json python3 "$G/peers/torch_transfer.py"
 step peer-cupy-transfer 90 220 peer-cupy-transfer.json python3 "$G/peers/cupy_transfer.py"
@@ -83,6 +103,7 @@ fi
 step bench-pool 30 25 logs/bench-pool.log bash -c "cd '$ROOT/pool' && '$G/tests/pool.test' -test.run '^\$' -test.bench AllocFree -test.benchtime=20000x -test.count=5"
 step peer-torch-d2d 30 15 peer-torch-d2d.json python3 "$G/peers/torch_d2d.py"
 python3 "$G/peers/report.py" "$W" > "$W/bench-report.md" 2> "$W/logs/report.err"
+python3 "$G/peers/fbp_goals.py" "$W" > "$W/fbp-goals.md" 2> "$W/logs/fbp-goals.err"
 
 {
 	echo "== micro-benchmarks"
@@ -96,11 +117,12 @@ python3 "$G/peers/report.py" "$W" > "$W/bench-report.md" 2> "$W/logs/report.err"
 	nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2> /dev/null | sed 's/^/gpu /'
 	cat "$W/bench-results"
 } > "$W/bench-summary.txt"
-cp "$W/bench-report.md" "$W/bench-summary.txt" "$OUT/"
+cp "$W/bench-report.md" "$W/fbp-goals.md" "$W/bench-summary.txt" "$OUT/"
 for f in bench.svg fbp-middle-slice.png; do
 	[ -e "$W/$f" ] && cp "$W/$f" "$OUT/"
 done
 tar -czf "$OUT/bench.tar.gz" -C "$W" .
 rm -rf "$W"
 cat "$OUT/bench-report.md"
+cat "$OUT/fbp-goals.md"
 cat "$OUT/bench-summary.txt"

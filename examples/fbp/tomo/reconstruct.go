@@ -68,6 +68,12 @@ const DefaultStreams = 2
 // MaxStreams is the most chunks in flight Options.Streams may ask for.
 const MaxStreams = 8
 
+// ChunksPerStream is what a pipelined run's default MinChunks is per
+// stream: with 2 streams, at least 8 chunks, so that the copies that
+// overlap no kernels are an eighth of the sinograms up and of the volume
+// down.
+const ChunksPerStream = 4
+
 // Options tune ReconstructWith.
 type Options struct {
 	// Streams is how many chunks of a Resident run are in flight at once,
@@ -77,6 +83,12 @@ type Options struct {
 	// other, each step synchronous (the unpipelined run). The plan gives
 	// each chunk in flight 1/Streams of the memory. Staged ignores it.
 	Streams int
+	// MinChunks is the fewest chunks a pipelined run (Streams >= 2) is cut
+	// into, however few the memory needs: a chunk's upload and download
+	// overlap other chunks' kernels, but the first upload and the last
+	// download overlap nothing, so the more chunks the less of the copies
+	// shows. 0 means ChunksPerStream × Streams; never more than the slices.
+	MinChunks int
 	// Path is the transfer path of the chunks' copies between the host's
 	// arrays and the device (transfer.Via); PathAuto, the default, lets the
 	// copier's planner choose for each copy.
@@ -125,6 +137,18 @@ func ReconstructWith(dev driver.Device, g Geometry, sinograms []float32, mode Mo
 	if err != nil {
 		return nil, fmt.Errorf("tomo: %s reconstruction of %v: %w", mode, g, err)
 	}
+	if opt.MinChunks < 0 {
+		return nil, fmt.Errorf("tomo: %d chunks at least: want 0 or more: %w", opt.MinChunks, accounting.ErrInvalidArgument)
+	}
+	if streams > 1 {
+		least := opt.MinChunks
+		if least == 0 {
+			least = ChunksPerStream * streams
+		}
+		if n := min(least, g.Slices); n > len(p.Chunks) {
+			p.Chunks = evenChunks(g.Slices, n)
+		}
+	}
 	res := &Result{Mode: mode, Geometry: g, Plan: p, Streams: streams, Volume: make([]float32, g.Slices*g.imageLen())}
 	start := time.Now()
 	snap, err := dev.Ledger().Measure("tomo "+string(mode), func() error {
@@ -146,6 +170,22 @@ func ReconstructWith(dev driver.Device, g Geometry, sinograms []float32, mode Mo
 		return nil, fmt.Errorf("tomo: %s reconstruction of %v: %w", mode, g, err)
 	}
 	return res, nil
+}
+
+// evenChunks cuts total slices into n runs, as even as can be (plan.Chunks
+// does the same).
+func evenChunks(total, n int) []plan.Chunk {
+	out := make([]plan.Chunk, 0, n)
+	base, extra, start := total/n, total%n, 0
+	for i := range n {
+		l := base
+		if i < extra {
+			l++
+		}
+		out = append(out, plan.Chunk{Start: start, Len: l})
+		start += l
+	}
+	return out
 }
 
 // chunks reconstructs every chunk of res.Plan.
