@@ -60,7 +60,7 @@ func TestBackprojectTiledSameBits(t *testing.T) {
 	onGPU(t, dev)
 	for _, tc := range []struct{ slices, a, d, n int }{
 		{1, 1, 1, 1}, {2, 7, 3, 5}, {1, 17, 33, 33}, {3, 40, 130, 130}, {1, 23, 300, 140},
-		{1, 33, 64, 150}, {2, 720, 512, 512}, {5, 181, 257, 255},
+		{1, 33, 64, 150}, {1, 90, 512, 512}, {3, 61, 257, 255}, // small enough for run.sh's racecheck: the benchmark checks the issue's size
 	} {
 		for _, dt := range []devarray.DType{devarray.Float32, devarray.Float64} {
 			t.Run(fmt.Sprintf("%v/%dx%dx%d->%d", dt, tc.slices, tc.a, tc.d, tc.n), func(t *testing.T) {
@@ -98,7 +98,8 @@ func envInt(name string, def int) int {
 // stream, after a warm-up, and reports the median kernel time (ms/kernel)
 // and the rate in G pixel-angle updates per second (Gupdates/s): the figure
 // of issue 18 item 6, whose peer is bench/peers/cupy_fbp.py's plain CuPy
-// kernel at the same geometry. The geometry is the issue's, 512² pixels ×
+// kernel at the same geometry. It then checks that the two kernels wrote
+// the same bits. The geometry is the issue's, 512² pixels ×
 // 256 slices from 720 angles, or CUARRAY_BP_SIZE, CUARRAY_BP_ANGLES and
 // CUARRAY_BP_SLICES. On sim it skips (both kernels are the Go reference
 // there; BenchmarkFBP256 times that).
@@ -130,11 +131,15 @@ func BenchmarkBackprojectKernels(b *testing.B) {
 			sino, err = devarray.FromHost(dev, f, nslices, angles, n)
 		}
 		require.NoError(b, err)
-		img, err := devarray.Empty(dev, dt, nslices, n, n)
-		require.NoError(b, err)
+		imgs := map[bool]*devarray.DevArray{}
+		for _, tiled := range []bool{false, true} {
+			imgs[tiled], err = devarray.Empty(dev, dt, nslices, n, n)
+			require.NoError(b, err)
+		}
 		ws := accounting.NewWorkspace(dev)
 		for _, name := range []string{"plain", "tiled"} {
 			tiled := name == "tiled"
+			img := imgs[tiled]
 			b.Run(fmt.Sprintf("%v/%s/%dx%dx%d", dt, name, n, angles, nslices), func(b *testing.B) {
 				start, err := dev.NewEvent()
 				require.NoError(b, err)
@@ -168,8 +173,13 @@ func BenchmarkBackprojectKernels(b *testing.B) {
 			})
 		}
 		require.NoError(b, s.Synchronize())
+		if !b.Failed() {
+			require.Equal(b, bitsOf(b, imgs[false]), bitsOf(b, imgs[true]), "%v: the tiled kernel wrote the plain kernel's bits", dt)
+		}
 		require.NoError(b, ws.Free())
-		require.NoError(b, img.Free())
+		for _, img := range imgs {
+			require.NoError(b, img.Free())
+		}
 		require.NoError(b, sino.Free())
 	}
 }
