@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"expvar"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -113,7 +115,9 @@ func TestTraceIsChromeTraceJSON(t *testing.T) {
 func TestPublishExpvar(t *testing.T) {
 	l := accounting.NewLedger("svc")
 	require.NoError(t, l.Alloc(accounting.Host, 1, 42))
-	name := "cuarray_test_" + strings.ReplaceAll(t.Name(), "/", "_")
+	// expvar names live as long as the process: unique per run, so that
+	// -count=N runs the test N times.
+	name := fmt.Sprintf("cuarray_test_%s_%d", strings.ReplaceAll(t.Name(), "/", "_"), rand.Uint64())
 	require.NoError(t, l.Publish(name))
 	assert.Error(t, l.Publish(name), "the name is taken: an error, not expvar's panic")
 
