@@ -69,16 +69,12 @@ type pipeline struct {
 }
 
 // runPipeline reconstructs every chunk of res.Plan with depth chunks in
-// flight. It frees all it allocates, also on failure, after the work
-// queued so far has completed.
-func runPipeline(dev driver.Device, res *Result, sinograms []float32, depth int, opt Options) (err error) {
-	k, err := kernels.New(dev)
-	if err != nil {
-		return err
-	}
+// flight, with kernels k. It frees all it allocates, also on failure, after
+// the work queued so far has completed.
+func runPipeline(dev driver.Device, k *kernels.Kernels, res *Result, sinograms []float32, depth int, opt Options) (err error) {
 	c, err := transfer.New(dev)
 	if err != nil {
-		return errors.Join(err, k.Close())
+		return err
 	}
 	p := &pipeline{dev: dev, g: res.Geometry, copier: c, path: opt.Path, k: k, res: res, prog: opt.Progress}
 	defer func() { err = errors.Join(err, p.close()) }()
@@ -240,8 +236,7 @@ func (p *pipeline) finish(sl *slot) error {
 	return nil
 }
 
-// close waits for everything queued, then frees the slots, the copier and
-// the kernels.
+// close waits for everything queued, then frees the slots and the copier.
 func (p *pipeline) close() error {
 	var errs []error
 	for _, sl := range p.slots {
@@ -274,7 +269,7 @@ func (p *pipeline) close() error {
 	if p.t0 != nil {
 		errs = append(errs, p.t0.Close())
 	}
-	errs = append(errs, p.copier.Close(), p.k.Close())
+	errs = append(errs, p.copier.Close())
 	return errors.Join(errs...)
 }
 
