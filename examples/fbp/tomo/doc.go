@@ -13,7 +13,10 @@
 // on the same chunks and with the same bits as result:
 //
 //   - Resident keeps each chunk on the device between the two steps: its
-//     sinograms go up once and its images come down once.
+//     sinograms go up once and its images come down once. It keeps two
+//     chunks in flight on two streams (Options.Streams), so that one
+//     chunk's upload and another's download overlap a third's kernels, and
+//     times the kernels with events (Result.KernelSeconds).
 //   - Staged runs each step the way code that hands arrays through the host
 //     does: the step's input goes up from the host and its output comes
 //     back, so the sinograms cross three times.
