@@ -213,7 +213,7 @@ func TestHostileConcurrentUse(t *testing.T) {
 						err = pb.Free()
 					}
 				}
-				if err != nil {
+				if err != nil && !errors.Is(err, pinned.ErrBusy) { // a Free between a Guard and its work's end: busy
 					assert.ErrorIs(t, err, pinned.ErrFreed)
 				}
 			}()
