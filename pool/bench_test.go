@@ -48,3 +48,44 @@ func BenchmarkAllocFree(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAllocFreeParallel is BenchmarkAllocFree's 256-byte pair made
+// from GOMAXPROCS goroutines at once, each allocating and freeing its own
+// blocks: what the pool's one lock costs under contention, against the
+// device's own allocator under the same load.
+func BenchmarkAllocFreeParallel(b *testing.B) {
+	dev := testdev.Open(b)
+	const size = 256
+	b.Run("device", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				p, err := dev.Malloc(size)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if err := dev.Free(p); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+	b.Run("pool", func(b *testing.B) {
+		p := pool.New(dev)
+		defer p.Release()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				ptr, err := p.Alloc(size)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if err := p.Free(ptr); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}

@@ -11,8 +11,9 @@
 //     up to 10 MiB, larger requests rounded up to 2 MiB.
 //   - Small blocks (64 KiB or less) freed on the default stream are parked
 //     by size and handed straight back to the next request of that size,
-//     with no split or index search (parked.go); they merge into the free
-//     index before the pool would grow, trim or report its Stats.
+//     with no split, index search or table update (parked.go): the pool's
+//     fast path; they merge into the free index before the pool would
+//     grow, trim or report its Stats.
 //   - A bound on what it holds (SetReserveRatio, default 1.25): before it
 //     asks the device for more, the pool gives back whole free segments
 //     that would take it past 1.25 times the most it ever handed out at
