@@ -31,6 +31,7 @@ type block struct {
 	size        int64
 	prev, next  *block
 	state       state
+	parkable    bool          // live: parkable(b) when it was handed out, so a free need not look at its segment
 	stream      driver.Stream // live: the stream it was allocated on; pending: the stream that freed it
 	fence       *fence        // pending: the event that marks the free
 	nextParked  *block        // parked: the one parked before it (parked.go)

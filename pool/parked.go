@@ -32,8 +32,10 @@ type parking struct {
 	n    int // blocks parked
 }
 
-// parkable reports whether a block of size bytes in a small segment, freed
-// with nothing to wait for, may be parked.
+// parkable reports whether b, live, may be parked when it is freed on
+// the default stream: a block of at most parkMax bytes in a small
+// segment, allocated on the default stream. Blocks keep the answer from
+// when they were handed out (block.parkable).
 func parkable(b *block) bool {
 	return b.seg.small && b.size <= parkMax && b.stream == nil
 }

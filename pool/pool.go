@@ -208,6 +208,7 @@ func (p *Pool) allocLocked(n, size int64, s driver.Stream) (devarray.Ptr, error)
 		p.unfence(b)
 	}
 	b.state, b.stream = live, s
+	b.parkable = parkable(b)
 	p.led.NoteBlockAlloc(accounting.Device, uintptr(b.ptr), n, streamHandle(s))
 	p.live.put(b)
 	p.liveBlocks++
@@ -234,7 +235,7 @@ func (p *Pool) FreeAsync(ptr devarray.Ptr, s driver.Stream) error {
 	}
 	p.mu.Lock()
 	b := p.live.get(ptr)
-	if b != nil && b.state == live && s == nil && parkable(b) {
+	if b != nil && b.state == live && b.parkable && s == nil {
 		// The fast path: the default stream alone, so reusable at once:
 		// parked (parked.go), staying in the table, its state parked.
 		p.liveBlocks--
