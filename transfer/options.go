@@ -95,8 +95,9 @@ func WithRing(chunkBytes int64, chunks, streams int) Option {
 // registered for the registered path (PathRegistered): once registered,
 // a buffer stays registered, and pinned, for later copies until the least
 // recently used registrations must make room, Copier.Unregister releases
-// it, or the Copier is closed. A buffer larger than the bound is
-// registered for its copy only. Given to New; a negative bound is an
+// it, or the Copier is closed. A buffer the bound has no room for is
+// registered for its copy only (copies of it that run at once share that
+// registration). Given to New; a negative bound is an
 // error.
 func WithRegisterCache(maxBytes int64) Option {
 	return func(o *Options) {

@@ -29,11 +29,16 @@ var pageSize = uintptr(os.Getpagesize())
 // through pinned.Register) until it is evicted, released by
 // Copier.Unregister, or the Copier is closed; until then the garbage
 // collector cannot free it even if the program drops every reference.
+//
+// A registration the bound has no room for is loose: it lives only while
+// copies use it, and a copy of the same memory that starts meanwhile
+// shares it, since the driver refuses to register a page twice.
 type regCache struct {
 	mu      sync.Mutex
 	max     int64
 	bytes   int64
 	entries []*regEntry // least recently used first
+	loose   []*regEntry // registrations past the bound, in use by copies
 }
 
 // regEntry is one registration: the bytes handed to the driver and the
@@ -70,8 +75,12 @@ func (r *regCache) holds(mem []byte) bool {
 
 // find returns the index of the entry whose registered bytes hold
 // [addr, end), or -1. r.mu is held.
-func (r *regCache) find(addr, end uintptr) int {
-	for i, e := range r.entries {
+func (r *regCache) find(addr, end uintptr) int { return findIn(r.entries, addr, end) }
+
+// findIn returns the index of the entry of list whose registered bytes
+// hold [addr, end), or -1.
+func findIn(list []*regEntry, addr, end uintptr) int {
+	for i, e := range list {
 		if e.addr <= addr && end <= e.end {
 			return i
 		}
@@ -102,11 +111,27 @@ func (c *Copier) acquire(mem []byte, p pinned.Pending) (e *regEntry, cached, fre
 		r.touch(i)
 		return e, true, false, 0, nil
 	}
+	if i := findIn(r.loose, addr, end); i >= 0 { // registered for a copy running now: share it
+		e = r.loose[i]
+		if err := e.buf.Guard(p); err != nil {
+			return nil, false, false, 0, err
+		}
+		return e, false, false, 0, nil
+	}
 	start := time.Now()
 	lo, hi := pages(addr, end)
 	for i := 0; i < len(r.entries); {
 		if o := r.entries[i]; o.pageLo < hi && lo < o.hi {
 			if err := r.drop(i); errors.Is(err, pinned.ErrBusy) {
+				return nil, false, false, 0, fmt.Errorf("memory shares pages with a registration in use: %w", err)
+			}
+			continue
+		}
+		i++
+	}
+	for i := 0; i < len(r.loose); {
+		if o := r.loose[i]; o.pageLo < hi && lo < o.hi {
+			if err := r.dropLoose(i); errors.Is(err, pinned.ErrBusy) {
 				return nil, false, false, 0, fmt.Errorf("memory shares pages with a registration in use: %w", err)
 			}
 			continue
@@ -131,6 +156,8 @@ func (c *Copier) acquire(mem []byte, p pinned.Pending) (e *regEntry, cached, fre
 	if cached {
 		r.entries = append(r.entries, e)
 		r.bytes += n
+	} else {
+		r.loose = append(r.loose, e)
 	}
 	return e, cached, true, time.Since(start), nil
 }
@@ -161,8 +188,24 @@ func (r *regCache) drop(i int) error {
 	return err
 }
 
+// dropLoose unregisters loose entry i and removes it; a busy one (another
+// copy shares it) stays, and the error says so. r.mu is held.
+func (r *regCache) dropLoose(i int) error {
+	err := r.loose[i].buf.Unregister()
+	if errors.Is(err, pinned.ErrBusy) {
+		return err
+	}
+	r.loose = append(r.loose[:i], r.loose[i+1:]...)
+	if errors.Is(err, pinned.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
 // forget removes e from the cache and unregisters it: a registration made
-// for a copy that failed, or one not cached.
+// for a copy that failed, or a loose one once a copy is done with it. A
+// loose registration that another copy still uses stays: the last copy to
+// finish with it unregisters it.
 func (r *regCache) forget(e *regEntry) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -171,7 +214,15 @@ func (r *regCache) forget(e *regEntry) error {
 			return r.drop(i)
 		}
 	}
-	return e.buf.Unregister()
+	for i, o := range r.loose {
+		if o == e {
+			if err := r.dropLoose(i); !errors.Is(err, pinned.ErrBusy) {
+				return err
+			}
+			return nil
+		}
+	}
+	return e.buf.Unregister() // unregistered already by a copy that shared it: nil
 }
 
 // release unregisters every registration that shares a byte with
@@ -187,6 +238,17 @@ func (r *regCache) release(addr, end uintptr) error {
 	for i := 0; i < len(r.entries); {
 		if o := r.entries[i]; o.addr < end && addr < o.end {
 			err := r.drop(i)
+			errs = append(errs, err)
+			if errors.Is(err, pinned.ErrBusy) {
+				i++
+			}
+			continue
+		}
+		i++
+	}
+	for i := 0; i < len(r.loose); {
+		if o := r.loose[i]; o.addr < end && addr < o.end {
+			err := r.dropLoose(i)
 			errs = append(errs, err)
 			if errors.Is(err, pinned.ErrBusy) {
 				i++
