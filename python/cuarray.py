@@ -856,7 +856,7 @@ __all__ += ["cupy_allocator", "use_as_torch_allocator", "last_allocator_error", 
 
 def _submodule(name: str):
     """cuarray.NAME, from python/cuarray_NAME.py: a submodule of the
-    installed package (cuarray_package/NAME.py links to the file), loaded
+    installed package (setup.py copies the file in as NAME.py), loaded
     here from beside this file in a checkout, under the same name."""
     import importlib
     import importlib.util

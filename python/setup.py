@@ -1,5 +1,6 @@
 """Builds the cuarray wheel: the package in cuarray_package/, the module
-cuarray.py beside this file (as cuarray/_cuarray.py), and libcuarray.so.
+cuarray.py beside this file (as cuarray/_cuarray.py) with its submodules
+(MODULES), and libcuarray.so.
 
 The library is, in this order: the file $CUARRAY_LIB names; a fresh build
 of ../libcuarray with the Go toolchain (go on PATH, $GO, or
@@ -56,6 +57,17 @@ def _library(dest):
                      % os.path.join(ROOT, "libcuarray"))
 
 
+# MODULES are the files beside setup.py that the package carries, and their
+# names in it: cuarray.py runs in the package's namespace (__init__.py);
+# cuarray_NAME.py is the submodule cuarray.NAME; cuarray_alloc.py keeps its name.
+MODULES = [
+    ("cuarray.py", "_cuarray.py"),
+    ("cuarray_plan.py", "plan.py"),
+    ("cuarray_testing.py", "testing.py"),
+    ("cuarray_alloc.py", "cuarray_alloc.py"),
+]
+
+
 class BuildPy(build_py):
     """build_py that adds the module and the library to the package."""
 
@@ -63,7 +75,11 @@ class BuildPy(build_py):
         super().run()
         pkg = os.path.join(self.build_lib, "cuarray")
         os.makedirs(pkg, exist_ok=True)
-        shutil.copyfile(os.path.join(HERE, "cuarray.py"), os.path.join(pkg, "_cuarray.py"))
+        # The module and its submodules are single files beside this one
+        # (the checkout imports them from there): copied in, under the
+        # names the package gives them.
+        for src, dst in MODULES:
+            shutil.copyfile(os.path.join(HERE, src), os.path.join(pkg, dst))
         source = _library(os.path.abspath(os.path.join(pkg, "libcuarray.so")))
         self.announce("cuarray: libcuarray.so: " + source, level=2)
 

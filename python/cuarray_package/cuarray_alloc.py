@@ -1,1 +1,0 @@
-../cuarray_alloc.py
