@@ -200,6 +200,9 @@ func (p *Pool) allocLocked(n, size int64, s driver.Stream) (devarray.Ptr, error)
 	} else {
 		var err error
 		if b, err = p.grow(size, s); err != nil {
+			// grow may have given segments back (keepRatio) before it
+			// failed; the fast path updates the ledger by differences only
+			p.publishCached()
 			return 0, err
 		}
 	}
