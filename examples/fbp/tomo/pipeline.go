@@ -202,7 +202,21 @@ func (p *pipeline) download(sl *slot) error {
 		return err
 	}
 	out := p.res.Volume[ch.Start*g.imageLen() : (ch.Start+ch.Len)*g.imageLen()]
-	sl.down, err = p.copier.CopyAsync(sl.s, transfer.Host(out, ch.Len, g.Size, g.Size), transfer.Dev(img), transfer.Via(p.path))
+	dst, src := transfer.Host(out, ch.Len, g.Size, g.Size), transfer.Dev(img)
+	// A copy on the registered path registers the pages of its host bytes,
+	// and the driver refuses to register a page twice: neighbouring chunks'
+	// images share a page unless an image is a whole number of pages, so a
+	// download on that path waits for the other slots' downloads first.
+	if c, err := p.copier.Plan(dst, src, transfer.Via(p.path)); err == nil && c.Path == transfer.PathRegistered {
+		for _, o := range p.slots {
+			if o != sl && o.down != nil {
+				if err := o.down.Wait(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	sl.down, err = p.copier.CopyAsync(sl.s, dst, src, transfer.Via(p.path))
 	return err
 }
 
