@@ -375,10 +375,23 @@ func TestRegisteredConcurrent(t *testing.T) {
 	const n = 1 << 12 // 16 KiB
 	c, err := transfer.New(dev, transfer.WithRegisterCache(2*4*n))
 	require.NoError(t, err)
-	shared := randomFloats(n)
+	copyConcurrently(t, dev, c, n, 4, 8, func(g, i int) bool { return (g+i)%2 == 0 })
+	bytes, _ := c.Registered()
+	assert.LessOrEqual(t, bytes, int64(2*4*n), "within the bound")
+	require.NoError(t, c.Close())
+	assert.Zero(t, dev.Ledger().Current(accounting.Registered))
+}
+
+// copyConcurrently runs goroutines that each make iters registered copies
+// of n float32 to a device array of their own, of one buffer they share
+// where shared(g, i) says so, else of their own, and checks each copy's
+// data on the device.
+func copyConcurrently(t *testing.T, dev device.Device, c *transfer.Copier, n, goroutines, iters int, shared func(g, i int) bool) {
+	t.Helper()
+	common := randomFloats(n)
 	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for g := range 4 {
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -389,10 +402,10 @@ func TestRegisteredConcurrent(t *testing.T) {
 			}
 			defer d.Free()
 			own := randomFloats(n)
-			for i := range 8 {
-				src := shared
-				if (g+i)%2 == 1 {
-					src = own
+			for i := range iters {
+				src := own
+				if shared(g, i) {
+					src = common
 				}
 				if err := c.Copy(transfer.Dev(d), transfer.Host(src), transfer.Via(transfer.PathRegistered)); err != nil {
 					errs <- err
@@ -414,10 +427,6 @@ func TestRegisteredConcurrent(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	bytes, _ := c.Registered()
-	assert.LessOrEqual(t, bytes, int64(2*4*n), "within the bound")
-	require.NoError(t, c.Close())
-	assert.Zero(t, dev.Ledger().Current(accounting.Registered))
 }
 
 // Copies of one buffer that the cache has no room for, from several
@@ -439,46 +448,7 @@ func TestRegisteredLooseShared(t *testing.T) {
 			dev := openSim(t, "sim:0?latency=200us")
 			c, err := transfer.New(dev, transfer.WithRegisterCache(tc.bound))
 			require.NoError(t, err)
-			const n = 4 << 10 // 16 KiB of float32
-			shared := randomFloats(n)
-			var wg sync.WaitGroup
-			errs := make(chan error, 6*12)
-			for range 6 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					d, err := devarray.Empty(dev, devarray.Float32, n)
-					if err != nil {
-						errs <- err
-						return
-					}
-					defer d.Free()
-					own := randomFloats(n)
-					for i := range 12 {
-						src := shared
-						if i%3 == 2 {
-							src = own
-						}
-						if err := c.Copy(transfer.Dev(d), transfer.Host(src), transfer.Via(transfer.PathRegistered)); err != nil {
-							errs <- err
-							return
-						}
-						got, err := devarray.ToHost[float32](d)
-						if err != nil {
-							errs <- err
-							return
-						}
-						if !assert.Equal(t, src, got) {
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				require.NoError(t, err)
-			}
+			copyConcurrently(t, dev, c, 4<<10, 6, 12, func(g, i int) bool { return i%3 != 2 })
 			bytes, _ := c.Registered()
 			assert.LessOrEqual(t, bytes, tc.bound)
 			require.NoError(t, c.Close())
