@@ -83,6 +83,7 @@ fuzz:
 	$(GO) test ./devarray -run '^$$' -fuzz '^FuzzParseTypestr$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./devarray -run '^$$' -fuzz '^FuzzViews$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./devarray -run '^$$' -fuzz '^FuzzWrap$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./devarray -run '^$$' -fuzz '^FuzzHostStrided$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./accounting -run '^$$' -fuzz '^FuzzParseBytes$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./accounting -run '^$$' -fuzz '^FuzzReadLog$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./device -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME)

@@ -244,9 +244,11 @@ func TestKernelErrors(t *testing.T) {
 	small, err := devarray.Empty(dev, devarray.Float32, 4, 4)
 	require.NoError(t, err)
 	defer small.Free()
-	deep, err := devarray.Empty(dev, devarray.Float32, 1, 1, 1, 1, 1, 1, 1, 1, 2)
+	deep, err := devarray.Empty(dev, devarray.Float32, 2, 2, 2, 2, 2, 2, 2, 2, 2)
 	require.NoError(t, err)
 	defer deep.Free()
+	deep, err = deep.Transpose() // 9 axes that do not merge
+	require.NoError(t, err)
 
 	assert.ErrorIs(t, k.Fill(ints, 1), devarray.ErrDType)
 	assert.ErrorIs(t, k.Scale(ro, 2), devarray.ErrReadOnly)
@@ -255,7 +257,7 @@ func TestKernelErrors(t *testing.T) {
 	assert.ErrorIs(t, err, devarray.ErrNotViewable)
 	assert.ErrorIs(t, k.Pack(tr, a), devarray.ErrNotViewable, "the packed side must be contiguous")
 	assert.ErrorIs(t, k.Pack(small, a), devarray.ErrShape)
-	assert.ErrorIs(t, k.Fill(deep, 1), devarray.ErrShape, "more than MaxDims axes")
+	assert.ErrorIs(t, k.Fill(deep, 1), devarray.ErrShape, "more than MaxDims axes, even merged")
 
 	other, err := device.Open("sim:7?mem=1MiB")
 	require.NoError(t, err)
@@ -267,4 +269,69 @@ func TestKernelErrors(t *testing.T) {
 
 	require.NoError(t, small.Free())
 	assert.ErrorIs(t, k.Fill(small, 1), devarray.ErrFreed)
+}
+
+// Arrays of more axes than a kernel's layout holds (MaxDims): size-1 axes
+// and axes that step through memory as one are merged first, so Fill and
+// Pack take them; Pack and Unpack take any other layout too, one launch per
+// index of the leading axes; DevArray's strided copies, which pack on the
+// device, then work on every view. (FuzzViews found a 9-axis view that
+// ToHost refused.)
+func TestMoreAxesThanALayoutHolds(t *testing.T) {
+	dev, k := setup(t)
+	// 2^9 elements transposed: 9 axes, none of which merge. Element m of
+	// the view, in C order, is element bitreverse(m) of the base.
+	const nd = 9
+	two := slices.Repeat([]int{2}, nd)
+	data := randomFloats[float32](1 << nd)
+	base, err := devarray.FromHost(dev, data, two...)
+	require.NoError(t, err)
+	defer base.Free()
+	view, err := base.Transpose()
+	require.NoError(t, err)
+	want := make([]float32, len(data))
+	for m := range want {
+		r := 0
+		for b := range nd {
+			r |= (m >> b & 1) << (nd - 1 - b)
+		}
+		want[m] = data[r]
+	}
+
+	packed, err := devarray.Empty(dev, devarray.Float32, view.Shape()...)
+	require.NoError(t, err)
+	defer packed.Free()
+	require.NoError(t, k.Pack(packed, view))
+	got, err := devarray.ToHost[float32](packed)
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "Pack of 9 axes that do not merge")
+
+	got, err = devarray.ToHost[float32](view)
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "ToHost of the view")
+
+	fresh := randomFloats[float32](len(data))
+	require.NoError(t, view.CopyFrom(devarray.AsBytes(fresh)))
+	all, err := devarray.ToHost[float32](base)
+	require.NoError(t, err)
+	for m := range fresh {
+		r := 0
+		for b := range nd {
+			r |= (m >> b & 1) << (nd - 1 - b)
+		}
+		require.Equal(t, fresh[m], all[r], "element %d of the view, written through Unpack", m)
+	}
+
+	// Ten axes, eight of them of size 1: two after merging, one kernel.
+	ones := append(slices.Repeat([]int{1}, 8), 5, 7)
+	thin, err := devarray.Empty(dev, devarray.Float64, ones...)
+	require.NoError(t, err)
+	defer thin.Free()
+	require.NoError(t, k.Fill(thin, 2.5))
+	vals, err := devarray.ToHost[float64](thin)
+	require.NoError(t, err)
+	assert.Equal(t, slices.Repeat([]float64{2.5}, 35), vals)
+	sum, err := k.Sum(thin)
+	require.NoError(t, err)
+	assert.InDelta(t, 87.5, sum, 1e-12)
 }

@@ -20,11 +20,42 @@ type layout struct {
 	strides []int64
 }
 
+// layoutOf returns a's layout. An array of more than MaxDims axes is first
+// simplified (its size-1 axes dropped, neighbouring axes that step through
+// memory as one merged); one that still has more is an error wrapping
+// devarray.ErrShape.
 func layoutOf(a *devarray.DevArray) (layout, error) {
-	if a.NDim() > MaxDims {
-		return layout{}, fmt.Errorf("kernels: %d axes: at most %d: %w", a.NDim(), MaxDims, devarray.ErrShape)
+	l := layout{n: a.Size(), shape: a.Shape(), strides: a.Strides()}
+	if len(l.shape) > MaxDims {
+		l = l.simplify()
 	}
-	return layout{n: a.Size(), shape: a.Shape(), strides: a.Strides()}, nil
+	if len(l.shape) > MaxDims {
+		return layout{}, fmt.Errorf("kernels: %d axes (%d after merging those that step through memory as one): at most %d: %w",
+			a.NDim(), len(l.shape), MaxDims, devarray.ErrShape)
+	}
+	return l, nil
+}
+
+// simplify returns l with its size-1 axes dropped and each pair of
+// neighbouring axes merged whose outer stride is the inner axis' extent
+// (the pair steps through memory as one axis in C order): the same
+// elements at the same offsets in the same order, in fewer axes.
+func (l layout) simplify() layout {
+	shape := make([]int, 0, len(l.shape))
+	strides := make([]int64, 0, len(l.shape))
+	for i, n := range l.shape {
+		if n == 1 {
+			continue
+		}
+		if k := len(shape) - 1; k >= 0 && strides[k] == int64(n)*l.strides[i] {
+			shape[k] *= n
+			strides[k] = l.strides[i]
+			continue
+		}
+		shape = append(shape, n)
+		strides = append(strides, l.strides[i])
+	}
+	return layout{n: l.n, shape: shape, strides: strides}
 }
 
 // encode lays the layout out as struct Layout.

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -226,6 +227,9 @@ func (k *Kernels) move(op string, dst, src *devarray.DevArray, pack bool) error 
 	}
 	item := src.DType().Size()
 	l, err := layoutOf(strided)
+	if errors.Is(err, devarray.ErrShape) && strided.NDim() > MaxDims {
+		return k.moveEach(op, dst, src, pack)
+	}
 	if err != nil || l.n == 0 {
 		return err
 	}
@@ -249,4 +253,25 @@ func (k *Kernels) move(op string, dst, src *devarray.DevArray, pack bool) error 
 			return nil
 		}, dst, src)
 	}, dst, src)
+}
+
+// moveEach is move for a strided side of more axes than a kernel's layout
+// holds, even merged: one move per index of the first axis, each of one
+// axis fewer. Only such layouts (more than MaxDims axes that do not merge)
+// take more than one kernel launch.
+func (k *Kernels) moveEach(op string, dst, src *devarray.DevArray, pack bool) error {
+	for i := range dst.Shape()[0] {
+		d, err := dst.Index(0, i)
+		if err != nil {
+			return err
+		}
+		s, err := src.Index(0, i)
+		if err != nil {
+			return err
+		}
+		if err := k.move(op, d, s, pack); err != nil {
+			return err
+		}
+	}
+	return nil
 }
