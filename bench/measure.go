@@ -127,12 +127,13 @@ func measurePath(c *transfer.Copier, p transfer.Path, dir accounting.Direction, 
 // as a program makes it, includes). It returns nil where no pair of events
 // on one stream brackets the copy, or the device does not time events. A
 // staged copy runs on the copier's ring streams, driven by goroutines
-// gathering on the host: no pair of events brackets it. Nor the mapped
-// path: its kernel copy queued on a stream is recorded in the ledger with
-// no time (transfer times async kernels by events), which the ledger's
-// ceiling check would refuse.
+// gathering on the host: no pair of events brackets it. The mapped path's
+// kernel runs on the timer's stream between the events, as every other
+// path's copy does. (These copies come after the row's ledger figures were
+// taken: an async kernel copy is in the ledger with no time, which the
+// ceiling check would refuse.)
 func eventTimes(c *transfer.Copier, p transfer.Path, dst, src transfer.Endpoint, opt transfer.Option, reps int) (events []time.Duration, err error) {
-	if p == transfer.PathStaged || p == transfer.PathMapped {
+	if p == transfer.PathStaged {
 		return nil, nil
 	}
 	t, err := newEventTimer(c.Device())
