@@ -26,8 +26,10 @@ const (
 	// The Copier keeps the registration for later copies of the same
 	// memory (see Copier.Unregister); contiguous host sides only. The
 	// driver locks whole pages: a buffer that shares a page with another
-	// registration is registered after that one is unregistered, and
-	// while a copy still uses that one the copy is refused (pinned.ErrBusy).
+	// registration is registered after that one is unregistered; while a
+	// copy still uses that one, a copy that asked for this path is refused
+	// (pinned.ErrBusy), and one the planner picked it for takes the path
+	// the planner picks without it.
 	PathRegistered
 	numPaths
 )

@@ -299,18 +299,33 @@ func (c *Copier) Unregister(buf []byte) error {
 // to make room), so that path's count is the registrations made and its
 // time their cost. A registration made for a copy that fails, or one the
 // cache cannot keep, is unregistered before the copy returns.
+//
+// Memory that shares a page with a registration another copy is using
+// cannot be registered until that copy is done (the driver locks whole
+// pages, once). A copy that asked for this path fails then
+// (pinned.ErrBusy); one the planner sent here takes the path the planner
+// picks without it, and the ledger counts it there.
 func (j *job) runRegistered(x *exec) error {
 	_, host, toDevice := j.sides()
-	mem := host.hostAt(0)[:j.n]
-	use := newRunning() // guards the registration while this copy runs
-	e, cached, fresh, took, err := j.c.acquire(mem, use)
-	if err != nil {
-		use.end()
-		return fmt.Errorf("register %s of Go memory: %w", accounting.FormatBytes(int64(len(mem))), err)
-	}
 	dir := accounting.DtoH
 	if toDevice {
 		dir = accounting.HtoD
+	}
+	mem := host.hostAt(0)[:j.n]
+	use := newRunning() // guards the registration while this copy runs
+	e, cached, fresh, took, err := j.c.acquire(mem, use)
+	if err != nil && errors.Is(err, pinned.ErrBusy) && j.opt.Path == PathAuto {
+		use.end()
+		instead := *j
+		instead.choice = pick(host.side, false, dir, j.n, 1, regNone, j.opt, false)
+		if err := instead.runPath(x); err != nil {
+			return fmt.Errorf("its pages are registered for a copy still running, so by the %v path: %w", instead.choice.Path, err)
+		}
+		return nil
+	}
+	if err != nil {
+		use.end()
+		return fmt.Errorf("register %s of Go memory: %w", accounting.FormatBytes(int64(len(mem))), err)
 	}
 	if fresh {
 		j.c.dev.Ledger().RecordCopy(dir, accounting.PathRegistered, 0, took)

@@ -65,25 +65,29 @@ func (j *job) run(x *exec) error {
 	if j.n == 0 {
 		return nil
 	}
-	var err error
+	if err := j.runPath(x); err != nil {
+		return fmt.Errorf("transfer: %v copy of %s: %w", j.choice.Path, accounting.FormatBytes(j.n), err)
+	}
+	return nil
+}
+
+// runPath is run's move along j.choice.Path, its error not yet wrapped.
+func (j *job) runPath(x *exec) error {
 	switch p := j.choice.Path; {
 	case j.dst.side != OnDevice && j.src.side != OnDevice:
-		err = copyHost(j.c.dev, j.dst, j.src)
+		return copyHost(j.c.dev, j.dst, j.src)
 	case p == PathDirect || p == PathPinned:
-		err = j.runDriver(x)
+		return j.runDriver(x)
 	case p == PathStaged:
-		err = j.runStaged(x)
+		return j.runStaged(x)
 	case p == PathMapped:
-		err = j.runMapped(x)
+		return j.runMapped(x)
 	case p == PathD2D:
-		err = j.runD2D(x)
+		return j.runD2D(x)
 	case p == PathPeer:
-		err = j.runPeer(x)
+		return j.runPeer(x)
 	case p == PathRegistered:
-		err = j.runRegistered(x)
-	}
-	if err != nil {
-		return fmt.Errorf("transfer: %v copy of %s: %w", j.choice.Path, accounting.FormatBytes(j.n), err)
+		return j.runRegistered(x)
 	}
 	return nil
 }
