@@ -95,8 +95,10 @@ func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (
 		}
 		ev, err := c.dev.NewEvent()
 		if err == nil {
-			op.ev = ev
 			err = s.Record(ev)
+			op.mu.Lock() // Done may run meanwhile: the copy's memory is guarded by op already
+			op.ev = ev
+			op.mu.Unlock()
 		}
 		if err != nil {
 			return nil, op.fail(err)
@@ -132,6 +134,9 @@ func (op *Op) Done() (bool, error) {
 	}
 	ev := op.ev
 	op.mu.Unlock()
+	if op.done == nil && ev == nil {
+		return false, nil // still being queued (a buffer it guards asks): not done
+	}
 	if op.done != nil {
 		select {
 		case <-op.done:
