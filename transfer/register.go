@@ -304,7 +304,10 @@ func (c *Copier) Unregister(buf []byte) error {
 // cannot be registered until that copy is done (the driver locks whole
 // pages, once). A copy that asked for this path fails then
 // (pinned.ErrBusy); one the planner sent here takes the path the planner
-// picks without it, and the ledger counts it there.
+// picks without it, and the ledger counts it there. So does a planner's
+// copy whose registration the driver refuses for another reason (the
+// pages registered outside this Copier, the ledger's limit on registered
+// memory): only a closed device fails it.
 func (j *job) runRegistered(x *exec) error {
 	_, host, toDevice := j.sides()
 	dir := accounting.DtoH
@@ -314,18 +317,21 @@ func (j *job) runRegistered(x *exec) error {
 	mem := host.hostAt(0)[:j.n]
 	use := newRunning() // guards the registration while this copy runs
 	e, cached, fresh, took, err := j.c.acquire(mem, use)
-	if err != nil && errors.Is(err, pinned.ErrBusy) && j.opt.Path == PathAuto {
+	if err != nil {
 		use.end()
+		if j.opt.Path != PathAuto || errors.Is(err, pinned.ErrClosed) {
+			return fmt.Errorf("register %s of Go memory: %w", accounting.FormatBytes(int64(len(mem))), err)
+		}
+		why := "its pages are registered for a copy still running"
+		if !errors.Is(err, pinned.ErrBusy) {
+			why = fmt.Sprintf("registering it was refused (%v)", err)
+		}
 		instead := *j
 		instead.choice = pick(host.side, false, dir, j.n, 1, regNone, j.opt, false)
 		if err := instead.runPath(x); err != nil {
-			return fmt.Errorf("its pages are registered for a copy still running, so by the %v path: %w", instead.choice.Path, err)
+			return fmt.Errorf("%s, so by the %v path: %w", why, instead.choice.Path, err)
 		}
 		return nil
-	}
-	if err != nil {
-		use.end()
-		return fmt.Errorf("register %s of Go memory: %w", accounting.FormatBytes(int64(len(mem))), err)
 	}
 	if fresh {
 		j.c.dev.Ledger().RecordCopy(dir, accounting.PathRegistered, 0, took)

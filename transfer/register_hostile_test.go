@@ -1,6 +1,8 @@
 package transfer_test
 
 import (
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -9,6 +11,10 @@ import (
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/internal/testdev"
+	"github.com/cuarray/cuarray/pinned"
 	"github.com/cuarray/cuarray/transfer"
 )
 
@@ -71,4 +77,140 @@ func TestRegisteredAsyncShared(t *testing.T) {
 			assert.Zero(t, dev.Ledger().Current(accounting.Registered))
 		})
 	}
+}
+
+// A planner's registered copy whose registration the driver refuses for a
+// reason other than a copy of this Copier holding the pages: the ledger's
+// limit on registered memory, or the pages registered by someone else
+// (another Copier of the device, pinned.Register). The copy takes the path
+// the planner picks without registering, its bytes right and counted
+// there, no registration recorded; one that asked for the registered path
+// still fails and moves nothing. Before, the planner's copy failed too,
+// though direct or staged would have moved it.
+func TestRegisteredRefusedFallsBack(t *testing.T) {
+	if !testdev.IsSim(testdev.Open(t)) {
+		t.Skip("sets its own sim device's ledger limit")
+	}
+	cheap := transfer.DefaultProfile(driver.Info{Model: "NVIDIA H100 80GB HBM3", Backend: "cuda"})
+	cheap.SetRegistrationCost(transfer.Cost{Latency: 5e3, GBps: 500}) // registering pays for one copy
+	const n = 16 << 20
+	for _, tc := range []struct {
+		name   string
+		refuse func(t *testing.T, dev device.Device, mem []byte) func()
+	}{
+		{"ledger limit", func(t *testing.T, dev device.Device, mem []byte) func() {
+			require.NoError(t, dev.Ledger().SetLimit(accounting.Registered, n/2))
+			return func() {}
+		}},
+		{"another copier's registration", func(t *testing.T, dev device.Device, mem []byte) func() {
+			other, err := transfer.New(dev)
+			require.NoError(t, err)
+			d, err := devarray.Empty(dev, devarray.Uint8, len(mem))
+			require.NoError(t, err)
+			defer func() { require.NoError(t, d.Free()) }()
+			require.NoError(t, other.Copy(transfer.Dev(d), transfer.HostBytes(mem, devarray.Uint8), transfer.Via(transfer.PathRegistered)))
+			return func() { require.NoError(t, other.Close()) }
+		}},
+		{"registered by the caller", func(t *testing.T, dev device.Device, mem []byte) func() {
+			b, err := pinned.Register(dev, mem[100:200], 0)
+			require.NoError(t, err)
+			return func() { require.NoError(t, b.Unregister()) }
+		}},
+	} {
+		for _, toDevice := range []bool{true, false} {
+			t.Run(tc.name+map[bool]string{true: "/HtoD", false: "/DtoH"}[toDevice], func(t *testing.T) {
+				dev := openSim(t, "sim:3?mem=64MiB")
+				c, err := transfer.New(dev, transfer.WithProfile(cheap))
+				require.NoError(t, err)
+				mem := testdev.RandomBytes(n)
+				d, err := devarray.Empty(dev, devarray.Uint8, n)
+				require.NoError(t, err)
+				defer func() { require.NoError(t, d.Free()) }()
+				undo := tc.refuse(t, dev, mem)
+				h := transfer.HostBytes(mem, devarray.Uint8)
+				dst, src := transfer.Dev(d), h
+				dir := accounting.HtoD
+				if !toDevice {
+					dst, src, dir = h, transfer.Dev(d), accounting.DtoH
+				}
+				ch, err := c.Plan(dst, src)
+				require.NoError(t, err)
+				require.Equal(t, transfer.PathRegistered, ch.Path, ch.Reason)
+
+				for _, asked := range []bool{false, true} {
+					want := testdev.RandomBytes(n)
+					if toDevice {
+						copy(mem, want)
+						require.NoError(t, d.CopyFrom(testdev.RandomBytes(n)))
+					} else {
+						require.NoError(t, d.CopyFrom(want))
+						copy(mem, testdev.RandomBytes(n))
+					}
+					var opts []transfer.Option
+					if asked {
+						opts = append(opts, transfer.Via(transfer.PathRegistered))
+					}
+					before := dev.Ledger().Snapshot()
+					err := c.Copy(dst, src, opts...)
+					diff := accounting.Diff(before, dev.Ledger().Snapshot())
+					assert.Zero(t, diff.Kinds[accounting.Registered].Allocs, "no registration made")
+					assert.Zero(t, diff.Copies[dir][accounting.PathRegistered].Count, "no registration recorded")
+					if asked {
+						require.Error(t, err)
+						assert.Zero(t, diff.CopyTotal(dir).Bytes, "nothing moved")
+						continue
+					}
+					require.NoError(t, err)
+					got := mem
+					if toDevice {
+						got, err = devarray.ToHost[uint8](d)
+						require.NoError(t, err)
+					}
+					assert.True(t, string(want) == string(got), "the bytes arrived")
+					moved := diff.Copies[dir][accounting.PathStaged].Bytes + diff.Copies[dir][accounting.PathDirect].Bytes
+					assert.Equal(t, int64(n), moved, "counted once, on the path taken instead")
+					assert.Equal(t, int64(n), diff.CopyTotal(dir).Bytes)
+				}
+				require.NoError(t, c.Close())
+				undo()
+			})
+		}
+	}
+}
+
+// A planner's copy whose registration is refused and whose path instead
+// fails: one error, which names both paths and the failure; nothing is
+// left registered or staged.
+func TestRegisteredFallbackFails(t *testing.T) {
+	if !testdev.IsSim(testdev.Open(t)) {
+		t.Skip("failure injection is sim's")
+	}
+	cheap := transfer.DefaultProfile(driver.Info{Model: "NVIDIA H100 80GB HBM3", Backend: "cuda"})
+	cheap.SetRegistrationCost(transfer.Cost{Latency: 5e3, GBps: 500})
+	const n = 16 << 20
+	dev := openSim(t, "sim:4?mem=64MiB&fail-copy=1")
+	require.NoError(t, dev.Ledger().SetLimit(accounting.Registered, n/2))
+	c, err := transfer.New(dev, transfer.WithProfile(cheap))
+	require.NoError(t, err)
+	d, err := devarray.Empty(dev, devarray.Uint8, n)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, d.Free()) }()
+	h := transfer.HostBytes(testdev.RandomBytes(n), devarray.Uint8)
+	dear := transfer.DefaultProfile(driver.Info{Model: "NVIDIA H100 80GB HBM3", Backend: "cuda"})
+	dear.SetRegistrationCost(transfer.Cost{Latency: 1e9, GBps: 1e-3}) // the same figures, registering never pays
+	instead, err := c.Plan(transfer.Dev(d), h, transfer.WithProfile(dear))
+	require.NoError(t, err)
+	err = c.Copy(transfer.Dev(d), h)
+	require.Error(t, err)
+	msg := err.Error()
+	assert.Contains(t, msg, "injected fault")
+	assert.Contains(t, msg, "registered copy")
+	assert.Contains(t, msg, "registering it was refused")
+	assert.Contains(t, msg, "so by the "+instead.Path.String()+" path", "the path taken instead: %s", instead.Reason)
+	assert.Equal(t, 1, strings.Count(msg, "transfer:"), "wrapped once: %s", msg)
+	var oom *accounting.OutOfMemoryError
+	assert.False(t, errors.As(err, &oom), "the refusal is named, not wrapped: the error is the fallback's")
+	require.NoError(t, c.Close())
+	assert.Zero(t, dev.Ledger().Current(accounting.Registered))
+	assert.Zero(t, dev.Ledger().Current(accounting.Pinned), "no staging chunk left")
 }
