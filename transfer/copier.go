@@ -136,7 +136,7 @@ func (c *Copier) Close() error {
 	c.ringMu.Lock()
 	errs = append(errs, c.dropRing())
 	c.ringMu.Unlock()
-	errs = append(errs, c.reg.release(0, ^uintptr(0)))
+	errs = append(errs, c.reg.close())
 	if k != nil {
 		errs = append(errs, k.Close())
 	}

@@ -39,6 +39,7 @@ type regCache struct {
 	bytes   int64
 	entries []*regEntry // least recently used first
 	loose   []*regEntry // registrations past the bound, in use by copies
+	closed  bool        // the Copier's Close began: no registration is made or kept
 }
 
 // regEntry is one registration: the bytes handed to the driver and the
@@ -102,6 +103,9 @@ func (c *Copier) acquire(mem []byte, p pinned.Pending) (e *regEntry, cached, fre
 	addr, end := span(mem)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return nil, false, false, 0, ErrClosed
+	}
 	if i := r.find(addr, end); i >= 0 {
 		e = r.entries[i]
 		_, _ = e.buf.Busy() // forget the copies done with it (each reports its own error), so its guards do not pile up
@@ -203,15 +207,19 @@ func (r *regCache) dropLoose(i int) error {
 }
 
 // forget removes e from the cache and unregisters it: a registration made
-// for a copy that failed, or a loose one once a copy is done with it. A
-// loose registration that another copy still uses stays: the last copy to
-// finish with it unregisters it.
+// for a copy that failed, a loose one once a copy is done with it, or any
+// once the Copier's Close began. A registration that another copy still
+// uses stays: the last copy to finish with a loose one unregisters it, a
+// cached one stays cached (Close releases it once it is free).
 func (r *regCache) forget(e *regEntry) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, o := range r.entries {
 		if o == e {
-			return r.drop(i)
+			if err := r.drop(i); !errors.Is(err, pinned.ErrBusy) {
+				return err
+			}
+			return nil
 		}
 	}
 	for i, o := range r.loose {
@@ -225,39 +233,78 @@ func (r *regCache) forget(e *regEntry) error {
 	return e.buf.Unregister() // unregistered already by a copy that shared it: nil
 }
 
+// keep keeps cached registration e for later copies once a copy is done
+// with it, guarded by pend (the copy's run or Op) when there is one. Once
+// the Copier's Close began it keeps nothing (false): the copy unregisters
+// e itself.
+func (r *regCache) keep(e *regEntry, pend pinned.Pending) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false, nil
+	}
+	if pend != nil {
+		return true, e.buf.Guard(pend) // held until the copy (an async one: its Op) is done
+	}
+	return true, nil
+}
+
 // release unregisters every registration that shares a byte with
-// [addr, end) (all of them for the whole address space), joining the
-// errors of the busy ones, which stay.
+// [addr, end), joining the errors of the busy ones, which stay.
 func (r *regCache) release(addr, end uintptr) error {
 	if r == nil {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	errs, busy := r.releaseLocked(addr, end)
+	return errors.Join(append(errs, busy...)...)
+}
+
+// releaseLocked unregisters every registration that shares a byte with
+// [addr, end): it returns the errors of those it unregistered, and those
+// of the busy ones, which stay. r.mu is held.
+func (r *regCache) releaseLocked(addr, end uintptr) (errs, busy []error) {
+	for _, l := range []struct {
+		list *[]*regEntry
+		drop func(int) error
+	}{{&r.entries, r.drop}, {&r.loose, r.dropLoose}} {
+		for i := 0; i < len(*l.list); {
+			if o := (*l.list)[i]; o.addr < end && addr < o.end {
+				if err := l.drop(i); errors.Is(err, pinned.ErrBusy) {
+					busy = append(busy, err)
+					i++
+				} else if err != nil {
+					errs = append(errs, err)
+				}
+				continue
+			}
+			i++
+		}
+	}
+	return errs, busy
+}
+
+// close releases every registration and makes no more: the Copier's
+// Close. A registration a copy still uses (one that began before Close,
+// sync or async) is released when that copy is done with it, which close
+// waits for, so that no registration outlives the Copier.
+func (r *regCache) close() error {
+	if r == nil {
+		return nil
+	}
 	var errs []error
-	for i := 0; i < len(r.entries); {
-		if o := r.entries[i]; o.addr < end && addr < o.end {
-			err := r.drop(i)
-			errs = append(errs, err)
-			if errors.Is(err, pinned.ErrBusy) {
-				i++
-			}
-			continue
+	for wait := 10 * time.Microsecond; ; wait = min(2*wait, time.Millisecond) {
+		r.mu.Lock()
+		r.closed = true
+		failed, busy := r.releaseLocked(0, ^uintptr(0))
+		r.mu.Unlock()
+		errs = append(errs, failed...)
+		if len(busy) == 0 {
+			return errors.Join(errs...)
 		}
-		i++
+		time.Sleep(wait)
 	}
-	for i := 0; i < len(r.loose); {
-		if o := r.loose[i]; o.addr < end && addr < o.end {
-			err := r.dropLoose(i)
-			errs = append(errs, err)
-			if errors.Is(err, pinned.ErrBusy) {
-				i++
-			}
-			continue
-		}
-		i++
-	}
-	return errors.Join(errs...)
 }
 
 // Registered returns the bytes the copier keeps registered for the
@@ -319,7 +366,7 @@ func (j *job) runRegistered(x *exec) error {
 	e, cached, fresh, took, err := j.c.acquire(mem, use)
 	if err != nil {
 		use.end()
-		if j.opt.Path != PathAuto || errors.Is(err, pinned.ErrClosed) {
+		if j.opt.Path != PathAuto || errors.Is(err, pinned.ErrClosed) || errors.Is(err, ErrClosed) {
 			return fmt.Errorf("register %s of Go memory: %w", accounting.FormatBytes(int64(len(mem))), err)
 		}
 		why := "its pages are registered for a copy still running"
@@ -345,18 +392,20 @@ func (j *job) runRegistered(x *exec) error {
 		j2.dst = h
 	}
 	err = j2.runDriver(x)
+	closing := false // the Copier's Close began: it keeps nothing
 	if err == nil && cached {
-		if j.pend != nil {
-			err = e.buf.Guard(j.pend) // held until the copy (an async one: its Op) is done
+		kept, err := j.c.reg.keep(e, j.pend)
+		if kept {
+			use.end()
+			return err
 		}
-		use.end()
-		return err
+		closing = true
 	}
 	if x.s != nil {
 		err = errors.Join(err, x.s.Synchronize()) // the device must be done with the memory first
 	}
 	use.end()
-	if fresh || !cached {
+	if fresh || !cached || closing {
 		err = errors.Join(err, j.c.reg.forget(e))
 	}
 	return err

@@ -214,3 +214,81 @@ func TestRegisteredFallbackFails(t *testing.T) {
 	assert.Zero(t, dev.Ledger().Current(accounting.Registered))
 	assert.Zero(t, dev.Ledger().Current(accounting.Pinned), "no staging chunk left")
 }
+
+// Close while registered copies run in other goroutines, each of a buffer
+// of its own, fresh each time: once every copy has returned (the later
+// ones with ErrClosed), nothing is left registered: no copy keeps a
+// registration past Close, and one that held a registration while Close
+// ran lets it go when done. Before, a copy that registered after Close
+// had released the cache kept its registration (and pinned its Go memory)
+// for good.
+func TestRegisteredCloseWhileCopying(t *testing.T) {
+	for _, spec := range []string{"sim:5?mem=64MiB", "sim:5?mem=64MiB&latency=200us"} {
+		t.Run(spec, func(t *testing.T) {
+			dev := openSim(t, spec)
+			for round := range 10 {
+				c, err := transfer.New(dev)
+				require.NoError(t, err)
+				const n, goroutines = 1 << 12, 4
+				var wg sync.WaitGroup
+				errs := make(chan error, goroutines)
+				started := make(chan struct{}, goroutines)
+				for g := range goroutines {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						d, err := devarray.Empty(dev, devarray.Float32, n)
+						if err != nil {
+							errs <- err
+							return
+						}
+						defer d.Free()
+						var s driver.Stream
+						if g%2 == 1 {
+							if s, err = dev.NewStream(); err != nil {
+								errs <- err
+								return
+							}
+							defer s.Close()
+						}
+						for i := 0; ; i++ {
+							host := randomFloats(n)
+							var err error
+							if s == nil {
+								err = c.Copy(transfer.Dev(d), transfer.Host(host), transfer.Via(transfer.PathRegistered))
+							} else {
+								var op *transfer.Op
+								if op, err = c.CopyAsync(s, transfer.Dev(d), transfer.Host(host), transfer.Via(transfer.PathRegistered)); err == nil {
+									err = op.Wait()
+								}
+							}
+							if i == 0 {
+								started <- struct{}{}
+							}
+							if errors.Is(err, transfer.ErrClosed) {
+								return
+							}
+							if err != nil {
+								errs <- err
+								return
+							}
+						}
+					}()
+				}
+				for range goroutines {
+					<-started
+				}
+				cerr := c.Close()
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					require.NoError(t, err, "round %d", round)
+				}
+				assert.NoError(t, cerr, "round %d: the copies that ran let their registrations go", round)
+				bytes, count := c.Registered()
+				assert.Zero(t, bytes+int64(count), "round %d: nothing cached", round)
+				require.Zero(t, dev.Ledger().Current(accounting.Registered), "round %d: nothing left registered", round)
+			}
+		})
+	}
+}
