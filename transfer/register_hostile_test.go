@@ -1,9 +1,13 @@
 package transfer_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -290,5 +294,97 @@ func TestRegisteredCloseWhileCopying(t *testing.T) {
 				require.Zero(t, dev.Ledger().Current(accounting.Registered), "round %d: nothing left registered", round)
 			}
 		})
+	}
+}
+
+// Planner's copies, sync and async, from several goroutines, of Go
+// buffers that share pages: neighbours cut inside a page, one holding
+// another, the same one; with a cache bound that leaves some registrations
+// loose and evicts others. A copy whose pages a running copy holds takes
+// another path; every copy's bytes arrive, each copy's bytes are counted
+// once, and Close leaves nothing registered.
+func TestRegisteredSharedPagesConcurrent(t *testing.T) {
+	cheap := transfer.DefaultProfile(driver.Info{Model: "NVIDIA H100 80GB HBM3", Backend: "cuda"})
+	cheap.SetRegistrationCost(transfer.Cost{Latency: 0, GBps: 1e5}) // registering pays
+	for name, dev := range registeredDevices(t) {
+		for _, bound := range []int64{1, 64 << 10, 1 << 30} {
+			t.Run(fmt.Sprintf("%s/bound %d", name, bound), func(t *testing.T) {
+				c, err := transfer.New(dev, transfer.WithProfile(cheap), transfer.WithRegisterCache(bound))
+				require.NoError(t, err)
+				page := os.Getpagesize()
+				mem := testdev.RandomBytes(8 * page)
+				cut := 3*page + page/3
+				views := [][]byte{mem[:cut], mem[cut:], mem[cut+100 : cut+2*page], mem, mem[:cut]}
+				d0, err := devarray.Empty(dev, devarray.Uint8, len(views[2]))
+				require.NoError(t, err)
+				defer func() { require.NoError(t, d0.Free()) }()
+				for _, h := range views {
+					ch, err := c.Plan(transfer.Dev(d0), transfer.HostBytes(h[:len(views[2])], devarray.Uint8))
+					require.NoError(t, err)
+					require.Equal(t, transfer.PathRegistered, ch.Path, ch.Reason)
+				}
+				before := dev.Ledger().Snapshot()
+				const goroutines, iters = 5, 12
+				var wg sync.WaitGroup
+				errs := make(chan error, goroutines)
+				var moved atomic.Int64
+				for g := range goroutines {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						errs <- func() error {
+							h := views[g%len(views)]
+							d, err := devarray.Empty(dev, devarray.Uint8, len(h))
+							if err != nil {
+								return err
+							}
+							defer d.Free()
+							s, err := dev.NewStream()
+							if err != nil {
+								return err
+							}
+							defer s.Close()
+							for i := range iters {
+								ep := transfer.HostBytes(h, devarray.Uint8)
+								if i%2 == 0 {
+									err = c.Copy(transfer.Dev(d), ep)
+								} else {
+									var op *transfer.Op
+									if op, err = c.CopyAsync(s, transfer.Dev(d), ep); err == nil {
+										err = op.Wait()
+									}
+								}
+								if err != nil {
+									return err
+								}
+								moved.Add(int64(len(h)))
+								got, err := devarray.ToHost[uint8](d)
+								if err != nil {
+									return err
+								}
+								if !bytes.Equal(h, got) {
+									return fmt.Errorf("goroutine %d copy %d: wrong bytes", g, i)
+								}
+							}
+							return nil
+						}()
+					}()
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					require.NoError(t, err)
+				}
+				diff := accounting.Diff(before, dev.Ledger().Snapshot())
+				assert.Equal(t, moved.Load(), diff.CopyTotal(accounting.HtoD).Bytes, "each copy counted once")
+				t.Logf("registrations %d; bytes by DMA from page-locked memory %d, direct %d, staged %d",
+					diff.Copies[accounting.HtoD][accounting.PathRegistered].Count, diff.Copies[accounting.HtoD][accounting.PathPinned].Bytes,
+					diff.Copies[accounting.HtoD][accounting.PathDirect].Bytes, diff.Copies[accounting.HtoD][accounting.PathStaged].Bytes)
+				require.NoError(t, c.Close())
+				k := accounting.Diff(before, dev.Ledger().Snapshot()).Kinds[accounting.Registered]
+				assert.Zero(t, k.Current, "nothing left registered")
+				assert.Equal(t, k.Allocs, diff.Copies[accounting.HtoD][accounting.PathRegistered].Count, "a registration record for each registration made")
+			})
+		}
 	}
 }
