@@ -9,7 +9,7 @@ package main
 //	cuarray_torch_free(ptr, size, device, stream)      NULL and a recorded error on failure
 //	cuarray_allocator_malloc(size, device, stream, &p) the same, with the error returned (CuPy)
 //	cuarray_allocator_free(p, size, device, stream)
-//	cuarray_allocator_last_error(clear)                the last error's message, or NULL
+//	cuarray_allocator_last_error(clear)                the calling thread's last error, or NULL
 //	cuarray_allocator_stats(&json)                     the allocator's counts and its pools' stats
 //
 // A device index (PyTorch's device, CuPy's device id) is served by the
@@ -29,11 +29,24 @@ package main
 // NULL does nothing; a free of a pointer the allocator did not hand out
 // (or freed already) is ignored with an error recorded. Every entry point
 // is safe to call from many threads at once.
+//
+// The last error is the calling OS thread's, as errno is: a failed
+// malloc or free records its message for the thread that called it
+// (replacing that thread's previous one), and cuarray_allocator_last_error
+// returns the calling thread's message (a copy, freed with
+// cuarray_free_string) or NULL, never another thread's; clear forgets it
+// for this thread only. A thread's message is freed when the thread exits.
+// A success leaves the thread's last error as it was. cuarray_allocator_stats
+// counts the errors of all threads (errors).
 
 /*
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/types.h>
+
+// allocator_error.c: the calling thread's last error.
+void cuarray_allocator_set_error(char *msg);
+char *cuarray_allocator_get_error(int clear);
 */
 import "C"
 
@@ -96,10 +109,30 @@ func cuarray_allocator_free(ptr C.uintptr_t, size C.int64_t, device C.int, strea
 
 //export cuarray_allocator_last_error
 func cuarray_allocator_last_error(clear C.int) *C.char {
-	if msg := lastError(clear != 0); msg != "" {
-		return C.CString(msg)
+	return C.cuarray_allocator_get_error(clear)
+}
+
+// setThreadError makes msg the calling OS thread's last error. Called from
+// an exported entry point, that is the C caller's thread: the Go code of a
+// call from C, and the cgo calls it makes, run on the thread that called.
+func setThreadError(msg string) {
+	C.cuarray_allocator_set_error(C.CString(msg))
+}
+
+// threadError returns the calling OS thread's last error ("" for none),
+// and forgets it when clear is set. Go code that records an error and
+// reads it back must stay on one thread (runtime.LockOSThread) in between.
+func threadError(clear bool) string {
+	var c C.int
+	if clear {
+		c = 1
 	}
-	return nil
+	msg := C.cuarray_allocator_get_error(c)
+	if msg == nil {
+		return ""
+	}
+	defer C.free(unsafe.Pointer(msg))
+	return C.GoString(msg)
 }
 
 // allocatorReport is cuarray_allocator_stats's JSON.

@@ -49,13 +49,13 @@ type AllocatorStats struct {
 	Live      int64 `json:"live"`        // blocks handed out and not freed
 	InUse     int64 `json:"in_use"`      // bytes asked for by the live blocks
 	PeakInUse int64 `json:"peak_in_use"` // the highest InUse
-	Errors    int64 `json:"errors"`      // errors recorded (cuarray_allocator_last_error)
+	Errors    int64 `json:"errors"`      // errors recorded, by all threads (each thread's last: cuarray_allocator_last_error)
 }
 
 // allocator is the state behind the allocator entry points: the device for
 // each device index, the pools made so far (one per device, kept while the
 // process lives), the stream wrappers by handle, the live blocks and the
-// last error. One mutex: every call holds it only around map updates, never
+// counts (each thread's last error is its own: allocator_error.c). One mutex: every call holds it only around map updates, never
 // around a device call.
 var allocator = struct {
 	sync.Mutex
@@ -64,7 +64,6 @@ var allocator = struct {
 	streams map[streamKey]device.Stream
 	live    map[uintptr]allocation
 	stats   AllocatorStats
-	lastErr string
 }{
 	targets: map[int]allocTarget{},
 	pools:   map[device.Device]*pool.Pool{},
@@ -282,27 +281,22 @@ func forgetStream(d device.Device, handle uintptr, err error) {
 	}
 }
 
-// recordError keeps err's message as the allocator's last error.
+// recordError makes err's message the calling thread's last error
+// (allocator.go's setThreadError), and counts it.
 func recordError(err error) {
 	if err == nil {
 		return
 	}
 	allocator.Lock()
-	defer allocator.Unlock()
-	allocator.lastErr = err.Error()
 	allocator.stats.Errors++
+	allocator.Unlock()
+	setThreadError(err.Error())
 }
 
-// lastError returns the last error's message ("" for none), and forgets
-// it when clear is set.
+// lastError returns the calling thread's last error ("" for none), and
+// forgets it when clear is set.
 func lastError(clear bool) string {
-	allocator.Lock()
-	defer allocator.Unlock()
-	msg := allocator.lastErr
-	if clear {
-		allocator.lastErr = ""
-	}
-	return msg
+	return threadError(clear)
 }
 
 // allocatorStats returns the allocator's counts, and the pool's figures

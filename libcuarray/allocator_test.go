@@ -59,7 +59,8 @@ func settleAllocator(t *testing.T, d device.Device, streams ...device.Stream) {
 // free given the size and stream of its malloc. The ledger accounts for
 // every call: without the pool one device allocation per malloc of more
 // than 0 bytes, with the pool the pool's blocks; in both, every failure is
-// a NULL with cuarray's message, and the device is back to zero at the end.
+// a NULL with cuarray's message, which the failing thread reads as its last
+// error, and the device is back to zero at the end.
 func TestTorchEntryPointsLedger(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -84,13 +85,14 @@ func TestTorchEntryPointsLedger(t *testing.T) {
 			scope := led.Push("torch")
 
 			const workers, calls = 8, 150
-			type result struct{ ok, zero, failed, bytes, rounded int64 }
+			type result struct{ ok, zero, failed, bytes, rounded, messages int64 }
 			results := make([]result, workers)
 			var wg sync.WaitGroup
 			for w := range workers {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
+					defer onOneThread()() // as a C thread: its last error is its own
 					rng := rand.New(rand.NewPCG(uint64(w), rand.Uint64()))
 					type block struct {
 						p      uintptr
@@ -126,6 +128,11 @@ func TestTorchEntryPointsLedger(t *testing.T) {
 							r.zero++
 						case p == 0:
 							r.failed++
+							msg := lastError(true)
+							if assert.Contains(t, msg, "out of memory", "the thread's last error is its failed malloc's") &&
+								assert.Contains(t, msg, accounting.FormatBytes(size), "with the size asked for") {
+								r.messages++
+							}
 						default:
 							r.ok++
 							r.bytes += size
@@ -146,6 +153,7 @@ func TestTorchEntryPointsLedger(t *testing.T) {
 				want.failed += r.failed
 				want.bytes += r.bytes
 				want.rounded += r.rounded
+				want.messages += r.messages
 			}
 			require.Positive(t, want.ok)
 			require.Positive(t, want.failed, "the 1 PiB requests fail")
@@ -157,9 +165,8 @@ func TestTorchEntryPointsLedger(t *testing.T) {
 			assert.Equal(t, want.failed, st.Failed-statsBefore.Failed, "failed mallocs")
 			assert.Equal(t, want.ok+want.zero+want.failed, st.Mallocs-statsBefore.Mallocs, "every malloc counted")
 			assert.Zero(t, st.Live-statsBefore.Live, "nothing left handed out")
-			msg := lastError(false)
-			assert.Contains(t, msg, "out of memory", "the last error is a failed malloc's")
-			assert.Contains(t, msg, "1.00 PiB", "with the size asked for")
+			assert.Equal(t, want.failed, want.messages, "every failed malloc's thread read its message")
+			assert.Equal(t, want.failed, st.Errors-statsBefore.Errors, "every failure counted in errors, whatever its thread")
 
 			if !tc.pool {
 				got, err := scope.Pop()
@@ -201,10 +208,10 @@ func TestAllocatorLimit(t *testing.T) {
 		{"pool", 14, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			defer onOneThread()()
 			limit := int64(1<<20) + rand.Int64N(1<<20)
 			d, index := allocatorDevice(t, tc.ordinal, tc.pool, limit)
 			defer func() { require.NoError(t, d.Ledger().SetLimit(accounting.Device, 0)) }()
-			lastError(true)
 			a := torchMalloc(limit/2, index, 0)
 			require.NotZero(t, a, "half the limit fits: %s", lastError(false))
 			before := d.Ledger().Snapshot().Kinds[accounting.Device]
@@ -233,6 +240,7 @@ func TestAllocatorLimit(t *testing.T) {
 // two record an error that says so. A malloc for a device index nobody
 // named, or of a negative size (a size_t past ssize_t), is NULL with an error.
 func TestAllocatorBadCalls(t *testing.T) {
+	defer onOneThread()()
 	d, index := allocatorDevice(t, 15, false, 0)
 	p := torchMalloc(4096, index, 0)
 	require.NotZero(t, p)
@@ -255,7 +263,7 @@ func TestAllocatorBadCalls(t *testing.T) {
 		}, "stream 0xdead0000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lastError(true)
+			defer onOneThread()()
 			require.NotPanics(t, tc.call)
 			if tc.want == "" {
 				assert.Empty(t, lastError(false))
@@ -282,6 +290,7 @@ func TestAllocatorBadCalls(t *testing.T) {
 // s1 still has work queued is handed out again at once on s1, but not on
 // s2 until s1 has passed the free.
 func TestAllocatorStreamOrderedFree(t *testing.T) {
+	defer onOneThread()()
 	d, index := allocatorDevice(t, 16, true, 0)
 	s1, err := d.NewStream()
 	require.NoError(t, err)
@@ -349,6 +358,7 @@ func BenchmarkTorchMallocFree(b *testing.B) {
 			index, err := useAllocator(h, bc.pool, 0)
 			require.NoError(b, err)
 			b.RunParallel(func(pb *testing.PB) {
+				defer onOneThread()() // for lastError's message
 				rng := rand.New(rand.NewPCG(rand.Uint64(), 1))
 				for pb.Next() {
 					size := 1 + rng.Int64N(64<<10)
