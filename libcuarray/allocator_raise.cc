@@ -6,7 +6,7 @@
 // included). A failure throws, as RAPIDS RMM's allocator does: an exception
 // derived from std::bad_alloc whose what() is cuarray's message (the
 // figures included), which PyTorch raises in Python as a RuntimeError.
-// The message is the allocator's last error too. Only C++ may call it: an
+// The message is the calling thread's last error too. Only C++ may call it: an
 // exception must not unwind through C, Go or ctypes frames.
 
 #include <cstdint>

@@ -842,7 +842,8 @@ def use_as_torch_allocator(device: Union[str, Device] = "cuda:0", pool: bool = F
 
 
 def last_allocator_error(clear: bool = False):
-    """The message of the CuPy/PyTorch allocator's last error, or None."""
+    """The message of the CuPy/PyTorch allocator's last error on the calling
+    thread (each thread has its own), or None."""
     return _alloc_module().last_allocator_error(clear)
 
 

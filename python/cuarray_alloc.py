@@ -120,16 +120,20 @@ def _use(dev, pool, limit):
 
 
 def last_allocator_error(clear: bool = False) -> Optional[str]:
-    """The message of the allocator's last error (a malloc past a limit, a
-    free of a pointer it did not hand out), or None. PyTorch's out-of-memory
-    error cannot carry it: read it here."""
+    """The message of the calling thread's last allocator error (a malloc
+    past a limit, a free of a pointer it did not hand out), or None. Each
+    thread has its own, as with errno: a thread reads its own failure's
+    message whatever other threads do, and clear forgets it for this thread
+    only (allocator_stats()["errors"] counts every thread's). PyTorch's
+    out-of-memory error cannot carry it: read it here, on the thread whose
+    allocation failed."""
     err = _lib().cuarray_allocator_last_error(1 if clear else 0)
     return _message(cuarray._lib, err) if err else None
 
 
 def allocator_stats() -> dict:
     """The allocator's counts (mallocs, allocated, zero, failed, frees,
-    foreign, live, in_use, peak_in_use, errors) and, under "pools", each
+    foreign, live, in_use, peak_in_use, errors: every thread's) and, under "pools", each
     pooled device index's pool figures."""
     import json
     return json.loads(cuarray._string(_lib().cuarray_allocator_stats))
@@ -250,7 +254,8 @@ def use_as_torch_allocator(device: Union[str, "cuarray.Device"] = "cuda:0", pool
     the CUDAPluggableAllocator. A failed allocation (past a limit) throws a
     C++ std::bad_alloc with cuarray's message, which PyTorch raises as a
     RuntimeError (not torch.cuda.OutOfMemoryError: PyTorch keeps that for
-    its own allocator); cuarray.last_allocator_error() has the message too."""
+    its own allocator); cuarray.last_allocator_error(), on the thread that
+    allocated, has the message too."""
     torch = _import("torch", "use_as_torch_allocator")
     dev = _device(device)
     _require_gpu(dev, "use_as_torch_allocator")

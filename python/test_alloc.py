@@ -83,7 +83,7 @@ class TorchEntryPoints(unittest.TestCase):
 
         def worker(seed):
             r = pyrandom.Random(seed)
-            held, got = [], {"ok": 0, "zero": 0, "failed": 0, "bytes": 0}
+            held, got = [], {"ok": 0, "zero": 0, "failed": 0, "bytes": 0, "messages": 0}
             for _ in range(120):
                 if held and r.random() < 0.35:
                     ptr, size, stream = held.pop(r.randrange(len(held)))
@@ -97,6 +97,9 @@ class TorchEntryPoints(unittest.TestCase):
                     got["zero"] += 1
                 elif not ptr:
                     got["failed"] += 1
+                    msg = cuarray.last_allocator_error(clear=True)  # this thread's: its own failure's
+                    if msg and "out of memory" in msg and "1.00 PiB" in msg:
+                        got["messages"] += 1
                 else:
                     write_and_check(self, ptr, size)
                     got["ok"] += 1
@@ -119,9 +122,9 @@ class TorchEntryPoints(unittest.TestCase):
         delta = {k: stats[k] - stats0[k] for k in ("mallocs", "allocated", "zero", "failed", "frees", "live")}
         self.assertEqual(delta, {"mallocs": want["ok"] + want["zero"] + want["failed"], "allocated": want["ok"],
                                  "zero": want["zero"], "failed": want["failed"], "frees": want["ok"], "live": 0})
-        msg = cuarray.last_allocator_error()
-        self.assertIn("out of memory", msg)
-        self.assertIn("1.00 PiB", msg, "the message carries the size asked for")
+        self.assertEqual(want["messages"], want["failed"],
+                         "each failed malloc's thread read its message, with the size asked for")
+        self.assertEqual(stats["errors"] - stats0["errors"], want["failed"], "every thread's failures counted")
         s1.synchronize()
         s2.synchronize()
         return dev, before, want, (stats0, stats)
@@ -169,6 +172,70 @@ class TorchEntryPoints(unittest.TestCase):
         finally:
             cuarray_alloc._use(dev, False, 0)
         self.assertEqual(device_memory(dev)["current"], 0)
+
+    def test_last_error_is_each_threads_own(self):
+        """Threads that fail at once each read their own failure's message, as
+        with errno: each makes a failing call of its own (a malloc past the
+        limit of a size no other asks for, through the PyTorch or the CuPy
+        entry point; a free of an odd address no other frees), all wait, then
+        each reads its last error, every fourth clearing it, and after a
+        second wait reads it again. With one last error per process they
+        would read one thread's message, or none once a thread cleared it."""
+        dev = cuarray.device(spec(27))
+        limit = int(rng.integers(1 << 20, 2 << 20))
+        index = cuarray_alloc._use(dev, False, limit)
+        lib = cuarray_alloc._lib()
+        malloc, free = torch_functions()
+        n = 12
+        failed, cleared = threading.Barrier(n, timeout=60), threading.Barrier(n, timeout=60)
+        sizes = [limit + 1 + int(s) for s in rng.choice(1 << 30, size=n, replace=False)]
+        ptrs = [int(p) * 2 + 1 for p in rng.choice(1 << 46, size=n, replace=False)]  # odd: never handed out
+
+        def call(i):
+            size, ptr = sizes[i], ptrs[i]
+            if i % 3 == 0:
+                return lambda: malloc(size, index, None), None, "malloc %d bytes" % size
+            if i % 3 == 1:
+                return lambda: free(ptr, size, index, None), None, "free %#x (%d bytes" % (ptr, size)
+
+            def cupy_malloc():
+                out = ctypes.c_size_t()
+                err = lib.cuarray_allocator_malloc(size, index, 0, ctypes.byref(out))
+                return cuarray_alloc._message(lib, err) if err else None
+            return cupy_malloc, "returned", "malloc %d bytes" % size
+
+        calls = [call(i) for i in range(n)]
+        got = [None] * n
+
+        def worker(i):
+            returned = calls[i][0]()
+            failed.wait()
+            first = cuarray.last_allocator_error(clear=(i % 4 == 0))
+            cleared.wait()
+            got[i] = (returned, first, cuarray.last_allocator_error(clear=True))
+
+        stats0 = cuarray.allocator_stats()
+        try:
+            threads = [threading.Thread(target=worker, args=(i,)) for i in range(n)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            cuarray_alloc._use(dev, False, 0)
+        self.assertEqual(cuarray.allocator_stats()["errors"] - stats0["errors"], n, "every thread's error counted")
+        for i, (_, returns, want) in enumerate(calls):
+            with self.subTest(thread=i):
+                self.assertIsNotNone(got[i], "the thread finished")
+                returned, first, second = got[i]
+                self.assertIn(want, first or "", "the thread reads its own failure's message")
+                if returns:
+                    self.assertEqual(returned, first, "cuarray_allocator_malloc returned the message it recorded")
+                if i % 4 == 0:
+                    self.assertIsNone(second, "the thread cleared its message")
+                else:
+                    self.assertIn(want, second or "", "the other threads' clears left its message")
+        self.assertEqual(device_memory(dev)["current"], 0, "the failures held nothing")
 
     def test_limit_argument(self):
         dev = cuarray.device(spec(23))
