@@ -108,8 +108,9 @@ func (c *Copier) Plan(dst, src Endpoint, opts ...Option) (Choice, error) {
 
 // Close waits for the copier's async copies, then frees its staging ring
 // and kernels and releases the registered path's registrations (the Go
-// memory they pinned is the garbage collector's again). Later copies
-// return ErrClosed.
+// memory they pinned is the garbage collector's again), each once the
+// copies still running that use it are done. Later copies return
+// ErrClosed.
 func (c *Copier) Close() error {
 	if c == nil {
 		return nil
