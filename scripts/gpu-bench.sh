@@ -100,7 +100,9 @@ rm -f "$SCAN".sino.f32 "$SCAN".phantom.f32
 if [ -e "$G/tests/device_cuda.test" ]; then
 	step bench-cuda 60 40 logs/bench-cuda.log bash -c "cd '$ROOT/device/cuda' && '$G/tests/device_cuda.test' -test.run '^\$' -test.bench . -test.benchtime=1s -test.count=5"
 fi
-step bench-pool 30 25 logs/bench-pool.log bash -c "cd '$ROOT/pool' && '$G/tests/pool.test' -test.run '^\$' -test.bench AllocFree -test.benchtime=20000x -test.count=5"
+# AllocFree's pairs for 300 ms each (20000x would take some 20 s for the device's side alone at
+# the first GPU run's 65-74 us a pair), then AllocFreeRatio, both sides in alternating rounds of about 2 ms.
+step bench-pool 40 25 logs/bench-pool.log bash -c "cd '$ROOT/pool' && '$G/tests/pool.test' -test.run '^\$' -test.bench 'AllocFree\$|AllocFreeParallel' -test.benchtime=300ms -test.count=5 && '$G/tests/pool.test' -test.run '^\$' -test.bench AllocFreeRatio -test.benchtime=20x -test.count=3"
 step peer-torch-d2d 30 15 peer-torch-d2d.json python3 "$G/peers/torch_d2d.py"
 python3 "$G/peers/report.py" "$W" > "$W/bench-report.md" 2> "$W/logs/report.err"
 python3 "$G/peers/fbp_goals.py" "$W" > "$W/fbp-goals.md" 2> "$W/logs/fbp-goals.err"
