@@ -46,6 +46,7 @@ func (l *Ledger) Snapshot() Snapshot {
 	if l == nil {
 		return Snapshot{Taken: time.Now()}
 	}
+	sourced := l.sourcedCached() // before freezing: a source may wait for a pool recording under its lock
 	l.freeze()
 	defer l.thaw()
 	var t counts
@@ -56,12 +57,13 @@ func (l *Ledger) Snapshot() Snapshot {
 	for k := range peak {
 		peak[k] = l.levels[k].peak.Load()
 	}
-	return t.snapshot(l.name, l, [NumKinds]int64{}, peak, false)
+	return t.snapshot(l.name, l, [NumKinds]int64{}, peak, sourced, false)
 }
 
 // snapshot makes the Snapshot of summed counts: the ledger's (current from
 // the ledger's level) or a scope's (current the net change, peak above base).
-func (t *counts) snapshot(name string, l *Ledger, base, peak [NumKinds]int64, scope bool) Snapshot {
+// sourced is the cached bytes the ledger's cached sources reported.
+func (t *counts) snapshot(name string, l *Ledger, base, peak, sourced [NumKinds]int64, scope bool) Snapshot {
 	s := Snapshot{Name: name, Taken: time.Now()}
 	for k := range t.kinds {
 		tk, lv := &t.kinds[k], &l.levels[k]
@@ -77,7 +79,7 @@ func (t *counts) snapshot(name string, l *Ledger, base, peak [NumKinds]int64, sc
 			Allocated: tk.allocated,
 			Freed:     tk.freed,
 			Failed:    tk.failed,
-			Cached:    lv.cached.Load(),
+			Cached:    lv.cached.Load() + sourced[k],
 			Limit:     lv.limit.Load(),
 			Base:      base[k],
 		}

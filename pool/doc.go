@@ -32,7 +32,8 @@
 //     the cache served versus the device.
 //
 // The device's ledger counts the pool's segments as Device memory, since
-// that is what the device gave up; the pool's Stats count the blocks. A
+// that is what the device gave up, and the part of them not handed out as
+// its cached bytes (Snapshot's Cached); the pool's Stats count the blocks. A
 // Pool satisfies devarray.Backend, so arrays can be made on it:
 //
 //	p := pool.New(dev)

@@ -275,6 +275,10 @@ func (d *Device) Close() error {
 // Closed reports whether Close has been called.
 func (d *Device) Closed() bool { return d.isClosed.Load() }
 
+// ClosedFlag returns the flag Closed reads, to read in place (package pool
+// checks it at every allocation).
+func (d *Device) ClosedFlag() driver.ClosedFlag { return driver.NewClosedFlag(&d.isClosed) }
+
 // closedErr returns driver.ErrClosed, wrapped with op, once the device is closed.
 func (d *Device) closedErr(op string) error {
 	d.mu.Lock()

@@ -19,8 +19,12 @@ func TestClosedAndHostLimits(t *testing.T) {
 	assert.ErrorIs(t, err, driver.ErrOutOfMemory, "more host memory than there is: the typed OOM, as cuMemHostAlloc")
 	assert.Zero(t, dev.Ledger().Current(accounting.Pinned))
 	assert.False(t, dev.Closed())
+	flag := dev.ClosedFlag() // what package pool reads at every allocation
+	assert.True(t, flag.Valid())
+	assert.False(t, flag.Closed())
 	require.NoError(t, dev.Close())
 	assert.True(t, dev.Closed())
+	assert.True(t, flag.Closed(), "the flag taken before Close sees it")
 	_, err = dev.ExternalStream(driver.LegacyDefaultStream)
 	assert.ErrorIs(t, err, driver.ErrClosed)
 }

@@ -196,6 +196,10 @@ func (d *Device) complete(f func() error) error {
 // memory of the device's arrays, buffers and pools.
 func (d *Device) Closed() bool { return d.isClosed.Load() }
 
+// ClosedFlag returns the flag Closed reads, to read in place (package pool
+// checks it at every allocation).
+func (d *Device) ClosedFlag() driver.ClosedFlag { return driver.NewClosedFlag(&d.isClosed) }
+
 // Latency returns the time each stream operation takes to complete after
 // it is queued (Config.Latency).
 func (d *Device) Latency() time.Duration { return d.cfg.Latency }

@@ -1,0 +1,122 @@
+package pool_test
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/internal/testdev"
+	"github.com/cuarray/cuarray/pool"
+)
+
+// The ledger's cached device bytes are the sum of its pools' Reserved -
+// InUse at every snapshot, with several pools on one device allocating
+// and freeing (fast path and not) while snapshots are taken, and zero once
+// the pools have given their memory back.
+func TestLedgerCachedIsThePoolsSum(t *testing.T) {
+	dev := testdev.Open(t)
+	led := dev.Ledger()
+	pools := []*pool.Pool{pool.New(dev), pool.New(dev), pool.New(dev)}
+	var wg sync.WaitGroup
+	for _, p := range pools {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var held []devarray.Ptr
+			for range 400 {
+				if len(held) > 0 && rand.IntN(2) == 0 {
+					i := rand.IntN(len(held))
+					assert.NoError(t, p.Free(held[i]))
+					held = append(held[:i], held[i+1:]...)
+					continue
+				}
+				n := int64(1 + rand.IntN(64<<10))
+				if rand.IntN(8) == 0 {
+					n = int64(1 + rand.IntN(4<<20)) // past the fast path's sizes
+				}
+				ptr, err := p.Alloc(n)
+				if !assert.NoError(t, err) {
+					return
+				}
+				held = append(held, ptr)
+			}
+			for _, ptr := range held {
+				assert.NoError(t, p.Free(ptr))
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	snaps := make(chan int)
+	go func() { // snapshots meanwhile: never negative, never past what the device gave
+		n := 0
+		defer func() { snaps <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			k := led.Snapshot().Kinds[accounting.Device]
+			assert.GreaterOrEqual(t, k.Cached, int64(0))
+			n++
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	assert.Positive(t, <-snaps)
+
+	var sum int64
+	for _, p := range pools {
+		st := p.Stats()
+		assert.Zero(t, st.InUse)
+		sum += st.Reserved - st.InUse
+	}
+	assert.Positive(t, sum)
+	assert.Equal(t, sum, led.Snapshot().Kinds[accounting.Device].Cached, "the pools' cached bytes, summed")
+	for _, p := range pools {
+		require.NoError(t, p.Release())
+	}
+	assert.Zero(t, led.Snapshot().Kinds[accounting.Device].Cached)
+	assert.Zero(t, led.Current(accounting.Device))
+}
+
+// A pool that has given back every segment is no longer referenced by the
+// device's ledger (which asks the pools that hold memory for their cached
+// bytes): dropped without Release, it is collected. One that still holds
+// a segment is counted until it gives it back.
+func TestPoolHoldingNothingIsCollected(t *testing.T) {
+	dev := testdev.Open(t)
+	collected := make(chan struct{})
+	func() {
+		p := pool.New(dev)
+		for range 3 {
+			ptr, err := p.Alloc(int64(1 + rand.IntN(1<<20)))
+			require.NoError(t, err)
+			require.NoError(t, p.Free(ptr))
+		}
+		assert.Positive(t, dev.Ledger().Snapshot().Kinds[accounting.Device].Cached, "a segment cached")
+		_, err := p.Trim()
+		require.NoError(t, err)
+		require.Zero(t, p.Stats().Reserved)
+		runtime.AddCleanup(p, func(ch chan struct{}) { close(ch) }, collected)
+	}()
+	deadline := time.After(10 * time.Second)
+	for {
+		runtime.GC()
+		select {
+		case <-collected:
+			assert.Zero(t, dev.Ledger().Snapshot().Kinds[accounting.Device].Cached)
+			return
+		case <-deadline:
+			t.Fatal("a pool holding nothing was not collected: something (the ledger?) still refers to it")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}

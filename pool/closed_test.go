@@ -1,0 +1,56 @@
+package pool_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/internal/testdev"
+	"github.com/cuarray/cuarray/pool"
+)
+
+// closerOnly is a device that says whether it was closed only through a
+// call (Closed), with no flag to read in place (driver.ClosedFlag).
+type closerOnly struct {
+	driver.Device
+	closed func() bool
+}
+
+func (d closerOnly) Closed() bool { return d.closed() }
+
+// Whether the device gives the pool its closed flag to read (sim's does)
+// or only answers Closed: parked blocks come back while it is open, and
+// once it is closed a parked block is not handed out (ErrClosed).
+func TestPoolSeesTheDeviceClosed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		wrap func(d device.Device) driver.Device
+	}{
+		{"closed flag", func(d device.Device) driver.Device { return d }},
+		{"Closed only", func(d device.Device) driver.Device {
+			return closerOnly{Device: d, closed: d.(interface{ Closed() bool }).Closed}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dev, err := device.Open(testdev.Spec())
+			require.NoError(t, err)
+			p := pool.New(tc.wrap(dev))
+			n := int64(1 + rand.IntN(64<<10))
+			for range 3 {
+				ptr, err := p.Alloc(n)
+				require.NoError(t, err)
+				require.NoError(t, p.Free(ptr))
+			}
+			st := p.Stats()
+			assert.Equal(t, int64(1), st.FromDevice)
+			assert.Equal(t, int64(2), st.FromCache, "the block parked and handed back")
+			require.NoError(t, dev.Close())
+			_, err = p.Alloc(n)
+			assert.ErrorIs(t, err, driver.ErrClosed, "a parked block went with the device's memory")
+		})
+	}
+}
