@@ -640,6 +640,7 @@ func (p *Pool) trim(wait bool) (int64, error) {
 		}
 		freed += seg.size
 	}
+	p.dropSourceIfClosed()
 	return freed, errors.Join(errs...)
 }
 
