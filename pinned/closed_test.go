@@ -19,8 +19,7 @@ import (
 // itself; its memory is checked to be all freed by the device's Close.
 func openOwn(t *testing.T) device.Device {
 	t.Helper()
-	dev, err := device.Open(testdev.Spec())
-	require.NoError(t, err)
+	dev := testdev.OpenOwned(t)
 	t.Cleanup(func() {
 		_ = dev.Close()
 		snap := dev.Ledger().Snapshot()

@@ -36,8 +36,7 @@ func TestPoolSeesTheDeviceClosed(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dev, err := device.Open(testdev.Spec())
-			require.NoError(t, err)
+			dev := testdev.OpenOwned(t)
 			p := pool.New(tc.wrap(dev))
 			n := int64(1 + rand.IntN(64<<10))
 			for range 3 {
@@ -49,7 +48,7 @@ func TestPoolSeesTheDeviceClosed(t *testing.T) {
 			assert.Equal(t, int64(1), st.FromDevice)
 			assert.Equal(t, int64(2), st.FromCache, "the block parked and handed back")
 			require.NoError(t, dev.Close())
-			_, err = p.Alloc(n)
+			_, err := p.Alloc(n)
 			assert.ErrorIs(t, err, driver.ErrClosed, "a parked block went with the device's memory")
 		})
 	}

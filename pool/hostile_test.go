@@ -105,8 +105,7 @@ func TestHostileInputs(t *testing.T) {
 // device fail with ErrClosed, and so does every use of the memory it
 // hands out, Trim and Release. Nothing panics or touches freed memory.
 func TestHostileClosedDevice(t *testing.T) {
-	dev, err := device.Open(testdev.Spec())
-	require.NoError(t, err)
+	dev := testdev.OpenOwned(t)
 	p := pool.New(dev)
 	a, err := p.Alloc(1000)
 	require.NoError(t, err)

@@ -134,7 +134,7 @@ func TestHostileCommandLines(t *testing.T) {
 				t.Fatalf("cuarray %s did not exit within 30 s", name)
 			}
 			assert.Equal(t, tc.code, r.code, "exit status; stderr: %s", r.stderr)
-			assert.Contains(t, r.stderr, tc.msg)
+			assertStderr(t, r.stderr, tc.msg)
 			assert.Empty(t, r.stdout, "nothing on stdout")
 			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
 			switch tc.code {

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"testing"
 	"time"
 
@@ -37,17 +38,11 @@ func Spec() string {
 	return "sim:0?mem=256MiB"
 }
 
-// Open opens the test device, or fails the test when it cannot.
+// Open opens the test device, or fails the test when it cannot. Its
+// cleanup checks that the test freed everything and closes it.
 func Open(t testing.TB) device.Device {
 	t.Helper()
-	dev, err := device.Open(Spec())
-	if err != nil && os.Getenv(EnvVar) == "" && errors.Is(err, device.ErrNoDevice) {
-		// A cuda build's tests default to cuda:0; without a GPU they have none to run on.
-		t.Skipf("the cuda build's tests run on cuda:0 and no GPU answered (%v); set %s=sim:0 to run them on sim", err, EnvVar)
-	}
-	if err != nil {
-		t.Fatalf("open test device %q: %v", Spec(), err)
-	}
+	dev := OpenOwned(t)
 	t.Cleanup(func() {
 		snap := dev.Ledger().Snapshot()
 		if !t.Failed() {
@@ -157,3 +152,28 @@ func countDiff(a, b []byte) int {
 	}
 	return n
 }
+
+// OpenOwned opens a device of the test device's kind for a test that
+// closes it itself (one that closes a device under its arrays, buffers or
+// pools): it skips where Open skips, a cuda build's test without a GPU,
+// and fails the test when the device cannot be opened. Nothing closes it
+// for the test.
+func OpenOwned(t testing.TB) device.Device {
+	t.Helper()
+	dev, err := device.Open(Spec())
+	if err != nil && os.Getenv(EnvVar) == "" && errors.Is(err, device.ErrNoDevice) {
+		// A cuda build's tests default to cuda:0; without a GPU they have none to run on.
+		t.Skipf("the cuda build's tests run on cuda:0 and no GPU answered (%v); set %s=sim:0 to run them on sim", err, EnvVar)
+	}
+	if err != nil {
+		t.Fatalf("open test device %q: %v", Spec(), err)
+	}
+	return dev
+}
+
+// NoDevice matches the message of a device that cannot be opened because
+// it is not there: "no such device" (driver.ErrNoDevice), or, in a cuda
+// build on a machine without a GPU, why no GPU answered (every cuda device
+// is missing then, and its InitError says why). Tests of command lines
+// that name a device that does not exist check stderr against it.
+var NoDevice = regexp.MustCompile(`no such device|no CUDA GPU answered|no CUDA driver`)
