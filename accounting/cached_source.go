@@ -19,8 +19,9 @@ type cachedSource struct {
 // recording, so bytes may take the pool's lock while the pool records
 // allocations into this ledger under it. bytes must not take a snapshot
 // of this ledger or pop one of its scopes, and no code may take one while
-// holding a lock that bytes takes. A nil ledger or an invalid kind
-// registers nothing.
+// holding a lock that bytes takes (a recording's writer can run under the
+// pool's lock: Record says so). A nil ledger or an invalid kind registers
+// nothing.
 func (l *Ledger) AddCachedSource(k Kind, bytes func() int64) (remove func()) {
 	if l == nil || k >= NumKinds || bytes == nil {
 		return func() {}
