@@ -54,10 +54,6 @@ type Ledger struct {
 	overflowMu sync.Mutex    // the overflow shard's writers (see shard.go)
 	_          [56]byte      // 64 less rec: levels stay where they were
 	levels     [NumKinds]level
-
-	// Read at snapshots, written when a pool starts or stops holding memory.
-	sourcesMu sync.Mutex                      // AddCachedSource's and its remove's writers
-	sources   atomic.Pointer[[]*cachedSource] // copied on write; nil: none
 }
 
 // MemInfoFunc returns a device's free and total memory in bytes.
@@ -309,8 +305,6 @@ func (l *Ledger) Free(k Kind, addr uintptr, n int64) {
 // it from the device) but that no user holds. Pools call it when a block
 // is cached (+) and when it is handed out again or released (-). It is one
 // atomic add: a pool's own changes, made in order, never show a negative total.
-// A pool that counts these bytes under its own lock can register them
-// instead (AddCachedSource), and spare every allocation and free the add.
 func (l *Ledger) AddCached(k Kind, delta int64) {
 	if l != nil && k < NumKinds {
 		l.levels[k].cached.Add(delta)

@@ -65,11 +65,8 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // NoteBlockFree, NoteSegment). Close the returned Recording to stop and
 // flush; until then w must stay usable, and events are buffered (64 KiB)
 // and written from whichever goroutine fills the buffer, under the
-// Recording's lock and the locks that goroutine holds while it records (a
-// caching pool's, which the ledger's snapshots take to ask the pool for
-// its cached bytes: AddCachedSource): w must not take a snapshot of this
-// ledger or pop one of its scopes, nor wait for code that does. A write
-// error stops the recording (later events are dropped) and Close returns it.
+// Recording's lock. A write error stops the recording (later events are
+// dropped) and Close returns it.
 //
 // Events are written in the order they reach the recorder. Events of one
 // goroutine keep their order; events of goroutines allocating at the same

@@ -57,7 +57,6 @@ func (s *Scope) Pop() (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("accounting: pop scope: %w", ErrNil)
 	}
 	l := s.l
-	sourced := l.sourcedCached() // before freezing, as Snapshot
 	l.freeze()
 	defer l.thaw()
 	if s.popped {
@@ -73,7 +72,7 @@ func (s *Scope) Pop() (Snapshot, error) {
 	for k := range peak {
 		peak[k] = s.peak[k].Load()
 	}
-	snap := t.snapshot(s.name, l, s.base, peak, sourced, true)
+	snap := t.snapshot(s.name, l, s.base, peak, true)
 	if p := s.parent; p != nil {
 		p.set[0].c.addFrom(&t)
 		for k := range peak {

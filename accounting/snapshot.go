@@ -46,7 +46,6 @@ func (l *Ledger) Snapshot() Snapshot {
 	if l == nil {
 		return Snapshot{Taken: time.Now()}
 	}
-	sourced := l.sourcedCached() // before freezing: a source may wait for a pool recording under its lock
 	l.freeze()
 	defer l.thaw()
 	var t counts
@@ -57,13 +56,12 @@ func (l *Ledger) Snapshot() Snapshot {
 	for k := range peak {
 		peak[k] = l.levels[k].peak.Load()
 	}
-	return t.snapshot(l.name, l, [NumKinds]int64{}, peak, sourced, false)
+	return t.snapshot(l.name, l, [NumKinds]int64{}, peak, false)
 }
 
 // snapshot makes the Snapshot of summed counts: the ledger's (current from
 // the ledger's level) or a scope's (current the net change, peak above base).
-// sourced is the cached bytes the ledger's cached sources reported.
-func (t *counts) snapshot(name string, l *Ledger, base, peak, sourced [NumKinds]int64, scope bool) Snapshot {
+func (t *counts) snapshot(name string, l *Ledger, base, peak [NumKinds]int64, scope bool) Snapshot {
 	s := Snapshot{Name: name, Taken: time.Now()}
 	for k := range t.kinds {
 		tk, lv := &t.kinds[k], &l.levels[k]
@@ -79,7 +77,7 @@ func (t *counts) snapshot(name string, l *Ledger, base, peak, sourced [NumKinds]
 			Allocated: tk.allocated,
 			Freed:     tk.freed,
 			Failed:    tk.failed,
-			Cached:    lv.cached.Load() + sourced[k],
+			Cached:    lv.cached.Load(),
 			Limit:     lv.limit.Load(),
 			Base:      base[k],
 		}

@@ -10,18 +10,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuarray/cuarray/accounting"
-	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/internal/testdev"
 	"github.com/cuarray/cuarray/pool"
 )
 
 // Once its device is closed, a pool's cached bytes went with the device's
-// memory (the device's Close freed its segments in the ledger): the
-// ledger's Cached is 0, not more than its Current, whether the device
-// gives the pool its closed flag or only answers Closed; a Release that
-// cannot give the segments back leaves it so, and the pool, dropped, is
-// collected (the ledger does not keep asking it).
+// memory (the device's Close freed its segments in the ledger): from the
+// pool's next call on, the ledger's Cached is 0, not more than its
+// Current, whether the device gives the pool its closed flag or only
+// answers Closed, a free of a parked size included; a Release that cannot
+// give the segments back leaves it so, and the pool, dropped, is
+// collected. (Until that next call the ledger still shows what the pool
+// last published: the pool is not told of the Close.)
 func TestPoolCachedAfterDeviceClose(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -33,14 +34,15 @@ func TestPoolCachedAfterDeviceClose(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dev, err := device.Open(testdev.Spec()) // closed by the test itself
-			require.NoError(t, err)
+			dev := testdev.OpenOwned(t) // closed by the test itself
 			led := dev.Ledger()
 			collected := make(chan struct{})
 			func() {
 				p := pool.New(tc.wrap(dev))
 				n := int64(1 + rand.IntN(64<<10))
 				ptr, err := p.Alloc(n)
+				require.NoError(t, err)
+				parkable, err := p.Alloc(n)
 				require.NoError(t, err)
 				live, err := p.Alloc(int64(1 + rand.IntN(4<<20)))
 				require.NoError(t, err)
@@ -50,8 +52,9 @@ func TestPoolCachedAfterDeviceClose(t *testing.T) {
 				require.Equal(t, p.Stats().Cached, before.Cached)
 
 				require.NoError(t, dev.Close())
+				assert.Zero(t, led.Snapshot().Kinds[accounting.Device].Current, "the device's Close freed the segments")
+				assert.NoError(t, p.Free(parkable), "a free of a parked size after the Close: the block goes back to the pool")
 				after := led.Snapshot().Kinds[accounting.Device]
-				assert.Zero(t, after.Current, "the device's Close freed the segments")
 				assert.Zero(t, after.Cached, "cached bytes of a closed device (Current %d)", after.Current)
 				assert.NoError(t, p.Free(live), "a free after the Close: the block goes back to the pool")
 				assert.Zero(t, led.Snapshot().Kinds[accounting.Device].Cached, "a free after the Close caches nothing")

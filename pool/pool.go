@@ -35,19 +35,19 @@ type Pool struct {
 	closer     interface{ Closed() bool } // else dev, when it can say it was closed
 	led        *accounting.Ledger         // dev's ledger
 
-	mu         sync.Mutex
-	segments   map[devarray.Ptr]*segment
-	live       liveTable    // the blocks handed out and the parked ones, by address
-	free       [2]freeIndex // the free blocks of large (0) and small (1) segments
-	pending    []*block
-	events     []driver.Event // idle events, for reuse
-	spare      []*block       // block structs merged away, for reuse by split
-	parked     parking        // small blocks freed on the default stream (parked.go)
-	liveBlocks int            // blocks handed out (live also holds the parked ones)
-	limit      int64
-	ratio      float64 // SetReserveRatio; 0: off
-	st         Stats
-	dropSource func() // takes the pool's cached bytes off the ledger (cachedSource); nil while it holds no segment
+	mu          sync.Mutex
+	segments    map[devarray.Ptr]*segment
+	live        liveTable    // the blocks handed out and the parked ones, by address
+	free        [2]freeIndex // the free blocks of large (0) and small (1) segments
+	pending     []*block
+	events      []driver.Event // idle events, for reuse
+	spare       []*block       // block structs merged away, for reuse by split
+	parked      parking        // small blocks freed on the default stream (parked.go)
+	liveBlocks  int            // blocks handed out (live also holds the parked ones)
+	limit       int64
+	ratio       float64 // SetReserveRatio; 0: off
+	st          Stats
+	cachedShown int64 // the cached bytes last added to the ledger
 }
 
 // New returns an empty pool that allocates from dev.
@@ -129,12 +129,9 @@ func (p *Pool) Alloc(n int64) (devarray.Ptr, error) { return p.AllocAsync(n, nil
 // the default stream). It may reuse a block freed on s whose free the
 // stream has not reached yet, since s runs in order.
 func (p *Pool) AllocAsync(n int64, s driver.Stream) (devarray.Ptr, error) {
-	if s == nil && n >= 0 && n <= parkMax && p.valid() == nil && p.closer == nil && !p.closedFlag.Closed() {
+	if s == nil && n >= 0 && n <= parkMax && p.valid() == nil && p.open() {
 		// The fast path: the block last parked of this size (parked.go),
-		// handed out with no table, index or split touched. It reads the
-		// device's closed flag in place (closed, with its call through an
-		// interface, cannot be inlined here): a device that has no flag to
-		// read but says it was closed takes the other path.
+		// handed out with no table, index or split touched.
 		size := accounting.AllocBytes(n)
 		p.mu.Lock()
 		if p.limit == 0 || size <= p.limit-p.st.InUse {
@@ -151,6 +148,8 @@ func (p *Pool) AllocAsync(n int64, s driver.Stream) (devarray.Ptr, error) {
 				p.st.FromCache++
 				p.st.InUse += size
 				p.st.PeakInUse = max(p.st.PeakInUse, p.st.InUse)
+				p.cachedShown -= size // publishCached, knowing the change
+				p.led.AddCached(accounting.Device, -size)
 				p.mu.Unlock()
 				return b.ptr, nil
 			}
@@ -189,6 +188,12 @@ func (p *Pool) closed() bool {
 	return p.closedFlag.Closed() || p.closer != nil && p.closer.Closed()
 }
 
+// open reports, for the fast paths, that the device has a closed flag
+// (or none at all) and is not closed: the flag is read in place, where
+// closed, with its call through an interface, cannot be inlined. A device
+// that only answers Closed takes the other paths.
+func (p *Pool) open() bool { return p.closer == nil && !p.closedFlag.Closed() }
+
 // allocLocked is AllocAsync past its fast path, for a request of n bytes
 // rounded up to size. The caller holds p.mu; allocLocked unlocks it.
 func (p *Pool) allocLocked(n, size int64, s driver.Stream) (devarray.Ptr, error) {
@@ -208,6 +213,9 @@ func (p *Pool) allocLocked(n, size int64, s driver.Stream) (devarray.Ptr, error)
 	} else {
 		var err error
 		if b, err = p.grow(size, s); err != nil {
+			// grow may have given segments back (keepRatio) before it
+			// failed; the fast path updates the ledger by differences only
+			p.publishCached()
 			return 0, err
 		}
 	}
@@ -223,6 +231,7 @@ func (p *Pool) allocLocked(n, size int64, s driver.Stream) (devarray.Ptr, error)
 	p.st.Allocs++
 	p.st.InUse += size
 	p.st.PeakInUse = max(p.st.PeakInUse, p.st.InUse)
+	p.publishCached()
 	return b.ptr, nil
 }
 
@@ -242,7 +251,7 @@ func (p *Pool) FreeAsync(ptr devarray.Ptr, s driver.Stream) error {
 	}
 	p.mu.Lock()
 	b := p.live.get(ptr)
-	if b != nil && b.state == live && b.parkable && s == nil {
+	if b != nil && b.state == live && b.parkable && s == nil && p.open() {
 		// The fast path: the default stream alone, so reusable at once:
 		// parked (parked.go), staying in the table, its state parked.
 		p.liveBlocks--
@@ -251,6 +260,8 @@ func (p *Pool) FreeAsync(ptr devarray.Ptr, s driver.Stream) error {
 		}
 		p.st.Frees++
 		p.st.InUse -= b.size
+		p.cachedShown += b.size // publishCached, knowing the change
+		p.led.AddCached(accounting.Device, b.size)
 		p.park(b)
 		p.mu.Unlock()
 		return nil
@@ -275,6 +286,7 @@ func (p *Pool) freeLocked(ptr devarray.Ptr, b *block, s driver.Stream) error {
 	p.led.NoteBlockFree(accounting.Device, uintptr(ptr), b.size, streamHandle(s))
 	p.st.Frees++
 	p.st.InUse -= b.size
+	p.publishCached()
 	if b.stream == nil && s == nil { // the default stream alone: reusable at once
 		p.release(b)
 		return nil
@@ -552,10 +564,6 @@ func (p *Pool) releaseSegment(seg *segment) error {
 	p.st.Reserved -= seg.size
 	p.st.Segments--
 	p.st.Released++
-	if p.st.Reserved == 0 && p.dropSource != nil {
-		p.dropSource()
-		p.dropSource = nil
-	}
 	return nil
 }
 
@@ -604,9 +612,6 @@ func (p *Pool) mallocSegment(size, want int64) (*segment, error) {
 	seg.first = &block{seg: seg, ptr: ptr, size: want}
 	p.segments[ptr] = seg
 	p.led.NoteSegment(accounting.Device, uintptr(ptr))
-	if p.dropSource == nil {
-		p.dropSource = p.led.AddCachedSource(accounting.Device, p.cachedBytes)
-	}
 	p.st.Reserved += want
 	p.st.PeakReserved = max(p.st.PeakReserved, p.st.Reserved)
 	p.st.Segments++
@@ -640,8 +645,20 @@ func (p *Pool) trim(wait bool) (int64, error) {
 		}
 		freed += seg.size
 	}
-	p.dropSourceIfClosed()
+	p.publishCached()
 	return freed, errors.Join(errs...)
+}
+
+// publishCached brings the ledger's count of cached device bytes up to
+// date with the pool's: 0 once the device is closed, whose Close freed the
+// segments. The caller holds p.mu.
+func (p *Pool) publishCached() {
+	c := p.st.Reserved - p.st.InUse
+	if p.closed() {
+		c = 0
+	}
+	p.led.AddCached(accounting.Device, c-p.cachedShown)
+	p.cachedShown = c
 }
 
 // Trim gives the cached segments that are wholly free back to the device,
