@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 FUZZTIME ?= 60s
 
-.PHONY: bench-gpu run test test-latency bench bench-deps bench-all cover fuzz build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build gpu-bundle
+.PHONY: bench-gpu run test test-latency bench bench-deps bench-all cover fuzz build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test gpu-bundle
 
 ## run: the main job, on the default device (cuda:0 with -tags cuda and a GPU, else sim:0):
 ## the transfer paths at small sizes, then the FBP example in both modes, compared
@@ -146,6 +146,11 @@ cuda-build:
 		$(GO) test $(CUDA_TAGS) -c -o /dev/null $$p || exit 1; \
 	done
 	@echo "cuda-build: every package and test binary compiles with -tags cuda"
+
+## cuda-test: the cuda build's tests on this machine: without a GPU every test that needs one
+## skips (cuda:0 answers no device), and the rest, the no-GPU paths among them, must pass
+cuda-test:
+	$(GO) test $(CUDA_TAGS) -count=1 $(PKGS)
 
 ## bench-gpu: the GPU bundle with the benchmark suite: cuarray's side and its PyTorch and CuPy
 ## peers, run in one call on the GPU machine (bash .gpu/bench.sh), reported side by side as ratios
