@@ -24,15 +24,7 @@ import (
 // collected. (Until that next call the ledger still shows what the pool
 // last published: the pool is not told of the Close.)
 func TestPoolCachedAfterDeviceClose(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		wrap func(d driver.Device) driver.Device
-	}{
-		{"closed flag", func(d driver.Device) driver.Device { return d }},
-		{"Closed only", func(d driver.Device) driver.Device {
-			return closerOnly{Device: d, closed: d.(interface{ Closed() bool }).Closed}
-		}},
-	} {
+	for _, tc := range closeReporters {
 		t.Run(tc.name, func(t *testing.T) {
 			dev := testdev.OpenOwned(t) // closed by the test itself
 			led := dev.Ledger()

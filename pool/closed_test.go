@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/internal/testdev"
 	"github.com/cuarray/cuarray/pool"
@@ -22,19 +21,23 @@ type closerOnly struct {
 
 func (d closerOnly) Closed() bool { return d.closed() }
 
+// closeReporters are the two ways a device tells the pool it was closed:
+// its closed flag, read in place (sim's, cuda's), or only Closed, called.
+var closeReporters = []struct {
+	name string
+	wrap func(d driver.Device) driver.Device
+}{
+	{"closed flag", func(d driver.Device) driver.Device { return d }},
+	{"Closed only", func(d driver.Device) driver.Device {
+		return closerOnly{Device: d, closed: d.(interface{ Closed() bool }).Closed}
+	}},
+}
+
 // Whether the device gives the pool its closed flag to read (sim's does)
 // or only answers Closed: parked blocks come back while it is open, and
 // once it is closed a parked block is not handed out (ErrClosed).
 func TestPoolSeesTheDeviceClosed(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		wrap func(d device.Device) driver.Device
-	}{
-		{"closed flag", func(d device.Device) driver.Device { return d }},
-		{"Closed only", func(d device.Device) driver.Device {
-			return closerOnly{Device: d, closed: d.(interface{ Closed() bool }).Closed}
-		}},
-	} {
+	for _, tc := range closeReporters {
 		t.Run(tc.name, func(t *testing.T) {
 			dev := testdev.OpenOwned(t)
 			p := pool.New(tc.wrap(dev))
