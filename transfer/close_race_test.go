@@ -3,6 +3,7 @@ package transfer_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -13,6 +14,55 @@ import (
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/transfer"
 )
+
+// closeWhileCopying runs copy loops on goroutines goroutines and closes c
+// once each has made its first copy. setup prepares goroutine g: the copy
+// it makes again and again (i counts them) and what undoes setup. A loop
+// ends at the first copy that fails with ErrClosed; any other error fails
+// the test (with msg). It returns Close's error.
+func closeWhileCopying(t *testing.T, c *transfer.Copier, goroutines int, msg string,
+	setup func(g int) (copyOnce func(i int) error, cleanup func(), err error)) error {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	started := make(chan struct{}, goroutines)
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var once sync.Once
+			signal := func() { once.Do(func() { started <- struct{}{} }) }
+			defer signal() // a goroutine that fails before its first copy lets Close go on
+			copyOnce, cleanup, err := setup(g)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer cleanup()
+			for i := 0; ; i++ {
+				err := copyOnce(i)
+				signal()
+				if errors.Is(err, transfer.ErrClosed) {
+					return
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for range goroutines {
+		<-started
+	}
+	cerr := c.Close()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err, msg)
+	}
+	return cerr
+}
 
 // Close while other goroutines copy, sync and async, on every host path,
 // with strided device sides (pack kernels), under sim latency and not:
@@ -26,65 +76,47 @@ func TestCloseWhileCopying(t *testing.T) {
 			for round := range 8 {
 				c, err := transfer.New(dev)
 				require.NoError(t, err)
-				const goroutines = 6
-				var wg sync.WaitGroup
-				errs := make(chan error, goroutines)
-				started := make(chan struct{}, goroutines)
-				for g := range goroutines {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						hp := hostPaths[g%len(hostPaths)]
-						d := deviceSide(t, dev, g%2 == 0)
-						defer d.free()
-						h := hostSide(t, dev, hp.host, false)
-						defer h.free()
-						var s driver.Stream
-						if g >= len(hostPaths) {
-							var err error
-							if s, err = dev.NewStream(); err != nil {
-								errs <- err
-								return
-							}
-							defer s.Close()
+				cerr := closeWhileCopying(t, c, 6, fmt.Sprintf("round %d", round), func(g int) (func(int) error, func(), error) {
+					hp := hostPaths[g%len(hostPaths)]
+					d := deviceSide(t, dev, g%2 == 0)
+					h := hostSide(t, dev, hp.host, false)
+					var s driver.Stream
+					if g >= len(hostPaths) {
+						var err error
+						if s, err = dev.NewStream(); err != nil {
+							d.free()
+							h.free()
+							return nil, nil, err
 						}
-						for i := 0; ; i++ {
-							want := randomFloats(rows * cols)
-							h.write(t, want)
-							var err error
-							if s == nil {
-								err = c.Copy(d.ep, h.ep, transfer.Via(hp.path))
-							} else {
-								var op *transfer.Op
-								if op, err = c.CopyAsync(s, d.ep, h.ep, transfer.Via(hp.path)); err == nil {
-									err = op.Wait()
-								}
-							}
-							if i == 0 {
-								started <- struct{}{}
-							}
-							if errors.Is(err, transfer.ErrClosed) {
-								return
-							}
-							if err != nil {
-								errs <- fmt.Errorf("%v copy %d: %w", hp.path, i, err)
-								return
-							}
-							if got := d.read(t); !assert.Equal(t, want, got, "%v copy %d", hp.path, i) {
-								return
+					}
+					cleanup := func() {
+						if s != nil {
+							s.Close()
+						}
+						h.free()
+						d.free()
+					}
+					return func(i int) error {
+						want := randomFloats(rows * cols)
+						h.write(t, want)
+						var err error
+						if s == nil {
+							err = c.Copy(d.ep, h.ep, transfer.Via(hp.path))
+						} else {
+							var op *transfer.Op
+							if op, err = c.CopyAsync(s, d.ep, h.ep, transfer.Via(hp.path)); err == nil {
+								err = op.Wait()
 							}
 						}
-					}()
-				}
-				for range goroutines {
-					<-started
-				}
-				cerr := c.Close()
-				wg.Wait()
-				close(errs)
-				for err := range errs {
-					require.NoError(t, err, "round %d", round)
-				}
+						if err != nil {
+							return fmt.Errorf("%v copy %d: %w", hp.path, i, err)
+						}
+						if got := d.read(t); !slices.Equal(want, got) {
+							return fmt.Errorf("%v copy %d: the bytes differ", hp.path, i)
+						}
+						return nil
+					}, cleanup, nil
+				})
 				require.NoError(t, cerr, "round %d", round)
 				for _, k := range []accounting.Kind{accounting.Pinned, accounting.Registered} {
 					assert.Zero(t, dev.Ledger().Current(k), "round %d: %v left", round, k)

@@ -233,61 +233,37 @@ func TestRegisteredCloseWhileCopying(t *testing.T) {
 			for round := range 10 {
 				c, err := transfer.New(dev)
 				require.NoError(t, err)
-				const n, goroutines = 1 << 12, 4
-				var wg sync.WaitGroup
-				errs := make(chan error, goroutines)
-				started := make(chan struct{}, goroutines)
-				for g := range goroutines {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						d, err := devarray.Empty(dev, devarray.Float32, n)
-						if err != nil {
-							errs <- err
-							return
+				const n = 1 << 12
+				cerr := closeWhileCopying(t, c, 4, fmt.Sprintf("round %d", round), func(g int) (func(int) error, func(), error) {
+					d, err := devarray.Empty(dev, devarray.Float32, n)
+					if err != nil {
+						return nil, nil, err
+					}
+					var s driver.Stream
+					if g%2 == 1 {
+						if s, err = dev.NewStream(); err != nil {
+							d.Free()
+							return nil, nil, err
 						}
-						defer d.Free()
-						var s driver.Stream
-						if g%2 == 1 {
-							if s, err = dev.NewStream(); err != nil {
-								errs <- err
-								return
-							}
-							defer s.Close()
+					}
+					cleanup := func() {
+						if s != nil {
+							s.Close()
 						}
-						for i := 0; ; i++ {
-							host := randomFloats(n)
-							var err error
-							if s == nil {
-								err = c.Copy(transfer.Dev(d), transfer.Host(host), transfer.Via(transfer.PathRegistered))
-							} else {
-								var op *transfer.Op
-								if op, err = c.CopyAsync(s, transfer.Dev(d), transfer.Host(host), transfer.Via(transfer.PathRegistered)); err == nil {
-									err = op.Wait()
-								}
-							}
-							if i == 0 {
-								started <- struct{}{}
-							}
-							if errors.Is(err, transfer.ErrClosed) {
-								return
-							}
-							if err != nil {
-								errs <- err
-								return
-							}
+						d.Free()
+					}
+					return func(int) error {
+						host := randomFloats(n)
+						if s == nil {
+							return c.Copy(transfer.Dev(d), transfer.Host(host), transfer.Via(transfer.PathRegistered))
 						}
-					}()
-				}
-				for range goroutines {
-					<-started
-				}
-				cerr := c.Close()
-				wg.Wait()
-				close(errs)
-				for err := range errs {
-					require.NoError(t, err, "round %d", round)
-				}
+						op, err := c.CopyAsync(s, transfer.Dev(d), transfer.Host(host), transfer.Via(transfer.PathRegistered))
+						if err == nil {
+							err = op.Wait()
+						}
+						return err
+					}, cleanup, nil
+				})
 				assert.NoError(t, cerr, "round %d: the copies that ran let their registrations go", round)
 				bytes, count := c.Registered()
 				assert.Zero(t, bytes+int64(count), "round %d: nothing cached", round)
