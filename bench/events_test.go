@@ -122,7 +122,13 @@ func TestBidir(t *testing.T) {
 		minRatio float64 // of bidir GB/s to pinned HtoD + DtoH
 	}{
 		{name: "memory speed", cfg: sim.Config{}},
-		{name: "modelled link", cfg: sim.Config{Link: &sim.Link{PinnedGBps: 0.25, PageableGBps: 0.1}}, minRatio: 0.8},
+		// A slow link (21 ms a copy), so that scheduling delays on a loaded
+		// machine stay small beside it: at 0.25 GB/s (4 ms a copy), with
+		// other tests' packages on the two cores, bidir fell to 0.51 of the
+		// sum, as copies one after another would; at 0.05 GB/s the same load
+		// left it at 0.85 or more. One after another gives 0.5 and 1x one
+		// way: the bounds stay clear of that.
+		{name: "modelled link", cfg: sim.Config{Link: &sim.Link{PinnedGBps: 0.05, PageableGBps: 0.02}}, minRatio: 0.7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Memory = 64 << 20
@@ -146,9 +152,9 @@ func TestBidir(t *testing.T) {
 			t.Logf("bidir %.3f GB/s (events %.3f), pinned HtoD %.3f, DtoH %.3f: %.2f of their sum", q.GBps, q.EventGBps, up.GBps, down.GBps, *q.VsOneWay)
 			if tc.minRatio > 0 {
 				assert.GreaterOrEqual(t, *q.VsOneWay, tc.minRatio, "both directions at once:\n%s", r.Table())
-				assert.GreaterOrEqual(t, q.GBps, 1.6*up.GBps, "about twice one way:\n%s", r.Table())
+				assert.GreaterOrEqual(t, q.GBps, 1.4*up.GBps, "about twice one way:\n%s", r.Table())
 				require.NotNil(t, q.Ceiling)
-				assert.InDelta(t, 2*0.25, q.Ceiling.GBps, 1e-9, "the link's two ways together")
+				assert.InDelta(t, 2*0.05, q.Ceiling.GBps, 1e-9, "the link's two ways together")
 			}
 			assert.Contains(t, r.Table(), "vs 1-way")
 			assert.Contains(t, progress.String(), bench.Bidir)
