@@ -52,4 +52,5 @@ var (
 	ErrNotReady       = driver.ErrNotReady
 	ErrClosed         = driver.ErrClosed
 	ErrInjected       = driver.ErrInjected
+	ErrContextFailed  = driver.ErrContextFailed
 )

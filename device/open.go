@@ -61,6 +61,9 @@ func ParseSpec(spec string) (Spec, error) {
 //	         (OpenDefault also says why)
 //	"sim:N"  an emulated device; options mem=SIZE (default 4GiB), maphost=false,
 //	         fail-alloc=N and fail-copy=N (fail the Nth allocation or copy),
+//	         fail-fault=N (the Nth copy, memset or kernel faults as an
+//	         illegal address does on a GPU: every later call fails with
+//	         ErrContextFailed until Close),
 //	         latency=DURATION (each stream operation completes that long
 //	         after it is queued, as on a GPU: "sim:0?latency=2ms")
 //	"cuda:N" GPU N; needs -tags cuda
@@ -112,13 +115,15 @@ func simConfig(s Spec) (sim.Config, error) {
 			cfg.FailAlloc, err = parseCount(v)
 		case "fail-copy":
 			cfg.FailCopy, err = parseCount(v)
+		case "fail-fault":
+			cfg.FailFault, err = parseCount(v)
 		case "latency":
 			cfg.Latency, err = time.ParseDuration(v)
 			if err == nil && (cfg.Latency < 0 || cfg.Latency > time.Minute) {
 				err = fmt.Errorf("want a duration from 0 to 1m")
 			}
 		default:
-			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc, fail-copy or latency): %w", s, key, ErrBadSpec)
+			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc, fail-copy, fail-fault or latency): %w", s, key, ErrBadSpec)
 		}
 		if err != nil {
 			return cfg, fmt.Errorf("device: %v: option %s=%q: %v: %w", s, key, v, err, ErrBadSpec)

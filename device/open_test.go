@@ -83,6 +83,15 @@ func TestOpenFaultInjection(t *testing.T) {
 	assert.ErrorIs(t, a.CopyFrom(make([]byte, 16)), device.ErrInjected, "the first copy fails")
 	assert.ErrorIs(t, err, device.ErrOutOfMemory)
 	assert.Equal(t, int64(1), dev.Ledger().Snapshot().Kinds[accounting.Device].Failed)
+
+	faulty, err := device.Open("sim:1?mem=1MiB&fail-fault=1")
+	require.NoError(t, err)
+	defer faulty.Close()
+	b, err := devarray.Empty(faulty, devarray.Float32, 4)
+	require.NoError(t, err)
+	err = b.CopyFrom(make([]byte, 16))
+	assert.ErrorIs(t, err, device.ErrContextFailed, "the first copy faults: %v", err)
+	assert.ErrorIs(t, b.Free(), device.ErrContextFailed, "and every later call fails")
 }
 
 func TestParseSpecRoundTrip(t *testing.T) {

@@ -124,7 +124,24 @@ const (
 	codeHostAlreadyRegistered = int(C.CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
 	codeHostNotRegistered     = int(C.CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED)
 	codeNotFound              = int(C.CUDA_ERROR_NOT_FOUND)
+	codeIllegalAddress        = int(C.CUDA_ERROR_ILLEGAL_ADDRESS)
+	codeLaunchFailed          = int(C.CUDA_ERROR_LAUNCH_FAILED)
 )
+
+// Driver results after which the context is unusable ("sticky" errors:
+// every later call returns the same error), driver.ErrContextFailed.
+var stickyCodes = map[int]bool{
+	codeIllegalAddress:                      true,
+	codeLaunchFailed:                        true,
+	int(C.CUDA_ERROR_LAUNCH_TIMEOUT):        true,
+	int(C.CUDA_ERROR_HARDWARE_STACK_ERROR):  true,
+	int(C.CUDA_ERROR_ILLEGAL_INSTRUCTION):   true,
+	int(C.CUDA_ERROR_MISALIGNED_ADDRESS):    true,
+	int(C.CUDA_ERROR_INVALID_ADDRESS_SPACE): true,
+	int(C.CUDA_ERROR_INVALID_PC):            true,
+	int(C.CUDA_ERROR_ASSERT):                true,
+	int(C.CUDA_ERROR_ECC_UNCORRECTABLE):     true,
+}
 
 // Memory types of cuPointerGetAttribute and CUDA_MEMCPY2D/3D.
 const (

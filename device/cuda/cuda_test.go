@@ -288,6 +288,8 @@ func TestErrorMapping(t *testing.T) {
 		{codeNoDevice, driver.ErrNoDevice},
 		{codeNotMapped, driver.ErrNotMapped},
 		{codeContextIsDestroyed, driver.ErrClosed},
+		{codeIllegalAddress, driver.ErrContextFailed},
+		{codeLaunchFailed, driver.ErrContextFailed},
 	} {
 		err := check(tt.code)
 		assert.ErrorIs(t, err, tt.kind, "%v", err)

@@ -39,6 +39,9 @@ func kindOf(c int) error {
 	case codeInvalidContext, codeContextIsDestroyed:
 		return driver.ErrClosed
 	}
+	if stickyCodes[c] {
+		return driver.ErrContextFailed
+	}
 	return nil
 }
 

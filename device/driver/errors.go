@@ -28,6 +28,13 @@ var (
 	ErrClosed = errors.New("device: closed")
 	// ErrInjected: a failure injected on purpose by a fault-injection setting.
 	ErrInjected = errors.New("device: injected fault")
+	// ErrContextFailed: device work hit a fault that leaves the context
+	// unusable (CUDA's sticky errors: an illegal address, a failed or
+	// timed-out launch, an uncorrectable ECC error). Every later call of
+	// the device fails with it, frees included, until the device is
+	// closed; on a GPU only a new process can use CUDA again. A program
+	// that sees it should stop using the device rather than retry.
+	ErrContextFailed = errors.New("device: the context hit an unrecoverable fault; every later call fails until the device is closed (on a GPU, restart the process)")
 	// ErrOwnIPCHandle: an IPC handle opened in the process that exported
 	// it. CUDA maps an allocation into other processes only; the exporter
 	// uses its own pointer. It wraps ErrInvalidValue.

@@ -15,6 +15,9 @@ type copyFunc func() (accounting.Direction, accounting.Path, int64, error)
 
 // runCopy runs one copy with the memory read-locked, and records it.
 func (d *Device) runCopy(op string, f copyFunc) error {
+	if err := d.deviceWork(op); err != nil {
+		return err
+	}
 	if injected(&d.copyCountdown) {
 		return fmt.Errorf("sim: %s: %w", op, driver.ErrInjected)
 	}
@@ -194,6 +197,12 @@ func (d *Device) CopyPeer(dst devarray.Ptr, dstDev driver.Device, src devarray.P
 }
 
 func (d *Device) copyPeer(dst devarray.Ptr, peer *Device, src devarray.Ptr, n int64) error {
+	if err := d.deviceWork("copy peer"); err != nil {
+		return err
+	}
+	if err := peer.checkFault("copy peer: destination"); err != nil {
+		return err
+	}
 	if injected(&d.copyCountdown) {
 		return fmt.Errorf("sim: copy peer: %w", driver.ErrInjected)
 	}
@@ -241,6 +250,9 @@ func (d *Device) Launch(s driver.Stream, ranges []driver.Range, f func(mem [][]b
 			return fmt.Errorf("sim: launch: the stream is not from this device: %w", driver.ErrInvalidValue)
 		}
 	}
+	if err := d.checkFault("launch"); err != nil {
+		return err
+	}
 	run := func() error { return d.access(ranges, f) }
 	if st == d.legacy && d.cfg.Latency <= 0 && st.pending.Load() == 0 {
 		return safely(run)
@@ -249,6 +261,9 @@ func (d *Device) Launch(s driver.Stream, ranges []driver.Range, f func(mem [][]b
 }
 
 func (d *Device) access(ranges []driver.Range, f func(mem [][]byte) error) error {
+	if err := d.deviceWork("kernel"); err != nil {
+		return err
+	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	mems := make([][]byte, len(ranges))

@@ -31,6 +31,9 @@ var _ driver.Event = (*event)(nil)
 
 // NewEvent returns an event that is complete until first recorded.
 func (d *Device) NewEvent() (driver.Event, error) {
+	if err := d.checkFault("new event"); err != nil {
+		return nil, err
+	}
 	m := &mark{done: make(chan struct{})}
 	m.complete()
 	return &event{d: d, cur: m}, nil
@@ -55,12 +58,18 @@ func (e *event) latest() *mark {
 
 // Synchronize waits for the latest recording to complete.
 func (e *event) Synchronize() error {
+	if err := e.d.checkFault("event synchronize"); err != nil {
+		return err
+	}
 	<-e.latest().done
-	return nil
+	return e.d.checkFault("event synchronize")
 }
 
 // Query reports whether the latest recording has completed.
 func (e *event) Query() (bool, error) {
+	if err := e.d.checkFault("event query"); err != nil {
+		return false, err
+	}
 	select {
 	case <-e.latest().done:
 		return true, nil
@@ -75,6 +84,9 @@ func (e *event) Elapsed(start driver.Event) (time.Duration, error) {
 	s, ok := start.(*event)
 	if !ok || s.d != e.d {
 		return 0, fmt.Errorf("sim: elapsed: the start event is not from this device: %w", driver.ErrInvalidValue)
+	}
+	if err := e.d.checkFault("elapsed"); err != nil {
+		return 0, err
 	}
 	a, b := s.latest(), e.latest()
 	for _, m := range []*mark{a, b} {

@@ -23,6 +23,9 @@ func (d *Device) HostAlloc(n int64, flags driver.HostFlags) (*driver.HostMem, er
 	if flags&driver.Mapped != 0 && d.cfg.NoMapHost {
 		return nil, fmt.Errorf("sim: host alloc with flag Mapped: %w", driver.ErrNotMapped)
 	}
+	if err := d.checkFault("host alloc"); err != nil {
+		return nil, err
+	}
 	kind := flags.LedgerKind()
 	if err := d.ledger.Reserve(kind, n); err != nil {
 		return nil, fmt.Errorf("sim: host alloc: %w", err)
@@ -89,6 +92,9 @@ func (d *Device) Register(b []byte, flags driver.HostFlags) (*driver.HostMem, er
 	if flags&driver.Mapped != 0 && d.cfg.NoMapHost {
 		return nil, fmt.Errorf("sim: register with flag Mapped: context flags %q: %w", d.contextFlags(), driver.ErrNotMapped)
 	}
+	if err := d.checkFault("register"); err != nil {
+		return nil, err
+	}
 	n := int64(len(b))
 	if err := d.ledger.Reserve(accounting.Registered, n); err != nil {
 		return nil, fmt.Errorf("sim: register: %w", err)
@@ -137,6 +143,9 @@ func (d *Device) takeHost(op string, h *driver.HostMem, registered bool) (driver
 	defer d.mu.Unlock()
 	if d.closed {
 		return driver.HostRange{}, fmt.Errorf("sim: %s: %w", op, driver.ErrClosed)
+	}
+	if err := d.checkFault(op); err != nil {
+		return driver.HostRange{}, err // the memory stays page-locked until Close
 	}
 	a, err := d.host.Take(h, registered)
 	if err != nil {

@@ -77,6 +77,9 @@ func (d *Device) IPCExport(p devarray.Ptr) (driver.IPCHandle, devarray.Ptr, int6
 	if err := ipcSupported(); err != nil {
 		return driver.IPCHandle{}, 0, 0, fmt.Errorf("sim: IPC export %v: %w", p, err)
 	}
+	if err := d.checkFault("IPC export"); err != nil {
+		return driver.IPCHandle{}, 0, 0, err
+	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if d.closed {
@@ -153,6 +156,9 @@ func (s *ipcState) forget(off int64) {
 func (d *Device) IPCOpen(raw driver.IPCHandle) (devarray.Ptr, int64, error) {
 	if err := ipcSupported(); err != nil {
 		return 0, 0, fmt.Errorf("sim: IPC open: %w", err)
+	}
+	if err := d.checkFault("IPC open"); err != nil {
+		return 0, 0, err
 	}
 	var h handle
 	if err := binary.Read(bytes.NewReader(raw[:]), binary.LittleEndian, &h); err != nil || string(h.Magic[:]) != ipcMagic {
@@ -278,6 +284,9 @@ func (s *ipcState) containing(addr uintptr, n int64) ([]byte, bool) {
 // IPCClose undoes one IPCOpen of the allocation at p, and unmaps it at
 // the last.
 func (d *Device) IPCClose(p devarray.Ptr) error {
+	if err := d.checkFault("IPC close"); err != nil {
+		return err // the mapping stays until Close
+	}
 	d.ipc.openMu.Lock()
 	defer d.ipc.openMu.Unlock()
 	d.ipc.mu.Lock()

@@ -19,6 +19,9 @@ func (d *Device) Malloc(nbytes int64) (devarray.Ptr, error) {
 	if nbytes < 0 {
 		return 0, fmt.Errorf("sim: malloc %d bytes: %w", nbytes, driver.ErrInvalidValue)
 	}
+	if err := d.checkFault("malloc"); err != nil {
+		return 0, err
+	}
 	if nbytes > d.cfg.Memory {
 		d.ledger.RecordFailure(accounting.Device, nbytes)
 		return 0, fmt.Errorf("sim: malloc: %w", d.ledger.OutOfMemory(accounting.Device, nbytes, d.ledger.Current(accounting.Device), false))
@@ -56,6 +59,9 @@ func (d *Device) Malloc(nbytes int64) (devarray.Ptr, error) {
 // stream (work queued on other streams is not waited for: free only what
 // they are done with).
 func (d *Device) Free(p devarray.Ptr) error {
+	if err := d.checkFault(fmt.Sprintf("free %v", p)); err != nil {
+		return err // as cuMemFree after a sticky error: the memory stays until Close
+	}
 	if err := d.legacy.drain(); err != nil && !errors.Is(err, driver.ErrClosed) {
 		return fmt.Errorf("sim: free %v: %w", p, err)
 	}
@@ -118,6 +124,9 @@ func (d *Device) Memset(dst devarray.Ptr, value byte, nbytes int64) error {
 }
 
 func (d *Device) memset(dst devarray.Ptr, value byte, nbytes int64) error {
+	if err := d.deviceWork("memset"); err != nil {
+		return err
+	}
 	if injected(&d.copyCountdown) {
 		return fmt.Errorf("sim: memset %v: %w", dst, driver.ErrInjected)
 	}

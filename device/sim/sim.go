@@ -49,6 +49,10 @@ type Config struct {
 	// FailAlloc and FailCopy, when positive, make the Nth allocation or
 	// copy (counting from 1) fail with driver.ErrInjected.
 	FailAlloc, FailCopy int64
+	// FailFault, when positive, makes the Nth copy, memset or kernel fault
+	// as one that corrupts the context does on a GPU: every later call
+	// fails with driver.ErrContextFailed until Close (see FailFault).
+	FailFault int64
 	// Latency, when positive, makes every operation on a stream (copy,
 	// memset, kernel, event record) complete Latency after it is queued,
 	// on the stream's own goroutine, as device work completes on a GPU
@@ -81,6 +85,7 @@ type Device struct {
 	lastHandle uintptr // of the last stream made; handles start above the default streams'
 
 	allocCountdown, copyCountdown atomic.Int64
+	fault                         faultState
 }
 
 var _ driver.Device = (*Device)(nil)
@@ -118,6 +123,7 @@ func New(cfg Config) (*Device, error) {
 	d.legacy = d.startStream(driver.LegacyDefaultStream)
 	d.allocCountdown.Store(cfg.FailAlloc)
 	d.copyCountdown.Store(cfg.FailCopy)
+	d.fault.countdown.Store(cfg.FailFault)
 	d.ledger.SetMemInfo(d.MemInfo)
 	return d, nil
 }
@@ -154,6 +160,9 @@ func (d *Device) MemInfo() (free, total int64, err error) {
 	if d.closed {
 		return 0, 0, fmt.Errorf("sim: mem info: %w", driver.ErrClosed)
 	}
+	if err := d.checkFault("mem info"); err != nil {
+		return 0, 0, err
+	}
 	return d.arena.size - d.arena.used, d.arena.size, nil
 }
 
@@ -182,6 +191,9 @@ func injected(c *atomic.Int64) bool {
 // once it is done, with its error. With no latency and nothing queued on
 // the default stream, f runs at once on the caller's goroutine.
 func (d *Device) complete(f func() error) error {
+	if err := d.Fault(); err != nil {
+		return err
+	}
 	if d.cfg.Latency <= 0 && d.legacy.pending.Load() == 0 {
 		return safely(f)
 	}
@@ -206,6 +218,9 @@ func (d *Device) Latency() time.Duration { return d.cfg.Latency }
 
 // Synchronize waits for the work of every stream.
 func (d *Device) Synchronize() error {
+	if err := d.checkFault("synchronize"); err != nil {
+		return err
+	}
 	var first error
 	for _, s := range d.streamList() {
 		if err := s.Synchronize(); err != nil && first == nil {

@@ -47,6 +47,9 @@ func (d *Device) NewStream() (driver.Stream, error) {
 	if closed {
 		return nil, fmt.Errorf("sim: new stream: %w", driver.ErrClosed)
 	}
+	if err := d.checkFault("new stream"); err != nil {
+		return nil, err
+	}
 	return d.startStream(0), nil
 }
 
@@ -111,6 +114,9 @@ func (s *stream) push(op streamOp) error {
 	defer s.qmu.Unlock()
 	if s.closed {
 		return fmt.Errorf("sim: stream: %w", driver.ErrClosed)
+	}
+	if err := s.d.checkFault("stream"); err != nil {
+		return err
 	}
 	s.pending.Add(1)
 	s.ops <- op
@@ -184,9 +190,13 @@ func (s *stream) WaitEvent(e driver.Event) error {
 }
 
 // Synchronize waits for the work enqueued so far and returns, and clears,
-// the first error that work returned.
+// the first error that work returned; after a fault (Device.FailFault) it
+// returns the fault, every time.
 func (s *stream) Synchronize() error {
 	if err := s.drain(); err != nil {
+		return err
+	}
+	if err := s.d.checkFault("stream synchronize"); err != nil {
 		return err
 	}
 	s.errMu.Lock()
@@ -236,6 +246,9 @@ func (s *stream) Close() error {
 	s.d.streamsMu.Unlock()
 	s.errMu.Lock()
 	defer s.errMu.Unlock()
+	if err := s.d.checkFault("stream close"); err != nil {
+		return err // the stream is released all the same
+	}
 	return s.err
 }
 

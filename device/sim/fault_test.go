@@ -1,0 +1,148 @@
+package sim_test
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/sim"
+	"github.com/cuarray/cuarray/internal/testdev"
+)
+
+// TestFaultIsSticky faults the device from a copy queued on a stream, as an
+// illegal address does on a GPU, and checks that every call afterwards
+// fails with ErrContextFailed at once (nothing waits forever), that work
+// queued behind the fault never runs, and that Close still frees it all.
+func TestFaultIsSticky(t *testing.T) {
+	for _, latency := range []time.Duration{0, time.Millisecond} {
+		t.Run(latency.String(), func(t *testing.T) {
+			goroutines := runtime.NumGoroutine()
+			dev, err := sim.New(sim.Config{Memory: 16 << 20, Latency: latency})
+			require.NoError(t, err)
+			t.Cleanup(func() { dev.Close() })
+			src := testdev.RandomBytes(4096)
+			p, err := dev.Malloc(4096)
+			require.NoError(t, err)
+			q, err := dev.Malloc(4096)
+			require.NoError(t, err)
+			pinned, err := dev.HostAlloc(4096, driver.Mapped)
+			require.NoError(t, err)
+			registered := testdev.RandomBytes(8192)
+			reg, err := dev.Register(registered, 0)
+			require.NoError(t, err)
+			s, err := dev.NewStream()
+			require.NoError(t, err)
+			ev, err := dev.NewEvent()
+			require.NoError(t, err)
+
+			require.NoError(t, dev.CopyHtoD(p, src), "before the fault, copies work")
+			dev.FailFault(2)
+			require.NoError(t, s.CopyDtoDAsync(q, p, 4096), "the first copy runs")
+			require.NoError(t, s.CopyHtoDAsync(q, src), "the second faults when it runs, after this returns")
+			behind := testdev.RandomBytes(4096)
+			before := append([]byte(nil), behind...)
+			if err := s.CopyDtoHAsync(behind, p); err != nil {
+				// without latency the fault may have happened already: the enqueue reports it
+				require.ErrorIs(t, err, driver.ErrContextFailed)
+			} else if err := s.Record(ev); err != nil {
+				require.ErrorIs(t, err, driver.ErrContextFailed)
+			}
+
+			err = s.Synchronize()
+			require.ErrorIs(t, err, driver.ErrContextFailed)
+			assert.ErrorIs(t, err, driver.ErrInjected)
+			assert.ErrorIs(t, dev.Fault(), driver.ErrContextFailed)
+			assert.Equal(t, before, behind, "work queued behind a fault does not run")
+			assert.ErrorIs(t, s.Synchronize(), driver.ErrContextFailed, "the error is sticky: a second Synchronize reports it too")
+
+			calls := []struct {
+				name string
+				call func() error
+			}{
+				{"Malloc", func() error { _, err := dev.Malloc(256); return err }},
+				{"Free", func() error { return dev.Free(p) }},
+				{"CopyHtoD", func() error { return dev.CopyHtoD(p, src) }},
+				{"CopyDtoH", func() error { return dev.CopyDtoH(make([]byte, 16), p) }},
+				{"CopyDtoD", func() error { return dev.CopyDtoD(q, p, 16) }},
+				{"Memset", func() error { return dev.Memset(p, 1, 16) }},
+				{"Memcpy2D", func() error {
+					return dev.Memcpy2D(devarray.Memcpy2D{Dst: devarray.Place{Dev: q}, Src: devarray.Place{Dev: p}, Width: 16, Height: 2, DstPitch: 32, SrcPitch: 32})
+				}},
+				{"Access", func() error {
+					return dev.Access([]driver.Range{{Ptr: p, N: 16}}, func([][]byte) error { return nil })
+				}},
+				{"Launch", func() error {
+					return dev.Launch(s, []driver.Range{{Ptr: p, N: 16}}, func([][]byte) error { return nil })
+				}},
+				{"MemInfo", func() error { _, _, err := dev.MemInfo(); return err }},
+				{"HostAlloc", func() error { _, err := dev.HostAlloc(4096, 0); return err }},
+				{"HostFree", func() error { return dev.HostFree(pinned) }},
+				{"Register", func() error { _, err := dev.Register(testdev.RandomBytes(4096), 0); return err }},
+				{"Unregister", func() error { return dev.Unregister(reg) }},
+				{"NewStream", func() error { _, err := dev.NewStream(); return err }},
+				{"NewEvent", func() error { _, err := dev.NewEvent(); return err }},
+				{"Record", func() error { return s.Record(ev) }},
+				{"WaitEvent", func() error { return s.WaitEvent(ev) }},
+				{"CopyHtoDAsync", func() error { return s.CopyHtoDAsync(p, src) }},
+				{"Stream.Synchronize", s.Synchronize},
+				{"Event.Synchronize", ev.Synchronize},
+				{"Event.Query", func() error { _, err := ev.Query(); return err }},
+				{"Elapsed", func() error { _, err := ev.Elapsed(ev); return err }},
+				{"Device.Synchronize", dev.Synchronize},
+			}
+			for _, c := range calls {
+				assert.ErrorIs(t, c.call(), driver.ErrContextFailed, c.name)
+			}
+			assert.Equal(t, int64(2*4096), dev.Ledger().Current(accounting.Device), "a failed free keeps the memory, as cuMemFree does after a sticky error")
+
+			assert.ErrorIs(t, s.Close(), driver.ErrContextFailed, "Close of a stream reports the fault and releases it")
+			assert.NoError(t, ev.Close())
+			require.NoError(t, dev.Close(), "Close ends the fault: it frees everything")
+			snap := dev.Ledger().Snapshot()
+			for _, k := range []accounting.Kind{accounting.Device, accounting.Mapped, accounting.Registered} {
+				assert.Zero(t, snap.Kinds[k].Current, "%v bytes after Close", k)
+			}
+			// a plain loop: assert.Eventually runs its condition on goroutines of its own
+			deadline := time.Now().Add(5 * time.Second)
+			for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "the device's stream goroutines end")
+		})
+	}
+}
+
+// TestFaultFromEachKind faults the device from a synchronous copy, a
+// memset and a kernel, and checks that FailFault(0) cancels a countdown.
+func TestFaultFromEachKind(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		work func(dev *sim.Device, p devarray.Ptr) error
+	}{
+		{"copy", func(dev *sim.Device, p devarray.Ptr) error { return dev.CopyHtoD(p, testdev.RandomBytes(64)) }},
+		{"memset", func(dev *sim.Device, p devarray.Ptr) error { return dev.Memset(p, 7, 64) }},
+		{"kernel", func(dev *sim.Device, p devarray.Ptr) error {
+			return dev.Access([]driver.Range{{Ptr: p, N: 64}}, func([][]byte) error { return nil })
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dev := newDevice(t, sim.Config{})
+			p, err := dev.Malloc(64)
+			require.NoError(t, err)
+			dev.FailFault(1)
+			dev.FailFault(0)
+			require.NoError(t, tt.work(dev, p), "0 cancels")
+			require.NoError(t, dev.Fault())
+			dev.FailFault(1)
+			assert.ErrorIs(t, tt.work(dev, p), driver.ErrContextFailed)
+			dev.FailFault(0)
+			assert.ErrorIs(t, tt.work(dev, p), driver.ErrContextFailed, "cancelling the countdown does not undo a fault")
+		})
+	}
+}
