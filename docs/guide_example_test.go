@@ -177,3 +177,30 @@ func Example_pythonInterop() {
 	// [3 2] [4 12] <i4 3
 	// true [1 4 2 5 3 6] allocations: 1
 }
+
+// When the device faults: an illegal address in a kernel spoils the
+// context; every later call fails with device.ErrContextFailed, frees
+// included, and only closing the device lets its memory go.
+func Example_deviceFault() {
+	dev, err := device.Open("sim:0?fail-fault=2") // the 2nd copy, memset or kernel faults
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	a, err := devarray.FromHost(dev, []float32{1, 2, 3, 4}) // copy 1: fine
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = devarray.ToHost[float32](a) // copy 2 faults
+	fmt.Println("read back:", errors.Is(err, device.ErrContextFailed))
+	fmt.Println("free:", errors.Is(a.Free(), device.ErrContextFailed))
+	if errors.Is(err, device.ErrContextFailed) {
+		dev.Close() // stop using it: on a GPU, restart the process to use CUDA again
+	}
+	fmt.Println("device bytes after Close:", dev.Ledger().Current(accounting.Device))
+	// Output:
+	// read back: true
+	// free: true
+	// device bytes after Close: 0
+}
