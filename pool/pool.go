@@ -29,6 +29,14 @@ const (
 // Pool is a caching allocator of one device's memory. It is safe for
 // concurrent use. The zero Pool is not usable; call New. The methods of a
 // nil or zero Pool, or of one without a device, return ErrNil.
+//
+// Once a call of the device made by the pool fails with
+// driver.ErrContextFailed (a sticky error: device work faulted and the
+// context is unusable), every allocation fails with that error, cached
+// blocks included: memory the device can no longer work on is not handed
+// out, and no allocation retries the device. Frees, Trim and Release
+// still work as far as the device lets them; the device's Close frees
+// what they could not give back.
 type Pool struct {
 	dev        driver.Device
 	closedFlag driver.ClosedFlag          // dev's closed flag, when it has one to read in place
@@ -48,6 +56,7 @@ type Pool struct {
 	ratio       float64 // SetReserveRatio; 0: off
 	st          Stats
 	cachedShown int64 // the cached bytes last added to the ledger
+	failed      error // the first error wrapping driver.ErrContextFailed a device call returned (noteFault)
 }
 
 // New returns an empty pool that allocates from dev.
@@ -134,7 +143,7 @@ func (p *Pool) AllocAsync(n int64, s driver.Stream) (devarray.Ptr, error) {
 		// handed out with no table, index or split touched.
 		size := accounting.AllocBytes(n)
 		p.mu.Lock()
-		if p.limit == 0 || size <= p.limit-p.st.InUse {
+		if p.failed == nil && (p.limit == 0 || size <= p.limit-p.st.InUse) {
 			if len(p.pending) > 0 { // poll is a call
 				p.poll()
 			}
@@ -198,6 +207,9 @@ func (p *Pool) open() bool { return p.closer == nil && !p.closedFlag.Closed() }
 // rounded up to size. The caller holds p.mu; allocLocked unlocks it.
 func (p *Pool) allocLocked(n, size int64, s driver.Stream) (devarray.Ptr, error) {
 	defer p.mu.Unlock()
+	if p.failed != nil {
+		return 0, fmt.Errorf("pool: alloc %d bytes: the device failed earlier: %w", n, p.failed)
+	}
 	if p.limit > 0 && size > p.limit-p.st.InUse {
 		return 0, p.outOfMemory(size, true, nil)
 	}
@@ -301,7 +313,7 @@ func (p *Pool) freeLocked(ptr devarray.Ptr, b *block, s driver.Stream) error {
 	if err != nil {
 		// The events could not be recorded: wait for the streams instead.
 		for _, st := range streams {
-			err = errors.Join(err, st.Synchronize())
+			err = errors.Join(err, p.noteFault(st.Synchronize()))
 		}
 		p.release(b) // the memory is the pool's again either way
 		return fmt.Errorf("pool: free %v: %w", ptr, err)
@@ -326,13 +338,13 @@ func (p *Pool) record(streams []driver.Stream) (*fence, error) {
 			var err error
 			if ev, err = p.dev.NewEvent(); err != nil {
 				p.events = append(p.events, f.evs...)
-				return nil, err
+				return nil, p.noteFault(err)
 			}
 		}
 		f.evs = append(f.evs, ev)
 		if err := s.Record(ev); err != nil {
 			p.events = append(p.events, f.evs...)
-			return nil, err
+			return nil, p.noteFault(err)
 		}
 	}
 	return f, nil
@@ -349,8 +361,12 @@ func (p *Pool) poll() {
 	}
 	p.settle(true, func(f *fence) bool {
 		for _, ev := range f.evs {
-			// A failed query counts as done: the stream reports its own error.
-			if ok, err := ev.Query(); !ok && err == nil {
+			// A failed query counts as done: the stream reports its own
+			// error (after a fault, nothing queued behind it runs).
+			ok, err := ev.Query()
+			if err != nil {
+				p.noteFault(err)
+			} else if !ok {
 				return false
 			}
 		}
@@ -557,7 +573,7 @@ func (p *Pool) keepRatio(size, want int64) bool {
 // releaseSegment gives seg, wholly free, back to the device.
 func (p *Pool) releaseSegment(seg *segment) error {
 	if err := p.dev.Free(seg.ptr); err != nil {
-		return err
+		return p.noteFault(err)
 	}
 	p.free[class(seg.small)].remove(seg.first)
 	delete(p.segments, seg.ptr)
@@ -606,7 +622,7 @@ func (p *Pool) mallocSegment(size, want int64) (*segment, error) {
 		ptr, err = p.dev.Malloc(want)
 	}
 	if err != nil {
-		return nil, err
+		return nil, p.noteFault(err)
 	}
 	seg := &segment{ptr: ptr, size: want, small: size <= smallRequest}
 	seg.first = &block{seg: seg, ptr: ptr, size: want}
@@ -626,7 +642,7 @@ func (p *Pool) trim(wait bool) (int64, error) {
 	if wait {
 		p.settle(false, func(f *fence) bool {
 			for _, ev := range f.evs {
-				_ = ev.Synchronize()
+				p.noteFault(ev.Synchronize())
 			}
 			return true
 		})
@@ -699,8 +715,20 @@ func (p *Pool) outOfMemory(size int64, byLimit bool, devErr error) error {
 		InUse: p.st.InUse, Cached: p.st.Reserved - p.st.InUse, ByLimit: byLimit, Err: devErr}
 	if free, total, err := p.dev.MemInfo(); err == nil {
 		e.Free, e.Total = free, total
+	} else {
+		p.noteFault(err)
 	}
 	return e
+}
+
+// noteFault remembers err when it is the device's sticky error
+// (driver.ErrContextFailed): from then on every allocation fails with it.
+// It returns err. The caller holds p.mu.
+func (p *Pool) noteFault(err error) error {
+	if p.failed == nil && err != nil && errors.Is(err, driver.ErrContextFailed) {
+		p.failed = err
+	}
+	return err
 }
 
 // streamHandle is s's handle for a recording, 0 for the default stream.
