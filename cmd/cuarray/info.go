@@ -75,11 +75,18 @@ func openDeviceNoting(spec string, stderr io.Writer) (dev device.Device, fallbac
 	return dev, fallback, err
 }
 
+// opened is told of every device a command opens (tests watch the
+// device's fault and ledger through it).
+var opened = func(device.Device) {}
+
 // openDevice opens spec; a malformed spec is a usage error.
 func openDevice(spec string) (device.Device, error) {
 	dev, err := device.Open(spec)
 	if errors.Is(err, device.ErrBadSpec) {
 		return nil, usageError{err.Error()}
+	}
+	if err == nil {
+		opened(dev)
 	}
 	return dev, err
 }
