@@ -54,7 +54,11 @@ func (b *Buffer) Busy() (bool, error) {
 }
 
 // settle drops the finished pending work and reports whether any is left,
-// with the first error a query returned. The caller holds b.mu.
+// with the errors the queries returned. Work whose query fails with
+// driver.ErrContextFailed counts as finished: after such a sticky error
+// nothing queued on the device runs again, so it will never touch the
+// memory (and never report done: a buffer it guarded would stay busy for
+// ever). The caller holds b.mu.
 func settle(pending []Pending) ([]Pending, error) {
 	var errs []error
 	left := pending[:0]
@@ -63,7 +67,7 @@ func settle(pending []Pending) ([]Pending, error) {
 		if err != nil {
 			errs = append(errs, err)
 		}
-		if !done {
+		if !done && !errors.Is(err, driver.ErrContextFailed) {
 			left = append(left, p)
 		}
 	}

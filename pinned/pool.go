@@ -51,6 +51,12 @@ func SizeClass(n int64) int64 {
 // the pool is closed by it, and Alloc, Trim and Close return errors
 // wrapping ErrClosed from then on; it never hands out a cached block of a
 // closed device. The methods of a nil or zero Pool return ErrNil.
+//
+// Once the pool sees the device's sticky error (driver.ErrContextFailed:
+// device work faulted and the context is unusable), from a call of the
+// device or from the async work of a cached block, Alloc fails with it
+// from then on, cached blocks included; Trim and Close still free what
+// the device lets them, and the device's Close frees the rest.
 type Pool struct {
 	dev   driver.Device
 	flags Flags
@@ -60,7 +66,8 @@ type Pool struct {
 	idle   map[int64][]idleBlock // by size class
 	st     PoolStats
 	closed bool
-	gone   bool // the device was closed while the pool was open
+	gone   bool  // the device was closed while the pool was open
+	failed error // the first error wrapping driver.ErrContextFailed the pool saw (noteFault)
 }
 
 // idleBlock is cached memory and the async work that may still use it.
@@ -116,7 +123,16 @@ func (p *Pool) Alloc(n int64) (*Buffer, error) {
 	if p.closed {
 		return nil, fmt.Errorf("pinned: pool alloc: %w", driver.ErrClosed)
 	}
+	if p.failed != nil {
+		return nil, fmt.Errorf("pinned: pool alloc %d bytes: the device failed earlier: %w", n, p.failed)
+	}
 	mem := p.reuse(class)
+	if p.failed != nil { // the async work of a cached block reported the fault
+		if mem != nil {
+			p.idle[class] = append(p.idle[class], idleBlock{mem: mem})
+		}
+		return nil, fmt.Errorf("pinned: pool alloc %d bytes: the device failed: %w", n, p.failed)
+	}
 	if mem != nil {
 		p.st.FromCache++
 		p.st.Cached -= class
@@ -130,6 +146,7 @@ func (p *Pool) Alloc(n int64) (*Buffer, error) {
 			mem, err = p.dev.HostAlloc(class, p.flags)
 		}
 		if err != nil {
+			p.noteFault(err)
 			return nil, fmt.Errorf("pinned: pool alloc %d bytes (class %d, %v): %w", n, class, p.flags, err)
 		}
 		p.st.FromDriver++
@@ -148,7 +165,8 @@ func (p *Pool) Alloc(n int64) (*Buffer, error) {
 func (p *Pool) reuse(class int64) *driver.HostMem {
 	blocks := p.idle[class]
 	for i := range blocks {
-		left, _ := settle(blocks[i].pending)
+		left, err := settle(blocks[i].pending)
+		p.noteFault(err)
 		blocks[i].pending = left
 		if len(left) == 0 {
 			mem := blocks[i].mem
@@ -200,7 +218,7 @@ func (p *Pool) put(mem *driver.HostMem, n int64, pending []Pending) {
 		return // the device's Close freed it
 	}
 	if p.closed {
-		_ = p.dev.HostFree(mem) // a buffer outlived its pool's Close: give it back now
+		_ = p.dev.HostFree(mem) // a buffer outlived its pool's Close: give it back now (the device's Close does, if this fails)
 		return
 	}
 	p.idle[class] = append(p.idle[class], idleBlock{mem: mem, pending: pending})
@@ -249,15 +267,20 @@ func (p *Pool) trim() (int64, error) {
 	for class, blocks := range p.idle {
 		keep := blocks[:0]
 		for _, b := range blocks {
-			left, _ := settle(b.pending)
+			left, err := settle(b.pending)
+			p.noteFault(err)
 			if b.pending = left; len(left) > 0 {
 				keep = append(keep, b)
 				continue
 			}
+			// A block the device fails to free leaves the cache all the
+			// same (after a sticky error the device's Close frees it):
+			// kept, it would be freed again, or handed out, later.
 			if err := p.dev.HostFree(b.mem); err != nil {
-				errs = append(errs, err)
+				errs = append(errs, p.noteFault(err))
+			} else {
+				freed += class
 			}
-			freed += class
 			p.st.Cached -= class
 			p.dev.Ledger().AddCached(p.kind, -class)
 		}
@@ -292,7 +315,7 @@ func (p *Pool) Close() error {
 		for _, b := range blocks {
 			for _, w := range b.pending {
 				if err := w.Wait(); err != nil {
-					errs = append(errs, err)
+					errs = append(errs, p.noteFault(err))
 				}
 			}
 			b.pending = nil
@@ -301,4 +324,14 @@ func (p *Pool) Close() error {
 	_, err := p.trim()
 	p.closed = true
 	return errors.Join(append(errs, err)...)
+}
+
+// noteFault remembers err when it is the device's sticky error
+// (driver.ErrContextFailed): from then on Alloc fails with it. It returns
+// err. The caller holds p.mu.
+func (p *Pool) noteFault(err error) error {
+	if p.failed == nil && err != nil && errors.Is(err, driver.ErrContextFailed) {
+		p.failed = err
+	}
+	return err
 }
