@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime/pprof"
@@ -114,25 +113,5 @@ func TestFaultCommands(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-// TestErrorLine: a joined error prints as one line; after a device fault
-// the cleanup's repeats of the fault are dropped, other errors kept.
-func TestErrorLine(t *testing.T) {
-	fault := fmt.Errorf("sim: copy HtoD: %w", device.ErrContextFailed)
-	other := errors.New("write report: disk full")
-	for _, tc := range []struct {
-		err  error
-		want string
-	}{
-		{other, other.Error()},
-		{errors.Join(other, errors.New("close: bad")), other.Error() + "; close: bad"},
-		{fmt.Errorf("bench: %w", errors.Join(fault, fmt.Errorf("free: %w", device.ErrContextFailed), other)), "bench: " + fault.Error() + "; " + other.Error()},
-		{errors.Join(other, fault, fault), other.Error() + "; " + fault.Error()},
-	} {
-		got := errorLine(tc.err)
-		assert.Equal(t, tc.want, got)
-		assert.NotContains(t, got, "\n")
 	}
 }

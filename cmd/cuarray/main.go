@@ -23,9 +23,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
-	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/internal/errline"
 )
 
 // usageError is a mistake in the command line: exit status 2.
@@ -138,35 +137,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, usages[args[0]])
 		return 2
 	default:
-		fmt.Fprintf(stderr, "cuarray %s: %s\n", args[0], errorLine(err))
+		fmt.Fprintf(stderr, "cuarray %s: %s\n", args[0], errline.Of(err))
 		return 1
 	}
-}
-
-// errorLine is a command's error as the one line run prints. Errors joined
-// with errors.Join print one per line: those lines are joined with "; ".
-// After a sticky device fault (device.ErrContextFailed: an illegal address
-// on a GPU) every later call of the device fails with the same fault, so
-// the frees, closes and synchronizations of the cleanup each add a line
-// that repeats it: only the first line that names the fault is kept.
-func errorLine(err error) string {
-	fault := device.ErrContextFailed.Error()
-	var kept []string
-	seen := false
-	for _, l := range strings.Split(err.Error(), "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" {
-			continue
-		}
-		if strings.Contains(l, fault) {
-			if seen {
-				continue
-			}
-			seen = true
-		}
-		kept = append(kept, l)
-	}
-	return strings.Join(kept, "; ")
 }
 
 // commonFlags are the flags every command takes.

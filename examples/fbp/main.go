@@ -33,6 +33,7 @@ import (
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/examples/fbp/tomo"
+	"github.com/cuarray/cuarray/internal/errline"
 )
 
 func main() {
@@ -132,7 +133,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := execute(c, stdout); err != nil {
-		fmt.Fprintf(stderr, "fbp: %v\n", err)
+		fmt.Fprintf(stderr, "fbp: %s\n", errline.Of(err))
 		if errors.As(err, &ue) {
 			fmt.Fprintln(stderr, usage)
 			return 2
@@ -141,6 +142,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// opened is told of the device execute opens (tests watch its fault and
+// ledger through it).
+var opened = func(device.Device) {}
 
 // execute runs the scan and the reconstructions c asks for, and prints them.
 func execute(c config, stdout io.Writer) error {
@@ -151,6 +156,7 @@ func execute(c config, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	opened(dev)
 	defer dev.Close()
 	if c.mem > 0 {
 		if err := dev.Ledger().SetLimit(accounting.Device, c.mem); err != nil {
