@@ -159,6 +159,10 @@ func Wrap(b Backend, d Descriptor, opts ...WrapOption) (*DevArray, error) {
 // Free is idempotent. Calling it on a view returns ErrNotOwner and frees nothing.
 // While a Hold on the memory is unreleased, Free only marks the array freed
 // (its operations return ErrFreed) and the last release frees the memory.
+// When the backend fails to free it (after a device fault, an error
+// wrapping driver.ErrContextFailed), Free returns that error and the array
+// counts as freed all the same: a second Free returns nil and frees
+// nothing, and the memory stays the device's until the device is closed.
 //
 // A nil DevArray's Free returns nil; a zero one's returns ErrNil.
 func (a *DevArray) Free() error {
