@@ -237,7 +237,10 @@ func (w *Workspace) setSize(size int64, scheme WorkspaceScheme) error {
 
 // resize frees the buffer and allocates size bytes (none for 0). The
 // device synchronizes first, as the old buffer may be in use by queued
-// work. On failure the workspace holds nothing. w.mu is held.
+// work. When the synchronize or the free fails (after a device fault
+// every call does), the workspace keeps the old buffer, which a later
+// Free, or the device's Close, frees; when the allocation fails it holds
+// nothing. w.mu is held.
 func (w *Workspace) resize(size int64) error {
 	if size == w.size {
 		return nil
