@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"runtime/pprof"
+	"sync"
 	"testing"
 	"time"
 
@@ -280,4 +281,64 @@ func poolWorkflow(r *faultRun) {
 // TestFaultPool sweeps the fault over a pool's life.
 func TestFaultPool(t *testing.T) {
 	sweepFault(t, 32<<20, poolWorkflow)
+}
+
+// poolConcurrent has four goroutines allocate, copy and free at once, two
+// on the default stream and two on streams of their own, while the fault
+// strikes: no block is handed out twice, nothing hangs, every error is
+// the fault's.
+func poolConcurrent(r *faultRun) {
+	dev := r.dev
+	p := pool.New(dev)
+	r.closeLater("pool Release", p.Release)
+	var mu sync.Mutex
+	live := liveSet{}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		var s driver.Stream
+		if g%2 == 1 {
+			var err error
+			if s, err = dev.NewStream(); !r.ok(err, "NewStream") {
+				continue
+			}
+			r.closeLater("stream Close", s.Close)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 5 {
+				n := int64(1 + rand.IntN(128<<10))
+				ptr, err := p.AllocAsync(n, s)
+				if !r.ok(err, "AllocAsync") {
+					continue
+				}
+				mu.Lock()
+				live.add(r, ptr, n)
+				mu.Unlock()
+				src := testdev.RandomBytes(int(n))
+				if s == nil {
+					r.ok(dev.CopyHtoD(ptr, src), "CopyHtoD")
+				} else {
+					r.ok(s.CopyHtoDAsync(ptr, src), "CopyHtoDAsync")
+				}
+				if i%2 == 0 {
+					r.ok(dev.Memset(ptr, byte(i), n), "Memset")
+				}
+				mu.Lock()
+				delete(live, ptr)
+				mu.Unlock()
+				r.ok(p.FreeAsync(ptr, s), "FreeAsync")
+			}
+		}()
+	}
+	wg.Wait()
+	st := p.Stats()
+	if snap := dev.Ledger().Snapshot().Kinds[accounting.Device]; st.Cached != snap.Cached || st.Reserved != snap.Current || st.LiveBlocks != 0 {
+		r.fail("pool cached %d of %d reserved (%d live), ledger cached %d of %d", st.Cached, st.Reserved, st.LiveBlocks, snap.Cached, snap.Current)
+	}
+}
+
+// TestFaultPoolConcurrent sweeps the fault over concurrent use of a pool.
+func TestFaultPoolConcurrent(t *testing.T) {
+	sweepFault(t, 32<<20, poolConcurrent)
 }
