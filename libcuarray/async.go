@@ -156,7 +156,15 @@ func copyAsync(dst, src uint64, stream uintptr) error {
 		return errors.Join(op.Wait(), ext.Close())
 	}
 	done := func() error {
-		_, err := op.Done()
+		over, err := op.Done()
+		if err != nil || !over {
+			// Pending runs done once the copy is over, or once the query
+			// of its event failed (a sticky fault: an illegal address).
+			// Done leaves an op whose own event's query fails unfinished,
+			// holding both arrays for ever: Wait ends it (after such a
+			// fault its stream's synchronize fails at once).
+			err = errors.Join(err, op.Wait())
+		}
 		return errors.Join(err, ext.Close())
 	}
 	if err := pending.Queued(dev, ext, done, d.arr, s.arr); err != nil {
