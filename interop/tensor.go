@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"sync/atomic"
 
 	"gorgonia.org/tensor"
 
@@ -136,7 +137,10 @@ func catch(f func()) (err error) {
 // memory: it allocates, frees, clears and copies through the device's
 // backend (so the ledger counts it), and tells gorgonia that the memory is
 // not accessible from Go.
-type DeviceEngine struct{ backend devarray.Backend }
+type DeviceEngine struct {
+	backend devarray.Backend
+	clrErr  atomic.Pointer[error] // the last failure of Memclr, which cannot return it
+}
 
 // NewDeviceEngine returns the engine for tensors on b's device.
 func NewDeviceEngine(b devarray.Backend) *DeviceEngine { return &DeviceEngine{backend: b} }
@@ -188,9 +192,22 @@ func (e *DeviceEngine) Memset(mem tensor.Memory, val any) error {
 }
 
 // Memclr sets every byte of mem to zero. gorgonia's interface has no error
-// to return: a failure shows in the ledger's failure counts.
+// to return (a tensor's Zero calls it): a failure (after a sticky device
+// fault, say, when nothing is cleared) is kept for Err.
 func (e *DeviceEngine) Memclr(mem tensor.Memory) {
-	_ = e.backend.Memset(devarray.Ptr(mem.Uintptr()), 0, int64(mem.MemSize()))
+	if err := e.backend.Memset(devarray.Ptr(mem.Uintptr()), 0, int64(mem.MemSize())); err != nil {
+		err = fmt.Errorf("interop: device engine: clear %d bytes at %#x: %w", mem.MemSize(), mem.Uintptr(), err)
+		e.clrErr.Store(&err)
+	}
+}
+
+// Err returns the error of the last Memclr that failed, and forgets it:
+// nil when every clear since the last call of Err was done.
+func (e *DeviceEngine) Err() error {
+	if p := e.clrErr.Swap(nil); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // Memcpy copies src to dst within the device (the smaller of the two sizes).
