@@ -144,6 +144,13 @@ func (op *Op) Done() (bool, error) {
 			return false, nil
 		}
 	} else if ok, err := ev.Query(); err != nil || !ok {
+		if over(err) {
+			// The copy never completes, and nothing runs on the device any
+			// more: the op is over, with the error. Reporting false would
+			// keep a caller polling Done (and a pinned buffer's Free,
+			// which polls it) waiting for ever.
+			return true, op.finish(false, err)
+		}
 		op.mu.Lock()
 		defer op.mu.Unlock()
 		if op.finished { // another goroutine finished it (and closed the event) meanwhile
@@ -151,7 +158,14 @@ func (op *Op) Done() (bool, error) {
 		}
 		return false, err
 	}
-	return true, op.finish(false)
+	return true, op.finish(false, nil)
+}
+
+// over reports whether err, from a query of a device, means that nothing
+// runs on the device any more: its context hit a sticky fault (an illegal
+// address, a launch failure: every later call fails), or it was closed.
+func over(err error) bool {
+	return errors.Is(err, driver.ErrContextFailed) || errors.Is(err, driver.ErrClosed)
 }
 
 // Wait waits until the copy has completed and returns its error, or the
@@ -170,12 +184,13 @@ func (op *Op) Wait() error {
 	if op.done != nil {
 		<-op.done
 	}
-	return op.finish(true)
+	return op.finish(true, nil)
 }
 
-// finish ends the op once its work is done: with sync it also waits for
-// its stream (to report the errors of the queued work).
-func (op *Op) finish(sync bool) error {
+// finish ends the op once its work is done, or once the device can no
+// longer do it (cause, the error that said so): with sync it also waits
+// for its stream (to report the errors of the queued work).
+func (op *Op) finish(sync bool, cause error) error {
 	op.mu.Lock()
 	defer op.mu.Unlock()
 	if op.finished {
@@ -187,7 +202,7 @@ func (op *Op) finish(sync bool) error {
 		return op.err
 	}
 	var errs []error
-	errs = append(errs, op.err)
+	errs = append(errs, op.err, cause)
 	if sync && op.done == nil {
 		errs = append(errs, op.s.Synchronize())
 		op.synced = true
