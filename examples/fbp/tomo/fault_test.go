@@ -46,8 +46,8 @@ type faultedDevice interface {
 
 // TestFaultReconstruct sweeps a sticky fault (sim's fail-fault, CUDA's
 // illegal address) over every device operation of a reconstruction:
-// pipelined (resident, 2 and 3 chunks in flight), unpipelined resident,
-// staged, each on a path the copier picks and on the staged path, with
+// pipelined (resident, 2 and 3 chunks in flight; the copier's paths, the
+// staged, registered and direct ones), unpipelined resident, staged, with
 // latency 0 and 1 ms. Every run returns within the deadline; a run that
 // hit the fault returns an error wrapping ErrContextFailed and no result;
 // a run that returns a result has the fault-free run's bits; Progress is
@@ -56,16 +56,20 @@ type faultedDevice interface {
 func TestFaultReconstruct(t *testing.T) {
 	g := tomo.Geometry{Size: 12, Angles: 10, Slices: 7}
 	sino := randomSinograms(g)
+	both := []string{"", "&latency=1ms"}
 	for _, tc := range []struct {
-		mode tomo.Mode
-		opt  tomo.Options
+		mode      tomo.Mode
+		opt       tomo.Options
+		latencies []string
 	}{
-		{tomo.Resident, tomo.Options{Streams: 2}},
-		{tomo.Resident, tomo.Options{Streams: 3, Path: transfer.PathStaged}},
-		{tomo.Resident, tomo.Options{Streams: 1}},
-		{tomo.Staged, tomo.Options{Path: transfer.PathStaged}},
+		{tomo.Resident, tomo.Options{Streams: 2}, both},
+		{tomo.Resident, tomo.Options{Streams: 3, Path: transfer.PathStaged}, both},
+		{tomo.Resident, tomo.Options{Streams: 2, Path: transfer.PathRegistered}, []string{"&latency=1ms"}},
+		{tomo.Resident, tomo.Options{Streams: 2, Path: transfer.PathDirect}, []string{"&latency=1ms"}},
+		{tomo.Resident, tomo.Options{Streams: 1}, both},
+		{tomo.Staged, tomo.Options{Path: transfer.PathStaged}, both},
 	} {
-		for _, latency := range []string{"", "&latency=1ms"} {
+		for _, latency := range tc.latencies {
 			name := fmt.Sprintf("%s/%d/%v/%s", tc.mode, tc.opt.Streams, tc.opt.Path, strings.TrimPrefix(latency, "&"))
 			t.Run(name, func(t *testing.T) {
 				base := openSim(t, latency, g, 2, max(tc.opt.Streams, 1))
