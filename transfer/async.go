@@ -51,6 +51,10 @@ func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (
 	if err != nil {
 		return nil, err
 	}
+	if err := c.begin(); err != nil {
+		return nil, err
+	}
+	defer c.busy.Done() // after the op is in c.ops, where Close finds it
 	c.reap()
 	c.mu.Lock()
 	prev := c.staged[s]

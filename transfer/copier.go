@@ -28,6 +28,7 @@ type Copier struct {
 	ops    map[*Op]struct{}
 	staged map[driver.Stream]*Op // the last staged copy queued on each stream
 	closed bool
+	busy   sync.WaitGroup // the synchronous copies running and the CopyAsync calls queueing (begin)
 
 	ringMu sync.Mutex // held by the staged copy using the ring
 	ring   *ring
@@ -91,7 +92,24 @@ func (c *Copier) Copy(dst, src Endpoint, opts ...Option) error {
 	if err != nil {
 		return err
 	}
+	if err := c.begin(); err != nil {
+		return err
+	}
+	defer c.busy.Done()
 	return j.runSync()
+}
+
+// begin counts a copy Close must wait for: a synchronous one, or the
+// queueing of an async one (whose Op is in c.ops before it ends). Once
+// Close began it returns ErrClosed.
+func (c *Copier) begin() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	c.busy.Add(1)
+	return nil
 }
 
 // Plan returns the path Copy would take for these endpoints, and why.
@@ -106,11 +124,11 @@ func (c *Copier) Plan(dst, src Endpoint, opts ...Option) (Choice, error) {
 	return j.choice, nil
 }
 
-// Close waits for the copier's async copies, then frees its staging ring
-// and kernels and releases the registered path's registrations (the Go
-// memory they pinned is the garbage collector's again), each once the
-// copies still running that use it are done. Later copies return
-// ErrClosed.
+// Close waits for the copies that began before it, synchronous and
+// async, then frees its staging ring and kernels and releases the
+// registered path's registrations (the Go memory they pinned is the
+// garbage collector's again). Copies that begin later return ErrClosed.
+// Close returns the errors of the async copies it waited for.
 func (c *Copier) Close() error {
 	if c == nil {
 		return nil
@@ -121,12 +139,16 @@ func (c *Copier) Close() error {
 		return nil
 	}
 	c.closed = true
+	c.mu.Unlock()
+	// No copy begins now. A copy that began completes (or fails with its
+	// own error, not ErrClosed): the ring, kernels and registrations stay
+	// until the last one is done.
+	c.busy.Wait()
+	c.mu.Lock()
 	ops := make([]*Op, 0, len(c.ops))
 	for op := range c.ops {
 		ops = append(ops, op)
 	}
-	k := c.k
-	c.k = nil
 	c.mu.Unlock()
 	var errs []error
 	for _, op := range ops {
@@ -138,19 +160,22 @@ func (c *Copier) Close() error {
 	errs = append(errs, c.dropRing())
 	c.ringMu.Unlock()
 	errs = append(errs, c.reg.close())
+	c.mu.Lock()
+	k := c.k
+	c.k = nil
+	c.mu.Unlock()
 	if k != nil {
 		errs = append(errs, k.Close())
 	}
 	return errors.Join(errs...)
 }
 
-// kernels returns the copier's kernels, loading them on first use.
+// kernels returns the copier's kernels, loading them on first use. Only
+// copies Close waits for call it (begin), so none loads them after Close
+// has closed them.
 func (c *Copier) kernels() (*kernels.Kernels, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
-		return nil, ErrClosed
-	}
 	if c.k == nil {
 		k, err := kernels.New(c.dev)
 		if err != nil {

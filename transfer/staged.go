@@ -27,15 +27,10 @@ func (r *ring) fits(o Options) bool {
 
 // getRing returns a ring for o, allocating it (and dropping one of another
 // shape) when needed. A failure half-way frees what it allocated. The
-// caller holds c.ringMu. Once the Copier is closed it makes none: Close
-// may have dropped the ring while this copy waited for it.
+// caller holds c.ringMu. Only copies Close waits for call it (begin), so
+// none makes a ring after Close has dropped it; one that began before
+// Close uses the ring even while Close waits for it.
 func (c *Copier) getRing(o Options) (*ring, error) {
-	c.mu.Lock()
-	closed := c.closed
-	c.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
-	}
 	if c.ring.fits(o) {
 		return c.ring, nil
 	}
