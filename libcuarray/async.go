@@ -160,8 +160,9 @@ func copyAsync(dst, src uint64, stream uintptr) error {
 		if err != nil || !over {
 			// Pending runs done once the copy is over, or once the query
 			// of its event failed (a sticky fault: an illegal address).
-			// Done leaves an op whose own event's query fails unfinished,
-			// holding both arrays for ever: Wait ends it (after such a
+			// An op that does not see itself done then (transfer's Done
+			// before e932db1 left one whose event query failed unfinished)
+			// would hold both arrays for ever: Wait ends it (after such a
 			// fault its stream's synchronize fails at once).
 			err = errors.Join(err, op.Wait())
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -159,14 +160,15 @@ func capiSequence(t *testing.T, h uint64, d device.Device, n int) {
 		arrays = append(arrays, a)
 		return a
 	}
-	read := func(a uint64, what string) bool {
+	readAs := func(a uint64, what string, want []byte) bool {
 		got := testdev.RandomBytes(size)
 		if !faultMessage(t, copyHost(a, unsafe.Pointer(&got[0]), size, false), "cuarray_to_host "+what) {
 			return false
 		}
-		assert.Equal(t, src, got, "fail-fault=%d: %s returned the source's bytes", n, what)
+		assert.Equal(t, want, got, "fail-fault=%d: %s returned what it holds", n, what)
 		return true
 	}
+	read := func(a uint64, what string) bool { return readAs(a, what, src) }
 	// blocks of the allocator, without the pool and with it, live across
 	// the fault: their frees after it return, with the fault as the last error
 	for _, usePool := range []bool{false, true} {
@@ -230,6 +232,35 @@ func capiSequence(t *testing.T, h uint64, d device.Device, n int) {
 		return
 	}
 	if _, err := ipcExport(b); !faultMessage(t, err, "cuarray_ipc_export") {
+		return
+	}
+	js, err := exportCAI(b, 0, false)
+	if !faultMessage(t, err, "cuarray_interface") {
+		return
+	}
+	imported, err := importCAI(h, js)
+	if !faultMessage(t, err, "cuarray_import_interface") {
+		return
+	}
+	arrays = append(arrays, imported)
+	if !read(imported, "the CAI import") {
+		return
+	}
+	// a zeroed array, a synchronous copy into it, a strided (flipped) view read back
+	z, err := empty(h, "uint8", []int{size}, true)
+	if !faultMessage(t, err, "cuarray_empty zeroed") {
+		return
+	}
+	arrays = append(arrays, z)
+	if !readAs(z, "a zeroed array", make([]byte, size)) || !faultMessage(t, copyArrays(z, a), "cuarray_copy") || !read(z, "a copy") {
+		return
+	}
+	flipped, err := view(a, []byte(`{"op":"flip","axis":0}`))
+	require.NoError(t, err, "a view does no device work")
+	arrays = append(arrays, flipped)
+	reversed := slices.Clone(src)
+	slices.Reverse(reversed)
+	if !readAs(flipped, "a flipped view", reversed) {
 		return
 	}
 	if !faultMessage(t, syncStream(stream), "cuarray_stream_synchronize") {
