@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
 )
 
@@ -76,6 +77,19 @@ func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (
 		}
 	}
 	if j.choice.Path == PathStaged {
+		// The copy runs on a goroutine after CopyAsync has returned: a
+		// Free of a device array meanwhile marks it freed, and kernels
+		// refuse a freed array, though op's Hold keeps its memory. The
+		// goroutine works on a borrowed view of the held memory instead.
+		for _, e := range []*Endpoint{&j.dst, &j.src} {
+			if e.side == OnDevice {
+				a, err := borrowHeld(e.arr)
+				if err != nil {
+					return nil, op.fail(fmt.Errorf("transfer: copy async: %w", err))
+				}
+				e.arr = a
+			}
+		}
 		op.done = make(chan struct{})
 		c.mu.Lock()
 		c.staged[s] = op
@@ -112,6 +126,17 @@ func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (
 	c.ops[op] = struct{}{}
 	c.mu.Unlock()
 	return op, nil
+}
+
+// borrowHeld returns a view of a's memory that a Free of a does not mark
+// freed; the caller holds the memory (devarray.Hold) while it uses it.
+func borrowHeld(a *devarray.DevArray) (*devarray.DevArray, error) {
+	d, err := a.Descriptor()
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := a.Extent()
+	return devarray.Wrap(a.Backend(), d, devarray.WithBounds(d.Ptr+devarray.Ptr(lo), hi-lo))
 }
 
 // fail ends an op whose queueing failed: it waits for what was queued and
