@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -277,4 +278,80 @@ func TestFaultTensorEngine(t *testing.T) {
 	assert.ErrorIs(t, e.Free(mem, 256), device.ErrContextFailed)
 	require.NoError(t, dev.Close())
 	assert.Zero(t, dev.Ledger().Current(accounting.Device))
+}
+
+// TestFaultPendingConcurrent: goroutines queue copies on streams of their
+// own and record them in one Pending, while others export (ExportStream,
+// WaitOn, Wait) and reap, and the device faults part-way (at every
+// position of the first few dozen operations). Every goroutine returns
+// within the deadline, errors are the fault's, every done function runs
+// once, and nothing stays pending.
+func TestFaultPendingConcurrent(t *testing.T) {
+	const workers, rounds, size = 4, 6, 1024
+	for _, latency := range []time.Duration{0, time.Millisecond} {
+		for n := int64(1); n <= 40; n += 3 {
+			t.Run(fmt.Sprintf("%v/fault=%d", latency, n), func(t *testing.T) {
+				dev, err := sim.New(sim.Config{Memory: 16 << 20, Latency: latency})
+				require.NoError(t, err)
+				defer dev.Close()
+				pending := &interop.Pending{}
+				var queued, finished atomic.Int64
+				arrays := make([]*devarray.DevArray, workers)
+				for i := range arrays {
+					arrays[i], err = devarray.FromBytes(dev, testdev.RandomBytes(size), devarray.Uint8, size)
+					require.NoError(t, err)
+				}
+				dev.FailFault(n)
+				faultWithin(t, "the goroutines", func() {
+					var wg sync.WaitGroup
+					for i := range workers {
+						wg.Add(2)
+						go func() { // a producer: memsets of its array on its stream
+							defer wg.Done()
+							s, err := dev.NewStream()
+							if !faultErr(t, err, "NewStream") {
+								return
+							}
+							defer func() { faultErr(t, s.Close(), "Stream.Close") }()
+							for r := range rounds {
+								if !faultErr(t, s.MemsetAsync(arrays[i].Ptr(), byte(r), size), "MemsetAsync") {
+									return
+								}
+								if err := pending.Queued(dev, s, func() error { finished.Add(1); return nil }, arrays[i]); !faultErr(t, err, "Queued") {
+									return
+								}
+								queued.Add(1)
+							}
+							faultErr(t, s.Synchronize(), "Synchronize")
+						}()
+						go func() { // a consumer: exports of the next array
+							defer wg.Done()
+							a := arrays[(i+1)%workers]
+							for range rounds {
+								_, err := pending.ExportStream(a)
+								faultErr(t, err, "ExportStream")
+								faultErr(t, pending.WaitOn(a, driver.LegacyDefaultStream), "WaitOn")
+								faultErr(t, pending.Wait(a), "Wait")
+								faultErr(t, pending.Reap(), "Reap")
+							}
+						}()
+					}
+					wg.Wait()
+					for pending.Len() > 0 {
+						faultErr(t, pending.Reap(), "Reap")
+						if dev.Fault() != nil {
+							require.Zero(t, pending.Len(), "after the fault Reap forgets it all")
+						}
+						time.Sleep(100 * time.Microsecond)
+					}
+				})
+				assert.Equal(t, queued.Load(), finished.Load(), "every done ran once")
+				for _, a := range arrays {
+					faultErr(t, a.Free(), "Free")
+				}
+				require.NoError(t, dev.Close())
+				assert.Zero(t, dev.Ledger().Current(accounting.Device))
+			})
+		}
+	}
 }
