@@ -496,7 +496,11 @@ func TestFaultNewOnFaultedDevice(t *testing.T) {
 					require.NoError(t, err, "New does no device work")
 					r.onClose("the second Copier's Close", r.c.Close)
 					for _, p := range ps {
-						r.sync(p.name+" HtoD", func() error { return r.c.Copy(transfer.Dev(p.view), p.src.ep, via(h.path)...) })
+						r.sync(p.name+" HtoD", func() error {
+							err := r.c.Copy(transfer.Dev(p.view), p.src.ep, via(h.path)...)
+							assert.NotContains(t, fmt.Sprint(err), "so by the", "no other path is tried on a failed context")
+							return err
+						})
 						r.sync(p.name+" DtoH", func() error { return r.c.Copy(p.back.ep, transfer.Dev(p.view), via(h.path)...) })
 						r.call(p.name+" CopyAsync", func() error {
 							op, err := r.c.CopyAsync(ss[0], p.back.ep, transfer.Dev(p.view), via(h.path)...)
@@ -510,6 +514,90 @@ func TestFaultNewOnFaultedDevice(t *testing.T) {
 					require.NoError(t, c0.Close(), "the first Copier did nothing")
 				})
 			}
+		})
+	}
+}
+
+// hostStrided makes host memory of kind h holding vals, shape [rows, cols],
+// transposed inside a padded block (column-major, a pitch of rows+3
+// elements): the copies gather or scatter it, or take a pitched copy.
+func (r *faultRig) hostStrided(h faultHost, vals []float32, rows, cols int) faultHostSide {
+	r.t.Helper()
+	pitch := rows + 3
+	var mem []float32
+	var ep transfer.Endpoint
+	if h.pinned {
+		b, err := pinned.Alloc(r.dev, int64(4*cols*pitch), h.flags)
+		require.NoError(r.t, err)
+		r.onClose("pinned.Free", b.Free)
+		mem = b.Float32()
+		ep = transfer.Pinned(b, devarray.Float32, rows, cols)
+	} else {
+		mem = pageFloats(cols * pitch)
+		ep = transfer.HostBytes(devarray.AsBytes(mem), devarray.Float32, rows, cols)
+	}
+	copy(mem, randomFloats(len(mem)))
+	for i := range rows {
+		for j := range cols {
+			mem[j*pitch+i] = vals[i*cols+j]
+		}
+	}
+	read := func() []float32 {
+		out := make([]float32, rows*cols)
+		for i := range rows {
+			for j := range cols {
+				out[i*cols+j] = mem[j*pitch+i]
+			}
+		}
+		return out
+	}
+	return faultHostSide{ep: ep.Strided(0, 4, int64(4*pitch)), read: read}
+}
+
+// Strided host sides (gathered, scattered or pitched), sync and async,
+// to contiguous and transposed device arrays.
+func TestFaultCopyHostStrided(t *testing.T) {
+	for _, h := range faultHosts {
+		if h.path == transfer.PathRegistered || h.path == transfer.PathAuto {
+			continue // the registered path takes contiguous host sides only
+		}
+		t.Run(h.name, func(t *testing.T) {
+			sweepFault(t, faultOpts(t, h), func(r *faultRig) {
+				var ps []faultPair
+				for _, l := range []faultLayout{faultLayouts[0], faultLayouts[2]} {
+					v := r.device(l)
+					shape := v.Shape()
+					want := randomFloats(int(v.Size()))
+					ps = append(ps, faultPair{name: l.name, view: v, want: want,
+						src:  r.hostStrided(h, want, shape[0], shape[1]),
+						back: r.hostStrided(h, randomFloats(len(want)), shape[0], shape[1])})
+				}
+				s := r.streams(1)[0]
+				r.arm()
+				for _, p := range ps {
+					in := r.sync(p.name+" HtoD", func() error { return r.c.Copy(transfer.Dev(p.view), p.src.ep, via(h.path)...) })
+					out := r.sync(p.name+" DtoH", func() error { return r.c.Copy(p.back.ep, transfer.Dev(p.view), via(h.path)...) })
+					if in && out {
+						assert.Equal(t, p.want, p.back.read(), r.at(p.name+": the round trip"))
+					}
+				}
+				for _, p := range ps {
+					var in, out *transfer.Op
+					r.call(p.name+" CopyAsync HtoD", func() (err error) {
+						in, err = r.c.CopyAsync(s, transfer.Dev(p.view), p.back.ep, via(h.path)...)
+						return err
+					})
+					r.call(p.name+" CopyAsync DtoH", func() (err error) {
+						out, err = r.c.CopyAsync(s, p.src.ep, transfer.Dev(p.view), via(h.path)...)
+						return err
+					})
+					okOut := out != nil && r.doneLoop(p.name+" DtoH Done", out)
+					okIn := in != nil && r.call(p.name+" HtoD Wait", in.Wait)
+					if okIn && okOut {
+						assert.Equal(t, p.back.read(), p.src.read(), r.at(p.name+": the async round trip"))
+					}
+				}
+			})
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/pinned"
 )
 
@@ -354,7 +355,8 @@ func (c *Copier) Unregister(buf []byte) error {
 // picks without it, and the ledger counts it there. So does a planner's
 // copy whose registration the driver refuses for another reason (the
 // pages registered outside this Copier, the ledger's limit on registered
-// memory): only a closed device fails it.
+// memory): only a closed device, or one whose context has failed
+// (driver.ErrContextFailed), fails it.
 func (j *job) runRegistered(x *exec) error {
 	_, host, toDevice := j.sides()
 	dir := accounting.DtoH
@@ -366,7 +368,9 @@ func (j *job) runRegistered(x *exec) error {
 	e, cached, fresh, took, err := j.c.acquire(mem, use)
 	if err != nil {
 		use.end()
-		if j.opt.Path != PathAuto || errors.Is(err, pinned.ErrClosed) || errors.Is(err, ErrClosed) {
+		// No other path can move bytes on a closed device, or on one whose
+		// context has failed (every call fails until it is closed).
+		if j.opt.Path != PathAuto || errors.Is(err, pinned.ErrClosed) || errors.Is(err, ErrClosed) || errors.Is(err, driver.ErrContextFailed) {
 			return fmt.Errorf("register %s of Go memory: %w", accounting.FormatBytes(int64(len(mem))), err)
 		}
 		why := "its pages are registered for a copy still running"
