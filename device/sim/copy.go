@@ -264,6 +264,12 @@ func (d *Device) access(ranges []driver.Range, f func(mem [][]byte) error) error
 	if err := d.deviceWork("kernel"); err != nil {
 		return err
 	}
+	return d.inspect(ranges, f)
+}
+
+// inspect calls f with the memory of ranges, checked and read-locked, as
+// device work and as Peek: no fault is counted or reported.
+func (d *Device) inspect(ranges []driver.Range, f func(mem [][]byte) error) error {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	mems := make([][]byte, len(ranges))

@@ -146,3 +146,22 @@ func TestFaultFromEachKind(t *testing.T) {
 		})
 	}
 }
+
+// TestPeekIsNotDeviceWork: Peek, the tests' look at device memory, counts
+// no fault position and still reads after a fault.
+func TestPeekIsNotDeviceWork(t *testing.T) {
+	dev := newDevice(t, sim.Config{})
+	p, err := dev.Malloc(64)
+	require.NoError(t, err)
+	src := testdev.RandomBytes(64)
+	require.NoError(t, dev.CopyHtoD(p, src))
+	dev.FailFault(1)
+	got, err := dev.Peek(p, 64)
+	require.NoError(t, err)
+	assert.Equal(t, src, got)
+	require.NoError(t, dev.Fault(), "Peek used no fault position")
+	assert.ErrorIs(t, dev.Memset(p, 1, 64), driver.ErrContextFailed, "the next device work faults")
+	got, err = dev.Peek(p, 64)
+	require.NoError(t, err, "Peek reads after the fault")
+	assert.Equal(t, src, got, "the faulted memset changed nothing")
+}
