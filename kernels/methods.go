@@ -48,14 +48,21 @@ func init() {
 	}
 }
 
-// shared returns kernels for dev: one per GPU device for the life of the
-// program, as loading the module costs a PTX compile; a fresh, free one on sim.
+// shared returns kernels for dev: one per open GPU device, as loading the
+// module costs a PTX compile; a fresh, free one on sim. The kernels of a
+// device that has closed are forgotten (its Close unloaded their module),
+// so a program that opens and closes devices does not keep them all.
 func shared(dev driver.Device) (*Kernels, error) {
 	if _, ok := dev.(driver.KernelRunner); !ok {
 		return New(dev)
 	}
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
+	for d := range sharedKernels {
+		if c, ok := d.(interface{ Closed() bool }); ok && c.Closed() {
+			delete(sharedKernels, d)
+		}
+	}
 	if k, ok := sharedKernels[dev]; ok {
 		return k, nil
 	}
