@@ -601,3 +601,54 @@ func TestFaultCopyHostStrided(t *testing.T) {
 		})
 	}
 }
+
+// Async copies in flight on two streams when the fault hits, ended at
+// once from several goroutines: a Done loop and a Wait on each copy, and
+// the Copier's Close, all racing (run with -race).
+func TestFaultEndConcurrently(t *testing.T) {
+	layouts := []faultLayout{faultLayouts[0], faultLayouts[2]}
+	for _, h := range []faultHost{faultHosts[0], faultHosts[4], faultHosts[5]} { // direct, staged, registered
+		t.Run(h.name, func(t *testing.T) {
+			sweepFault(t, faultOpts(t, h), func(r *faultRig) {
+				ps := r.pairs(h, layouts)
+				ss := r.streams(2)
+				r.arm()
+				var ops []*transfer.Op
+				for i, p := range ps {
+					r.call(p.name+" CopyAsync HtoD", func() error {
+						op, err := r.c.CopyAsync(ss[i%2], transfer.Dev(p.view), p.src.ep, via(h.path)...)
+						if err == nil {
+							ops = append(ops, op)
+						}
+						return err
+					})
+				}
+				errs := make(chan error, 2*len(ops)+1)
+				for _, op := range ops {
+					go func() {
+						for {
+							if done, err := op.Done(); done {
+								errs <- err
+								return
+							}
+							time.Sleep(20 * time.Microsecond)
+						}
+					}()
+					go func() { errs <- op.Wait() }()
+				}
+				go func() { errs <- r.c.Close() }()
+				deadline := time.After(faultDeadline)
+				for range 2*len(ops) + 1 {
+					select {
+					case err := <-errs:
+						if err != nil {
+							assert.ErrorIs(t, err, device.ErrContextFailed, r.at("ending the copies"))
+						}
+					case <-deadline:
+						t.Fatalf("%s: Done loops, Waits and Close did not all return within %v; goroutines:\n%s", r.at("ending the copies"), faultDeadline, goroutineDump())
+					}
+				}
+			})
+		})
+	}
+}
