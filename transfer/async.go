@@ -150,7 +150,10 @@ func (op *Op) fail(err error) error {
 
 // Done reports whether the copy has completed, without waiting, and lets
 // go of its memory once it has. An error of the copy's work on its stream
-// is reported by Wait, which collects it.
+// is reported by Wait, which collects it. Once the device can run nothing
+// more (its context hit a sticky fault, driver.ErrContextFailed, or it
+// was closed) the copy is over: Done reports true with that error, so a
+// loop polling Done ends.
 func (op *Op) Done() (bool, error) {
 	if op == nil {
 		return false, fmt.Errorf("transfer: done: nil Op: %w", driver.ErrInvalidValue)
