@@ -69,6 +69,18 @@ type faultRig struct {
 	c       *transfer.Copier
 	closers []faultCloser // closed last first
 	armed   bool
+	others  []*sim.Device // other devices the workflow uses
+}
+
+// fault returns the sticky error of the rig's device, or of another one
+// the workflow uses, nil while none has faulted.
+func (r *faultRig) fault() error {
+	for _, d := range append([]*sim.Device{r.dev}, r.others...) {
+		if err := d.Fault(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type faultCloser struct {
@@ -183,13 +195,13 @@ func runFault(t *testing.T, n int64, latency time.Duration, opts []transfer.Opti
 	for i := len(r.closers) - 1; i >= 0; i-- {
 		cl := r.closers[i]
 		err := within(t, r.at(cl.name), cl.f)
-		if dev.Fault() == nil { // work queued before may fault after the workflow, in a Close
+		if r.fault() == nil { // work queued before may fault after the workflow, in a Close
 			assert.NoError(t, err, r.at(cl.name)+" without a fault")
 		} else if err != nil {
 			assert.ErrorIs(t, err, device.ErrContextFailed, r.at(cl.name))
 		}
 	}
-	faulted := dev.Fault() != nil
+	faulted := r.fault() != nil
 	bytes, count := r.c.Registered()
 	assert.Zero(t, bytes+int64(count), r.at("registrations left after Close"))
 	require.NoError(t, within(t, r.at("Device.Close"), dev.Close))
@@ -667,4 +679,75 @@ func TestFaultEndConcurrently(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Peer copies between two sim devices, contiguous and strided on either
+// side (pack kernels on the source, an unpack kernel on the destination),
+// with the fault on the source device and, in the second variant, on the
+// destination: the copier's device, the source, must still close clean,
+// and so must the other.
+func TestFaultCopyPeer(t *testing.T) {
+	for _, onDst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fault-on-destination=%v", onDst), func(t *testing.T) {
+			sweepFault(t, nil, func(r *faultRig) {
+				other, err := sim.New(sim.Config{Ordinal: 1, Memory: 16 << 20, Latency: r.dev.Latency()})
+				require.NoError(t, err)
+				r.others = append(r.others, other)
+				r.onClose("the other device's Close", func() error {
+					err := other.Close()
+					snap := other.Ledger().Snapshot()
+					for k := accounting.Kind(0); k < accounting.NumKinds; k++ {
+						assert.Zero(t, snap.Kinds[k].Current, r.at(fmt.Sprintf("%v bytes on the other device after its Close", k)))
+					}
+					return err
+				})
+				type peer struct {
+					name     string
+					dst, src *devarray.DevArray
+					want     []float32
+				}
+				var cs []peer
+				for _, l := range [][2]faultLayout{{faultLayouts[0], faultLayouts[0]}, {faultLayouts[0], faultLayouts[2]}, {faultLayouts[2], faultLayouts[0]}} {
+					src := r.device(l[1])
+					parent, err := devarray.FromHost(other, randomFloats(shapeSize(l[0].parent)), l[0].parent...)
+					require.NoError(t, err)
+					r.onClose("DevArray.Free on the other device", parent.Free)
+					dst, err := l[0].view(parent)
+					require.NoError(t, err)
+					want := randomFloats(int(src.Size()))
+					require.NoError(t, src.CopyFrom(devarray.AsBytes(want)))
+					cs = append(cs, peer{l[0].name + "<-" + l[1].name, dst, src, want})
+				}
+				if onDst {
+					other.FailFault(r.n)
+					r.armed = true
+				} else {
+					r.arm()
+				}
+				for _, c := range cs {
+					err := within(t, r.at(c.name), func() error { return r.c.Copy(transfer.Dev(c.dst), transfer.Dev(c.src)) })
+					if err != nil {
+						assert.ErrorIs(t, err, device.ErrContextFailed, r.at(c.name))
+						continue
+					}
+					assert.NoError(t, r.dev.Fault(), r.at(c.name+" returned nil although the source faulted"))
+					assert.NoError(t, other.Fault(), r.at(c.name+" returned nil although the destination faulted"))
+					got := make([]float32, len(c.want))
+					if err := c.dst.CopyTo(devarray.AsBytes(got)); err != nil {
+						assert.ErrorIs(t, err, device.ErrContextFailed, r.at(c.name+" read back"))
+						continue
+					}
+					assert.Equal(t, c.want, got, r.at(c.name))
+				}
+			})
+		})
+	}
+}
+
+func shapeSize(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
 }
