@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -111,30 +112,40 @@ func openTraceDevice(tb testing.TB) device.Device {
 
 // TestMixedTraceOverhead: on the mixed trace, the pool never holds more
 // than 1.25 times the most it had handed out at once (the goal, on the
-// traces of seeds 1 to 8; seed 1 is BenchmarkMixedTrace's), and on the
-// trace of a fresh seed not more than 1.3 times (over 60 fresh seeds the
-// median was 1.245 and the most 1.271: the pool gives back whole free
-// segments to keep within 1.25, and at times none is left).
+// traces of seeds 1 to 8; seed 1 is BenchmarkMixedTrace's). On the traces
+// of three fresh seeds it checks the median of the three against 1.3 and
+// each against 1.5: over 2,400 seeds (1000 to 3399) the median ratio was
+// 1.246, the 99th percentile 1.284 and the most 1.405 (seed 1483; 11 seeds
+// above 1.3, where the free space is in segments already cut up and none
+// is wholly free to give back), and a CI run drew a seed at 1.393.
 func TestMixedTraceOverhead(t *testing.T) {
 	dev := openTraceDevice(t)
-	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8, rand.Uint64()}
-	for i, seed := range seeds {
-		bound := 1.25
-		if i == len(seeds)-1 {
-			bound = 1.3
-		}
+	ratio := func(t *testing.T, seed uint64) float64 {
+		p := pool.New(dev)
+		peakLive := runTrace(t, p, mixedTrace(seed, traceSteps))
+		st := p.Stats()
+		require.Equal(t, peakLive, st.PeakInUse, "the pool's peak in use is the trace's")
+		r := float64(st.PeakReserved) / float64(st.PeakInUse)
+		t.Logf("seed %d: peak in use %d MiB, peak reserved %d MiB: %.3f; %d segments from the device for %d allocations",
+			seed, st.PeakInUse>>20, st.PeakReserved>>20, r, st.FromDevice, st.Allocs)
+		require.NoError(t, p.Release())
+		return r
+	}
+	for seed := uint64(1); seed <= 8; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			p := pool.New(dev)
-			peakLive := runTrace(t, p, mixedTrace(seed, traceSteps))
-			st := p.Stats()
-			require.Equal(t, peakLive, st.PeakInUse, "the pool's peak in use is the trace's")
-			ratio := float64(st.PeakReserved) / float64(st.PeakInUse)
-			t.Logf("seed %d: peak in use %d MiB, peak reserved %d MiB: %.3f; %d segments from the device for %d allocations",
-				seed, st.PeakInUse>>20, st.PeakReserved>>20, ratio, st.FromDevice, st.Allocs)
-			assert.LessOrEqual(t, ratio, bound, "peak reserved / peak in use")
-			require.NoError(t, p.Release())
+			assert.LessOrEqual(t, ratio(t, seed), 1.25, "peak reserved / peak in use")
 		})
 	}
+	t.Run("fresh", func(t *testing.T) {
+		var rs []float64
+		for range 3 {
+			r := ratio(t, rand.Uint64())
+			assert.LessOrEqual(t, r, 1.5, "peak reserved / peak in use")
+			rs = append(rs, r)
+		}
+		slices.Sort(rs)
+		assert.LessOrEqual(t, rs[1], 1.3, "the median of three fresh seeds' peak reserved / peak in use")
+	})
 }
 
 // BenchmarkMixedTrace runs the mixed trace on the device's own allocator
