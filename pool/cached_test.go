@@ -22,6 +22,26 @@ func TestLedgerCachedIsThePoolsSum(t *testing.T) {
 	dev := testdev.Open(t)
 	led := dev.Ledger()
 	pools := []*pool.Pool{pool.New(dev), pool.New(dev), pool.New(dev)}
+	stop := make(chan struct{})
+	snaps := make(chan int)
+	started := make(chan struct{})
+	go func() { // snapshots meanwhile: never negative, never past what the device gave
+		n := 0
+		defer func() { snaps <- n }()
+		for {
+			k := led.Snapshot().Kinds[accounting.Device]
+			assert.GreaterOrEqual(t, k.Cached, int64(0))
+			if n++; n == 1 {
+				close(started) // the pools start once snapshots are being taken
+			}
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	}()
+	<-started
 	var wg sync.WaitGroup
 	for _, p := range pools {
 		wg.Add(1)
@@ -50,25 +70,9 @@ func TestLedgerCachedIsThePoolsSum(t *testing.T) {
 			}
 		}()
 	}
-	stop := make(chan struct{})
-	snaps := make(chan int)
-	go func() { // snapshots meanwhile: never negative, never past what the device gave
-		n := 0
-		defer func() { snaps <- n }()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			k := led.Snapshot().Kinds[accounting.Device]
-			assert.GreaterOrEqual(t, k.Cached, int64(0))
-			n++
-		}
-	}()
 	wg.Wait()
 	close(stop)
-	assert.Positive(t, <-snaps)
+	assert.Greater(t, <-snaps, 1, "snapshots were taken while the pools ran")
 
 	var sum int64
 	for _, p := range pools {
