@@ -29,6 +29,7 @@ type Copier struct {
 	staged map[driver.Stream]*Op // the last staged copy queued on each stream
 	closed bool
 	busy   sync.WaitGroup // the synchronous copies running and the CopyAsync calls queueing (begin)
+	closes chan struct{}  // made when Close begins, closed when it returns
 
 	ringMu sync.Mutex // held by the staged copy using the ring
 	ring   *ring
@@ -128,17 +129,25 @@ func (c *Copier) Plan(dst, src Endpoint, opts ...Option) (Choice, error) {
 // async, then frees its staging ring and kernels and releases the
 // registered path's registrations (the Go memory they pinned is the
 // garbage collector's again). Copies that begin later return ErrClosed.
-// Close returns the errors of the async copies it waited for.
+// Close returns the errors of the async copies it waited for. A Close
+// called while another runs waits for it, and returns nil.
 func (c *Copier) Close() error {
 	if c == nil {
 		return nil
 	}
 	c.mu.Lock()
 	if c.closed {
+		closes := c.closes
 		c.mu.Unlock()
+		// The first Close may still be waiting for copies; this one's
+		// caller must not free their memory, or close the device, before
+		// they are done either.
+		<-closes
 		return nil
 	}
 	c.closed = true
+	c.closes = make(chan struct{})
+	defer close(c.closes)
 	c.mu.Unlock()
 	// No copy begins now. A copy that began completes (or fails with its
 	// own error, not ErrClosed): the ring, kernels and registrations stay

@@ -1,0 +1,71 @@
+package transfer_test
+
+import (
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/sim"
+	"github.com/cuarray/cuarray/transfer"
+)
+
+// TestCloseTwiceWaitsForCopies: Close waits for the copies that began
+// before it, whichever goroutine calls it. A second Close, called while
+// the first waits for a synchronous copy, must not return before that
+// copy is done: its caller would free the copy's memory or close the
+// device under it.
+func TestCloseTwiceWaitsForCopies(t *testing.T) {
+	dev, err := sim.New(sim.Config{Memory: 16 << 20, Latency: time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() { dev.Close() })
+	c, err := transfer.New(dev)
+	require.NoError(t, err)
+	want := randomFloats(4096)
+	d, err := devarray.Empty(dev, devarray.Float32, len(want))
+	require.NoError(t, err)
+	legacy, err := dev.ExternalStream(driver.LegacyDefaultStream)
+	require.NoError(t, err)
+	resume, err := sim.Pause(legacy) // the synchronous copy waits here, as behind a long kernel
+	require.NoError(t, err)
+	defer resume()
+
+	copied := make(chan error, 1)
+	go func() { copied <- c.Copy(transfer.Dev(d), transfer.Host(want), transfer.Via(transfer.PathDirect)) }()
+	time.Sleep(100 * time.Millisecond) // the copy has begun
+	first := make(chan error, 1)
+	go func() { first <- c.Close() }()
+	time.Sleep(50 * time.Millisecond) // the first Close waits for the copy
+	second := make(chan error, 1)
+	go func() { second <- c.Close() }()
+
+	var secondErr error
+	secondDone := false
+	select {
+	case secondErr = <-second:
+		secondDone = true
+		t.Errorf("the second Close returned (%v) while a copy that began before it was still running", secondErr)
+	case <-time.After(200 * time.Millisecond): // it waits, as it should
+	}
+	resume()
+	require.NoError(t, <-copied, "the copy began before Close: it completes")
+	assert.NoError(t, <-first)
+	if !secondDone {
+		select {
+		case secondErr = <-second:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the second Close never returned")
+		}
+	}
+	assert.NoError(t, secondErr)
+	got, err := dev.Peek(d.Ptr(), d.NBytes())
+	require.NoError(t, err)
+	assert.Equal(t, unsafe.Slice((*byte)(unsafe.Pointer(&want[0])), len(want)*4), got)
+	require.NoError(t, d.Free())
+	assert.Zero(t, dev.Ledger().Current(accounting.Device))
+}
