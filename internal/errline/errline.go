@@ -5,6 +5,7 @@
 package errline
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/cuarray/cuarray/device"
@@ -20,7 +21,7 @@ func Of(err error) string {
 	if err == nil {
 		return ""
 	}
-	fault := device.ErrContextFailed.Error()
+	faults := faultTexts(err)
 	var kept []string
 	seen := false
 	for _, l := range strings.Split(err.Error(), "\n") {
@@ -28,7 +29,7 @@ func Of(err error) string {
 		if l == "" {
 			continue
 		}
-		if strings.Contains(l, fault) {
+		if slices.ContainsFunc(faults, func(f string) bool { return strings.Contains(l, f) }) {
 			if seen {
 				continue
 			}
@@ -37,4 +38,38 @@ func Of(err error) string {
 		kept = append(kept, l)
 	}
 	return strings.Join(kept, "; ")
+}
+
+// faultTexts returns the texts that name the fault in err's lines:
+// ErrContextFailed's own, and that of each error in err's tree that wraps
+// it directly. A backend's error may not print the kind it wraps: the
+// cuda backend's DriverError prints the driver's "CUDA_ERROR_ILLEGAL_ADDRESS
+// (700): an illegal memory access was encountered" and unwraps to
+// ErrContextFailed.
+func faultTexts(err error) []string {
+	texts := []string{device.ErrContextFailed.Error()}
+	var walk func(e error)
+	walk = func(e error) {
+		var children []error
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			children = []error{u.Unwrap()}
+		case interface{ Unwrap() []error }:
+			children = u.Unwrap()
+		}
+		for _, c := range children {
+			if c == nil {
+				continue
+			}
+			if c == device.ErrContextFailed {
+				if t := e.Error(); t != "" && !strings.Contains(t, "\n") {
+					texts = append(texts, t)
+				}
+				continue
+			}
+			walk(c)
+		}
+	}
+	walk(err)
+	return texts
 }
