@@ -56,11 +56,10 @@ func (e *event) latest() *mark {
 	return e.cur
 }
 
-// Synchronize waits for the latest recording to complete.
+// Synchronize waits for the latest recording to complete; after a fault it
+// returns the fault, once the work before the recording has stopped (the
+// work behind the fault fails at once).
 func (e *event) Synchronize() error {
-	if err := e.d.checkFault("event synchronize"); err != nil {
-		return err
-	}
 	<-e.latest().done
 	return e.d.checkFault("event synchronize")
 }

@@ -216,16 +216,17 @@ func (d *Device) ClosedFlag() driver.ClosedFlag { return driver.NewClosedFlag(&d
 // it is queued (Config.Latency).
 func (d *Device) Latency() time.Duration { return d.cfg.Latency }
 
-// Synchronize waits for the work of every stream.
+// Synchronize waits for the work of every stream; after a fault it
+// returns the fault, once the work running when it hit has stopped.
 func (d *Device) Synchronize() error {
-	if err := d.checkFault("synchronize"); err != nil {
-		return err
-	}
 	var first error
 	for _, s := range d.streamList() {
 		if err := s.Synchronize(); err != nil && first == nil {
 			first = err
 		}
+	}
+	if err := d.checkFault("synchronize"); err != nil {
+		return err
 	}
 	return first
 }
