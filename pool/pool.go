@@ -146,6 +146,9 @@ func (p *Pool) AllocAsync(n int64, s driver.Stream) (devarray.Ptr, error) {
 		if p.failed == nil && (p.limit == 0 || size <= p.limit-p.st.InUse) {
 			if len(p.pending) > 0 { // poll is a call
 				p.poll()
+				if p.failed != nil { // its query saw the device's fault: fail with it
+					return p.allocLocked(n, size, s)
+				}
 			}
 			if b := p.unparkOne(size); b != nil {
 				b.state = live
@@ -214,6 +217,9 @@ func (p *Pool) allocLocked(n, size int64, s driver.Stream) (devarray.Ptr, error)
 		return 0, p.outOfMemory(size, true, nil)
 	}
 	p.poll()
+	if p.failed != nil { // the poll's query saw the device's fault
+		return 0, fmt.Errorf("pool: alloc %d bytes: the device failed: %w", n, p.failed)
+	}
 	// AllocAsync's fast path has looked for a parked block of this size.
 	b := p.take(size, s, p.ratio > 0)
 	if b == nil && p.parked.n > 0 && size <= smallRequest { // parked blocks are in small segments only
