@@ -34,6 +34,8 @@ func TestFaultFastPathAfterPoll(t *testing.T) {
 
 		dev.FailFault(1)
 		require.ErrorIs(t, dev.Memset(onStream, 1, size), device.ErrContextFailed)
+		// once s has passed the free's event, its query reports the fault
+		require.ErrorIs(t, s.Synchronize(), device.ErrContextFailed)
 		ptr, err := p.Alloc(size)
 		assert.ErrorIs(t, err, device.ErrContextFailed, "size %d: the allocation that finds the fault (got %v)", size, ptr)
 		if err == nil {

@@ -34,9 +34,10 @@ func (d *Device) Fault() error {
 }
 
 // checkFault returns the sticky error, wrapped for operation op, if the
-// device has faulted.
+// device has faulted and is not closed (a closed device's calls say
+// driver.ErrClosed, as they do without a fault).
 func (d *Device) checkFault(op string) error {
-	if err := d.Fault(); err != nil {
+	if err := d.Fault(); err != nil && !d.isClosed.Load() {
 		return fmt.Errorf("sim: %s: %w", op, err)
 	}
 	return nil
@@ -49,7 +50,7 @@ func (d *Device) deviceWork(op string) error {
 	if err := d.checkFault(op); err != nil {
 		return err
 	}
-	if !injected(&d.fault.countdown) {
+	if d.isClosed.Load() || !injected(&d.fault.countdown) {
 		return nil
 	}
 	err := fmt.Errorf("an illegal memory access was encountered (injected at %s): %w: %w", op, driver.ErrContextFailed, driver.ErrInjected)

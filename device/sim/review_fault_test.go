@@ -27,6 +27,14 @@ func TestFaultWaitersWaitForRunningWork(t *testing.T) {
 		{"stream", func(_ *sim.Device, s driver.Stream, _ driver.Event) error { return s.Synchronize() }},
 		{"event", func(_ *sim.Device, _ driver.Stream, ev driver.Event) error { return ev.Synchronize() }},
 		{"device", func(dev *sim.Device, _ driver.Stream, _ driver.Event) error { return dev.Synchronize() }},
+		{"query", func(_ *sim.Device, _ driver.Stream, ev driver.Event) error {
+			for { // a Done loop: transfer's Op and pinned buffers poll so
+				if ok, err := ev.Query(); ok || err != nil {
+					return err
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dev := newDevice(t, sim.Config{})
