@@ -5,146 +5,28 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
-	"runtime/pprof"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/device/driver"
-	"github.com/cuarray/cuarray/device/sim"
+	"github.com/cuarray/cuarray/internal/faultsweep"
 	"github.com/cuarray/cuarray/internal/testdev"
 	"github.com/cuarray/cuarray/pool"
 )
 
-// The sticky-fault sweeps: a workflow runs on a sim device whose Nth copy,
-// memset or kernel faults as an illegal address does on a GPU (every later
-// call fails with ErrContextFailed), for N = 1, 2, ... until it runs with
-// no fault, with and without latency. For every N: no call hangs or
-// panics, a call that returns nil did its work, a failed call's error
-// wraps ErrContextFailed, and closing everything, then the device, leaves
-// the ledger at zero and no goroutine behind.
-
-// faultDeadline bounds every run of a workflow and every Close.
-const faultDeadline = 10 * time.Second
-
-// faultRun is one run of a workflow with the fault at position n.
-type faultRun struct {
-	t       *testing.T
-	dev     *sim.Device
-	n       int64
-	closers []faultCloser
-}
-
-type faultCloser struct {
-	name  string
-	close func() error
-}
-
-// ok reports whether err is nil; else it checks that err is the fault's.
-func (r *faultRun) ok(err error, what string) bool {
-	if err == nil {
-		return true
-	}
-	if r.dev.Fault() == nil {
-		r.t.Errorf("fault at %d: %s failed with no fault: %v", r.n, what, err)
-		return false
-	}
-	if !errors.Is(err, device.ErrContextFailed) {
-		r.t.Errorf("fault at %d: %s: want an error wrapping ErrContextFailed, got %v", r.n, what, err)
-	}
-	return false
-}
-
-// fail records an error the workflow found.
-func (r *faultRun) fail(format string, args ...any) {
-	r.t.Errorf("fault at %d: %s", r.n, fmt.Sprintf(format, args...))
-}
-
-// closeLater registers close to run, in reverse order, after the workflow.
-func (r *faultRun) closeLater(name string, close func() error) {
-	r.closers = append(r.closers, faultCloser{name, close})
-}
-
-// within runs f, failing the test with every goroutine's stack when it
-// does not return within faultDeadline.
-func within(t *testing.T, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(faultDeadline):
-		var buf bytes.Buffer
-		_ = pprof.Lookup("goroutine").WriteTo(&buf, 2)
-		t.Fatalf("%s did not return within %v; goroutines:\n%s", what, faultDeadline, buf.String())
-	}
-}
-
-// sweepFault runs workflow with the fault at every position, with latency
-// 0 and 1 ms, until a run completes with no fault.
-func sweepFault(t *testing.T, memory int64, workflow func(r *faultRun)) {
-	for _, latency := range []time.Duration{0, time.Millisecond} {
-		t.Run(latency.String(), func(t *testing.T) {
-			for n := int64(1); ; n++ {
-				require.Less(t, n, int64(500), "the workflow still faults at position %d", n)
-				if !runFault(t, n, latency, memory, workflow) || t.Failed() {
-					t.Logf("swept %d positions", n)
-					return
-				}
-			}
-		})
-	}
-}
-
-// runFault runs workflow once with the fault at position n and reports
-// whether the device faulted.
-func runFault(t *testing.T, n int64, latency time.Duration, memory int64, workflow func(r *faultRun)) bool {
-	t.Helper()
-	goroutines := runtime.NumGoroutine()
-	dev, err := sim.New(sim.Config{Memory: memory, Latency: latency, FailFault: n})
-	require.NoError(t, err)
-	r := &faultRun{t: t, dev: dev, n: n}
-	faulted := false
-	within(t, fmt.Sprintf("the workflow with the fault at %d", n), func() {
-		workflow(r)
-		for i := len(r.closers) - 1; i >= 0; i-- {
-			c := r.closers[i]
-			if err := c.close(); err != nil && (dev.Fault() == nil || !errors.Is(err, device.ErrContextFailed)) {
-				t.Errorf("fault at %d: %s: %v", n, c.name, err)
-			}
-		}
-		faulted = dev.Fault() != nil
-	})
-	within(t, "the device's Close", func() { assert.NoError(t, dev.Close()) })
-	snap := dev.Ledger().Snapshot()
-	for _, k := range []accounting.Kind{accounting.Device, accounting.Pinned, accounting.Mapped, accounting.WriteCombined, accounting.Registered} {
-		assert.Zero(t, snap.Kinds[k].Current, "fault at %d: %v bytes after the device's Close", n, k)
-	}
-	deadline := time.Now().Add(5 * time.Second) // a plain loop: assert.Eventually starts goroutines
-	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "fault at %d: goroutines left running", n)
-	return faulted
-}
+// The sticky-fault sweeps (internal/faultsweep): the workflows below run with
+// the fault at each of their device operations in turn.
 
 // liveSet is the blocks a workflow holds, to check none is handed out twice.
 type liveSet map[devarray.Ptr]int64
 
-func (l liveSet) add(r *faultRun, p devarray.Ptr, n int64) {
+func (l liveSet) add(r *faultsweep.Run, p devarray.Ptr, n int64) {
 	for q, m := range l {
 		if p < q+devarray.Ptr(m) && q < p+devarray.Ptr(n) {
-			r.fail("block %v+%d handed out while %v+%d is still held", p, n, q, m)
+			r.Fail("block %v+%d handed out while %v+%d is still held", p, n, q, m)
 		}
 	}
 	l[p] = n
@@ -155,18 +37,18 @@ func (l liveSet) add(r *faultRun, p devarray.Ptr, n int64) {
 // stream reuse), a large block (a segment of its own), a request past the
 // device's memory (the OOM retry with its trim and event waits), Trim,
 // Stats, then Release.
-func poolWorkflow(r *faultRun) {
-	dev := r.dev
+func poolWorkflow(r *faultsweep.Run) {
+	dev := r.Dev
 	led := dev.Ledger()
 	p := pool.New(dev)
-	r.closeLater("pool Release", p.Release)
+	r.CloseLater("pool Release", p.Release)
 	var streams []driver.Stream
 	for range 2 {
 		s, err := dev.NewStream()
-		if !r.ok(err, "NewStream") {
+		if !r.OK(err, "NewStream") {
 			return
 		}
-		r.closeLater("stream Close", s.Close)
+		r.CloseLater("stream Close", s.Close)
 		streams = append(streams, s)
 	}
 	live := liveSet{}
@@ -175,26 +57,26 @@ func poolWorkflow(r *faultRun) {
 		st := p.Stats()
 		snap := led.Snapshot().Kinds[accounting.Device]
 		if st.Cached != snap.Cached || st.Reserved != snap.Current || st.Cached < 0 {
-			r.fail("%s: pool cached %d of %d reserved, ledger cached %d of %d current", when, st.Cached, st.Reserved, snap.Cached, snap.Current)
+			r.Fail("%s: pool cached %d of %d reserved, ledger cached %d of %d current", when, st.Cached, st.Reserved, snap.Cached, snap.Current)
 		}
 	}
 	for round := range 3 {
 		small := int64(1 + rand.IntN(64<<10))
 		src := testdev.RandomBytes(int(small))
 		a, err := p.Alloc(small)
-		if r.ok(err, "Alloc small") {
+		if r.OK(err, "Alloc small") {
 			live.add(r, a, small)
-			if r.ok(dev.CopyHtoD(a, src), "CopyHtoD") {
+			if r.OK(dev.CopyHtoD(a, src), "CopyHtoD") {
 				got := testdev.RandomBytes(int(small))
-				if r.ok(dev.CopyDtoH(got, a), "CopyDtoH") && !bytes.Equal(got, src) {
-					r.fail("round %d: a copy that returned nil brought back other bytes", round)
+				if r.OK(dev.CopyDtoH(got, a), "CopyDtoH") && !bytes.Equal(got, src) {
+					r.Fail("round %d: a copy that returned nil brought back other bytes", round)
 				}
 			}
 			delete(live, a)
-			r.ok(p.Free(a), "Free small")
+			r.OK(p.Free(a), "Free small")
 		}
 		b, err := p.Alloc(small) // the parked block back
-		if r.ok(err, "Alloc small again") {
+		if r.OK(err, "Alloc small again") {
 			live.add(r, b, small)
 		}
 
@@ -202,64 +84,64 @@ func poolWorkflow(r *faultRun) {
 		m := int64(1 + rand.IntN(512<<10))
 		c, err := p.AllocAsync(m, streams[0])
 		var out, want []byte // out must hold want once s0 is done
-		if r.ok(err, "AllocAsync s0") {
+		if r.OK(err, "AllocAsync s0") {
 			live.add(r, c, m)
 			want = testdev.RandomBytes(int(m))
 			out = testdev.RandomBytes(int(m))
-			if !r.ok(streams[0].CopyHtoDAsync(c, want), "CopyHtoDAsync") || !r.ok(streams[0].CopyDtoHAsync(out, c), "CopyDtoHAsync") {
+			if !r.OK(streams[0].CopyHtoDAsync(c, want), "CopyHtoDAsync") || !r.OK(streams[0].CopyDtoHAsync(out, c), "CopyDtoHAsync") {
 				out = nil
 			}
 			delete(live, c)
-			r.ok(p.FreeAsync(c, streams[0]), "FreeAsync s0")
+			r.OK(p.FreeAsync(c, streams[0]), "FreeAsync s0")
 		}
 		d, err := p.AllocAsync(m, streams[1])
-		if r.ok(err, "AllocAsync s1") {
+		if r.OK(err, "AllocAsync s1") {
 			live.add(r, d, m)
-			r.ok(streams[1].MemsetAsync(d, byte(round), m), "MemsetAsync s1")
+			r.OK(streams[1].MemsetAsync(d, byte(round), m), "MemsetAsync s1")
 			delete(live, d)
-			r.ok(p.FreeAsync(d, streams[1]), "FreeAsync s1")
+			r.OK(p.FreeAsync(d, streams[1]), "FreeAsync s1")
 		}
 		if b != 0 && err == nil {
 			// freed on another stream than it was allocated on
 			delete(live, b)
-			r.ok(p.FreeAsync(b, streams[1]), "FreeAsync of a default-stream block on s1")
+			r.OK(p.FreeAsync(b, streams[1]), "FreeAsync of a default-stream block on s1")
 			b = 0
 		}
 		if b != 0 {
 			delete(live, b)
-			r.ok(p.Free(b), "Free small again")
+			r.OK(p.Free(b), "Free small again")
 		}
-		if r.ok(streams[0].Synchronize(), "Synchronize s0") && out != nil && !bytes.Equal(out, want) {
-			r.fail("round %d: s0 synchronized without error, its copies' bytes are wrong", round)
+		if r.OK(streams[0].Synchronize(), "Synchronize s0") && out != nil && !bytes.Equal(out, want) {
+			r.Fail("round %d: s0 synchronized without error, its copies' bytes are wrong", round)
 		}
-		r.ok(streams[1].Synchronize(), "Synchronize s1")
+		r.OK(streams[1].Synchronize(), "Synchronize s1")
 
 		// A medium block (a 20 MiB segment), then a request past the device's memory.
 		big := int64(1<<20 + 1 + rand.IntN(1<<20))
 		e, err := p.Alloc(big)
-		if r.ok(err, "Alloc large") {
+		if r.OK(err, "Alloc large") {
 			live.add(r, e, big)
-			if r.ok(dev.Memset(e, 0x5a, big), "Memset large") {
+			if r.OK(dev.Memset(e, 0x5a, big), "Memset large") {
 				got, perr := dev.Peek(e, big)
 				if perr == nil && !bytes.Equal(got, bytes.Repeat([]byte{0x5a}, int(big))) {
-					r.fail("a memset that returned nil did not set the bytes")
+					r.Fail("a memset that returned nil did not set the bytes")
 				}
 			}
 			delete(live, e)
-			r.ok(p.Free(e), "Free large")
+			r.OK(p.Free(e), "Free large")
 		}
 		_, err = p.Alloc(1 << 30)
 		switch {
 		case err == nil:
-			r.fail("1 GiB from a 32 MiB device")
+			r.Fail("1 GiB from a 32 MiB device")
 		case dev.Fault() != nil && !errors.Is(err, device.ErrContextFailed):
-			r.fail("after the fault, an allocation past the device's memory fails with %v, not the fault", err)
+			r.Fail("after the fault, an allocation past the device's memory fails with %v, not the fault", err)
 		case dev.Fault() == nil && !errors.Is(err, accounting.ErrOutOfMemory):
-			r.fail("1 GiB from a 32 MiB device: %v", err)
+			r.Fail("1 GiB from a 32 MiB device: %v", err)
 		}
 		checkStats(fmt.Sprintf("round %d", round))
 		_, err = p.Trim()
-		r.ok(err, "Trim")
+		r.OK(err, "Trim")
 		checkStats(fmt.Sprintf("round %d after Trim", round))
 	}
 	if dev.Fault() != nil {
@@ -267,10 +149,10 @@ func poolWorkflow(r *faultRun) {
 		for _, s := range []driver.Stream{nil, streams[0]} {
 			for _, n := range []int64{256, 1 << 20, 12 << 20} {
 				if q, err := p.AllocAsync(n, s); err == nil {
-					r.fail("an allocation of %d bytes after the fault succeeded", n)
-					r.ok(p.FreeAsync(q, s), "FreeAsync after the fault")
+					r.Fail("an allocation of %d bytes after the fault succeeded", n)
+					r.OK(p.FreeAsync(q, s), "FreeAsync after the fault")
 				} else {
-					r.ok(err, fmt.Sprintf("AllocAsync %d after the fault", n))
+					r.OK(err, fmt.Sprintf("AllocAsync %d after the fault", n))
 				}
 			}
 		}
@@ -280,17 +162,17 @@ func poolWorkflow(r *faultRun) {
 
 // TestFaultPool sweeps the fault over a pool's life.
 func TestFaultPool(t *testing.T) {
-	sweepFault(t, 32<<20, poolWorkflow)
+	faultsweep.Sweep(t, 32<<20, poolWorkflow)
 }
 
 // poolConcurrent has four goroutines allocate, copy and free at once, two
 // on the default stream and two on streams of their own, while the fault
 // strikes: no block is handed out twice, nothing hangs, every error is
 // the fault's.
-func poolConcurrent(r *faultRun) {
-	dev := r.dev
+func poolConcurrent(r *faultsweep.Run) {
+	dev := r.Dev
 	p := pool.New(dev)
-	r.closeLater("pool Release", p.Release)
+	r.CloseLater("pool Release", p.Release)
 	var mu sync.Mutex
 	live := liveSet{}
 	var wg sync.WaitGroup
@@ -298,10 +180,10 @@ func poolConcurrent(r *faultRun) {
 		var s driver.Stream
 		if g%2 == 1 {
 			var err error
-			if s, err = dev.NewStream(); !r.ok(err, "NewStream") {
+			if s, err = dev.NewStream(); !r.OK(err, "NewStream") {
 				continue
 			}
-			r.closeLater("stream Close", s.Close)
+			r.CloseLater("stream Close", s.Close)
 		}
 		wg.Add(1)
 		go func() {
@@ -309,7 +191,7 @@ func poolConcurrent(r *faultRun) {
 			for i := range 5 {
 				n := int64(1 + rand.IntN(128<<10))
 				ptr, err := p.AllocAsync(n, s)
-				if !r.ok(err, "AllocAsync") {
+				if !r.OK(err, "AllocAsync") {
 					continue
 				}
 				mu.Lock()
@@ -317,28 +199,28 @@ func poolConcurrent(r *faultRun) {
 				mu.Unlock()
 				src := testdev.RandomBytes(int(n))
 				if s == nil {
-					r.ok(dev.CopyHtoD(ptr, src), "CopyHtoD")
+					r.OK(dev.CopyHtoD(ptr, src), "CopyHtoD")
 				} else {
-					r.ok(s.CopyHtoDAsync(ptr, src), "CopyHtoDAsync")
+					r.OK(s.CopyHtoDAsync(ptr, src), "CopyHtoDAsync")
 				}
 				if i%2 == 0 {
-					r.ok(dev.Memset(ptr, byte(i), n), "Memset")
+					r.OK(dev.Memset(ptr, byte(i), n), "Memset")
 				}
 				mu.Lock()
 				delete(live, ptr)
 				mu.Unlock()
-				r.ok(p.FreeAsync(ptr, s), "FreeAsync")
+				r.OK(p.FreeAsync(ptr, s), "FreeAsync")
 			}
 		}()
 	}
 	wg.Wait()
 	st := p.Stats()
 	if snap := dev.Ledger().Snapshot().Kinds[accounting.Device]; st.Cached != snap.Cached || st.Reserved != snap.Current || st.LiveBlocks != 0 {
-		r.fail("pool cached %d of %d reserved (%d live), ledger cached %d of %d", st.Cached, st.Reserved, st.LiveBlocks, snap.Cached, snap.Current)
+		r.Fail("pool cached %d of %d reserved (%d live), ledger cached %d of %d", st.Cached, st.Reserved, st.LiveBlocks, snap.Cached, snap.Current)
 	}
 }
 
 // TestFaultPoolConcurrent sweeps the fault over concurrent use of a pool.
 func TestFaultPoolConcurrent(t *testing.T) {
-	sweepFault(t, 32<<20, poolConcurrent)
+	faultsweep.Sweep(t, 32<<20, poolConcurrent)
 }
