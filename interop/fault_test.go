@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"runtime/pprof"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,31 +18,10 @@ import (
 	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/device/sim"
+	"github.com/cuarray/cuarray/internal/faultsweep"
 	"github.com/cuarray/cuarray/internal/testdev"
 	"github.com/cuarray/cuarray/interop"
 )
-
-// faultDeadline bounds every call of a fault sweep: a call that waits
-// longer is a hang.
-const faultDeadline = 10 * time.Second
-
-// faultWithin runs f and fails the test with every goroutine's stack if
-// f does not return within faultDeadline.
-func faultWithin(t *testing.T, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(faultDeadline):
-		var b strings.Builder
-		_ = pprof.Lookup("goroutine").WriteTo(&b, 2)
-		t.Fatalf("%s did not return within %v: a hang after the fault\n%s", what, faultDeadline, b.String())
-	}
-}
 
 // faultErr checks an error of a sweep: nil, or one that says the context
 // failed (nothing else goes wrong in these workflows).
@@ -54,17 +31,6 @@ func faultErr(t *testing.T, err error, what string) bool {
 		assert.ErrorIs(t, err, device.ErrContextFailed, "%s: the only error here is the fault's", what)
 	}
 	return err == nil
-}
-
-// faultSettled waits with a plain loop (assert.Eventually runs goroutines
-// of its own) until no more goroutines run than before.
-func faultSettled(t *testing.T, before int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines left running after Close")
 }
 
 // faultDLPack, set by the cgo build's fault_dlpack_test.go, exports b
@@ -116,7 +82,7 @@ func pendingExportsFault(t *testing.T, latency time.Duration, n int64) bool {
 	var a, b *devarray.DevArray
 	var s, consumer driver.Stream
 	var faulted bool
-	faultWithin(t, "the workflow", func() {
+	faultsweep.Within(t, "the workflow", func() {
 		if a, err = devarray.FromBytes(dev, src, devarray.Uint8, size); !faultErr(t, err, "FromBytes") {
 			return
 		}
@@ -196,7 +162,7 @@ func pendingExportsFault(t *testing.T, latency time.Duration, n int64) bool {
 		}
 	})
 
-	faultWithin(t, "closing", func() {
+	faultsweep.Within(t, "closing", func() {
 		faultErr(t, pending.Reap(), "Reap")
 		assert.Zero(t, pending.Len(), "nothing stays pending")
 		assert.Equal(t, queued.Load(), finished.Load(), "every recorded work's done ran once")
@@ -216,7 +182,7 @@ func pendingExportsFault(t *testing.T, latency time.Duration, n int64) bool {
 	for _, k := range []accounting.Kind{accounting.Device, accounting.Pinned, accounting.Mapped, accounting.Registered, accounting.IPC} {
 		assert.Zero(t, snap.Kinds[k].Current, "%v bytes after Close", k)
 	}
-	faultSettled(t, goroutines)
+	faultsweep.Settled(t, goroutines)
 	return faulted
 }
 
@@ -234,7 +200,7 @@ func TestFaultWaitStream(t *testing.T) {
 	require.NoError(t, err)
 	dev.FailFault(1)
 	require.NoError(t, producer.MemsetAsync(p, 3, 256), "the memset faults after it was queued")
-	faultWithin(t, "WaitStream", func() {
+	faultsweep.Within(t, "WaitStream", func() {
 		// the consumer waits on the device: nil is no lie if its stream then reports the fault
 		faultErr(t, interop.WaitStream(dev, producer.Handle(), consumer), "WaitStream")
 		assert.ErrorIs(t, consumer.Synchronize(), device.ErrContextFailed)
@@ -305,7 +271,7 @@ func TestFaultPendingConcurrent(t *testing.T) {
 					require.NoError(t, err)
 				}
 				dev.FailFault(n)
-				faultWithin(t, "the goroutines", func() {
+				faultsweep.Within(t, "the goroutines", func() {
 					var wg sync.WaitGroup
 					for i := range workers {
 						wg.Add(2)

@@ -137,10 +137,18 @@ func once(t *testing.T, n int64, latency time.Duration, memory int64, workflow f
 	for _, k := range []accounting.Kind{accounting.Device, accounting.Pinned, accounting.Mapped, accounting.WriteCombined, accounting.Registered} {
 		assert.Zero(t, snap.Kinds[k].Current, "fault at %d: %v bytes after the device's Close", n, k)
 	}
-	deadline := time.Now().Add(5 * time.Second) // a plain loop: assert.Eventually starts goroutines
-	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
+	Settled(t, goroutines)
+	return faulted
+}
+
+// Settled waits, up to 5 s, until no more goroutines run than before, and
+// fails the test if more still do. It polls in a plain loop:
+// assert.Eventually runs goroutines of its own.
+func Settled(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "fault at %d: goroutines left running", n)
-	return faulted
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines left running")
 }

@@ -14,29 +14,9 @@ import (
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/examples/fbp/tomo"
+	"github.com/cuarray/cuarray/internal/faultsweep"
 	"github.com/cuarray/cuarray/transfer"
 )
-
-// faultDeadline bounds a run in a fault sweep: one that takes longer hangs.
-const faultDeadline = 10 * time.Second
-
-// faultWithin runs f and fails the test with every goroutine's stack if
-// f does not return within faultDeadline.
-func faultWithin(t *testing.T, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(faultDeadline):
-		var b strings.Builder
-		_ = pprof.Lookup("goroutine").WriteTo(&b, 2)
-		t.Fatalf("%s did not return within %v: a hang after the fault\n%s", what, faultDeadline, b.String())
-	}
-}
 
 // faultedDevice is a sim device whose nth copy, memset or kernel faults.
 type faultedDevice interface {
@@ -103,7 +83,7 @@ func reconstructFault(t *testing.T, g tomo.Geometry, sino []float32, mode tomo.M
 		reported = append(reported, done)
 	}
 	var res *tomo.Result
-	faultWithin(t, fmt.Sprintf("fail-fault=%d: the run", n), func() {
+	faultsweep.Within(t, fmt.Sprintf("fail-fault=%d: the run", n), func() {
 		res, err = tomo.ReconstructWith(dev, g, sino, mode, opt)
 	})
 	faulted := dev.Fault() != nil
@@ -118,7 +98,7 @@ func reconstructFault(t *testing.T, g tomo.Geometry, sino []float32, mode tomo.M
 	for i := 1; i < len(reported); i++ {
 		assert.Greater(t, reported[i], reported[i-1], "fail-fault=%d: progress in order", n)
 	}
-	faultWithin(t, fmt.Sprintf("fail-fault=%d: Close", n), func() {
+	faultsweep.Within(t, fmt.Sprintf("fail-fault=%d: Close", n), func() {
 		assert.NoError(t, dev.Close(), "fail-fault=%d: Close", n)
 	})
 	snap := dev.Ledger().Snapshot()
@@ -155,7 +135,7 @@ func TestFaultAcquire(t *testing.T) {
 				require.NoError(t, err)
 				dev := d.(faultedDevice)
 				var scan *tomo.Scan
-				faultWithin(t, fmt.Sprintf("fail-fault=%d: Acquire", n), func() { scan, err = tomo.Acquire(dev, g, nil) })
+				faultsweep.Within(t, fmt.Sprintf("fail-fault=%d: Acquire", n), func() { scan, err = tomo.Acquire(dev, g, nil) })
 				faulted := dev.Fault() != nil
 				if faulted {
 					assert.ErrorIs(t, err, device.ErrContextFailed, "fail-fault=%d", n)
