@@ -191,7 +191,7 @@ func injected(c *atomic.Int64) bool {
 // once it is done, with its error. With no latency and nothing queued on
 // the default stream, f runs at once on the caller's goroutine.
 func (d *Device) complete(f func() error) error {
-	if err := d.Fault(); err != nil {
+	if err := d.checkFault("synchronous call"); err != nil {
 		return err
 	}
 	if d.cfg.Latency <= 0 && d.legacy.pending.Load() == 0 {
