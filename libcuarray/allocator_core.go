@@ -290,7 +290,7 @@ func recordError(err error) {
 	allocator.Lock()
 	allocator.stats.Errors++
 	allocator.Unlock()
-	setThreadError(err.Error())
+	setThreadError(message(err))
 }
 
 // lastError returns the calling thread's last error ("" for none), and

@@ -36,6 +36,12 @@
 //	cuarray_capsule_destructor                     for PyCapsule_New
 //	cuarray_export_token                           int64: changes on every free; odd while async work may be pending
 //
+// A message that starts with "device fault: " says that the device's
+// context failed (device.ErrContextFailed: an illegal address, a failed
+// launch): every later call on that device fails the same way, and on a
+// GPU only a new process can use CUDA again. The prefix is the same on
+// every backend, whatever the driver's own words.
+//
 // Every call not named async returns with its work complete on the device.
 // Async work (cuarray_copy_async) is remembered by the memory it touches
 // until it completes, and exports follow the stream rules instead of
@@ -101,7 +107,7 @@ func result(err error) *C.char {
 	if err == nil {
 		return nil
 	}
-	return C.CString(err.Error())
+	return C.CString(message(err))
 }
 
 func putString(out **C.char, b []byte, err error) *C.char {

@@ -37,7 +37,7 @@ import operator
 import os
 from typing import Any, Union
 
-__all__ = ["Array", "Device", "Stream", "device", "empty", "zeros", "asarray", "from_dlpack", "ipc_open", "CuarrayError"]
+__all__ = ["Array", "Device", "Stream", "device", "empty", "zeros", "asarray", "from_dlpack", "ipc_open", "CuarrayError", "DeviceFaultError"]
 
 # DLPack device types (dlpack.h)
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
@@ -50,6 +50,16 @@ _DLPACK_VERSION = (1, 1)
 
 class CuarrayError(RuntimeError):
     """An error the cuarray library returned."""
+
+
+class DeviceFaultError(CuarrayError):
+    """The device's context failed (an illegal address, a failed launch: a
+    CUDA sticky error; "sim:N?fail-fault=K" emulates one). Every later call
+    on that device raises it too, frees included; on a GPU only a new
+    process can use CUDA again. Stop using the device rather than retry."""
+
+
+_FAULT_PREFIX = "device fault: "  # libcuarray's message for ErrContextFailed
 
 
 def _library_candidates():
@@ -168,6 +178,8 @@ def _check(err):
     if err:
         msg = ctypes.string_at(err).decode()
         _lib.cuarray_free_string(err)
+        if msg.startswith(_FAULT_PREFIX):
+            raise DeviceFaultError(msg)
         raise CuarrayError(msg)
 
 
@@ -304,7 +316,10 @@ class Array:
     def __del__(self):
         h, self._h = getattr(self, "_h", 0), 0
         if h and _lib is not None:
-            _check(_lib.cuarray_release(h))
+            try:
+                _check(_lib.cuarray_release(h))
+            except DeviceFaultError:
+                pass  # the faulted device keeps the memory; said already by the call that met the fault
 
     def free(self) -> None:
         """Frees the array's memory now, once the async work on it is done
@@ -565,6 +580,8 @@ class Array:
         if err:
             try:
                 _check(err)
+            except DeviceFaultError:
+                raise  # the device failed: not an array that cannot be exported
             except CuarrayError as e:
                 raise BufferError(str(e)) from None
         return _api.PyCapsule_New(p.value, _CAPSULE_VERSIONED if versioned else _CAPSULE, _capsule_destructor)
@@ -694,6 +711,8 @@ def _alloc(shape, dtype, spec, zero):
     dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
     try:
         h = _handle(_lib.cuarray_empty, dev._h, name.encode(), len(shape), dims, int(zero))
+    except DeviceFaultError:
+        raise  # the device failed: not a bad shape or dtype
     except CuarrayError as e:
         raise ValueError(str(e)) from None
     return Array(h, dev)

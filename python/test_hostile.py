@@ -641,5 +641,42 @@ class ModuleValidates(unittest.TestCase):
         self.assertIn("make libcuarray", p.stderr, "and how to build it")
 
 
+
+class DeviceFault(unittest.TestCase):
+    """After a sticky device fault (sim's fail-fault: an illegal address on a
+    GPU) every call on that device raises DeviceFaultError, a CuarrayError,
+    whose message starts with "device fault: "; nothing crashes or hangs,
+    and arrays collected afterwards say nothing."""
+
+    def test_fault_raises_device_fault_error(self):
+        out = run_isolated("""
+            import random
+            spec = "sim:37?mem=16MiB&fail-fault=2"
+            a = cuarray.empty((64,), "float32", spec)
+            data = bytes(random.randrange(1, 256) for _ in range(256))
+            a.copy_from(data)                   # the first copy: done
+            results = []
+            for name, call in [("to_bytes", a.to_bytes),   # the second copy faults
+                               ("empty", lambda: cuarray.empty((4,), "float32", spec)),
+                               ("copy_from", lambda: a.copy_from(data)),
+                               ("free", a.free)]:
+                try:
+                    call()
+                    results.append([name, "returned"])
+                except cuarray.DeviceFaultError as e:
+                    results.append([name, isinstance(e, cuarray.CuarrayError), str(e).startswith("device fault: "), "\\n" in str(e)])
+            b = cuarray.empty((8,), "float32", "sim:38")   # another device is untouched
+            b.copy_from(data[:32])
+            results.append(["other device", b.to_bytes() == data[:32]])
+            print(json.dumps(results))
+        """)
+        self.assertEqual(json.loads(out), [
+            ["to_bytes", True, True, False],
+            ["empty", True, True, False],
+            ["copy_from", True, True, False],
+            ["free", True, True, False],
+            ["other device", True],
+        ])
+
 if __name__ == "__main__":
     unittest.main()
