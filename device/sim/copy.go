@@ -243,6 +243,12 @@ func (d *Device) Access(ranges []driver.Range, f func(mem [][]byte) error) error
 // allocated by then, are the stream's and reported by its Synchronize.
 // Kernels' Go references run through it.
 func (d *Device) Launch(s driver.Stream, ranges []driver.Range, f func(mem [][]byte) error) error {
+	return d.launch(s, func() error { return d.access(ranges, f) })
+}
+
+// launch queues run, a kernel, on stream s (nil: the default stream), or
+// runs it at once where nothing could tell the difference.
+func (d *Device) launch(s driver.Stream, run func() error) error {
 	st := d.legacy
 	if s != nil {
 		var ok bool
@@ -253,7 +259,6 @@ func (d *Device) Launch(s driver.Stream, ranges []driver.Range, f func(mem [][]b
 	if err := d.checkFault("launch"); err != nil {
 		return err
 	}
-	run := func() error { return d.access(ranges, f) }
 	if st == d.legacy && d.cfg.Latency <= 0 && st.pending.Load() == 0 {
 		return safely(run)
 	}

@@ -49,6 +49,14 @@ static const char *const names[CUARRAY_LAZY_COUNT] = {CUARRAY_LAZY_FUNCS(CUARRAY
 
 CUARRAY_LAZY_FUNCS(CUARRAY_STUB)
 
+// cuarray_cu_count, cuarray_cu_name and cuarray_cu_fill let Init take the slots' functions from
+// a driver linked into the program (UseDriver) instead of libcuda.so.1.
+int cuarray_cu_count(void) { return CUARRAY_LAZY_COUNT; }
+const char *cuarray_cu_name(int i) { return names[i]; }
+void cuarray_cu_fill(int i, void *f) {
+	__atomic_store_n(&cuarray_cu_slots[i], f ? f : (void *)notFound, __ATOMIC_RELEASE);
+}
+
 // cuarray_cu_load opens libcuda.so.1 and fills the slots. It returns 0, or -1 with the dynamic
 // linker's message in err. Init calls it once, before cuInit.
 int cuarray_cu_load(char *err, size_t n) {

@@ -4,14 +4,36 @@ package cu
 
 // #include <stdlib.h>
 // int cuarray_cu_load(char *err, size_t n);
+// int cuarray_cu_count(void);
+// const char *cuarray_cu_name(int i);
+// void cuarray_cu_fill(int i, void *f);
 import "C"
 
 import (
 	"unsafe"
 )
 
-// loadDriver opens libcuda.so.1 (dlopen) and points the driver calls at it.
+// linked is the driver that UseDriver named, or nil: Init then loads libcuda.so.1.
+var linked func(symbol string) unsafe.Pointer
+
+// UseDriver makes Init take every driver function from resolve instead of
+// loading libcuda.so.1: resolve is asked for each function by the symbol
+// cuda.h names it with ("cuMemAlloc_v2", not "cuMemAlloc") and returns a C
+// function of that signature, or nil for one it lacks (the call then returns
+// CUDA_ERROR_NOT_FOUND, as for a function the installed driver lacks). It is
+// for a driver linked into the program, such as cuarray's emulated driver,
+// and must be called before Init, from a package init.
+func UseDriver(resolve func(symbol string) unsafe.Pointer) { linked = resolve }
+
+// loadDriver points the driver calls at the linked driver, or opens
+// libcuda.so.1 (dlopen) and points them at it.
 func loadDriver() error {
+	if linked != nil {
+		for i := C.int(0); i < C.cuarray_cu_count(); i++ {
+			C.cuarray_cu_fill(i, linked(C.GoString(C.cuarray_cu_name(i))))
+		}
+		return nil
+	}
 	buf := (*C.char)(C.malloc(512))
 	defer C.free(unsafe.Pointer(buf))
 	if C.cuarray_cu_load(buf, 512) != 0 {

@@ -1,0 +1,297 @@
+//go:build cuda && cudaemu && linux
+
+package emulated
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/sim"
+)
+
+// The flags of a primary context (cuda.h's CUctx_flags).
+const (
+	ctxSchedMask       = 0x07
+	ctxBlockingSync    = 0x04
+	ctxMapHost         = 0x08
+	ctxLMemResizeToMax = 0x10
+	ctxFlagsMask       = 0x1f
+)
+
+// device is one emulated GPU.
+type device struct {
+	ordinal int
+	primary *context
+}
+
+// context is a device's primary context. It is active while retained:
+// then a sim device holds its memory, streams and faults. Releasing the
+// last reference (or a reset) destroys everything made in it.
+type context struct {
+	handle uintptr
+	dev    *device
+
+	mu        sync.Mutex
+	refs      int
+	flags     uint32 // set by cuDevicePrimaryCtxSetFlags
+	sim       *sim.Device
+	legacy    driver.Stream
+	streams   map[*stream]struct{} // streams made by cuStreamCreate
+	perThread map[int]*stream      // each OS thread's CU_STREAM_PER_THREAD
+	owned     map[uintptr]struct{} // handles made in this activation: streams, events, modules, functions
+	sticky    atomic.Int32         // the result of the fault that spoiled the context, 0 before one
+}
+
+// retain adds a reference, activating the context on the first.
+func (c *context) retain() cuResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.refs == 0 {
+		cfg := drv.cfg
+		dev, err := sim.New(sim.Config{Ordinal: c.dev.ordinal, Memory: cfg.memory, Latency: cfg.latency, FailFault: cfg.failFault})
+		if err != nil {
+			return errOutOfMemory
+		}
+		legacy, err := dev.ExternalStream(driver.LegacyDefaultStream)
+		if err != nil {
+			dev.Close()
+			return errUnknown
+		}
+		c.sim, c.legacy = dev, legacy
+		c.streams, c.perThread, c.owned = make(map[*stream]struct{}), make(map[int]*stream), make(map[uintptr]struct{})
+		c.sticky.Store(0)
+	}
+	c.refs++
+	return success
+}
+
+// release drops a reference; the last one destroys the context's work and memory.
+func (c *context) release() cuResult {
+	c.mu.Lock()
+	if c.refs == 0 {
+		c.mu.Unlock()
+		return errInvalidContext
+	}
+	c.refs--
+	if c.refs > 0 {
+		c.mu.Unlock()
+		return success
+	}
+	c.mu.Unlock()
+	c.destroy()
+	return success
+}
+
+// reset destroys the context whatever its references (cuDevicePrimaryCtxReset).
+func (c *context) reset() {
+	c.mu.Lock()
+	active := c.refs > 0
+	c.refs = 0
+	c.mu.Unlock()
+	if active {
+		c.destroy()
+	}
+}
+
+// destroy ends an activation: it waits for the work, frees every
+// allocation (page-locked host memory too), and invalidates every handle
+// made in it.
+func (c *context) destroy() {
+	c.mu.Lock()
+	dev, owned := c.sim, c.owned
+	c.sim, c.legacy, c.streams, c.perThread, c.owned = nil, nil, nil, nil, nil
+	c.mu.Unlock()
+	if dev == nil {
+		return
+	}
+	drv.mu.Lock()
+	for h := range owned {
+		delete(drv.handles, h)
+	}
+	kept := drv.host[:0]
+	for _, h := range drv.host {
+		if h.ctx != c {
+			kept = append(kept, h)
+		}
+	}
+	drv.host = kept
+	drv.mu.Unlock()
+	dev.Close()
+}
+
+// active returns the context's sim device, or nil when it is not active.
+func (c *context) active() *sim.Device {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sim
+}
+
+// own records handle h as made in this activation.
+func (c *context) own(h uintptr) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.owned != nil {
+		c.owned[h] = struct{}{}
+	}
+}
+
+// stickyResult is the result every call returns once the context faulted.
+func (c *context) stickyResult() cuResult {
+	if r := c.sticky.Load(); r != 0 {
+		return cuResult(r)
+	}
+	return errIllegalAddress
+}
+
+// fault spoils the context with result r (the first fault wins).
+func (c *context) fault(r cuResult) { c.sticky.CompareAndSwap(0, int32(r)) }
+
+// faulted returns the sticky result once the context's device has faulted.
+func (c *context) faulted(dev *sim.Device) cuResult {
+	if dev.Fault() != nil {
+		return c.stickyResult()
+	}
+	return success
+}
+
+// current returns the calling thread's current context and its sim
+// device, or the result the driver gives without one: no current context,
+// one that is no longer active, or one that has faulted.
+func current() (*context, *sim.Device, cuResult) {
+	if !drv.ready() {
+		return nil, nil, errNotInitialized
+	}
+	c := drv.currentContext()
+	if c == nil {
+		return nil, nil, errInvalidContext
+	}
+	dev := c.active()
+	if dev == nil {
+		return nil, nil, errContextIsDestroyed
+	}
+	if r := c.faulted(dev); r != success {
+		return nil, nil, r
+	}
+	return c, dev, success
+}
+
+// stream returns the stream that handle h names in context c: 0 and
+// CU_STREAM_LEGACY the legacy default stream, CU_STREAM_PER_THREAD the
+// calling thread's own default stream, else a stream of c.
+func (c *context) stream(h uintptr) (*stream, cuResult) {
+	switch h {
+	case 0, driver.LegacyDefaultStream:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.legacy == nil {
+			return nil, errContextIsDestroyed
+		}
+		return &stream{ctx: c, s: c.legacy, legacy: true}, success
+	case driver.PerThreadDefaultStream:
+		tid := syscall.Gettid()
+		c.mu.Lock()
+		s, ok := c.perThread[tid]
+		dev := c.sim
+		c.mu.Unlock()
+		if ok {
+			return s, success
+		}
+		if dev == nil {
+			return nil, errContextIsDestroyed
+		}
+		st, err := dev.NewStream()
+		if err != nil {
+			return nil, c.codeOf(err)
+		}
+		s = &stream{ctx: c, s: st, perThread: true}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.perThread == nil {
+			st.Close()
+			return nil, errContextIsDestroyed
+		}
+		if prev, ok := c.perThread[tid]; ok {
+			st.Close()
+			return prev, success
+		}
+		c.perThread[tid] = s
+		return s, success
+	}
+	s, ok := lookup[*stream](h)
+	if !ok || s.ctx != c {
+		return nil, errInvalidHandle
+	}
+	return s, success
+}
+
+// blockingStreams returns the streams that the legacy default stream
+// orders with: every stream not made CU_STREAM_NON_BLOCKING.
+func (c *context) blockingStreams() []*stream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*stream
+	for s := range c.streams {
+		if !s.nonBlocking {
+			out = append(out, s)
+		}
+	}
+	for _, s := range c.perThread {
+		out = append(out, s)
+	}
+	return out
+}
+
+// order makes work queued next on s wait as CUDA's legacy default stream
+// rule says: on the legacy stream, for the work queued so far on every
+// blocking stream; on a blocking stream, for the work queued so far on the
+// legacy stream. Non-blocking streams wait for nothing.
+func (c *context) order(s *stream) error {
+	switch {
+	case s.legacy:
+		for _, b := range c.blockingStreams() {
+			if err := c.follow(s.s, b.s); err != nil {
+				return err
+			}
+		}
+	case !s.nonBlocking:
+		c.mu.Lock()
+		legacy := c.legacy
+		c.mu.Unlock()
+		if legacy != nil {
+			return c.follow(s.s, legacy)
+		}
+	}
+	return nil
+}
+
+// follow makes later work on waiter wait for the work queued so far on
+// leader, through an event, unless leader has none left.
+func (c *context) follow(waiter, leader driver.Stream) error {
+	if sim.Idle(leader) {
+		return nil
+	}
+	dev := c.active()
+	if dev == nil {
+		return fmt.Errorf("context destroyed: %w", driver.ErrClosed)
+	}
+	ev, err := dev.NewEvent()
+	if err != nil {
+		return err
+	}
+	defer ev.Close()
+	if err := leader.Record(ev); err != nil {
+		return err
+	}
+	return waiter.WaitEvent(ev)
+}
+
+// synchronize waits for every stream of the context (cuCtxSynchronize).
+func (c *context) synchronize(dev *sim.Device) cuResult {
+	if err := dev.Synchronize(); err != nil {
+		return c.codeOf(err)
+	}
+	return success
+}

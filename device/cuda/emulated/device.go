@@ -1,0 +1,168 @@
+//go:build cuda && cudaemu && linux
+
+package emulated
+
+import (
+	"fmt"
+
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// ModelName starts the name of every emulated device: what `cuarray info`
+// shows as the model, so nothing run on it passes for a GPU.
+const ModelName = "cuarray emulated GPU"
+
+// deviceOf returns device ordinal once the driver is initialized.
+func deviceOf(ordinal int) (*device, cuResult) {
+	if !drv.ready() {
+		return nil, errNotInitialized
+	}
+	d := drv.device(ordinal)
+	if d == nil {
+		return nil, errInvalidDevice
+	}
+	return d, success
+}
+
+func deviceCount() (int, cuResult) {
+	if !drv.ready() {
+		return 0, errNotInitialized
+	}
+	return drv.cfg.devices, success
+}
+
+func deviceName(d *device) string {
+	return fmt.Sprintf("%s %d (the CPU: no GPU)", ModelName, d.ordinal)
+}
+
+// The device attributes the emulated driver reports (CUdevice_attribute);
+// any other attribute of cuda.h's range is 0, as for a feature the device
+// lacks.
+var attributes = map[int]int{
+	1:  maxThreadsPerBlock, // MAX_THREADS_PER_BLOCK
+	2:  maxThreadsPerBlock, // MAX_BLOCK_DIM_X
+	3:  maxThreadsPerBlock, // MAX_BLOCK_DIM_Y
+	4:  maxBlockDimZ,       // MAX_BLOCK_DIM_Z
+	5:  1<<31 - 1,          // MAX_GRID_DIM_X
+	6:  maxGridDimYZ,       // MAX_GRID_DIM_Y
+	7:  maxGridDimYZ,       // MAX_GRID_DIM_Z
+	8:  maxSharedPerBlock,  // MAX_SHARED_MEMORY_PER_BLOCK
+	10: 32,                 // WARP_SIZE
+	11: maxPitch,           // MAX_PITCH
+	12: 65536,              // MAX_REGISTERS_PER_BLOCK
+	14: 512,                // TEXTURE_ALIGNMENT
+	16: 2,                  // MULTIPROCESSOR_COUNT
+	19: 1,                  // CAN_MAP_HOST_MEMORY
+	41: 1,                  // UNIFIED_ADDRESSING
+	51: texturePitchAlignment,
+	75: 9, // COMPUTE_CAPABILITY_MAJOR
+	76: 0, // COMPUTE_CAPABILITY_MINOR
+}
+
+// maxAttribute bounds cuda.h's CUdevice_attribute values.
+const maxAttribute = 200
+
+func deviceAttribute(attr, ordinal int) (int, cuResult) {
+	if _, r := deviceOf(ordinal); r != success {
+		return 0, r
+	}
+	if attr < 1 || attr >= maxAttribute {
+		return 0, errInvalidValue
+	}
+	return attributes[attr], success
+}
+
+// primaryState is cuDevicePrimaryCtxGetState: the flags set through
+// cuDevicePrimaryCtxSetFlags and whether the context is active.
+func primaryState(d *device) (flags uint32, active bool) {
+	c := d.primary
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.flags, c.refs > 0
+}
+
+// primarySetFlags is cuDevicePrimaryCtxSetFlags. On an active context it
+// fails: with CUDA_ERROR_INVALID_VALUE when the flags name
+// CU_CTX_MAP_HOST (what driver 580 answered on an H100), else with
+// CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE.
+func primarySetFlags(d *device, flags uint32) cuResult {
+	if flags&^ctxFlagsMask != 0 || flags&ctxSchedMask > ctxBlockingSync || flags&ctxSchedMask == 3 {
+		return errInvalidValue
+	}
+	c := d.primary
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.refs > 0 {
+		if flags&ctxMapHost != 0 {
+			return errInvalidValue
+		}
+		return errPrimaryContextActive
+	}
+	c.flags = flags
+	return success
+}
+
+// contextFlags is cuCtxGetFlags: CU_CTX_MAP_HOST is always there, as on
+// every driver since CUDA 11 ("all contexts behave as though the flag is
+// enabled").
+func contextFlags() (uint32, cuResult) {
+	c, _, r := current()
+	if r != success {
+		return 0, r
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.flags | ctxMapHost, success
+}
+
+func setCurrent(h uintptr) cuResult {
+	if !drv.ready() {
+		return errNotInitialized
+	}
+	if h == 0 {
+		drv.setCurrent(nil)
+		return success
+	}
+	c, ok := lookup[*context](h)
+	if !ok {
+		return errInvalidContext
+	}
+	drv.setCurrent(c)
+	return success
+}
+
+func ipcGetMemHandle(p uintptr) (driver.IPCHandle, cuResult) {
+	c, dev, r := current()
+	if r != success {
+		return driver.IPCHandle{}, r
+	}
+	if hostAt(p, 1) != nil {
+		return driver.IPCHandle{}, errInvalidValue
+	}
+	h, _, _, err := dev.IPCExport(devarray.Ptr(p))
+	return h, c.codeOf(err)
+}
+
+// ipcOpenMemHandle maps another process's allocation: a handle of this
+// process is CUDA_ERROR_INVALID_CONTEXT and a stale one
+// CUDA_ERROR_INVALID_VALUE, as a GPU's driver answers.
+func ipcOpenMemHandle(h driver.IPCHandle, flags uint32) (uintptr, cuResult) {
+	c, dev, r := current()
+	if r != success {
+		return 0, r
+	}
+	if flags&^1 != 0 {
+		return 0, errInvalidValue
+	}
+	p, _, err := dev.IPCOpen(h)
+	return uintptr(p), c.codeOf(err)
+}
+
+func ipcCloseMemHandle(p uintptr) cuResult {
+	c, dev, r := current()
+	if r != success {
+		return r
+	}
+	return c.codeOf(dev.IPCClose(devarray.Ptr(p)))
+}

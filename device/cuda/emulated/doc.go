@@ -1,0 +1,49 @@
+//go:build cuda && cudaemu && linux
+
+// Package emulated is an emulated CUDA driver: the driver API calls that
+// cuarray's cuda backend makes (and the patched gorgonia.org/cu under it),
+// implemented on the CPU with the behaviour the CUDA Driver API documents,
+// so that the unchanged backend runs, and is tested, on a machine without
+// a GPU. It is built on the sim device's machinery: each active primary
+// context is a sim device (memory, streams with latency, sticky faults,
+// IPC through memory files), and kernels run their Go references from
+// package kernels.
+//
+// It is linked only into a build with the tags cuda and cudaemu: importing
+// the package (device/cuda does, under those tags) makes gorgonia.org/cu's
+// Init take every driver function from here instead of libcuda.so.1, by the
+// symbol name cuda.h gives it (cuMemAlloc_v2, never the unversioned
+// cuMemAlloc). A function cuarray does not call answers
+// CUDA_ERROR_NOT_SUPPORTED.
+//
+// It is not a GPU, and says so: every device's name begins "cuarray
+// emulated GPU". What it emulates, where a program can go wrong:
+//
+//   - API synchronization as CUDA documents it: cuMemcpyHtoD from pageable
+//     memory returns once the source is staged, with the device write still
+//     pending; from page-locked memory it is synchronous; cuMemcpyDtoH
+//     returns complete; cuMemcpyDtoD, cuMemsetD8, cuMemcpyPeer, launches and
+//     every Async call return before their work is done; cuMemFree,
+//     cuMemFreeHost and cuMemHostUnregister synchronize the context first.
+//   - Streams: the legacy default stream (0 or CU_STREAM_LEGACY) waits for,
+//     and is waited for by, every blocking stream; CU_STREAM_NON_BLOCKING
+//     streams do neither; CU_STREAM_PER_THREAD is a different stream on
+//     each OS thread. Events record, query, synchronize, wait and time.
+//   - Contexts: primary contexts retained, released and reset; the current
+//     context per OS thread; a call with none current is
+//     CUDA_ERROR_INVALID_CONTEXT.
+//   - Memory: 256-byte aligned device allocations of a fixed capacity,
+//     page-locked and mapped host memory, registration, pointer
+//     attributes, 2-D and 3-D copies with the driver's argument checks,
+//     IPC handles that open in another process.
+//   - Kernels: the project's fatbin loads (its sm_90 cubin gives each
+//     kernel's parameter layout), a launch decodes its parameters and runs
+//     the kernel's Go reference on its stream; an access outside live
+//     memory is CUDA_ERROR_ILLEGAL_ADDRESS and a misaligned one
+//     CUDA_ERROR_MISALIGNED_ADDRESS, both sticky as on a GPU.
+//
+// The environment variable CUARRAY_EMULATED_DRIVER configures it, as a
+// query string: devices=N (default 1), mem=SIZE per device (default 4GiB),
+// latency=DURATION (each stream operation completes that long after it is
+// queued), fail-fault=N (the Nth device operation of each context faults).
+package emulated

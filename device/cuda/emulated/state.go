@@ -1,0 +1,219 @@
+//go:build cuda && cudaemu && linux
+
+package emulated
+
+/*
+#cgo linux CFLAGS: -I/usr/include -I/usr/local/cuda/include
+#include <cuda.h>
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cuarray/cuarray/accounting"
+)
+
+// EnvVar names the environment variable that configures the emulated driver.
+const EnvVar = "CUARRAY_EMULATED_DRIVER"
+
+// Version is the driver API version the emulated driver reports
+// (cuDriverGetVersion): CUDA 12.8's.
+const Version = 12080
+
+// config is the emulated driver's configuration (EnvVar).
+type config struct {
+	devices   int
+	memory    int64
+	latency   time.Duration
+	failFault int64
+}
+
+// parseConfig parses EnvVar's value.
+func parseConfig(s string) (config, error) {
+	c := config{devices: 1, memory: 4 << 30}
+	q, err := url.ParseQuery(s)
+	if err != nil {
+		return c, fmt.Errorf("%s=%q: %v", EnvVar, s, err)
+	}
+	for k, v := range q {
+		val := v[len(v)-1]
+		var err error
+		switch k {
+		case "devices":
+			c.devices, err = strconv.Atoi(val)
+			if err == nil && (c.devices < 1 || c.devices > 16) {
+				err = fmt.Errorf("want 1 to 16")
+			}
+		case "mem":
+			c.memory, err = accounting.ParseBytes(val)
+			if err == nil && c.memory < 1<<20 {
+				err = fmt.Errorf("want at least 1MiB")
+			}
+		case "latency":
+			c.latency, err = time.ParseDuration(val)
+			if err == nil && c.latency < 0 {
+				err = fmt.Errorf("want a non-negative duration")
+			}
+		case "fail-fault":
+			c.failFault, err = strconv.ParseInt(val, 10, 64)
+		default:
+			err = fmt.Errorf("unknown option (devices, mem, latency, fail-fault)")
+		}
+		if err != nil {
+			return c, fmt.Errorf("%s: %s=%q: %v", EnvVar, k, val, err)
+		}
+	}
+	return c, nil
+}
+
+// state is the emulated driver: what one libcuda holds for a process.
+type state struct {
+	mu          sync.Mutex
+	initialized bool
+	initErr     error
+	cfg         config
+	devices     []*device
+	handles     map[uintptr]any  // contexts, streams, events, modules, functions by handle
+	current     map[int]*context // the current context of each OS thread
+	host        []*hostRange     // page-locked host memory of every context
+	failures    []Failure
+}
+
+var drv = &state{handles: make(map[uintptr]any), current: make(map[int]*context)}
+
+// Failure is a driver call that returned an error, as compute-sanitizer's
+// API error report lists them.
+type Failure struct {
+	Call   string // the driver function, "cuDevicePrimaryCtxSetFlags_v2"
+	Result int    // the CUresult it returned
+	Name   string // its name, "CUDA_ERROR_INVALID_VALUE"
+}
+
+func (f Failure) String() string { return fmt.Sprintf("%s: %s (%d)", f.Call, f.Name, f.Result) }
+
+// maxFailures is how many failed calls the driver remembers.
+const maxFailures = 4096
+
+// Failures returns the driver calls that failed since the last
+// ResetFailures, oldest first (at most the first 4096).
+func Failures() []Failure {
+	drv.mu.Lock()
+	defer drv.mu.Unlock()
+	return append([]Failure(nil), drv.failures...)
+}
+
+// ResetFailures forgets the failed calls so far.
+func ResetFailures() {
+	drv.mu.Lock()
+	defer drv.mu.Unlock()
+	drv.failures = nil
+}
+
+// result records a failed call and returns its result.
+func result(call string, r cuResult) C.CUresult {
+	if r != success {
+		drv.mu.Lock()
+		if len(drv.failures) < maxFailures {
+			drv.failures = append(drv.failures, Failure{Call: call, Result: int(r), Name: r.name()})
+		}
+		drv.mu.Unlock()
+	}
+	return C.CUresult(r)
+}
+
+// start is cuInit: it reads the configuration and makes the devices.
+func (s *state) start() cuResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.initialized {
+		s.initialized = true
+		s.cfg, s.initErr = parseConfig(os.Getenv(EnvVar))
+		if s.initErr == nil {
+			for i := range s.cfg.devices {
+				d := &device{ordinal: i}
+				d.primary = &context{dev: d}
+				d.primary.handle = s.newHandleLocked(d.primary)
+				s.devices = append(s.devices, d)
+			}
+		} else {
+			fmt.Fprintf(os.Stderr, "cuarray emulated driver: %v\n", s.initErr)
+		}
+	}
+	if s.initErr != nil {
+		return errInvalidValue
+	}
+	return success
+}
+
+// ready reports whether cuInit has succeeded.
+func (s *state) ready() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.initialized && s.initErr == nil
+}
+
+// newHandleLocked returns a fresh handle for o: the address of a byte of
+// C memory that is never freed, so a handle is never reused and a
+// destroyed one stays invalid. The caller holds s.mu.
+func (s *state) newHandleLocked(o any) uintptr {
+	h := uintptr(C.malloc(1))
+	s.handles[h] = o
+	return h
+}
+
+func (s *state) newHandle(o any) uintptr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.newHandleLocked(o)
+}
+
+// forget invalidates handle h.
+func (s *state) forget(h uintptr) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.handles, h)
+}
+
+// lookup returns the object of handle h, if it is a T.
+func lookup[T any](h uintptr) (T, bool) {
+	drv.mu.Lock()
+	defer drv.mu.Unlock()
+	o, ok := drv.handles[h].(T)
+	return o, ok
+}
+
+// device returns device ordinal, or nil.
+func (s *state) device(ordinal int) *device {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ordinal < 0 || ordinal >= len(s.devices) {
+		return nil
+	}
+	return s.devices[ordinal]
+}
+
+// currentContext returns the calling OS thread's current context, or nil.
+// An exported driver function runs on the thread of its C caller.
+func (s *state) currentContext() *context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.current[syscall.Gettid()]
+}
+
+func (s *state) setCurrent(c *context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c == nil {
+		delete(s.current, syscall.Gettid())
+		return
+	}
+	s.current[syscall.Gettid()] = c
+}

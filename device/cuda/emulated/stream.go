@@ -1,0 +1,246 @@
+//go:build cuda && cudaemu && linux
+
+package emulated
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/sim"
+)
+
+// Stream and event flags (cuda.h's CUstream_flags and CUevent_flags).
+const (
+	streamNonBlocking    = 0x1
+	eventDisableTiming   = 0x2
+	eventFlagsMask       = 0xf
+	streamWaitFlagsMask  = 0x1
+	streamCreateFlagMask = 0x1
+)
+
+// stream is a CUstream: a sim stream, or a context's legacy or per-thread
+// default stream.
+type stream struct {
+	handle      uintptr
+	ctx         *context
+	s           driver.Stream
+	legacy      bool // the legacy default stream (handle 0 or CU_STREAM_LEGACY)
+	perThread   bool // an OS thread's CU_STREAM_PER_THREAD
+	nonBlocking bool // made with CU_STREAM_NON_BLOCKING
+}
+
+// run queues work on the stream after the legacy stream's ordering with
+// blocking streams (context.order), then work itself.
+func (s *stream) run(work func(driver.Stream) error) cuResult {
+	if err := s.ctx.order(s); err != nil {
+		return s.ctx.codeOf(err)
+	}
+	if err := work(s.s); err != nil {
+		return s.ctx.codeOf(err)
+	}
+	return success
+}
+
+// wait waits for the work queued so far on the stream.
+func (s *stream) wait() cuResult {
+	if err := s.s.Synchronize(); err != nil {
+		return s.ctx.codeOf(err)
+	}
+	return success
+}
+
+func streamCreate(flags uint32) (uintptr, cuResult) {
+	c, dev, r := current()
+	if r != success {
+		return 0, r
+	}
+	if flags&^streamCreateFlagMask != 0 {
+		return 0, errInvalidValue
+	}
+	st, err := dev.NewStream()
+	if err != nil {
+		return 0, c.codeOf(err)
+	}
+	s := &stream{ctx: c, s: st, nonBlocking: flags&streamNonBlocking != 0}
+	s.handle = drv.newHandle(s)
+	c.mu.Lock()
+	if c.streams == nil {
+		c.mu.Unlock()
+		drv.forget(s.handle)
+		st.Close()
+		return 0, errContextIsDestroyed
+	}
+	c.streams[s] = struct{}{}
+	c.owned[s.handle] = struct{}{}
+	c.mu.Unlock()
+	return s.handle, success
+}
+
+// streamOf returns the stream of handle h in the current context.
+func streamOf(h uintptr) (*stream, cuResult) {
+	c, _, r := current()
+	if r != success {
+		return nil, r
+	}
+	return c.stream(h)
+}
+
+// streamDestroy releases a stream. As cuStreamDestroy does, it returns at
+// once: work still queued on it completes first, then its resources go.
+func streamDestroy(h uintptr) cuResult {
+	s, ok := lookup[*stream](h)
+	if !ok {
+		return errInvalidHandle
+	}
+	drv.forget(h)
+	c := s.ctx
+	c.mu.Lock()
+	if c.streams != nil {
+		delete(c.streams, s)
+	}
+	c.mu.Unlock()
+	go s.s.Close()
+	return success
+}
+
+func streamSynchronize(h uintptr) cuResult {
+	s, r := streamOf(h)
+	if r != success {
+		return r
+	}
+	return s.wait()
+}
+
+func streamQuery(h uintptr) cuResult {
+	s, r := streamOf(h)
+	if r != success {
+		return r
+	}
+	if !sim.Idle(s.s) {
+		return errNotReady
+	}
+	return success
+}
+
+func streamWaitEvent(h, e uintptr, flags uint32) cuResult {
+	s, r := streamOf(h)
+	if r != success {
+		return r
+	}
+	ev, ok := lookup[*event](e)
+	if !ok || ev.ctx != s.ctx || flags&^streamWaitFlagsMask != 0 {
+		return errInvalidHandle
+	}
+	return s.run(func(st driver.Stream) error { return st.WaitEvent(ev.e) })
+}
+
+// event is a CUevent.
+type event struct {
+	handle   uintptr
+	ctx      *context
+	e        driver.Event
+	timing   bool
+	recorded atomic.Bool
+}
+
+func eventCreate(flags uint32) (uintptr, cuResult) {
+	c, dev, r := current()
+	if r != success {
+		return 0, r
+	}
+	if flags&^eventFlagsMask != 0 {
+		return 0, errInvalidValue
+	}
+	e, err := dev.NewEvent()
+	if err != nil {
+		return 0, c.codeOf(err)
+	}
+	ev := &event{ctx: c, e: e, timing: flags&eventDisableTiming == 0}
+	ev.handle = drv.newHandle(ev)
+	c.own(ev.handle)
+	return ev.handle, success
+}
+
+// eventOf returns the event of handle h, if its context is current and usable.
+func eventOf(h uintptr) (*event, cuResult) {
+	c, _, r := current()
+	if r != success {
+		return nil, r
+	}
+	ev, ok := lookup[*event](h)
+	if !ok || ev.ctx != c {
+		return nil, errInvalidHandle
+	}
+	return ev, success
+}
+
+func eventDestroy(h uintptr) cuResult {
+	ev, r := eventOf(h)
+	if r != success {
+		return r
+	}
+	drv.forget(h)
+	ev.e.Close()
+	return success
+}
+
+func eventRecord(h, sh uintptr) cuResult {
+	ev, r := eventOf(h)
+	if r != success {
+		return r
+	}
+	s, r := ev.ctx.stream(sh)
+	if r != success {
+		return r
+	}
+	ev.recorded.Store(true)
+	return s.run(func(st driver.Stream) error { return st.Record(ev.e) })
+}
+
+func eventQuery(h uintptr) cuResult {
+	ev, r := eventOf(h)
+	if r != success {
+		return r
+	}
+	done, err := ev.e.Query()
+	if err != nil {
+		return ev.ctx.codeOf(err)
+	}
+	if !done {
+		return errNotReady
+	}
+	return success
+}
+
+func eventSynchronize(h uintptr) cuResult {
+	ev, r := eventOf(h)
+	if r != success {
+		return r
+	}
+	if err := ev.e.Synchronize(); err != nil {
+		return ev.ctx.codeOf(err)
+	}
+	return success
+}
+
+// eventElapsed is cuEventElapsedTime: both events recorded, with timing,
+// and complete (CUDA_ERROR_NOT_READY otherwise).
+func eventElapsed(start, end uintptr) (time.Duration, cuResult) {
+	a, r := eventOf(start)
+	if r != success {
+		return 0, r
+	}
+	b, r := eventOf(end)
+	if r != success {
+		return 0, r
+	}
+	if !a.timing || !b.timing || !a.recorded.Load() || !b.recorded.Load() {
+		return 0, errInvalidHandle
+	}
+	d, err := b.e.Elapsed(a.e)
+	if err != nil {
+		return 0, a.ctx.codeOf(err)
+	}
+	return d, success
+}
