@@ -33,7 +33,7 @@ func (d *Device) CopyHtoD(dst devarray.Ptr, src []byte) error {
 			return settle()
 		})
 		if err != nil {
-			return fmt.Errorf("cuda: copy HtoD %d bytes to %v: %w", len(src), dst, err)
+			return fmt.Errorf("cuda: copy HtoD %d bytes to %v: %w", len(src), dst, d.outside(err, driver.Range{Ptr: dst, N: int64(len(src))}))
 		}
 	}
 	d.record(accounting.HtoD, path, int64(len(src)), start)
@@ -46,7 +46,7 @@ func (d *Device) CopyDtoH(dst []byte, src devarray.Ptr) error {
 	if len(dst) > 0 {
 		err := d.call(func() error { return fromCu(cu.MemcpyDtoH(ptrOf(dst), cu.DevicePtr(src), int64(len(dst)))) })
 		if err != nil {
-			return fmt.Errorf("cuda: copy DtoH %d bytes from %v: %w", len(dst), src, err)
+			return fmt.Errorf("cuda: copy DtoH %d bytes from %v: %w", len(dst), src, d.outside(err, driver.Range{Ptr: src, N: int64(len(dst))}))
 		}
 	}
 	d.record(accounting.DtoH, d.hostPath(dst), int64(len(dst)), start)
@@ -68,7 +68,7 @@ func (d *Device) CopyDtoD(dst, src devarray.Ptr, n int64) error {
 			return settle()
 		})
 		if err != nil {
-			return fmt.Errorf("cuda: copy DtoD %d bytes %v -> %v: %w", n, src, dst, err)
+			return fmt.Errorf("cuda: copy DtoD %d bytes %v -> %v: %w", n, src, dst, d.outside(err, driver.Range{Ptr: dst, N: n}, driver.Range{Ptr: src, N: n}))
 		}
 	}
 	d.record(accounting.DtoD, accounting.PathD2D, n, start)

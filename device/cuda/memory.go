@@ -92,7 +92,7 @@ func (d *Device) Memset(dst devarray.Ptr, value byte, nbytes int64) error {
 		return settle()
 	})
 	if err != nil {
-		return fmt.Errorf("cuda: memset %v: %w", dst, err)
+		return fmt.Errorf("cuda: memset %v: %w", dst, d.outside(err, driver.Range{Ptr: dst, N: nbytes}))
 	}
 	d.ledger.RecordMemset(nbytes, time.Since(start))
 	return nil
@@ -197,12 +197,6 @@ func (d *Device) Register(b []byte, flags driver.HostFlags) (*driver.HostMem, er
 		return nil, fmt.Errorf("cuda: register with flag Mapped: context flags %q: %w", d.info.ContextFlags, driver.ErrNotMapped)
 	}
 	addr := uintptr(ptrOf(b))
-	d.mu.Lock()
-	overlaps := d.host.Overlaps(addr, int64(len(b)))
-	d.mu.Unlock()
-	if overlaps {
-		return nil, fmt.Errorf("cuda: register: bytes [0x%x, +%d) overlap memory that is already page-locked: %w", addr, len(b), driver.ErrInvalidValue)
-	}
 	var c uint32
 	if flags&driver.Portable != 0 {
 		c |= hostRegisterPortable
@@ -212,6 +206,13 @@ func (d *Device) Register(b []byte, flags driver.HostFlags) (*driver.HostMem, er
 	}
 	if err := d.ledger.Reserve(accounting.Registered, int64(len(b))); err != nil {
 		return nil, fmt.Errorf("cuda: register: %w", err)
+	}
+	d.mu.Lock()
+	overlaps := d.host.Overlaps(addr, int64(len(b)))
+	d.mu.Unlock()
+	if overlaps {
+		d.ledger.Cancel(accounting.Registered, int64(len(b))) // a refused registration counts as failed, as on sim
+		return nil, fmt.Errorf("cuda: register: bytes [0x%x, +%d) overlap memory that is already page-locked: %w", addr, len(b), driver.ErrInvalidValue)
 	}
 	h := &driver.HostMem{Bytes: b, Flags: flags}
 	err := d.call(func() error {

@@ -70,7 +70,7 @@ func (s *stream) CopyHtoDAsync(dst devarray.Ptr, src []byte) error {
 			return fromCu(cu.MemcpyHtoDAsync(cu.DevicePtr(dst), ptrOf(src), int64(len(src)), s.s))
 		})
 		if err != nil {
-			return err
+			return s.d.outside(err, driver.Range{Ptr: dst, N: int64(len(src))})
 		}
 	}
 	s.d.ledger.RecordCopy(accounting.HtoD, s.d.hostPath(src), int64(len(src)), 0)
@@ -83,7 +83,7 @@ func (s *stream) CopyDtoHAsync(dst []byte, src devarray.Ptr) error {
 			return fromCu(cu.MemcpyDtoHAsync(ptrOf(dst), cu.DevicePtr(src), int64(len(dst)), s.s))
 		})
 		if err != nil {
-			return err
+			return s.d.outside(err, driver.Range{Ptr: src, N: int64(len(dst))})
 		}
 	}
 	s.d.ledger.RecordCopy(accounting.DtoH, s.d.hostPath(dst), int64(len(dst)), 0)
@@ -99,7 +99,7 @@ func (s *stream) CopyDtoDAsync(dst, src devarray.Ptr, n int64) error {
 			return fromCu(cu.MemcpyDtoDAsync(cu.DevicePtr(dst), cu.DevicePtr(src), n, s.s))
 		})
 		if err != nil {
-			return err
+			return s.d.outside(err, driver.Range{Ptr: dst, N: n}, driver.Range{Ptr: src, N: n})
 		}
 	}
 	s.d.ledger.RecordCopy(accounting.DtoD, accounting.PathD2D, n, 0)
@@ -134,7 +134,7 @@ func (s *stream) MemsetAsync(dst devarray.Ptr, value byte, n int64) error {
 		return fromCu(cu.MemsetD8Async(cu.DevicePtr(dst), value, n, s.s))
 	})
 	if err != nil {
-		return err
+		return s.d.outside(err, driver.Range{Ptr: dst, N: n})
 	}
 	s.d.ledger.RecordMemset(n, 0)
 	return nil

@@ -6,6 +6,7 @@
 package driver
 
 import (
+	"strings"
 	"time"
 
 	"github.com/cuarray/cuarray/accounting"
@@ -111,6 +112,15 @@ type Info struct {
 	// direction (PCIe generation × lanes), or 0 when unknown.
 	HostLinkBandwidth float64 `json:"host_link_bandwidth"`
 }
+
+// EmulatedModel starts the Model of a device that runs on cuarray's
+// emulated CUDA driver (a build with -tags cuda,cudaemu): the cuda backend
+// on the CPU, not a GPU.
+const EmulatedModel = "cuarray emulated GPU"
+
+// Emulated reports whether the device runs on the emulated CUDA driver:
+// results from it say nothing of a GPU's speed.
+func (i Info) Emulated() bool { return strings.HasPrefix(i.Model, EmulatedModel) }
 
 // HostFlags select what kind of page-locked host memory HostAlloc returns,
 // as cuMemHostAlloc's flags do.

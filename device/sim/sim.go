@@ -21,6 +21,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -219,9 +220,13 @@ func (d *Device) Latency() time.Duration { return d.cfg.Latency }
 // Synchronize waits for the work of every stream; after a fault it
 // returns the fault, once the work running when it hit has stopped.
 func (d *Device) Synchronize() error {
+	if d.Closed() {
+		return fmt.Errorf("sim: synchronize: %w", driver.ErrClosed)
+	}
 	var first error
 	for _, s := range d.streamList() {
-		if err := s.Synchronize(); err != nil && first == nil {
+		// A stream closed since the list was taken has no work left to wait for.
+		if err := s.Synchronize(); err != nil && first == nil && !errors.Is(err, driver.ErrClosed) {
 			first = err
 		}
 	}

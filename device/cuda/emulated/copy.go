@@ -143,6 +143,9 @@ func copyPeer(dst, dc, src, sc uintptr, n uint64) cuResult {
 	if r != success {
 		return r
 	}
+	if sctx == dctx {
+		return ds.run(func(st driver.Stream) error { return st.CopyDtoDAsync(devarray.Ptr(dst), devarray.Ptr(src), int64(n)) })
+	}
 	// The source's legacy stream records how far it is and then holds
 	// until the copy has read the source; the copy runs on the
 	// destination's legacy stream once the source is that far.

@@ -9,9 +9,6 @@ import (
 	"github.com/cuarray/cuarray/device/driver"
 )
 
-// ModelName starts the name of every emulated device: what `cuarray info`
-// shows as the model, so nothing run on it passes for a GPU.
-const ModelName = "cuarray emulated GPU"
 
 // deviceOf returns device ordinal once the driver is initialized.
 func deviceOf(ordinal int) (*device, cuResult) {
@@ -33,7 +30,9 @@ func deviceCount() (int, cuResult) {
 }
 
 func deviceName(d *device) string {
-	return fmt.Sprintf("%s %d (the CPU: no GPU)", ModelName, d.ordinal)
+	// driver.Info.Emulated knows the device by this name: what `cuarray
+	// info` shows as the model, so nothing run on it passes for a GPU.
+	return fmt.Sprintf("%s %d (the CPU: no GPU)", driver.EmulatedModel, d.ordinal)
 }
 
 // The device attributes the emulated driver reports (CUdevice_attribute);

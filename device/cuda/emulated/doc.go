@@ -43,7 +43,7 @@
 //     CUDA_ERROR_MISALIGNED_ADDRESS, both sticky as on a GPU.
 //
 // The environment variable CUARRAY_EMULATED_DRIVER configures it, as a
-// query string: devices=N (default 1), mem=SIZE per device (default 4GiB),
+// query string: devices=N (default 1), mem=SIZE per device (default 80GiB, an H100's: reserved, not committed),
 // latency=DURATION (each stream operation completes that long after it is
 // queued), fail-fault=N (the Nth device operation of each context faults).
 package emulated

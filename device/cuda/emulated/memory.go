@@ -3,6 +3,7 @@
 package emulated
 
 import (
+	"os"
 	"unsafe"
 
 	"github.com/cuarray/cuarray/devarray"
@@ -46,12 +47,16 @@ func hostAt(p uintptr, n int64) *hostRange {
 	return nil
 }
 
-// hostOverlapping returns a page-locked range that overlaps [p, p+n), or nil.
+// hostOverlapping returns a page-locked range that shares a page with
+// [p, p+n), or nil: the driver locks whole pages, so it refuses to
+// register a page twice.
 func hostOverlapping(p uintptr, n int64) *hostRange {
+	page := uintptr(os.Getpagesize())
+	lo, hi := p/page, (p+uintptr(n)-1)/page
 	drv.mu.Lock()
 	defer drv.mu.Unlock()
 	for _, h := range drv.host {
-		if p < h.base+uintptr(h.n) && h.base < p+uintptr(n) {
+		if lo <= (h.base+uintptr(h.n)-1)/page && h.base/page <= hi {
 			return h
 		}
 	}
@@ -94,8 +99,11 @@ func memAlloc(n uint64) (uintptr, cuResult) {
 	if r != success {
 		return 0, r
 	}
-	if n == 0 || n > 1<<62 {
+	if n == 0 {
 		return 0, errInvalidValue
+	}
+	if n > uint64(drv.cfg.memory) {
+		return 0, errOutOfMemory
 	}
 	p, err := dev.Malloc(int64(n))
 	if err != nil {
@@ -150,8 +158,11 @@ func memHostAlloc(n uint64, flags uint32) (unsafe.Pointer, cuResult) {
 	if r != success {
 		return nil, r
 	}
-	if n == 0 || n > 1<<62 || flags&^(hostAllocPortable|hostAllocDeviceMap|hostAllocWriteCombined) != 0 {
+	if n == 0 || flags&^(hostAllocPortable|hostAllocDeviceMap|hostAllocWriteCombined) != 0 {
 		return nil, errInvalidValue
+	}
+	if n > 1<<47 { // more than a host's address space
+		return nil, errOutOfMemory
 	}
 	var f driver.HostFlags
 	if flags&hostAllocPortable != 0 {

@@ -4,11 +4,9 @@ package emulated
 
 import (
 	"bytes"
-	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -48,7 +46,7 @@ func parseImage(image []byte) (map[string]*kernelInfo, *imageError) {
 	switch {
 	case len(image) >= 16 && binary.LittleEndian.Uint32(image) == fatbinMagic:
 		return parseFatbin(image)
-	case bytes.HasPrefix(image, []byte(elf.ELFMAG)):
+	case bytes.HasPrefix(image, []byte("\x7fELF")):
 		return parseCubin(image)
 	}
 	text := image
@@ -94,23 +92,67 @@ func parseFatbin(b []byte) (map[string]*kernelInfo, *imageError) {
 // parameter: its ordinal, offset and size.
 const eiattrKParamInfo = 0x17
 
+// elfSection is a section of an ELF64 file.
+type elfSection struct {
+	name string
+	data []byte
+}
+
+// elfSections reads the sections of a little-endian ELF64 file, as far as
+// a cubin needs: debug/elf refuses cubins, whose header's version field
+// holds the CUDA ABI version.
+func elfSections(b []byte) ([]elfSection, error) {
+	if len(b) < 64 || b[4] != 2 || b[5] != 1 {
+		return nil, fmt.Errorf("not a little-endian ELF64 file")
+	}
+	shoff := binary.LittleEndian.Uint64(b[0x28:])
+	entsize, num, strndx := int(binary.LittleEndian.Uint16(b[0x3a:])), int(binary.LittleEndian.Uint16(b[0x3c:])), int(binary.LittleEndian.Uint16(b[0x3e:]))
+	if entsize < 64 || strndx >= num || shoff > uint64(len(b)) || uint64(num*entsize) > uint64(len(b))-shoff {
+		return nil, fmt.Errorf("section headers outside the file")
+	}
+	type header struct {
+		name      uint32
+		off, size uint64
+	}
+	hs := make([]header, num)
+	for i := range hs {
+		h := b[shoff+uint64(i*entsize):]
+		hs[i] = header{binary.LittleEndian.Uint32(h), binary.LittleEndian.Uint64(h[24:]), binary.LittleEndian.Uint64(h[32:])}
+		if binary.LittleEndian.Uint32(h[4:]) == 8 { // SHT_NOBITS: no bytes in the file
+			hs[i].size = 0
+		}
+		if hs[i].off > uint64(len(b)) || hs[i].size > uint64(len(b))-hs[i].off {
+			return nil, fmt.Errorf("section %d outside the file", i)
+		}
+	}
+	names := b[hs[strndx].off : hs[strndx].off+hs[strndx].size]
+	out := make([]elfSection, num)
+	for i, h := range hs {
+		if int(h.name) < len(names) {
+			n := names[h.name:]
+			if j := bytes.IndexByte(n, 0); j >= 0 {
+				out[i].name = string(n[:j])
+			}
+		}
+		out[i].data = b[h.off : h.off+h.size]
+	}
+	return out, nil
+}
+
 // parseCubin reads the kernels of a cubin: each has a .nv.info.NAME
 // section whose KPARAM_INFO attributes give its parameters.
 func parseCubin(b []byte) (map[string]*kernelInfo, *imageError) {
-	f, err := elf.NewFile(bytes.NewReader(b))
+	sections, err := elfSections(b)
 	if err != nil {
 		return nil, &imageError{result: errInvalidImage, log: fmt.Sprintf("cubin: %v", err)}
 	}
 	kernels := make(map[string]*kernelInfo)
-	for _, s := range f.Sections {
-		name, ok := strings.CutPrefix(s.Name, ".nv.info.")
+	for _, s := range sections {
+		name, ok := strings.CutPrefix(s.name, ".nv.info.")
 		if !ok {
 			continue
 		}
-		data, err := s.Data()
-		if err != nil {
-			return nil, &imageError{result: errInvalidImage, log: fmt.Sprintf("cubin: section %s: %v", s.Name, err)}
-		}
+		data := s.data
 		k := &kernelInfo{}
 		byOrdinal := map[int]param{}
 		for p := 0; p+4 <= len(data); {
@@ -209,14 +251,4 @@ func parsePTX(text string) (map[string]*kernelInfo, *imageError) {
 		return nil, &imageError{result: errInvalidPTX, log: "ptxas application ptx input, line 1; error   : no .entry"}
 	}
 	return kernels, nil
-}
-
-// sortedNames lists a module's kernels, for messages.
-func sortedNames(k map[string]*kernelInfo) []string {
-	names := make([]string, 0, len(k))
-	for n := range k {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }

@@ -38,7 +38,7 @@ type config struct {
 
 // parseConfig parses EnvVar's value.
 func parseConfig(s string) (config, error) {
-	c := config{devices: 1, memory: 4 << 30}
+	c := config{devices: 1, memory: 80 << 30} // an H100's; reserved, not committed, as sim's memory is
 	q, err := url.ParseQuery(s)
 	if err != nil {
 		return c, fmt.Errorf("%s=%q: %v", EnvVar, s, err)
