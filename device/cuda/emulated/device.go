@@ -9,7 +9,6 @@ import (
 	"github.com/cuarray/cuarray/device/driver"
 )
 
-
 // deviceOf returns device ordinal once the driver is initialized.
 func deviceOf(ordinal int) (*device, cuResult) {
 	if !drv.ready() {
