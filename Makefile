@@ -48,21 +48,12 @@ vet:
 build:
 	$(GO) build $(PKGS)
 
-## bench: the benchmarks behind docs/perf.md's goals, each beside its peer in the same run:
-## the ledger under contention (ns/event, x-single), the pool against the device's own
-## allocator and on the mixed trace, the host gather against NumPy, staged against the host's
-## memcpy ceiling and direct, a strided download against a contiguous one, sim's FBP against
-## scikit-image's iradon (make bench-deps)
-BENCHTIME ?= 300ms
+## bench: every sim figure of docs/perf.md with the command the doc gives, each beside its peer in
+## the same run (NumPy, scikit-image with make bench-deps, sim's own allocator, the host's memcpy);
+## writes build/bench-sim.json and build/bench-sim.md, the table docs/perf.md's sim section shows.
+## STEPS='pool ledger' make bench runs some (the step names are in scripts/bench-sim.sh)
 bench:
-	$(GO) test -run '^$$' -bench 'RecordCopy$$|AllocFree$$|Contention' -benchtime $(BENCHTIME) -count 3 ./accounting
-	$(GO) test -run '^$$' -bench 'AllocFree|MixedTrace' -benchtime $(BENCHTIME) -count 3 ./pool
-	$(GO) test -run '^$$' -bench 'HostGather' -benchtime 9x ./devarray
-	$(GO) test -run '^$$' -bench 'StridedDownload' -benchtime 5x ./devarray
-	$(GO) test -run '^$$' -bench 'StagedCeiling' -benchtime 5x -count 3 ./bench
-	@if /usr/bin/python3 -c 'import skimage' 2>/dev/null; then /usr/bin/python3 bench/peers/skimage_fbp.py; \
-	else echo "bench: scikit-image is not installed (make bench-deps): sim FBP without its peer"; \
-		$(GO) test -run '^$$' -bench 'FBP256' -benchtime 5x ./kernels; fi
+	GO=$(GO) bash scripts/bench-sim.sh
 
 ## bench-deps: Debian's NumPy and scikit-image for /usr/bin/python3 (the peers of make bench)
 bench-deps:
