@@ -91,8 +91,7 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"info", "-device", "tpu:0"}, 2, `kind "tpu" is not sim or cuda`},
 		{[]string{"info", "-device", "cuda:99"}, 1, "no such device"},
 		{[]string{"demo", "-device", "sim:0?mem=1KiB"}, 1, "out of memory"},
-		{[]string{"help"}, 0, "usage: cuarray"},
-		{[]string{"demo", "-h"}, 0, ""},
+		{[]string{"help", "bogus"}, 2, `"bogus" is not a command`},
 	}
 	for _, tt := range tests {
 		code, out, stderr := runCmd(tt.args...)
