@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
 )
 
 // TestBothModesJSON runs the command as `make run` does, smaller, with a
@@ -131,10 +135,42 @@ func TestUsage(t *testing.T) {
 		{[]string{"-streams", "0"}, 2, "want 1 to 8"},
 		{[]string{"-streams", "9"}, 2, "want 1 to 8"},
 		{[]string{"-size", "64", "-mem", "1KiB", "-q"}, 1, "not even one slice fits"},
-		{[]string{"-h"}, 0, "-angles"},
+		{[]string{"-record", filepath.Join(t.TempDir(), "no", "such", "dir", "x.alloclog"), "-q"}, 1, "record:"},
 	} {
 		var out, errb bytes.Buffer
 		assert.Equal(t, tc.code, run(tc.args, &out, &errb), "%v: %s", tc.args, errb.String())
 		assert.Contains(t, errb.String(), tc.msg, "%v", tc.args)
 	}
+	var out, errb bytes.Buffer
+	assert.Equal(t, 0, run([]string{"-h"}, &out, &errb))
+	assert.Contains(t, out.String(), "-angles", "help asked for goes to stdout")
+	assert.Contains(t, out.String(), "-record")
+	assert.Empty(t, errb.String())
+}
+
+// -record writes the run's allocation log: what cuarray replay reads. It
+// holds every device allocation of the scan and the reconstructions, each
+// freed, and the recorded peak is the run's.
+func TestRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fbp.alloclog")
+	var out, errb bytes.Buffer
+	size := 8 + rand.IntN(9)
+	require.Equal(t, 0, run([]string{"-size", fmt.Sprint(size), "-angles", "12", "-slices", "3", "-mode", "both", "-q", "-record", path}, &out, &errb), errb.String())
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	log, err := accounting.ReadLog(f)
+	require.NoError(t, err)
+	allocs, frees := 0, 0
+	for _, e := range log.Events {
+		switch e.Op {
+		case accounting.OpAlloc:
+			allocs++
+		case accounting.OpFree:
+			frees++
+		}
+	}
+	assert.Positive(t, allocs, "the run's allocations are in the log")
+	assert.Equal(t, allocs, frees, "each freed within the run")
+	assert.Positive(t, log.Peak(accounting.Device), "the run's peak")
 }
