@@ -19,11 +19,18 @@ commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD -- 2>/dev/null || commit="$commit+dirty"
 failed=0
 
+quoted() { # the command as a shell line to copy: words with shell characters in single quotes
+	local w line=""
+	for w in "$@"; do
+		case $w in *[!A-Za-z0-9_./=,:+-]*) line+=" '$w'" ;; *) line+=" $w" ;; esac
+	done
+	echo "${line# }"
+}
 step() { # step NAME COMMAND...: run it unless STEPS leaves it out
 	local name=$1
 	shift
 	case " ${STEPS:-$name} " in *" $name "*) ;; *) return 0 ;; esac
-	echo "== $name: $*" | tee -a "$out"
+	echo "== $name: $(quoted "$@")" | tee -a "$out"
 	"$@" 2>&1 | tee -a "$out"
 	local rc=${PIPESTATUS[0]}
 	echo "== rc $rc" >>"$out"
@@ -55,12 +62,14 @@ else
 fi
 if have_py numpy; then
 	case " ${STEPS:-export} " in *" export "*) $GO build -buildmode=c-shared -o build/libcuarray.so ./libcuarray || failed=1 ;; esac
-	step export env CUARRAY_LIB="$PWD/build/libcuarray.so" "$PY" bench/peers/export_cost.py --device sim:0 --json
+	step export env CUARRAY_LIB=build/libcuarray.so "$PY" bench/peers/export_cost.py --device sim:0 --json
 fi
-if [ -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ] || ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
-	step driver-call bash third_party/gorgonia-cu/bench.sh 20
-else
+if ! { [ -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ] || ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; }; then
 	echo "bench: no libcuda.so.1 here (make cuda-deps): the driver-call comparison is left out"
+elif ! GOFLAGS=-mod=mod GOPROXY=off $GO mod download gorgonia.org/cu@v0.9.6 >/dev/null 2>&1; then
+	echo "bench: upstream gorgonia.org/cu v0.9.6 is not in the module cache (go mod download gorgonia.org/cu@v0.9.6): the driver-call comparison is left out"
+else
+	step driver-call bash third_party/gorgonia-cu/bench.sh 20
 fi
 
 $GO run ./internal/benchtable -in "$out" -commit "$commit" -date "$(date -u '+%Y-%m-%d %H:%M UTC')" \

@@ -3,6 +3,10 @@
 // table of sim figures is generated from one run, never copied by hand.
 //
 //	go run ./internal/benchtable -in build/bench-sim.txt -commit C -json build/bench-sim.json -md build/bench-sim.md
+//	go run ./internal/benchtable -splice docs/perf.md -md build/bench-sim.md   # make bench-doc
+//
+// With -splice it puts the markdown file between the document's
+// "<!-- bench-sim: begin" and "<!-- bench-sim: end -->" lines instead.
 //
 // The input is a sequence of steps. Each starts with a line
 // "== STEP: COMMAND" and ends with "== rc N"; between them is what the
@@ -11,6 +15,8 @@
 // and the highest value over its repetitions (-count). A line that is a
 // JSON object (the peer scripts print one) is kept as it is, and so is a
 // test's log line (name_test.go:N: text), where a test prints its figures.
+// A step with none of these (a script with its own format) keeps its last
+// few lines.
 package main
 
 import (
@@ -61,6 +67,9 @@ var (
 	logLine   = regexp.MustCompile(`^\s+\w+_test\.go:\d+: (.+)$`)
 )
 
+// tailLines is how many of its last lines a step with no figures keeps.
+const tailLines = 4
+
 // errFormat is input that is not the bench script's output.
 var errFormat = errors.New("benchtable: malformed input")
 
@@ -68,6 +77,7 @@ var errFormat = errors.New("benchtable: malformed input")
 func Parse(r io.Reader) ([]Step, error) {
 	var steps []Step
 	var cur *Step
+	var tail []string // the step's last output lines, for a step with no other figures
 	values := map[[2]string][]float64{}
 	var order [][2]string
 	finish := func() {
@@ -80,8 +90,11 @@ func Parse(r io.Reader) ([]Step, error) {
 			}
 			cur.Figures = append(cur.Figures, Figure{k[0], k[1], len(v), med, v[0], v[len(v)-1]})
 		}
+		if len(cur.Figures) == 0 && len(cur.JSON) == 0 && len(cur.Log) == 0 {
+			cur.Log = tail // a script's own lines, as it printed them
+		}
 		steps = append(steps, *cur)
-		cur, values, order = nil, map[[2]string][]float64{}, nil
+		cur, values, order, tail = nil, map[[2]string][]float64{}, nil, nil
 	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -104,6 +117,11 @@ func Parse(r io.Reader) ([]Step, error) {
 		}
 		if cur == nil {
 			continue // what the script prints between steps
+		}
+		if t := strings.TrimSpace(line); t != "" {
+			if tail = append(tail, t); len(tail) > tailLines {
+				tail = tail[1:]
+			}
 		}
 		if m := benchLine.FindStringSubmatch(line); m != nil {
 			f := strings.Fields(m[2])
@@ -199,9 +217,16 @@ func main() {
 	commit := flag.String("commit", "", "the commit measured")
 	date := flag.String("date", "", "when (UTC)")
 	jsonOut := flag.String("json", "build/bench-sim.json", "JSON output")
-	mdOut := flag.String("md", "build/bench-sim.md", "markdown output")
+	mdOut := flag.String("md", "build/bench-sim.md", "markdown output (with -splice: input)")
+	splice := flag.String("splice", "", "a document whose generated section to replace with the markdown file")
 	flag.Parse()
-	if err := run(*in, *commit, *date, *jsonOut, *mdOut); err != nil {
+	var err error
+	if *splice != "" {
+		err = spliceFile(*splice, *mdOut)
+	} else {
+		err = run(*in, *commit, *date, *jsonOut, *mdOut)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -234,4 +259,44 @@ func run(in, commit, date, jsonOut, mdOut string) error {
 		return err
 	}
 	return md.Close()
+}
+
+const (
+	beginMark = "<!-- bench-sim: begin"
+	endMark   = "<!-- bench-sim: end -->"
+)
+
+// Splice returns doc with the lines between its begin and end markers
+// replaced by md.
+func Splice(doc, md string) (string, error) {
+	b := strings.Index(doc, beginMark)
+	if b < 0 {
+		return "", fmt.Errorf("%w: no %q line", errFormat, beginMark)
+	}
+	bodyStart := strings.Index(doc[b:], "\n")
+	if bodyStart < 0 {
+		return "", fmt.Errorf("%w: nothing after %q", errFormat, beginMark)
+	}
+	bodyStart += b + 1
+	e := strings.Index(doc[bodyStart:], endMark)
+	if e < 0 {
+		return "", fmt.Errorf("%w: no %q line after the begin line", errFormat, endMark)
+	}
+	return doc[:bodyStart] + strings.TrimRight(md, "\n") + "\n" + doc[bodyStart+e:], nil
+}
+
+func spliceFile(docPath, mdPath string) error {
+	doc, err := os.ReadFile(docPath)
+	if err != nil {
+		return fmt.Errorf("benchtable: %w", err)
+	}
+	md, err := os.ReadFile(mdPath)
+	if err != nil {
+		return fmt.Errorf("benchtable: %w (run make bench first)", err)
+	}
+	out, err := Splice(string(doc), string(md))
+	if err != nil {
+		return fmt.Errorf("%s: %w", docPath, err)
+	}
+	return os.WriteFile(docPath, []byte(out), 0o644)
 }

@@ -58,6 +58,14 @@ func TestParse(t *testing.T) {
 				assert.Equal(t, []string{"bidir 0.100 GB/s"}, steps[1].Log, "a test's log line")
 			},
 		},
+		{
+			name:  "a script's own lines",
+			input: "== driver-call: bash x.sh\none\ntwo\nthree\nx.sh: up 43.8 ns/op\nx.sh: ratio 0.985\n== rc 0\n",
+			check: func(t *testing.T, steps []Step) {
+				require.Len(t, steps, 1)
+				assert.Equal(t, []string{"two", "three", "x.sh: up 43.8 ns/op", "x.sh: ratio 0.985"}, steps[0].Log, "its last lines")
+			},
+		},
 		{name: "no rc line", input: "== a: cmd\nBenchmarkX 1 2 ns/op\n", err: "has no rc line"},
 		{name: "rc outside a step", input: "== rc 0\n", err: "outside a step"},
 		{name: "a step inside a step", input: "== a: cmd\n== b: cmd\n== rc 0\n", err: "starts before"},
@@ -97,4 +105,38 @@ func TestRunWritesJSONAndMarkdown(t *testing.T) {
 	assert.NotContains(t, string(text), "B/op", "the table leaves the allocation units to the JSON")
 
 	require.Error(t, run(filepath.Join(dir, "missing.txt"), "", "", js, md), "a missing input is an error")
+}
+
+func TestSplice(t *testing.T) {
+	md := fmt.Sprintf("Generated at commit %x.\n\n| a | b |\n", rand.Uint32())
+	for _, tc := range []struct {
+		name, doc, want, err string
+	}{
+		{"replaces the section", "# T\n\n<!-- bench-sim: begin (x) -->\nold\nlines\n<!-- bench-sim: end -->\ntail\n",
+			"# T\n\n<!-- bench-sim: begin (x) -->\n" + md + "<!-- bench-sim: end -->\ntail\n", ""},
+		{"an empty section", "<!-- bench-sim: begin -->\n<!-- bench-sim: end -->\n", "<!-- bench-sim: begin -->\n" + md + "<!-- bench-sim: end -->\n", ""},
+		{"no begin", "x\n<!-- bench-sim: end -->\n", "", "no"},
+		{"no end", "<!-- bench-sim: begin -->\nx\n", "", "no"},
+		{"end before begin", "<!-- bench-sim: end -->\n<!-- bench-sim: begin -->\n", "", "after the begin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Splice(tc.doc, md)
+			if tc.err != "" {
+				require.ErrorIs(t, err, errFormat)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	dir := t.TempDir()
+	doc, mdFile := filepath.Join(dir, "perf.md"), filepath.Join(dir, "b.md")
+	require.NoError(t, os.WriteFile(doc, []byte("a\n<!-- bench-sim: begin -->\nold\n<!-- bench-sim: end -->\n"), 0o644))
+	require.NoError(t, os.WriteFile(mdFile, []byte(md), 0o644))
+	require.NoError(t, spliceFile(doc, mdFile))
+	got, err := os.ReadFile(doc)
+	require.NoError(t, err)
+	assert.Equal(t, "a\n<!-- bench-sim: begin -->\n"+md+"<!-- bench-sim: end -->\n", string(got))
+	require.Error(t, spliceFile(doc, filepath.Join(dir, "missing.md")))
 }
