@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 FUZZTIME ?= 60s
 
-.PHONY: bench-gpu run test test-latency bench bench-deps bench-all cover fuzz build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test gpu-bundle
+.PHONY: bench-gpu run test test-latency bench bench-doc bench-deps bench-all cover fuzz build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test gpu-bundle
 
 ## run: the main job, on the default device (cuda:0 with -tags cuda and a GPU, else sim:0):
 ## the transfer paths at small sizes, then the FBP example in both modes, compared
@@ -45,8 +45,10 @@ test-python: libcuarray
 vet:
 	$(GO) vet $(PKGS)
 
+## build: compile every package, and the cuarray and fbp binaries into build/
 build:
 	$(GO) build $(PKGS)
+	$(GO) build -o build/ ./cmd/cuarray ./examples/fbp
 
 ## bench: every sim figure of docs/perf.md with the command the doc gives, each beside its peer in
 ## the same run (NumPy, scikit-image with make bench-deps, sim's own allocator, the host's memcpy);
@@ -54,6 +56,10 @@ build:
 ## STEPS='pool ledger' make bench runs some (the step names are in scripts/bench-sim.sh)
 bench:
 	GO=$(GO) bash scripts/bench-sim.sh
+
+## bench-doc: put build/bench-sim.md (make bench) into docs/perf.md's generated section
+bench-doc:
+	$(GO) run ./internal/benchtable -splice docs/perf.md -md build/bench-sim.md
 
 ## bench-deps: Debian's NumPy and scikit-image for /usr/bin/python3 (the peers of make bench)
 bench-deps:
