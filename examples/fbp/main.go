@@ -51,12 +51,13 @@ type config struct {
 	png     string
 	save    string
 	record  string
+	summary bool
 	quiet   bool
 	verbose io.Writer // progress lines, or nil
 }
 
 // usage is the command's usage line, printed after a usage error and for -h.
-const usage = "usage: fbp [-device SPEC] [-size N] [-angles A] [-slices S] [-mode resident|staged|both] [-streams K] [-mem LIMIT] [-json] [-png FILE] [-save PREFIX] [-record FILE] [-q]"
+const usage = "usage: fbp [-device SPEC] [-size N] [-angles A] [-slices S] [-mode resident|staged|both] [-streams K] [-mem LIMIT] [-json] [-png FILE] [-save PREFIX] [-record FILE] [-summary] [-q]"
 
 // usageError is a mistake in the command line: exit status 2.
 type usageError struct{ msg string }
@@ -78,6 +79,7 @@ func parse(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.png, "png", "", "write the middle slice (phantom, reconstruction, difference) to this PNG file")
 	fs.StringVar(&c.save, "save", "", "also write the scan as PREFIX.sino.f32, PREFIX.phantom.f32 and PREFIX.json, for a peer to reconstruct")
 	fs.StringVar(&c.record, "record", "", "write every device allocation and free of the run to FILE (an allocation log: cuarray replay FILE asks whether the run fits another device)")
+	fs.BoolVar(&c.summary, "summary", false, "end with three summary lines: what was shown, the headline ratio, where to read on (make run)")
 	fs.BoolVar(&c.quiet, "q", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -199,7 +201,7 @@ func execute(c config, stdout io.Writer) (err error) {
 			return err
 		}
 	}
-	rep := report{Device: dev.Info().Name, Geometry: c.geom, Acquire: scan}
+	rep := report{Device: dev.Info().Name, Geometry: c.geom, Acquire: scan, Summary: c.summary}
 	for _, m := range c.modes {
 		res, err := tomo.ReconstructWith(dev, c.geom, scan.Sinograms, m, tomo.Options{Streams: c.streams, Progress: progress})
 		if err != nil {

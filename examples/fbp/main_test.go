@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -107,6 +108,40 @@ func TestSave(t *testing.T) {
 		}
 		assert.Greater(t, nonzero, n/4, "%s holds data", file)
 	}
+}
+
+// Each mode's plan line names its mode; -summary ends the text with three
+// lines (what was shown, the headline ratio, where to read on), as make run
+// prints them.
+func TestSummaryAndPlanLines(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		plans    []string
+		headline string
+	}{
+		{[]string{"-mode", "both"}, []string{"plan, resident: ", "plan, staged: "}, "summary: headline: staging every step moved "},
+		{[]string{"-mode", "staged"}, []string{"plan, staged: "}, "summary: headline: -mode both compares"},
+	} {
+		t.Run(tc.args[1], func(t *testing.T) {
+			var out, errb bytes.Buffer
+			size := 16 + rand.IntN(9)
+			args := append([]string{"-size", fmt.Sprint(size), "-angles", "12", "-slices", "3", "-q", "-summary"}, tc.args...)
+			require.Equal(t, 0, run(args, &out, &errb), errb.String())
+			for _, p := range tc.plans {
+				assert.Contains(t, out.String(), "\n"+p, "the plan line says its mode")
+			}
+			lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+			require.GreaterOrEqual(t, len(lines), 3)
+			last := lines[len(lines)-3:]
+			assert.True(t, strings.HasPrefix(last[0], "summary: shown: "), "%q", last[0])
+			assert.True(t, strings.HasPrefix(last[1], tc.headline), "%q", last[1])
+			assert.True(t, strings.HasPrefix(last[2], "summary: next: docs/guide.md"), "%q", last[2])
+			assert.Equal(t, 3, strings.Count(out.String(), "summary:"), "three lines")
+		})
+	}
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run([]string{"-size", "16", "-angles", "12", "-slices", "2", "-q"}, &out, &errb), errb.String())
+	assert.NotContains(t, out.String(), "summary:", "only with -summary")
 }
 
 func TestText(t *testing.T) {
