@@ -5,13 +5,14 @@ GO       ?= go
 PKGS     := ./...
 FUZZTIME ?= 60s
 
-.PHONY: bench-gpu run test test-latency bench bench-deps bench-all cover fuzz build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test gpu-bundle
+.PHONY: bench-gpu run test test-latency bench bench-doc bench-deps bench-all cover fuzz build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test gpu-bundle
 
 ## run: the main job, on the default device (cuda:0 with -tags cuda and a GPU, else sim:0):
-## the transfer paths at small sizes, then the FBP example in both modes, compared
+## the transfer paths at small sizes, then the FBP example in both modes, compared, and a
+## three-line summary (fbp -summary)
 run:
 	$(GO) run ./cmd/cuarray bench -sizes 4KiB,1MiB,16MiB -budget 64MiB -q
-	$(GO) run ./examples/fbp -mode both -size 128 -angles 180 -slices 32 -mem 8MiB -q
+	$(GO) run ./examples/fbp -mode both -size 128 -angles 180 -slices 32 -mem 8MiB -q -summary
 
 ## test: vet, then every package with the race detector, on sim (the
 ## Python module's tests run too where /usr/bin/python3 has NumPy: make python-deps),
@@ -45,24 +46,21 @@ test-python: libcuarray
 vet:
 	$(GO) vet $(PKGS)
 
+## build: compile every package, and the cuarray and fbp binaries into build/
 build:
 	$(GO) build $(PKGS)
+	$(GO) build -o build/ ./cmd/cuarray ./examples/fbp
 
-## bench: the benchmarks behind docs/perf.md's goals, each beside its peer in the same run:
-## the ledger under contention (ns/event, x-single), the pool against the device's own
-## allocator and on the mixed trace, the host gather against NumPy, staged against the host's
-## memcpy ceiling and direct, a strided download against a contiguous one, sim's FBP against
-## scikit-image's iradon (make bench-deps)
-BENCHTIME ?= 300ms
+## bench: every sim figure of docs/perf.md with the command the doc gives, each beside its peer in
+## the same run (NumPy, scikit-image with make bench-deps, sim's own allocator, the host's memcpy);
+## writes build/bench-sim.json and build/bench-sim.md, the table docs/perf.md's sim section shows.
+## STEPS='pool ledger' make bench runs some (the step names are in scripts/bench-sim.sh)
 bench:
-	$(GO) test -run '^$$' -bench 'RecordCopy$$|AllocFree$$|Contention' -benchtime $(BENCHTIME) -count 3 ./accounting
-	$(GO) test -run '^$$' -bench 'AllocFree|MixedTrace' -benchtime $(BENCHTIME) -count 3 ./pool
-	$(GO) test -run '^$$' -bench 'HostGather' -benchtime 9x ./devarray
-	$(GO) test -run '^$$' -bench 'StridedDownload' -benchtime 5x ./devarray
-	$(GO) test -run '^$$' -bench 'StagedCeiling' -benchtime 5x -count 3 ./bench
-	@if /usr/bin/python3 -c 'import skimage' 2>/dev/null; then /usr/bin/python3 bench/peers/skimage_fbp.py; \
-	else echo "bench: scikit-image is not installed (make bench-deps): sim FBP without its peer"; \
-		$(GO) test -run '^$$' -bench 'FBP256' -benchtime 5x ./kernels; fi
+	GO=$(GO) bash scripts/bench-sim.sh
+
+## bench-doc: put build/bench-sim.md (make bench) into docs/perf.md's generated section
+bench-doc:
+	$(GO) run ./internal/benchtable -splice docs/perf.md -md build/bench-sim.md
 
 ## bench-deps: Debian's NumPy and scikit-image for /usr/bin/python3 (the peers of make bench)
 bench-deps:

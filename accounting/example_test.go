@@ -49,7 +49,8 @@ func ExampleSnapshot_Report() {
 	// ledger sim:0
 	//   memory   current  cached      peak  allocs  frees  allocated  failed  limit
 	//   device  3.00 MiB     0 B  3.00 MiB       1      0   3.00 MiB       0   none
+	//   (bytes as the device allocated them: whole 256-byte granules on sim and CUDA, so a 48-byte array takes 256 B)
 	//
-	//   copy    path  count     bytes   seconds  GB/s
-	//   HtoD  direct      1  1.00 MiB  0.000000     -
+	//   copy    path  count     bytes  time  GB/s
+	//   HtoD  direct      1  1.00 MiB     -     -
 }

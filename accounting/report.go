@@ -11,7 +11,10 @@ func (l *Ledger) Report() string { return l.Snapshot().Report() }
 
 // Report returns the snapshot as two aligned text tables: one row per memory
 // kind that saw any activity or has a limit, and one per copy direction and
-// path used (with memsets).
+// path used (with memsets). Memory is counted as allocated: a device hands
+// out whole granules (256 bytes on sim and CUDA), which a note under the
+// table says. A copy's time is the total the ledger recorded for it, in
+// µs, ms or s as its size asks.
 func (s Snapshot) Report() string {
 	var b strings.Builder
 	title := s.Name
@@ -38,21 +41,23 @@ func (s Snapshot) Report() string {
 	w.Flush()
 	if rows == 0 {
 		fmt.Fprintln(&b, "  (no allocations)")
+	} else if d := s.Kinds[Device]; d.Allocs > 0 || d.Current > 0 {
+		fmt.Fprintln(&b, "  (bytes as the device allocated them: whole 256-byte granules on sim and CUDA, so a 48-byte array takes 256 B)")
 	}
 	fmt.Fprintln(&b)
 	w = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "copy\tpath\tcount\tbytes\tseconds\tGB/s\t")
+	fmt.Fprintln(w, "copy\tpath\tcount\tbytes\ttime\tGB/s\t")
 	rows = 0
 	for d := Direction(0); d < NumDirections; d++ {
 		for p := Path(0); p < NumPaths; p++ {
 			if c := s.Copies[d][p]; c.Count > 0 {
-				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%.6f\t%s\t\n", d, p, c.Count, FormatBytes(c.Bytes), c.Seconds, rate(c))
+				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t\n", d, p, c.Count, FormatBytes(c.Bytes), duration(c.Seconds), rate(c))
 				rows++
 			}
 		}
 	}
 	if m := s.Memsets; m.Count > 0 {
-		fmt.Fprintf(w, "memset\t-\t%d\t%s\t%.6f\t%s\t\n", m.Count, FormatBytes(m.Bytes), m.Seconds, rate(m))
+		fmt.Fprintf(w, "memset\t-\t%d\t%s\t%s\t%s\t\n", m.Count, FormatBytes(m.Bytes), duration(m.Seconds), rate(m))
 		rows++
 	}
 	w.Flush()
@@ -60,6 +65,21 @@ func (s Snapshot) Report() string {
 		fmt.Fprintln(&b, "  (no copies)")
 	}
 	return b.String()
+}
+
+// duration formats a recorded time in µs below a millisecond, ms below a
+// second, else s; "-" when none was recorded.
+func duration(sec float64) string {
+	switch {
+	case !(sec > 0):
+		return "-"
+	case sec < 1e-3:
+		return fmt.Sprintf("%.1f µs", sec*1e6)
+	case sec < 1:
+		return fmt.Sprintf("%.3f ms", sec*1e3)
+	default:
+		return fmt.Sprintf("%.3f s", sec)
+	}
 }
 
 // rate formats bytes per second in GB/s (10^9), or "-" when no time or

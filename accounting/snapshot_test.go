@@ -2,6 +2,7 @@ package accounting_test
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -75,8 +76,18 @@ func TestReport(t *testing.T) {
 	assert.Equal(t, int64(1<<20), l.Snapshot().Kinds[accounting.Device].Cached)
 	assert.Regexp(t, `device\s+3\.00 MiB\s+1\.00 MiB\s+3\.00 MiB\s+1\s+0\s+3\.00 MiB\s+0\s+none`, r)
 	assert.Regexp(t, `pinned\s+0 B\s+0 B\s+0 B\s+0\s+0\s+0 B\s+0\s+1\.00 GiB`, r, "a kind with only a limit is shown")
-	assert.Regexp(t, `HtoD\s+pinned\s+1\s+1\.86 GiB\s+1\.000000\s+2\.00`, r, "GB/s is bytes per second / 1e9")
-	assert.Regexp(t, `DtoH\s+direct\s+1\s+10 B\s+0\.000000\s+-`, r, "no time, no rate")
+	assert.Regexp(t, `HtoD\s+pinned\s+1\s+1\.86 GiB\s+1\.000 s\s+2\.00`, r, "GB/s is bytes per second / 1e9")
+	assert.Regexp(t, `DtoH\s+direct\s+1\s+10 B\s+-\s+-`, r, "no time, no rate")
+	assert.Contains(t, r, "256-byte granules", "the device's rounding is explained")
+	for _, tc := range []struct {
+		sec  float64
+		want string
+	}{{37e-6, "37.0 µs"}, {0.0123, "12.300 ms"}, {2.5, "2.500 s"}, {0, "-"}} {
+		led := accounting.NewLedger("x")
+		led.RecordCopy(accounting.HtoD, accounting.PathPinned, 1<<20, time.Duration(tc.sec*1e9))
+		assert.Regexp(t, `HtoD\s+pinned\s+1\s+1\.00 MiB\s+`+regexp.QuoteMeta(tc.want)+`\s`, led.Report(), "%v s", tc.sec)
+		assert.NotContains(t, led.Report(), "granules", "no device memory, no note")
+	}
 	assert.Regexp(t, `memset\s+-\s+1\s+100 B`, r)
 	assert.NotContains(t, r, "managed")
 }

@@ -84,6 +84,24 @@ func ToHost[T Element](a *DevArray) ([]T, error) {
 	return out, nil
 }
 
+// CopyFromHost copies data, in C order, into a's elements (counted as a
+// host-to-device copy): the typed counterpart of ToHost. T must match the
+// array's DType and data must have exactly one element for each of a's;
+// a may be a strided view, which receives only its own elements.
+// Read-only arrays refuse it.
+func CopyFromHost[T Element](a *DevArray, data []T) error {
+	if err := a.check(); err != nil {
+		return fmt.Errorf("devarray: copy from host: %w", err)
+	}
+	if want := DTypeOf[T](); want != a.dtype {
+		return fmt.Errorf("devarray: copy from host: array holds %v, not %v: %w", a.dtype, want, ErrDType)
+	}
+	if int64(len(data)) != a.lay.size {
+		return fmt.Errorf("devarray: copy from host: %d elements for an array %v of %d: %w", len(data), a.lay.shape, a.lay.size, ErrHostSize)
+	}
+	return a.CopyFrom(AsBytes(data))
+}
+
 // CopyTo copies the array's elements, packed in C order, into dst, which
 // must hold exactly NBytes bytes. A strided view moves in one pitched
 // driver copy where its layout allows, else in one pack kernel on the

@@ -176,3 +176,77 @@ func TestFailureHalfWayFreesEverything(t *testing.T) {
 		})
 	}
 }
+
+// CopyFromHost is the typed upload beside ToHost: into a whole array or a
+// strided view, one counted host-to-device copy of exactly the elements'
+// bytes; a wrong type, a wrong length, a read-only or freed array is an
+// error that moves nothing.
+func TestCopyFromHost(t *testing.T) {
+	dev := newDev(t)
+	for _, tc := range []struct {
+		name  string
+		view  func(a *devarray.DevArray) (*devarray.DevArray, error)
+		check func(t *testing.T, whole, data []float32)
+	}{
+		{"whole", func(a *devarray.DevArray) (*devarray.DevArray, error) { return a, nil },
+			func(t *testing.T, whole, data []float32) { assert.Equal(t, data, whole) }},
+		{"transposed view", func(a *devarray.DevArray) (*devarray.DevArray, error) { return a.Transpose() },
+			func(t *testing.T, whole, data []float32) {
+				for i := range 4 {
+					for j := range 6 {
+						assert.Equal(t, data[j*4+i], whole[i*6+j], "[%d,%d]", i, j)
+					}
+				}
+			}},
+		{"every other column", func(a *devarray.DevArray) (*devarray.DevArray, error) { return a.Slice(1, 0, 6, 2) },
+			func(t *testing.T, whole, data []float32) {
+				for i := range 4 {
+					for j := range 3 {
+						assert.Equal(t, data[i*3+j], whole[i*6+2*j], "[%d,%d]", i, 2*j)
+					}
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := devarray.FromHost(dev, randomFloat32(24), 4, 6)
+			require.NoError(t, err)
+			defer a.Free()
+			v, err := tc.view(a)
+			require.NoError(t, err)
+			data := randomFloat32(int(v.Size()))
+			before := dev.Ledger().Snapshot()
+			require.NoError(t, devarray.CopyFromHost(v, data))
+			up := accounting.Diff(before, dev.Ledger().Snapshot()).CopyTotal(accounting.HtoD)
+			assert.Equal(t, int64(4*len(data)), up.Bytes, "only the view's elements go up")
+			got, err := devarray.ToHost[float32](v)
+			require.NoError(t, err)
+			assert.Equal(t, data, got, "read back through the same view")
+			whole, err := devarray.ToHost[float32](a)
+			require.NoError(t, err)
+			tc.check(t, whole, data)
+		})
+	}
+
+	a, err := devarray.FromHost(dev, randomFloat32(24), 4, 6)
+	require.NoError(t, err)
+	ro, err := devarray.Wrap(dev, func() devarray.Descriptor { d, _ := a.Descriptor(); d.ReadOnly = true; return d }())
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		err  func() error
+		want error
+	}{
+		{"wrong type", func() error { return devarray.CopyFromHost(a, make([]float64, 24)) }, devarray.ErrDType},
+		{"too short", func() error { return devarray.CopyFromHost(a, randomFloat32(23)) }, devarray.ErrHostSize},
+		{"too long", func() error { return devarray.CopyFromHost(a, randomFloat32(25)) }, devarray.ErrHostSize},
+		{"read-only", func() error { return devarray.CopyFromHost(ro, randomFloat32(24)) }, devarray.ErrReadOnly},
+		{"nil array", func() error { return devarray.CopyFromHost[float32](nil, randomFloat32(24)) }, devarray.ErrNil},
+		{"freed", func() error { require.NoError(t, a.Free()); return devarray.CopyFromHost(a, randomFloat32(24)) }, devarray.ErrFreed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := dev.Ledger().Snapshot()
+			assert.ErrorIs(t, tc.err(), tc.want)
+			assert.Zero(t, accounting.Diff(before, dev.Ledger().Snapshot()).Copied().Count, "nothing moved")
+		})
+	}
+}

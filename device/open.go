@@ -1,6 +1,7 @@
 package device
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -126,10 +127,26 @@ func simConfig(s Spec) (sim.Config, error) {
 			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc, fail-copy, fail-fault or latency): %w", s, key, ErrBadSpec)
 		}
 		if err != nil {
-			return cfg, fmt.Errorf("device: %v: option %s=%q: %v: %w", s, key, v, err, ErrBadSpec)
+			return cfg, fmt.Errorf("device: %v: option %s=%q: %s: %w", s, key, v, withoutSentinel(err), ErrBadSpec)
 		}
 	}
 	return cfg, nil
+}
+
+// withoutSentinel is err's message without the text of the innermost
+// error it wraps when the message ends with it ("...: accounting: invalid
+// argument"): the spec's error puts its own sentinel there, and one line
+// with two sentinels reads as a stutter.
+func withoutSentinel(err error) string {
+	msg := err.Error()
+	var inner error
+	for e := errors.Unwrap(err); e != nil; e = errors.Unwrap(e) {
+		inner = e
+	}
+	if inner != nil && inner.Error() != msg {
+		msg = strings.TrimSuffix(msg, ": "+inner.Error())
+	}
+	return msg
 }
 
 func parseCount(v string) (int64, error) {

@@ -3,6 +3,7 @@ package device_test
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,6 +68,10 @@ func TestOpenRefuses(t *testing.T) {
 			dev, err := device.Open(tt.spec)
 			assert.Nil(t, dev)
 			assert.ErrorIs(t, err, tt.want)
+			if err != nil {
+				assert.Equal(t, 1, strings.Count(err.Error(), tt.want.Error()), "%q names its sentinel once", err)
+				assert.NotContains(t, err.Error(), accounting.ErrInvalidArgument.Error(), "one sentinel a line: the spec's")
+			}
 		})
 	}
 }

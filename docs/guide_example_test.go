@@ -43,13 +43,18 @@ func Example_gettingStarted() {
 	}
 	sum, _ := k.Sum(a)
 	out, _ := devarray.ToHost[float32](a) // one copy down
+	// new data of the same type into the same array: one copy up
+	if err := devarray.CopyFromHost(a, []float32{6, 5, 4, 3, 2, 1}); err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	s := dev.Ledger().Snapshot()
 	fmt.Println(out, sum)
 	fmt.Println("allocations:", s.Allocations(), "up:", s.CopyTotal(accounting.HtoD).Bytes, "bytes, down:", s.CopyTotal(accounting.DtoH).Bytes, "bytes")
 	// Output:
 	// [10 20 30 40 50 60] 210
-	// allocations: 1 up: 24 bytes, down: 24 bytes
+	// allocations: 1 up: 48 bytes, down: 24 bytes
 }
 
 // Zero-copy rules: views share memory and cost nothing; only what is read
@@ -72,9 +77,9 @@ func Example_zeroCopy() {
 	fmt.Println(vals, dev.Ledger().Snapshot().CopyTotal(accounting.DtoH).Bytes, "bytes down")
 
 	d, _ := flat.Descriptor() // pointer, shape, strides, dtype, device: what other libraries exchange
-	lent := dev.Ledger().Snapshot()
+	mark := dev.Ledger().Snapshot()
 	borrowed, _ := devarray.Wrap(dev, d) // someone else's memory, borrowed
-	fmt.Println("borrowing allocates:", dev.Ledger().Snapshot().Allocations()-lent.Allocations())
+	fmt.Println("borrowing allocates:", dev.Ledger().Snapshot().Allocations()-mark.Allocations())
 
 	fmt.Println(errors.Is(col.Free(), devarray.ErrNotOwner)) // only the owner frees
 	_ = borrowed.Free()                                      // a borrower's Free lets go, the memory stays

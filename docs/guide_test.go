@@ -1,11 +1,14 @@
 package docs_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,13 +16,54 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// guideBlock matches an example in guide.md: its name, its code and what
-// it prints.
-var guideBlock = regexp.MustCompile("(?s)<!-- example: (\\w+) -->\n```go\n(.*?)\n```\n\nIt prints:\n\n```text\n(.*?)\n```")
+// guideBlock matches an example in guide.md: its name, its imports, its
+// code and what it prints.
+var guideBlock = regexp.MustCompile("(?s)<!-- example: (\\w+) -->\n```go\n(import \\(\n.*?\n\\)\n)\n(.*?)\n```\n\nIt prints:\n\n```text\n(.*?)\n```")
 
 // exampleSource is an Example function's body as the guide shows it: one
-// tab less, without the Output comment, and the output it wants.
-type exampleSource struct{ code, output string }
+// tab less, without the Output comment, the output it wants, and the
+// import declaration of the packages the body uses, as gofmt writes it.
+type exampleSource struct{ code, output, imports string }
+
+// importsOf is the import declaration of the packages body uses, of the
+// file's imports: the standard library's first, then a blank line, then
+// the others, each group sorted.
+func importsOf(body *ast.BlockStmt, fileImports map[string]string) string {
+	used := map[string]bool{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok && id.Obj == nil {
+				if path, ok := fileImports[id.Name]; ok {
+					used[path] = true
+				}
+			}
+		}
+		return true
+	})
+	var std, other []string
+	for path := range used {
+		if strings.Contains(strings.Split(path, "/")[0], ".") {
+			other = append(other, path)
+		} else {
+			std = append(std, path)
+		}
+	}
+	slices.Sort(std)
+	slices.Sort(other)
+	var b strings.Builder
+	b.WriteString("import (\n")
+	for _, p := range std {
+		fmt.Fprintf(&b, "\t%q\n", p)
+	}
+	if len(std) > 0 && len(other) > 0 {
+		b.WriteString("\n")
+	}
+	for _, p := range other {
+		fmt.Fprintf(&b, "\t%q\n", p)
+	}
+	b.WriteString(")\n")
+	return b.String()
+}
 
 func examples(t *testing.T, file string) map[string]exampleSource {
 	src, err := os.ReadFile(file)
@@ -27,6 +71,16 @@ func examples(t *testing.T, file string) map[string]exampleSource {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, file, src, parser.ParseComments)
 	require.NoError(t, err)
+	fileImports := map[string]string{}
+	for _, imp := range f.Imports {
+		path, err := strconv.Unquote(imp.Path.Value)
+		require.NoError(t, err)
+		name := path[strings.LastIndex(path, "/")+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		fileImports[name] = path
+	}
 	out := map[string]exampleSource{}
 	for _, decl := range f.Decls {
 		fn, ok := decl.(*ast.FuncDecl)
@@ -44,14 +98,14 @@ func examples(t *testing.T, file string) map[string]exampleSource {
 		for _, l := range strings.Split(strings.TrimRight(output, "\n"), "\n") {
 			outs = append(outs, strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(l), "//"), " "))
 		}
-		out[fn.Name.Name] = exampleSource{strings.Join(lines, "\n"), strings.Join(outs, "\n")}
+		out[fn.Name.Name] = exampleSource{strings.Join(lines, "\n"), strings.Join(outs, "\n"), importsOf(fn.Body, fileImports)}
 	}
 	return out
 }
 
 // TestGuideShowsTheTestedCode: every Go block of the guide is the body of
-// the Example it names, and shows that Example's output; every Example
-// of the guide's file is in the guide.
+// the Example it names, under the imports that body needs, and shows that
+// Example's output; every Example of the guide's file is in the guide.
 func TestGuideShowsTheTestedCode(t *testing.T) {
 	guide, err := os.ReadFile("guide.md")
 	require.NoError(t, err)
@@ -59,13 +113,14 @@ func TestGuideShowsTheTestedCode(t *testing.T) {
 	require.NotEmpty(t, want)
 	seen := map[string]bool{}
 	for _, m := range guideBlock.FindAllStringSubmatch(string(guide), -1) {
-		name, code, output := m[1], m[2], m[3]
+		name, imports, code, output := m[1], m[2], m[3], m[4]
 		ex, ok := want[name]
 		if !assert.True(t, ok, "guide.md shows %s, which guide_example_test.go does not have", name) {
 			continue
 		}
 		assert.False(t, seen[name], "%s is shown twice", name)
 		seen[name] = true
+		assert.Equal(t, ex.imports, imports, "guide.md's imports for %s", name)
 		assert.Equal(t, ex.code, code, "guide.md's code for %s", name)
 		assert.Equal(t, ex.output, output, "guide.md's output for %s", name)
 	}

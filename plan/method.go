@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/cuarray/cuarray/accounting"
@@ -88,7 +89,11 @@ func (r *Registry) Lookup(name string) (Method, error) {
 	defer r.mu.RUnlock()
 	m, ok := r.m[name]
 	if !ok {
-		return nil, fmt.Errorf("plan: %q (known: %v): %w", name, r.namesLocked(), ErrUnknownMethod)
+		known := "none are registered"
+		if names := r.namesLocked(); len(names) > 0 {
+			known = "known: " + strings.Join(names, ", ")
+		}
+		return nil, fmt.Errorf("%w %q (%s)", ErrUnknownMethod, name, known)
 	}
 	return m, nil
 }

@@ -138,7 +138,7 @@ func TestRegistry(t *testing.T) {
 	assert.Equal(t, 1, m.(copyMethod).countTemps, "the first registration stays")
 	_, err = r.Lookup("c")
 	assert.ErrorIs(t, err, plan.ErrUnknownMethod)
-	assert.ErrorContains(t, err, "known: [a b]")
+	assert.ErrorContains(t, err, "known: a, b)", "the names as a list, not a Go slice")
 	assert.Equal(t, 7, plan.Params{"x": 7}.Get("x", 1))
 	assert.Equal(t, 1, plan.Params(nil).Get("x", 1))
 }

@@ -437,15 +437,41 @@ class Array:
         _check(_lib.cuarray_to_host(self._h, buf, self.nbytes))
         return buf.raw
 
+    def to_numpy(self):
+        """The elements copied to a new NumPy array of this array's shape and
+        dtype (one counted device-to-host copy of the elements' bytes; a
+        strided view is packed on the device first)."""
+        import numpy
+        try:
+            dt = numpy.dtype(self.dtype)
+        except TypeError:
+            raise TypeError("to_numpy: NumPy has no %s dtype: use to_bytes()" % self.dtype) from None
+        return numpy.frombuffer(self.to_bytes(), dtype=dt).reshape(self.shape)
+
+    get = to_numpy  # CuPy's name for the same copy
+
     def copy_from(self, data: Any) -> None:
         """Copies the elements from data: an array-like with a dtype (a NumPy
-        array or scalar, of this array's dtype, in native byte order, and of
-        its size; any layout), a typed buffer (array.array, a memoryview with
-        a format) or a sequence of numbers, checked the same way, or a
-        bytes-like object of exactly nbytes bytes packed in C order. The
-        bytes are never reinterpreted: float64 data into a float32 array is
-        a TypeError, a size that differs a ValueError."""
+        array or scalar, of this array's dtype, in native byte order; any
+        layout), a typed buffer (array.array, a memoryview with a format),
+        checked the same way, a Python number or a (nested) list or tuple of
+        them, converted to this array's dtype as numpy.asarray(data, dtype)
+        would (a number fills the array), or a bytes-like object of exactly
+        nbytes bytes packed in C order. Data with a shape must have this
+        array's shape, or be 1-D with one element for each (taken in C
+        order). The bytes are never reinterpreted: float64 data into a
+        float32 array is a TypeError, a shape or size that differs a
+        ValueError."""
         mv = None
+        if isinstance(data, (bool, int, float, complex)):
+            import numpy
+            data = numpy.full(self.shape, data, dtype=numpy.dtype(self.dtype))
+        elif isinstance(data, (list, tuple)):
+            import numpy
+            try:
+                data = numpy.asarray(data, dtype=numpy.dtype(self.dtype))
+            except (TypeError, ValueError, OverflowError) as e:
+                raise type(e)("copy_from: the sequence does not convert to %s: %s" % (self.dtype, e)) from None
         if not (hasattr(data, "dtype") and hasattr(data, "shape")):
             try:
                 mv = memoryview(data)
@@ -470,6 +496,10 @@ class Array:
             if size != self.size:
                 raise ValueError("copy_from: %d elements of shape %s into an array of %d, shape %s"
                                  % (size, tuple(data.shape), self.size, self.shape))
+            if tuple(data.shape) != tuple(self.shape) and len(data.shape) > 1:
+                raise ValueError("copy_from: data of shape %s into an array of shape %s: reshape it first "
+                                 "(1-D data of %d elements is taken in C order)"
+                                 % (tuple(data.shape), tuple(self.shape), self.size))
             import numpy
             data = numpy.ascontiguousarray(data)
             mv = memoryview(data)
@@ -748,7 +778,11 @@ def asarray(obj: Any, device: Union[str, Device, None] = None) -> Array:
     Array, or have __cuda_array_interface__ (CuPy, PyTorch CUDA tensors,
     Numba), __array_interface__ (NumPy) or __dlpack__. The array keeps obj
     alive. CUDA memory is imported on device (default "cuda:N" of the
-    memory), after waiting for the producer's stream as the interface asks."""
+    memory), after waiting for the producer's stream as the interface asks.
+    Host memory (a NumPy array, through __array_interface__) is borrowed
+    as it is, on no cuarray device: its device reads "cpu:0" and it moves
+    nothing to a device; to put the data on one, copy it into an array made
+    there: empty(n.shape, n.dtype, device="sim:0").copy_from(n)."""
     if isinstance(obj, Array):
         return obj
     if hasattr(obj, "__cuda_array_interface__"):

@@ -13,10 +13,37 @@ carries a native library.
 import os
 import shutil
 import subprocess
+import sys
 
-from setuptools import setup
-from setuptools.command.build_py import build_py
-from setuptools.dist import Distribution
+_VENV_HINT = ("with pip install --no-build-isolation the build uses this Python's own packages: make the "
+              "venv with Debian's /usr/bin/python3 -m venv --system-site-packages (python3-setuptools, "
+              "python3-wheel), or pip install setuptools wheel into it")
+
+try:
+    from setuptools import setup
+    from setuptools.command.build_py import build_py
+    from setuptools.dist import Distribution
+except ImportError as e:  # say what is missing in one line, not a traceback
+    raise SystemExit("cuarray: building the wheel needs setuptools, which %s lacks (%s): %s"
+                     % (sys.executable, e, _VENV_HINT))
+
+
+def _can_build_wheels():
+    """bdist_wheel comes with setuptools >= 70.1, else from the wheel package."""
+    for mod in ("setuptools.command.bdist_wheel", "wheel.bdist_wheel"):
+        try:
+            __import__(mod)
+            return True
+        except ImportError:
+            pass
+    return False
+
+
+# pip runs dist_info (its metadata step needs bdist_wheel) and then bdist_wheel
+if {"bdist_wheel", "dist_info", "editable_wheel"} & set(sys.argv) and not _can_build_wheels():
+    # without this, setuptools says only "invalid command 'bdist_wheel'"
+    raise SystemExit("cuarray: building the wheel needs the wheel package, which %s lacks: %s"
+                     % (sys.executable, _VENV_HINT))
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

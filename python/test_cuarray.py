@@ -579,5 +579,56 @@ class Errors(unittest.TestCase):
             self.assertFalse(hasattr(a, "__cuda_array_interface__"), "sim memory is host memory")
 
 
+
+class HostData(unittest.TestCase):
+    """Python numbers and lists go in as NumPy would convert them; to_numpy()
+    (and get()) come back with the array's shape; a shape that differs is an
+    error, not a silent reshape."""
+
+    def test_lists_and_numbers_convert(self):
+        for dtype in DTYPES:
+            with self.subTest(dtype=dtype):
+                want = random((4, 5), dtype)
+                a = cuarray.empty((4, 5), dtype, SPEC)
+                for data in (want.tolist(), want.ravel().tolist(), tuple(want.ravel().tolist())):
+                    a.copy_from(np.zeros((4, 5), dtype))
+                    a.copy_from(data)
+                    np.testing.assert_array_equal(a.to_numpy(), want)
+                x = want.ravel()[0].item()
+                a.copy_from(x)
+                np.testing.assert_array_equal(a.get(), np.full((4, 5), x, dtype))
+
+    def test_float_list_into_float32(self):
+        vals = rng.standard_normal(20).tolist()
+        a = cuarray.empty((4, 5), "float32", SPEC)
+        a.copy_from(vals)
+        np.testing.assert_array_equal(model(a), np.asarray(vals, "float32").reshape(4, 5))
+
+    def test_to_numpy_of_views(self):
+        want = random((6, 5), "float64")
+        a = cuarray.empty((6, 5), "float64", SPEC)
+        a.copy_from(want)
+        for name, v in views(a).items():
+            with self.subTest(view=name):
+                got = v.to_numpy()
+                self.assertEqual(got.shape, v.shape)
+                self.assertEqual(got.dtype, np.dtype("float64"))
+                np.testing.assert_array_equal(got, model(v))
+
+    def test_shape_mismatch(self):
+        a = cuarray.empty((4, 5), "float32", SPEC)
+        before = counts(a.ledger())[0]
+        for bad in (random((5, 4), "float32"), random((2, 10), "float32"), random((20,), "float32")[:19],
+                    [[1.0] * 4] * 5, [1.0] * 21):
+            with self.subTest(shape=np.shape(bad)):
+                with self.assertRaises(ValueError):
+                    a.copy_from(bad)
+        self.assertEqual(counts(a.ledger())[0], before, "nothing moved")
+        with self.assertRaises(TypeError):
+            a.copy_from(random((4, 5), "float64"))  # typed data is never converted
+        with self.assertRaises((TypeError, ValueError)):
+            a.copy_from(["x"] * 20)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -571,13 +571,16 @@ class ModuleValidates(unittest.TestCase):
         for bad, err in [(np.arange(4, dtype=">f4"), TypeError),             # big-endian float32
                          (array.array("d", [1, 2]), TypeError),               # 16 bytes of float64
                          (memoryview(np.zeros(4, np.int32)), TypeError),      # 16 bytes of int32
-                         ([1.0, 2.0, 3.0, 4.0], TypeError),                  # float64 numbers
+                         ([1.0, 2.0, 3.0], ValueError),                       # Python numbers convert, but 3 are not 4
+                         (["a", "b", "c", "d"], ValueError),                  # strings are no numbers
                          (np.zeros(5, np.float32), ValueError),
                          (np.float32(1), ValueError),                         # a scalar: one element
                          ("abcd" * 4, TypeError), (None, TypeError), (object(), TypeError), ({1, 2}, TypeError)]:
             with self.subTest(bad=type(bad).__name__):
                 with self.assertRaises(err):
                     a.copy_from(bad)
+        a.copy_from([1.5, 2.5, 3.5, 4.5])  # Python numbers convert to float32 as numpy.asarray would
+        self.assertEqual(np.frombuffer(a.to_bytes(), "float32").tolist(), [1.5, 2.5, 3.5, 4.5])
         a.copy_from(array.array("f", [1, 2, 3, 4]))
         self.assertEqual(np.frombuffer(a.to_bytes(), "float32").tolist(), [1, 2, 3, 4])
         a.copy_from(np.arange(8, dtype=np.float32)[::2])

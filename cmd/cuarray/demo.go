@@ -130,8 +130,10 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "cuarray demo on %s\n\n", rep.Device)
 	for _, s := range rep.Steps {
-		fmt.Fprintf(stdout, "%-44s allocs %d  copies %d  bytes copied %s\n    %s\n", s.Name, s.Allocations, s.Copies,
-			accounting.FormatBytes(s.CopyBytes), s.Note)
+		// each direction apart: a strided download is a pack on the device, then a copy down
+		fmt.Fprintf(stdout, "%-44s allocs %d  copies %d (%s up, %s down, %s on the device)\n    %s\n", s.Name, s.Allocations, s.Copies,
+			accounting.FormatBytes(s.HtoDBytes), accounting.FormatBytes(s.DtoHBytes),
+			accounting.FormatBytes(s.CopyBytes-s.HtoDBytes-s.DtoHBytes), s.Note)
 	}
 	fmt.Fprintln(stdout)
 	fmt.Fprint(stdout, led.Report())

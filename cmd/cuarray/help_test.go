@@ -3,6 +3,10 @@ package main
 import (
 	"flag"
 	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,8 +26,9 @@ func flagNames(t *testing.T, cmd string) []string {
 }
 
 // Every command's -h, -help and `cuarray help COMMAND` print its usage
-// line, every flag with its description, and examples, on stderr, and
-// exit 0; cuarray -h lists the commands.
+// line, every flag with its description, and examples, on stdout (so that
+// `cuarray bench -h | less` shows them), and exit 0; cuarray -h lists the
+// commands.
 func TestHelpPrintsFlagsAndExamples(t *testing.T) {
 	for cmd := range commands {
 		names := flagNames(t, cmd)
@@ -31,34 +36,99 @@ func TestHelpPrintsFlagsAndExamples(t *testing.T) {
 		for _, args := range [][]string{{cmd, "-h"}, {cmd, "-help"}, {cmd, "--help"}, {"help", cmd}} {
 			code, out, stderr := runCmd(args...)
 			assert.Equal(t, 0, code, "%v", args)
-			assert.Empty(t, out, "%v: help goes to stderr", args)
+			assert.Empty(t, stderr, "%v: help asked for goes to stdout", args)
 			for _, name := range names {
-				assert.Regexp(t, "\n  -"+name+"[ \t\n]", stderr, "%v shows -%s", args, name)
+				assert.Regexp(t, "\n  -"+name+"[ \t\n]", out, "%v shows -%s", args, name)
 			}
-			assert.Regexp(t, "Examples:\n  cuarray "+cmd+"[ \n]", stderr, "%v shows examples", args)
-			assert.Contains(t, stderr, summaries[cmd], "%v says what %s does", args, cmd)
+			assert.Regexp(t, "Examples:\n  cuarray "+cmd+"[ \n]", out, "%v shows examples", args)
+			assert.Contains(t, out, summaries[cmd], "%v says what %s does", args, cmd)
 		}
 	}
 	for _, args := range [][]string{{"-h"}, {"help"}, {"--help"}} {
 		code, out, stderr := runCmd(args...)
 		assert.Equal(t, 0, code, "%v", args)
-		assert.Empty(t, out)
+		assert.Empty(t, stderr)
 		for cmd := range commands {
-			assert.Contains(t, stderr, "  "+cmd+" ", "%v lists %s", args, cmd)
+			assert.Contains(t, out, "  "+cmd+" ", "%v lists %s", args, cmd)
 		}
 	}
 }
 
-// Every example that -h prints runs and exits 0.
+// A help topic that is no command, no command at all, or a command's bad
+// flag are usage errors: status 2, the message and the usage line on
+// stderr, nothing on stdout.
+func TestUsageErrorsGoToStderr(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help", "bogus"}, `"bogus" is not a command`},
+		{[]string{"help", "plan", "extra"}, `"plan extra" is not a command`},
+		{nil, usages[""]},
+		{[]string{"bench", "-frobnicate"}, "frobnicate"},
+		{[]string{"plan", "-method", "identity", "-shape", "0,10,10"}, "not a positive integer"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, out, stderr := runCmd(tc.args...)
+			assert.Equal(t, 2, code)
+			assert.Empty(t, out)
+			assert.Contains(t, stderr, tc.want)
+			assert.Contains(t, stderr, "usage: cuarray")
+		})
+	}
+}
+
+// shellWords splits an example line as a POSIX shell would for the
+// examples' quoting: words apart at blanks, '...' kept whole.
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var w strings.Builder
+	inWord, quoted := false, false
+	for _, r := range line {
+		switch {
+		case r == '\'':
+			quoted, inWord = !quoted, true
+		case (r == ' ' || r == '\t') && !quoted:
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	require.False(t, quoted, "an unterminated quote in %q", line)
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words
+}
+
+// Every example that -h prints runs as written from the repository's
+// root, in a temporary directory standing in for it (so that what an
+// example writes stays there), and exits 0. A ? in an example is quoted.
 func TestHelpExamplesRun(t *testing.T) {
 	progress = io.Discard
-	for cmd, lines := range examples {
+	pkgDir, err := os.Getwd()
+	require.NoError(t, err)
+	t.Chdir(t.TempDir())
+	for _, cmd := range slices.Sorted(maps.Keys(examples)) { // bench's calibrate example writes the profile the next one reads
+		lines := examples[cmd]
 		_, ok := commands[cmd]
 		require.True(t, ok, "examples for unknown command %q", cmd)
 		for _, line := range lines {
 			line, _, _ = strings.Cut(line, "#")
-			args := strings.Fields(line)
+			args := shellWords(t, line)
 			require.Equal(t, []string{"cuarray", cmd}, args[:2], "an example of %s: %q", cmd, line)
+			for i, a := range args {
+				assert.False(t, strings.ContainsAny(a, "?*[") && !strings.Contains(line, "'"+a+"'"), "%q: quote %s, a shell pattern", line, a)
+				if rest, ok := strings.CutPrefix(a, "cmd/cuarray/"); ok {
+					args[i] = filepath.Join(pkgDir, rest) // the repository's file, from its root
+				}
+			}
 			t.Run(strings.Join(args[1:], " "), func(t *testing.T) {
 				code, out, stderr := runCmd(args[1:]...)
 				assert.Equal(t, 0, code, "stderr: %s", stderr)

@@ -77,7 +77,7 @@ func TestHostileCommandLines(t *testing.T) {
 		{[]string{"plan", "-method", "kernels.scale", "-shape", "4611686018427387904,4,1"}, 2, "overflows"}, // hung before
 		{[]string{"plan", "-method", "kernels.scale", "-shape", "9223372036854775807,9223372036854775807,1"}, 2, "overflows"},
 		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3,4"}, 2, "want three sizes"},
-		{[]string{"plan", "-method", "kernels.scale", "-shape", "a,b,c"}, 2, "not a non-negative integer"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "a,b,c"}, 2, "not a positive integer"},
 		{[]string{"plan", "-method", "kernels.scale"}, 2, "want three sizes"},
 		{[]string{"plan", "-method", ""}, 2, "want -method NAME"},
 		{[]string{"plan", "-method", "list", "extra"}, 2, `unexpected argument "extra"`},
@@ -161,8 +161,8 @@ func TestHelpPrintsUsage(t *testing.T) {
 	for cmd := range commands {
 		code, out, stderr := runCmd(cmd, "-h")
 		assert.Equal(t, 0, code, cmd)
-		assert.Empty(t, out, cmd)
-		assert.True(t, strings.HasPrefix(stderr, usages[cmd]+"\n"), "%s -h starts with its usage line: %q", cmd, stderr)
+		assert.Empty(t, stderr, "%s -h: help asked for goes to stdout", cmd)
+		assert.True(t, strings.HasPrefix(out, usages[cmd]+"\n"), "%s -h starts with its usage line: %q", cmd, out)
 	}
 }
 

@@ -10,11 +10,13 @@
 //	cuarray replay LOG [-device SPEC] [-pool=on|off] [-json]
 //	                                      would a recorded run (accounting.Ledger.Record) fit on this device, with or without the pool
 //
-// Bad flags or arguments, and values a command cannot take (a slice axis
-// past the shape, a parameter the method does not have), exit with status
-// 2, a one-line message and the command's usage line; a failure while
-// running (no such device, out of memory, nothing fits) exits with status
-// 1 and a one-line message.
+// Help asked for (cuarray -h, cuarray help [COMMAND], cuarray COMMAND -h)
+// goes to stdout and exits 0. Bad flags or arguments, and values a command
+// cannot take (a slice axis past the shape, a parameter the method does not
+// have, a help topic that is no command), exit with status 2, a one-line
+// message and the command's usage line on stderr; a failure while running
+// (no such device, out of memory, nothing fits) exits with status 1 and a
+// one-line message.
 package main
 
 import (
@@ -23,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/cuarray/cuarray/internal/errline"
 )
@@ -67,11 +70,11 @@ var examples = map[string][]string{
 	"info": {
 		"cuarray info                                   # the default device: cuda:0 in a cuda build with a GPU, else sim:0",
 		"cuarray info -json",
-		"cuarray info -device sim:0?mem=16GiB",
+		"cuarray info -device 'sim:0?mem=16GiB'           # quoted: ? is a shell wildcard",
 	},
 	"demo": {
 		"cuarray demo",
-		"cuarray demo -device sim:0?latency=1ms -json   # sim whose work completes after the call, as on a GPU",
+		"cuarray demo -device 'sim:0?latency=1ms' -json   # sim whose work completes after the call, as on a GPU",
 	},
 	"plan": {
 		"cuarray plan -method list                      # the methods it can plan",
@@ -85,13 +88,13 @@ var examples = map[string][]string{
 		"cuarray bench -sizes 4KiB,1MiB -paths pinned,staged -budget 8MiB",
 		"cuarray bench -sizes 1MiB -paths direct,d2d -budget 4MiB -json -q",
 		"cuarray bench -sizes 4KiB,1MiB -paths pinned -bidir -budget 4MiB -q   # event-timed GB/s, µs at small sizes, both directions at once",
-		"cuarray bench -calibrate -sizes 4KiB,256KiB -paths direct,staged -profile /tmp/cuarray-profile.json -q   # measure and save the planner's cost model",
-		"cuarray bench -profile /tmp/cuarray-profile.json -sizes 4KiB,1MiB -paths direct,staged -budget 8MiB -q   # plan with it (or CUARRAY_PROFILE=FILE)",
+		"cuarray bench -calibrate -sizes 4KiB,256KiB -paths direct,staged -profile my-profile.json -q   # measure and save the planner's cost model",
+		"cuarray bench -profile my-profile.json -sizes 4KiB,1MiB -paths direct,staged -budget 8MiB -q   # plan with it (or CUARRAY_PROFILE=FILE)",
 	},
 	"replay": {
-		"cuarray replay testdata/fbp.alloclog -device sim:0?mem=64MiB            # (in cmd/cuarray) a log recorded from the FBP example",
-		"cuarray replay testdata/fbp.alloclog -device sim:0?mem=64KiB -pool=on   # too small: the first allocation that fails",
-		"cuarray replay testdata/fbp.alloclog -device sim:0?mem=24GiB -pool=on -json",
+		"cuarray replay cmd/cuarray/testdata/fbp.alloclog -device 'sim:0?mem=64MiB'            # a log the FBP example recorded (fbp -record FILE)",
+		"cuarray replay cmd/cuarray/testdata/fbp.alloclog -device 'sim:0?mem=64KiB' -pool=on   # too small: the first allocation that fails",
+		"cuarray replay cmd/cuarray/testdata/fbp.alloclog -device 'sim:0?mem=24GiB' -pool=on -json",
 	},
 }
 
@@ -101,17 +104,21 @@ func main() {
 
 // run executes one command and returns the process exit status.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 2 && args[0] == "help" {
-		if _, ok := commands[args[1]]; ok {
-			return run([]string{args[1], "-h"}, stdout, stderr) // cuarray help plan
-		}
-	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "help" || args[0] == "--help" {
-		fmt.Fprintln(stderr, usages[""])
-		if len(args) == 0 {
+	if len(args) >= 2 && args[0] == "help" {
+		if _, ok := commands[args[1]]; !ok || len(args) > 2 {
+			fmt.Fprintf(stderr, "cuarray help: %q is not a command (want cuarray help info, demo, plan, bench or replay)\n", strings.Join(args[1:], " "))
+			fmt.Fprintln(stderr, usages[""])
 			return 2
 		}
-		printOverview(stderr)
+		return run([]string{args[1], "-h"}, stdout, stderr) // cuarray help plan
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usages[""])
+		return 2
+	}
+	if args[0] == "-h" || args[0] == "-help" || args[0] == "help" || args[0] == "--help" {
+		fmt.Fprintln(stdout, usages[""])
+		printOverview(stdout)
 		return 0
 	}
 	cmd, ok := commands[args[0]]
@@ -127,10 +134,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case err == nil:
 		return 0
 	case errors.As(err, &help):
-		printHelp(stderr, args[0], help.fs)
+		printHelp(stdout, args[0], help.fs)
 		return 0
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprintln(stderr, usages[args[0]])
+		fmt.Fprintln(stdout, usages[args[0]])
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "cuarray %s: %v\n", args[0], ue.msg)

@@ -49,7 +49,9 @@ func TestDemoJSONViewsCopyNothing(t *testing.T) {
 func TestDemoText(t *testing.T) {
 	code, out, stderr := runCmd("demo", "-device", "sim:0?mem=64MiB")
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, out, "views: slice, permute, reshape, broadcast    allocs 0  copies 0  bytes copied 0 B")
+	assert.Contains(t, out, "views: slice, permute, reshape, broadcast    allocs 0  copies 0 (0 B up, 0 B down, 0 B on the device)")
+	assert.Contains(t, out, "download the strided view                    allocs 1  copies 2 (0 B up, 512.00 KiB down, 512.00 KiB on the device)",
+		"the view's 512 KiB come down once, after the pack kernel's copy on the device")
 	assert.Contains(t, out, "ledger sim:0")
 }
 
@@ -91,8 +93,7 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"info", "-device", "tpu:0"}, 2, `kind "tpu" is not sim or cuda`},
 		{[]string{"info", "-device", "cuda:99"}, 1, "no such device"},
 		{[]string{"demo", "-device", "sim:0?mem=1KiB"}, 1, "out of memory"},
-		{[]string{"help"}, 0, "usage: cuarray"},
-		{[]string{"demo", "-h"}, 0, ""},
+		{[]string{"help", "bogus"}, 2, `"bogus" is not a command`},
 	}
 	for _, tt := range tests {
 		code, out, stderr := runCmd(tt.args...)

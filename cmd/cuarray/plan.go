@@ -74,7 +74,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 			return usageError{"want -method NAME (or -method list)"}
 		}
 		for _, n := range plan.Default.Names() {
-			fmt.Fprintln(stdout, n)
+			fmt.Fprintln(stdout, n) // one a line
 		}
 		return nil
 	}
@@ -170,8 +170,8 @@ func parseShape(s string) ([3]int, error) {
 	}
 	for i, p := range parts {
 		v, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil || v < 0 {
-			return shape, fmt.Errorf("shape %q: size %q is not a non-negative integer", s, p)
+		if err != nil || v < 1 {
+			return shape, fmt.Errorf("shape %q: size %q is not a positive integer (a job has at least one slice of at least 1×1)", s, p)
 		}
 		shape[i] = v
 	}

@@ -51,7 +51,7 @@ func TestPlanCommandErrors(t *testing.T) {
 		{[]string{"plan"}, 2, "want -method NAME"},
 		{[]string{"plan", "-method", "nope", "-shape", "1,2,3"}, 2, `"nope"`},
 		{[]string{"plan", "-method", "fbp.filter", "-shape", "1,2"}, 2, "want three sizes"},
-		{[]string{"plan", "-method", "fbp.filter", "-shape", "1,-2,3"}, 2, "not a non-negative integer"},
+		{[]string{"plan", "-method", "fbp.filter", "-shape", "1,-2,3"}, 2, "not a positive integer"},
 		{[]string{"plan", "-method", "fbp.filter", "-shape", "1,2,3", "-dtype", "float7"}, 2, "float7"},
 		{[]string{"plan", "-method", "fbp.filter", "-shape", "1,2,3", "-param", "size"}, 2, "want name=integer"},
 		{[]string{"plan", "-method", "fbp.filter", "-shape", "1,2,3", "-mem", "lots"}, 2, "lots"},
@@ -190,7 +190,7 @@ func FuzzParseShape(f *testing.F) {
 			return
 		}
 		for _, d := range shape {
-			require.GreaterOrEqual(t, d, 0)
+			require.Positive(t, d, "a size of 0 is an error")
 		}
 		again, err := parseShape(strings.Trim(strings.ReplaceAll(strings.Join(strings.Fields(strings.ReplaceAll(s, ",", " , ")), ""), " ", ""), " "))
 		require.NoError(t, err)

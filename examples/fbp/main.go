@@ -50,19 +50,21 @@ type config struct {
 	json    bool
 	png     string
 	save    string
+	record  string
+	summary bool
 	quiet   bool
 	verbose io.Writer // progress lines, or nil
 }
 
 // usage is the command's usage line, printed after a usage error and for -h.
-const usage = "usage: fbp [-device SPEC] [-size N] [-angles A] [-slices S] [-mode resident|staged|both] [-streams K] [-mem LIMIT] [-json] [-png FILE] [-save PREFIX] [-q]"
+const usage = "usage: fbp [-device SPEC] [-size N] [-angles A] [-slices S] [-mode resident|staged|both] [-streams K] [-mem LIMIT] [-json] [-png FILE] [-save PREFIX] [-record FILE] [-summary] [-q]"
 
 // usageError is a mistake in the command line: exit status 2.
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-func parse(args []string, stderr io.Writer) (config, error) {
+func parse(args []string, stdout, stderr io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("fbp", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -76,11 +78,13 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.json, "json", false, "print JSON instead of text")
 	fs.StringVar(&c.png, "png", "", "write the middle slice (phantom, reconstruction, difference) to this PNG file")
 	fs.StringVar(&c.save, "save", "", "also write the scan as PREFIX.sino.f32, PREFIX.phantom.f32 and PREFIX.json, for a peer to reconstruct")
+	fs.StringVar(&c.record, "record", "", "write every device allocation and free of the run to FILE (an allocation log: cuarray replay FILE asks whether the run fits another device)")
+	fs.BoolVar(&c.summary, "summary", false, "end with three summary lines: what was shown, the headline ratio, where to read on (make run)")
 	fs.BoolVar(&c.quiet, "q", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stderr, usage)
-			fs.SetOutput(stderr)
+			fmt.Fprintln(stdout, usage) // help asked for: stdout
+			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return c, err
 		}
@@ -123,7 +127,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 
 // run executes the command and returns its exit status.
 func run(args []string, stdout, stderr io.Writer) int {
-	c, err := parse(args, stderr)
+	c, err := parse(args, stdout, stderr)
 	var ue usageError
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -148,7 +152,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 var opened = func(device.Device) {}
 
 // execute runs the scan and the reconstructions c asks for, and prints them.
-func execute(c config, stdout io.Writer) error {
+func execute(c config, stdout io.Writer) (err error) {
 	dev, err := device.Open(c.device)
 	if errors.Is(err, device.ErrBadSpec) {
 		return usageError{err.Error()}
@@ -162,6 +166,26 @@ func execute(c config, stdout io.Writer) error {
 		if err := dev.Ledger().SetLimit(accounting.Device, c.mem); err != nil {
 			return usageError{err.Error()}
 		}
+	}
+	if c.record != "" {
+		f, err := os.Create(c.record)
+		if err != nil {
+			return fmt.Errorf("record: %w", err)
+		}
+		rec, err := dev.Ledger().Record(f)
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("record %s: %w", c.record, err)
+		}
+		defer func() { // before the device's Close: the log holds the run, not the teardown
+			cerr := rec.Close()
+			if ferr := f.Close(); cerr == nil {
+				cerr = ferr
+			}
+			if err == nil && cerr != nil {
+				err = fmt.Errorf("record %s: %w", c.record, cerr)
+			}
+		}()
 	}
 	progress := func(stage string, done, total int) {
 		if c.verbose != nil {
@@ -177,7 +201,7 @@ func execute(c config, stdout io.Writer) error {
 			return err
 		}
 	}
-	rep := report{Device: dev.Info().Name, Geometry: c.geom, Acquire: scan}
+	rep := report{Device: dev.Info().Name, Geometry: c.geom, Acquire: scan, Summary: c.summary}
 	for _, m := range c.modes {
 		res, err := tomo.ReconstructWith(dev, c.geom, scan.Sinograms, m, tomo.Options{Streams: c.streams, Progress: progress})
 		if err != nil {

@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
 )
 
 // TestBothModesJSON runs the command as `make run` does, smaller, with a
@@ -105,6 +110,40 @@ func TestSave(t *testing.T) {
 	}
 }
 
+// Each mode's plan line names its mode; -summary ends the text with three
+// lines (what was shown, the headline ratio, where to read on), as make run
+// prints them.
+func TestSummaryAndPlanLines(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		plans    []string
+		headline string
+	}{
+		{[]string{"-mode", "both"}, []string{"plan, resident: ", "plan, staged: "}, "summary: headline: staging every step moved "},
+		{[]string{"-mode", "staged"}, []string{"plan, staged: "}, "summary: headline: -mode both compares"},
+	} {
+		t.Run(tc.args[1], func(t *testing.T) {
+			var out, errb bytes.Buffer
+			size := 16 + rand.IntN(9)
+			args := append([]string{"-size", fmt.Sprint(size), "-angles", "12", "-slices", "3", "-q", "-summary"}, tc.args...)
+			require.Equal(t, 0, run(args, &out, &errb), errb.String())
+			for _, p := range tc.plans {
+				assert.Contains(t, out.String(), "\n"+p, "the plan line says its mode")
+			}
+			lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+			require.GreaterOrEqual(t, len(lines), 3)
+			last := lines[len(lines)-3:]
+			assert.True(t, strings.HasPrefix(last[0], "summary: shown: "), "%q", last[0])
+			assert.True(t, strings.HasPrefix(last[1], tc.headline), "%q", last[1])
+			assert.True(t, strings.HasPrefix(last[2], "summary: next: docs/guide.md"), "%q", last[2])
+			assert.Equal(t, 3, strings.Count(out.String(), "summary:"), "three lines")
+		})
+	}
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run([]string{"-size", "16", "-angles", "12", "-slices", "2", "-q"}, &out, &errb), errb.String())
+	assert.NotContains(t, out.String(), "summary:", "only with -summary")
+}
+
 func TestText(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run([]string{"-size", "24", "-angles", "20", "-slices", "3", "-mode", "both", "-q"}, &out, &errb)
@@ -131,10 +170,42 @@ func TestUsage(t *testing.T) {
 		{[]string{"-streams", "0"}, 2, "want 1 to 8"},
 		{[]string{"-streams", "9"}, 2, "want 1 to 8"},
 		{[]string{"-size", "64", "-mem", "1KiB", "-q"}, 1, "not even one slice fits"},
-		{[]string{"-h"}, 0, "-angles"},
+		{[]string{"-record", filepath.Join(t.TempDir(), "no", "such", "dir", "x.alloclog"), "-q"}, 1, "record:"},
 	} {
 		var out, errb bytes.Buffer
 		assert.Equal(t, tc.code, run(tc.args, &out, &errb), "%v: %s", tc.args, errb.String())
 		assert.Contains(t, errb.String(), tc.msg, "%v", tc.args)
 	}
+	var out, errb bytes.Buffer
+	assert.Equal(t, 0, run([]string{"-h"}, &out, &errb))
+	assert.Contains(t, out.String(), "-angles", "help asked for goes to stdout")
+	assert.Contains(t, out.String(), "-record")
+	assert.Empty(t, errb.String())
+}
+
+// -record writes the run's allocation log: what cuarray replay reads. It
+// holds every device allocation of the scan and the reconstructions, each
+// freed, and the recorded peak is the run's.
+func TestRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fbp.alloclog")
+	var out, errb bytes.Buffer
+	size := 8 + rand.IntN(9)
+	require.Equal(t, 0, run([]string{"-size", fmt.Sprint(size), "-angles", "12", "-slices", "3", "-mode", "both", "-q", "-record", path}, &out, &errb), errb.String())
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	log, err := accounting.ReadLog(f)
+	require.NoError(t, err)
+	allocs, frees := 0, 0
+	for _, e := range log.Events {
+		switch e.Op {
+		case accounting.OpAlloc:
+			allocs++
+		case accounting.OpFree:
+			frees++
+		}
+	}
+	assert.Positive(t, allocs, "the run's allocations are in the log")
+	assert.Equal(t, allocs, frees, "each freed within the run")
+	assert.Positive(t, log.Peak(accounting.Device), "the run's peak")
 }

@@ -87,6 +87,7 @@ type report struct {
 	Runs       []runReport   `json:"runs"`
 	Comparison *comparison   `json:"comparison,omitempty"`
 	PNG        string        `json:"png,omitempty"`
+	Summary    bool          `json:"-"` // -summary: end the text with three lines for make run
 }
 
 func (r report) writeJSON(w io.Writer) error {
@@ -102,10 +103,8 @@ func (r report) text() string {
 	fmt.Fprintf(&b, "fbp on %s: %v\n", r.Device, r.Geometry)
 	fmt.Fprintf(&b, "scan: phantom and sinograms made on the device in %d chunk(s), %.2f s, %s down\n",
 		len(r.Acquire.Plan.Chunks), r.Acquire.Seconds, f(r.Acquire.Traffic.DtoH))
-	for i, run := range r.Runs {
-		if i == 0 || run.Plan != r.Runs[0].Plan {
-			fmt.Fprintf(&b, "plan: %s\n", run.Plan)
-		}
+	for _, run := range r.Runs {
+		fmt.Fprintf(&b, "plan, %s: %s\n", run.Mode, run.Plan) // each mode plans its own chunks
 	}
 	fmt.Fprintf(&b, "\n%-9s %8s %12s %12s %13s %12s %7s %7s\n", "mode", "seconds", "host→device", "device→host", "host↔device", "device peak", "chunks", "rmse")
 	for _, run := range r.Runs {
@@ -134,7 +133,41 @@ func (r report) text() string {
 	if r.PNG != "" {
 		fmt.Fprintf(&b, "middle slice (phantom | %s reconstruction | difference): %s\n", r.Runs[0].Mode, r.PNG)
 	}
+	if r.Summary {
+		b.WriteString(r.summary())
+	}
 	return b.String()
+}
+
+// summary is what make run ends with: three lines that say what was
+// shown, the headline ratio and where to read on.
+func (r report) summary() string {
+	f := accounting.FormatBytes
+	var b strings.Builder
+	shown := "summary: shown: every transfer path's bandwidth with the ledger's byte counts checked (cuarray bench, above), and FBP on " + r.Device
+	if c := r.Comparison; c != nil && len(r.Runs) == 2 {
+		res, st := r.Runs[0], r.Runs[1]
+		same := "the same volume, bit for bit"
+		if !c.SameVolume {
+			same = fmt.Sprintf("volumes that DIFFER by up to %g", c.MaxAbsDiff)
+		}
+		fmt.Fprintf(&b, "\n%s kept on the device and staged through the host: %s\n", shown, same)
+		fmt.Fprintf(&b, "summary: headline: staging every step moved %.2f× the bytes between host and device (%s against %s); time %.3f s against %.3f s%s\n",
+			c.BytesRatio, f(st.Ledger.Crossed()), f(res.Ledger.Crossed()), st.Seconds, res.Seconds, simNote(r.Device))
+	} else {
+		fmt.Fprintf(&b, "\n%s, %s mode\n", shown, r.Runs[0].Mode)
+		b.WriteString("summary: headline: -mode both compares resident and staged\n")
+	}
+	b.WriteString("summary: next: docs/guide.md (the API), docs/perf.md (each figure with its command), docs/gpu-results.md (what ran on a GPU)\n")
+	return b.String()
+}
+
+// simNote says why times on sim say little.
+func simNote(dev string) string {
+	if strings.HasPrefix(dev, "sim") {
+		return " (on sim a copy costs little beside the kernels, which run on the CPU: the bytes are the point)"
+	}
+	return ""
 }
 
 // paths is "direct 1.00 MiB" for the bytes per path.

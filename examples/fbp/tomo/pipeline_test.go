@@ -218,11 +218,12 @@ func TestBadStreams(t *testing.T) {
 // while sim's kernels (Go on the CPU) take the CPU. The link is slow
 // (pinned 0.1 GB/s, pageable 0.05 GB/s) so that, at a size sim's kernels
 // run in a benchmark's time, the copies take about as long as the kernels,
-// as at the size on an H100 (21 ms of copies beside 46–80 ms of
+// as at the FBP goal's size on an H100 (21 ms of copies beside 46–80 ms of
 // kernels).
 func linkedSim(b *testing.B, linked bool) *sim.Device {
-	cfg := sim.Config{Memory: 256 << 20, Latency: 200 * time.Microsecond}
-	if linked {
+	cfg := sim.Config{Memory: 256 << 20}
+	if linked { // the link off has no latency either: its copies take what a memcpy takes
+		cfg.Latency = 200 * time.Microsecond
 		cfg.Link = &sim.Link{PinnedGBps: 0.1, PageableGBps: 0.05}
 	}
 	dev, err := sim.New(cfg)
@@ -237,10 +238,10 @@ func linkedSim(b *testing.B, linked bool) *sim.Device {
 // ns/op is what the pipeline saves there. On sim that is the copies
 // overlapping the kernels, and also the two chunks' kernels (Go on the
 // host's cores) overlapping each other, which on a GPU full of one chunk
-// gains little: the link=off runs, copies at memory speed, show that part
-// alone. Each also
+// gains little: the link=off runs, copies at memory speed and no
+// latency on any operation, show that part alone. Each also
 // reports wall/kernels, the run's time over its kernels' (pipelined only:
-// the goal on a GPU is at most 1.2). The chunk size is the same
+// the goal on a GPU is at most 1.2). The chunk size is the same
 // for both (a limit for 8 chunks of the pipelined plan, which the
 // unpipelined run is given too).
 func BenchmarkPipelineOverlap(b *testing.B) {

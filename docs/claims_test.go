@@ -1,0 +1,72 @@
+package docs
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// userDocs are the files a user reads: the README and docs/*.md.
+func userDocs(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob("*.md")
+	require.NoError(t, err)
+	files = append(files, "../README.md")
+	docs := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		docs[f] = string(b)
+	}
+	require.Contains(t, docs, "perf.md")
+	return docs
+}
+
+// The docs speak of the project: its features and goals, never of how
+// the work on it was organised (tracker numbers, sessions, reviews, a GPU
+// machine being lent).
+func TestDocsSpeakOfTheProject(t *testing.T) {
+	banned := regexp.MustCompile(`(?i)\bissues? \d+|\bissue's\b|\blent\b|\bthis session\b|\bnext session\b|\bthe review\b|\bsessions?\b`)
+	for f, text := range userDocs(t) {
+		for _, m := range banned.FindAllStringIndex(text, -1) {
+			line := 1 + strings.Count(text[:m[0]], "\n")
+			assert.Fail(t, "a doc speaks of the work, not the project", "%s:%d: %q", f, line, text[m[0]:m[1]])
+		}
+	}
+}
+
+// commitRef is a short or full commit hash as the docs cite one: "commit
+// 317bee6", "(317bee6)", "at 57b5727".
+var commitRef = regexp.MustCompile(`\b(?:commits?|at|and|then|,|\()\s*([0-9a-f]{7,40})\b`)
+
+// Every commit the docs cite exists in this repository's history, so a
+// figure's commit can be checked out and its command run again. Without
+// git or a history (a bundle on a GPU machine) the test skips.
+func TestCitedCommitsExist(t *testing.T) {
+	gitTool, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git on this machine: the commits cannot be looked up")
+	}
+	if err := exec.Command(gitTool, "rev-parse", "--git-dir").Run(); err != nil {
+		t.Skip("not in a git checkout: the commits cannot be looked up")
+	}
+	seen := 0
+	for f, text := range userDocs(t) {
+		for _, m := range commitRef.FindAllStringSubmatch(text, -1) {
+			c := m[1]
+			if strings.Trim(c, "0123456789") == "" {
+				continue // a number, not a hash
+			}
+			seen++
+			err := exec.Command(gitTool, "cat-file", "-e", c+"^{commit}").Run()
+			assert.NoError(t, err, "%s cites commit %s, which is not in the history", f, c)
+		}
+	}
+	assert.Positive(t, seen, "the docs cite commits (perf.md, gpu-results.md)")
+}
