@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 FUZZTIME ?= 60s
 
-.PHONY: bench-gpu run test test-latency bench bench-doc bench-deps bench-all cover fuzz build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test gpu-bundle
+.PHONY: bench-gpu run test test-latency bench bench-doc bench-deps bench-all cover fuzz build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test cuda-emu-test gpu-bundle
 
 ## run: the main job, on the default device (cuda:0 with -tags cuda and a GPU, else sim:0):
 ## the transfer paths at small sizes, then the FBP example in both modes, compared, and a
@@ -149,6 +149,19 @@ cuda-build:
 ## skips (cuda:0 answers no device), and the rest, the no-GPU paths among them, must pass
 cuda-test:
 	$(GO) test $(CUDA_TAGS) -count=1 $(PKGS)
+
+## cuda-emu-test: the cuda backend on the emulated CUDA driver (device/cuda/emulated, -tags
+## cuda,cudaemu): every package's tests on cuda:0 with the race detector, then the packages that
+## move data again with each stream operation completing LATENCY after it is queued. It needs
+## cuda.h (make cuda-deps), not a GPU. EMU_PKGS narrows the packages (both passes), EMU_RUN the
+## tests (go test -run): make cuda-emu-test EMU_PKGS=./transfer/... EMU_RUN=Finding
+EMU_TAGS := -tags cuda,cudaemu
+EMU_PKGS ?=
+EMU_RUN  ?= .
+cuda-emu-test:
+	env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE $(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $(or $(EMU_PKGS),$(PKGS))
+	env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_EMULATED_DRIVER='latency=$(LATENCY)' \
+		$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $(or $(EMU_PKGS),$(LATENCY_PKGS))
 
 ## bench-gpu: the GPU bundle with the benchmark suite: cuarray's side and its PyTorch and CuPy
 ## peers, run in one call on the GPU machine (bash .gpu/bench.sh), reported side by side as ratios

@@ -84,6 +84,11 @@ func New(dev driver.Device) (*Kernels, error) {
 	return k, nil
 }
 
+// Image returns the module image the kernels load on a GPU: the embedded
+// fatbin of kernels.cu, fbp.cu and radon.cu (sm_90 machine code and
+// compute_70 PTX).
+func Image() string { return moduleImage }
+
 // WithStream returns kernels that run their work on s (nil: the default
 // stream), after the work queued on s before it, and wait for it.
 //

@@ -142,7 +142,7 @@ func TestHelpExamplesRun(t *testing.T) {
 // large, with a note on stderr; a device whose size was given says that
 // the plan asks for memory it does not have.
 func TestPlanMemAboveDevice(t *testing.T) {
-	code, out, stderr := runCmd("plan", "-method", "fbp.reconstruct", "-shape", "2048,1800,2048", "-mem", "16GiB")
+	code, out, stderr := runCmd("plan", "-device", "sim:0", "-method", "fbp.reconstruct", "-shape", "2048,1800,2048", "-mem", "16GiB")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "16.00 GiB available", "planned against 16 GiB, not sim's default 4 GiB")
 	assert.Contains(t, out, "on sim:0")
@@ -158,7 +158,7 @@ func TestPlanMemAboveDevice(t *testing.T) {
 	assert.Empty(t, out)
 	assert.Contains(t, stderr, "-mem 1.00 GiB is more than sim:0's 64.00 MiB: a plan cannot use memory the device does not have")
 
-	code, _, stderr = runCmd("plan", "-method", "kernels.scale", "-shape", "8,8,8", "-mem", "4GiB")
+	code, _, stderr = runCmd("plan", "-device", "sim:0", "-method", "kernels.scale", "-shape", "8,8,8", "-mem", "4GiB")
 	assert.Equal(t, 0, code, stderr)
 	assert.Empty(t, stderr, "a limit the device has needs no note")
 }

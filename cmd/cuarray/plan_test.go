@@ -75,7 +75,7 @@ func TestPlanCommandErrors(t *testing.T) {
 // httomo's worked example from the command line: 14450 bytes hold 9
 // slices of 10×20 float32 in and out, raw; 8 as the device rounds them.
 func TestPlanRawSeed(t *testing.T) {
-	seed := []string{"plan", "-method", "identity", "-shape", "1000,10,20", "-dtype", "float32", "-mem", "14450B"}
+	seed := []string{"plan", "-device", "sim:0", "-method", "identity", "-shape", "1000,10,20", "-dtype", "float32", "-mem", "14450B"}
 	code, out, stderr := runCmd(append(seed, "-raw")...)
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stderr)
@@ -113,7 +113,7 @@ func TestPlanRawSeed(t *testing.T) {
 
 	// More than the device has is handled as without -raw: a sim at its
 	// default size is made that large.
-	code, out, stderr = runCmd("plan", "-method", "identity", "-shape", "1000,1024,1024", "-mem", "16GiB", "-raw")
+	code, out, stderr = runCmd("plan", "-device", "sim:0", "-method", "identity", "-shape", "1000,1024,1024", "-mem", "16GiB", "-raw")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "17179869184 // 8388608 = 2048 slices")
 	assert.Contains(t, stderr, "planning on sim:0?mem=16GiB")

@@ -11,6 +11,7 @@ package emulated
 #cgo linux CFLAGS: -I/usr/include -I/usr/local/cuda/include
 #include <cuda.h>
 #include <string.h>
+void cuemu_call_host(CUhostFn fn, void *data);
 */
 import "C"
 
@@ -18,6 +19,7 @@ import (
 	"unsafe"
 
 	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/sim"
 )
 
 func sh(s C.CUstream) uintptr { return uintptr(unsafe.Pointer(s)) }
@@ -680,4 +682,36 @@ func cuemu_ipc_open(p *C.CUdeviceptr, h *C.CUipcMemHandle, flags C.uint) C.CUres
 //export cuemu_cuIpcCloseMemHandle
 func cuemu_cuIpcCloseMemHandle(p C.CUdeviceptr) C.CUresult {
 	return result("cuIpcCloseMemHandle", ipcCloseMemHandle(uintptr(p)))
+}
+
+//export cuemu_cuLaunchHostFunc
+func cuemu_cuLaunchHostFunc(s C.CUstream, fn C.CUhostFn, data unsafe.Pointer) C.CUresult {
+	st, r := streamOf(sh(s))
+	if r == success && fn == nil {
+		r = errInvalidValue
+	}
+	if r == success {
+		r = st.run(func(q driver.Stream) error {
+			return sim.HostFunc(q, func() { C.cuemu_call_host(fn, data) })
+		})
+	}
+	return result("cuLaunchHostFunc", r)
+}
+
+//export cuemu_cuMemGetAddressRange_v2
+func cuemu_cuMemGetAddressRange_v2(base *C.CUdeviceptr, size *C.size_t, p C.CUdeviceptr) C.CUresult {
+	if _, _, r := current(); r != success {
+		return result("cuMemGetAddressRange_v2", r)
+	}
+	info := pointerOf(uintptr(p))
+	if info.memType != memTypeDevice {
+		return result("cuMemGetAddressRange_v2", errNotFound)
+	}
+	if base != nil {
+		*base = C.CUdeviceptr(info.start)
+	}
+	if size != nil {
+		*size = C.size_t(info.size)
+	}
+	return result("cuMemGetAddressRange_v2", success)
 }

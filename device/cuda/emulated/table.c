@@ -32,7 +32,11 @@ static const struct { const char *name; void *fn; } cuemu_table[] = {
 	E(cuEventElapsedTime),
 	E(cuModuleLoadData), E(cuModuleLoadDataEx), E(cuModuleUnload), E(cuModuleGetFunction), E(cuLaunchKernel),
 	E(cuIpcGetMemHandle), E(cuIpcOpenMemHandle_v2), E(cuIpcCloseMemHandle),
+	E(cuLaunchHostFunc), E(cuMemGetAddressRange_v2),
 };
+
+// cuemu_call_host runs a host function of cuLaunchHostFunc.
+void cuemu_call_host(CUhostFn fn, void *data) { fn(data); }
 
 // cuemu_lookup returns the emulated function of a symbol, or one that
 // answers CUDA_ERROR_NOT_SUPPORTED for a driver function cuarray does not call.
