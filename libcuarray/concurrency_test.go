@@ -15,14 +15,19 @@ import (
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
 )
 
 // testSpec is the device the library's tests open: CUARRAY_TEST_DEVICE
 // (make test-latency sets one whose every stream operation completes 1 ms
-// after it is queued), else sim:0.
+// after it is queued), else cuda:0 in a build with -tags cuda (a GPU, or
+// the emulated driver), else sim:0.
 func testSpec() string {
 	if s := os.Getenv("CUARRAY_TEST_DEVICE"); s != "" {
 		return s
+	}
+	if device.CUDABuilt {
+		return "cuda:0"
 	}
 	return "sim:0?mem=64MiB"
 }
