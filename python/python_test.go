@@ -48,7 +48,7 @@ func library(t *testing.T) string {
 		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	lib := filepath.Join(t.TempDir(), "libcuarray.so")
-	out, err := exec.Command(goTool, "build", "-buildmode=c-shared", "-o", lib, "../libcuarray").CombinedOutput()
+	out, err := exec.Command(goTool, "build", "-tags", libTags, "-buildmode=c-shared", "-o", lib, "../libcuarray").CombinedOutput()
 	require.NoError(t, err, "building libcuarray:\n%s", out)
 	return lib
 }
@@ -70,6 +70,37 @@ func TestPythonModule(t *testing.T) {
 		require.Positive(t, n, "no Python test ran")
 		require.NotRegexp(t, `skipped=`, string(out), "no Python test may skip")
 	})
+	// On the emulated CUDA driver, the cuda-built library's cuda devices: the
+	// allocator entry points as PyTorch and CuPy call them, from many threads
+	// (48 GPUs, a device for each test), and the exports of GPU arrays with
+	// the stream handoff (each stream operation completing 100 ms after it
+	// is queued, so the work is pending when an export asks).
+	if libTags == "cuda,cudaemu" {
+		t.Run("cuda", func(t *testing.T) {
+			for _, run := range []struct {
+				module, emulation string
+				skips             int
+			}{
+				{"test_alloc", "devices=48", 3},
+				{"test_cuda", "latency=100ms", 0},
+			} {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				cmd := exec.CommandContext(ctx, py, "-m", "unittest", "-v", run.module)
+				cmd.Env = append(os.Environ(), "CUARRAY_LIB="+lib, "CUARRAY_DEVICE=cuda:0", "CUARRAY_EMULATED_DRIVER="+run.emulation)
+				out, err := cmd.CombinedOutput()
+				cancel()
+				t.Logf("%s", out)
+				require.NoError(t, err, "%s on the emulated driver failed", run.module)
+				require.Regexp(t, `Ran [1-9]\d* tests?`, string(out), "%s ran no test", run.module)
+				skipped := regexp.MustCompile(`skipped=(\d+)`).FindSubmatch(out)
+				n := 0
+				if skipped != nil {
+					n, _ = strconv.Atoi(string(skipped[1]))
+				}
+				require.Equal(t, run.skips, n, "%s: only the tests that need a sim device skip", run.module)
+			}
+		})
+	}
 	// cuarray.plan.calc_max_slices answers what the Go planner answers (plan_test.go).
 	t.Run("calc_max_slices", func(t *testing.T) { checkCalcMaxSlices(t, py, lib) })
 	// The user guide's Python block (docs/guide.md, "Interop from Python")

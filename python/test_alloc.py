@@ -6,6 +6,11 @@ without CuPy, PyTorch or a GPU (python/test_gpu.py has the real ones):
 - cuarray.cupy_allocator's logic, with a small fake of the CuPy classes it
   uses, and use_as_torch_allocator's with a fake of PyTorch's two functions.
 
+With CUARRAY_DEVICE=cuda:0 and a cuda build of the library on the emulated
+CUDA driver (go test -tags cuda,cudaemu ./python, which gives it 48 GPUs), the
+same tests run on cuda devices, less the three that only a sim device can
+run (they say why).
+
 Run by `go test ./python`, or by hand:
     make libcuarray && CUARRAY_LIB=build/libcuarray.so /usr/bin/python3 -m unittest -v python/test_alloc.py
 """
@@ -29,12 +34,16 @@ import cuarray_alloc  # noqa: E402
 MALLOC = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p)
 FREE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p)
 HUGE = 1 << 50  # 1 PiB: never fits
+ON_CUDA = os.environ.get("CUARRAY_DEVICE", "").startswith("cuda")
 rng = np.random.default_rng()
 
 
 def spec(ordinal):
     """A sim device of its own (the ordinal is the device index the
-    allocator serves), with the test device's latency if it has one."""
+    allocator serves), with the test device's latency if it has one; with
+    a cuda test device (CUARRAY_DEVICE=cuda:N), that GPU's ordinal."""
+    if os.environ.get("CUARRAY_DEVICE", "").startswith("cuda"):
+        return "cuda:%d" % ordinal
     s = "sim:%d?mem=1GiB" % ordinal
     latency = [p for p in os.environ.get("CUARRAY_DEVICE", "").replace("?", "&").split("&") if p.startswith("latency=")]
     return s + "".join("&" + p for p in latency)
@@ -365,6 +374,7 @@ class CuPyAllocator(unittest.TestCase):
         finally:
             cuarray_alloc._use(dev, False, 0)
 
+    @unittest.skipIf(ON_CUDA, "holds a stream with sim's Pause, which only sim streams have")
     def test_frees_follow_cupys_current_stream(self):
         dev = cuarray.device(spec(34))
         fake = FakeCuPy(34)
@@ -390,6 +400,7 @@ class CuPyAllocator(unittest.TestCase):
         b.synchronize()
         self.assertEqual(cuarray.allocator_stats()["pools"]["34"]["in_use"], 0)
 
+    @unittest.skipIf(ON_CUDA, "checks the refusal of a sim device; a cuda one is accepted")
     def test_needs_a_gpu_device_and_cupy(self):
         saved = sys.modules.get("cupy")
         try:
@@ -449,6 +460,7 @@ class TorchHelper(unittest.TestCase):
         FREE(a.free)(p, n, 41, None)
         self.assertEqual(device_memory(dev)["current"], before["current"])
 
+    @unittest.skipIf(ON_CUDA, "checks the refusal of a sim device; a cuda one is accepted")
     def test_needs_a_gpu_device_and_torch(self):
         saved = sys.modules.get("torch")
         try:

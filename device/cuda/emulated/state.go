@@ -49,8 +49,8 @@ func parseConfig(s string) (config, error) {
 		switch k {
 		case "devices":
 			c.devices, err = strconv.Atoi(val)
-			if err == nil && (c.devices < 1 || c.devices > 16) {
-				err = fmt.Errorf("want 1 to 16")
+			if err == nil && (c.devices < 1 || c.devices > 64) {
+				err = fmt.Errorf("want 1 to 64")
 			}
 		case "mem":
 			c.memory, err = accounting.ParseBytes(val)
