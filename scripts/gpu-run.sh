@@ -271,7 +271,12 @@ DAY="$(date -u +%Y-%m-%d)"
 	echo "== results ($(($(date +%s) - START))s; logs in logs.tar.gz)"
 	printf '%-20s %-9s %5s %5s %5s %6s\n' name status pass fail skip time
 	cat "$L/results"
-	echo "run: $DAY $GPU $COMMIT tests=$TESTS_PASS/$TESTS_ALL failed=$FAILED"
+	# A run: line only where nvidia-smi names a GPU: sim and the emulated CUDA driver are not one.
+	if [ "$GPU" != none ] && [ "$GPU" != unknown ]; then
+		echo "run: $DAY $GPU $COMMIT tests=$TESTS_PASS/$TESTS_ALL failed=$FAILED"
+	else
+		echo "no run: line: nvidia-smi names no GPU here (tests=$TESTS_PASS/$TESTS_ALL failed=$FAILED)"
+	fi
 } > "$L/summary.txt"
 cp "$L/summary.txt" "$OUT/summary.txt"
 tar -czf "$OUT/logs.tar.gz" -C "$L" .
