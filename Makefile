@@ -79,6 +79,7 @@ cover:
 ## fuzz: run every fuzz target for FUZZTIME each (default 60s)
 fuzz:
 	$(GO) test ./devarray -run '^$$' -fuzz '^FuzzParseTypestr$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./kernels -run '^$$' -fuzz '^FuzzEmulate$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./devarray -run '^$$' -fuzz '^FuzzViews$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./devarray -run '^$$' -fuzz '^FuzzWrap$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./devarray -run '^$$' -fuzz '^FuzzHostStrided$$' -fuzztime $(FUZZTIME)
@@ -101,6 +102,8 @@ fuzz:
 	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzIPCOpen$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzAllocatorCalls$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzPlanRequest$$' -fuzztime $(FUZZTIME)
+	@# the emulated CUDA driver's image parser needs cuda.h (make cuda-deps)
+	$(GO) test $(EMU_TAGS) ./device/cuda/emulated -run '^$$' -fuzz '^FuzzParseImage$$' -fuzztime $(FUZZTIME)
 
 # ---- CUDA: the real backend is built with -tags cuda (see README) ----------
 

@@ -172,13 +172,26 @@ func (d *argDecoder) layout() layout {
 		}
 		l.shape[i] = int(s)
 		l.strides[i] = int64(binary.LittleEndian.Uint64(b[16+8*MaxDims+8*i:]))
-		count *= s
+		var ok bool
+		if count, ok = mul(count, s); !ok || !fits(s, l.strides[i]) {
+			d.short = true
+			return layout{}
+		}
 	}
-	if count != n && ndim > 0 {
+	if count != n && (ndim > 0 || n > 1) {
 		d.short = true
 		return layout{}
 	}
 	return l
+}
+
+// work returns f as a kernel's Run, or a Run that does nothing for a
+// layout of no elements (the kernel's grid-stride loop does not start).
+func (l layout) work(f func(m [][]byte)) func(m [][]byte) error {
+	if l.n == 0 {
+		return func([][]byte) error { return nil }
+	}
+	return func(m [][]byte) error { f(m); return nil }
 }
 
 // extent returns the range a layout's elements of item bytes cover from
@@ -215,12 +228,53 @@ func (l layout) misaligned(p devarray.Ptr, align int64) bool {
 
 func misalignedPtr(p devarray.Ptr, align int64) bool { return int64(p)%align != 0 }
 
+// maxBytes bounds every size and extent a decoded launch computes, so none
+// overflows: no device has 2^50 bytes.
+const maxBytes = 1 << 50
+
+// mul returns the product of non-negative factors, or false past maxBytes.
+func mul(factors ...int64) (int64, bool) {
+	p := int64(1)
+	for _, f := range factors {
+		if f < 0 || f != 0 && p > maxBytes/f {
+			return 0, false
+		}
+		p *= f
+	}
+	return p, p <= maxBytes
+}
+
+// fits reports whether an axis of n items stepping stride bytes spans at
+// most maxBytes.
+func fits(n, stride int64) bool {
+	if stride < 0 {
+		stride = -stride
+	}
+	_, ok := mul(max(n-1, 0), stride)
+	return ok && stride <= maxBytes
+}
+
+// sizes returns the product of each list of factors, setting d.short when
+// one is past maxBytes.
+func (d *argDecoder) sizes(lists ...[]int64) []int64 {
+	out := make([]int64, len(lists))
+	for i, l := range lists {
+		n, ok := mul(l...)
+		if !ok {
+			d.short = true
+			n = 0
+		}
+		out[i] = n
+	}
+	return out
+}
+
 // emulateUnary is fill or scale: (T *a, Layout L, T v).
 func emulateUnary(d *argDecoder, e element, ref func([]byte, int64, layout, element, float64)) Emulation {
 	p, l := d.ptr(), d.layout()
 	v := d.scalar(e)
 	r, base := l.extent(p, e.size)
-	em := Emulation{Ranges: []driver.Range{r}, Run: func(m [][]byte) error { ref(m[0], base, l, e, v); return nil }}
+	em := Emulation{Ranges: []driver.Range{r}, Run: l.work(func(m [][]byte) { ref(m[0], base, l, e, v) })}
 	if l.n > 0 && l.misaligned(p, e.size) {
 		em.Misaligned = fmt.Sprintf("element of %d bytes at %v, strides %v", e.size, p, l.strides)
 	}
@@ -234,10 +288,7 @@ func emulateAxpy(d *argDecoder, e element) Emulation {
 	alpha := d.scalar(e)
 	ry, by := ly.extent(py, e.size)
 	rx, bx := lx.extent(px, e.size)
-	em := Emulation{Ranges: []driver.Range{ry, rx}, Run: func(m [][]byte) error {
-		refAxpy(m[0], by, ly, m[1], bx, lx, e, alpha)
-		return nil
-	}}
+	em := Emulation{Ranges: []driver.Range{ry, rx}, Run: ly.work(func(m [][]byte) { refAxpy(m[0], by, ly, m[1], bx, lx, e, alpha) })}
 	if ly.n > 0 && (ly.misaligned(py, e.size) || lx.misaligned(px, e.size)) {
 		em.Misaligned = fmt.Sprintf("element of %d bytes at %v or %v", e.size, py, px)
 	}
@@ -250,11 +301,10 @@ func emulateSum(d *argDecoder, e element) Emulation {
 	p, l := d.ptr(), d.layout()
 	out := d.ptr()
 	r, base := l.extent(p, e.size)
-	em := Emulation{Ranges: []driver.Range{r, {Ptr: out, N: 8}}, Run: func(m [][]byte) error {
+	em := Emulation{Ranges: []driver.Range{r, {Ptr: out, N: 8}}, Run: l.work(func(m [][]byte) {
 		sum := math.Float64frombits(binary.LittleEndian.Uint64(m[1])) + refSum(m[0], base, l, e)
 		binary.LittleEndian.PutUint64(m[1], math.Float64bits(sum))
-		return nil
-	}}
+	})}
 	if l.n > 0 && l.misaligned(p, e.size) || misalignedPtr(out, 8) {
 		em.Misaligned = fmt.Sprintf("element of %d bytes at %v, or the result at %v", e.size, p, out)
 	}
@@ -264,7 +314,7 @@ func emulateSum(d *argDecoder, e element) Emulation {
 // emulateChecksum is (const unsigned char *p, long long nbytes, unsigned long long *out).
 func emulateChecksum(d *argDecoder) Emulation {
 	p, n, out := d.ptr(), d.i64(), d.ptr()
-	if n < 0 {
+	if n < 0 || n > maxBytes {
 		d.short = true
 		n = 0
 	}
@@ -289,14 +339,14 @@ func emulateMove(d *argDecoder, item int64, pack bool) Emulation {
 		strided, l, flat = d.ptr(), d.layout(), d.ptr()
 	}
 	r, base := l.extent(strided, item)
-	rf := driver.Range{Ptr: flat, N: l.n * item}
+	rf := driver.Range{Ptr: flat, N: d.sizes([]int64{l.n, item})[0]}
 	em := Emulation{}
 	if pack {
 		em.Ranges = []driver.Range{rf, r}
-		em.Run = func(m [][]byte) error { refPack(m[0], m[1], base, l, item); return nil }
+		em.Run = l.work(func(m [][]byte) { refPack(m[0], m[1], base, l, item) })
 	} else {
 		em.Ranges = []driver.Range{r, rf}
-		em.Run = func(m [][]byte) error { refUnpack(m[0], base, l, m[1], item); return nil }
+		em.Run = l.work(func(m [][]byte) { refUnpack(m[0], base, l, m[1], item) })
 	}
 	align := min(item, 8)
 	if l.n > 0 && (l.misaligned(strided, align) || misalignedPtr(flat, align)) {
@@ -315,7 +365,7 @@ func emulateTable(d *argDecoder, e element, err error, per int64, ref func([]byt
 		d.short = true
 		a = 0
 	}
-	em := Emulation{Ranges: []driver.Range{{Ptr: p, N: per * int64(a) * e.size}}, Run: func(m [][]byte) error { ref(m[0], a, e); return nil }}
+	em := Emulation{Ranges: []driver.Range{{Ptr: p, N: d.sizes([]int64{per, int64(a), e.size})[0]}}, Run: func(m [][]byte) error { ref(m[0], a, e); return nil }}
 	if misalignedPtr(p, e.size) {
 		em.Misaligned = fmt.Sprintf("table at %v", p)
 	}
@@ -349,7 +399,7 @@ func emulateRampFilter(d *argDecoder, e element, err error) (Emulation, error) {
 		d.short = true
 		rows, n = 0, 1
 	}
-	rowBytes := rows * int64(n) * e.size
+	rowBytes := d.sizes([]int64{rows, int64(n), e.size})[0]
 	em := Emulation{
 		Ranges: []driver.Range{{Ptr: out, N: rowBytes}, {Ptr: in, N: rowBytes}, {Ptr: h, N: int64(2*n-1) * e.size}},
 		Run:    func(m [][]byte) error { refRampFilter(m[0], m[1], m[2], rows, n, e); return nil },
@@ -375,8 +425,8 @@ func emulateStacks(d *argDecoder, e element, err error, ref func(a, b, trig []by
 		d.short = true
 		slices, a, nd, n = 0, 0, 0, 0
 	}
-	img := slices * int64(n) * int64(n) * e.size
-	sino := slices * int64(a) * int64(nd) * e.size
+	sz := d.sizes([]int64{slices, int64(n), int64(n), e.size}, []int64{slices, int64(a), int64(nd), e.size})
+	img, sino := sz[0], sz[1]
 	sizes := [2]int64{sino, img}
 	if imageFirst {
 		sizes = [2]int64{img, sino}
@@ -413,7 +463,7 @@ func emulatePhantom(d *argDecoder, e element) Emulation {
 		}
 	}
 	em := Emulation{
-		Ranges: []driver.Range{{Ptr: out, N: slices * int64(n) * int64(n) * e.size}},
+		Ranges: []driver.Range{{Ptr: out, N: d.sizes([]int64{slices, int64(n), int64(n), e.size})[0]}},
 		Run:    func(m [][]byte) error { refPhantom(m[0], table, slices, n, g, e); return nil },
 	}
 	if misalignedPtr(out, e.size) {

@@ -20,6 +20,9 @@ const (
 	compressedEntry = 0x2000
 )
 
+// maxParamBytes is the most bytes a kernel's parameters take (CUDA's 4 KiB).
+const maxParamBytes = 4096
+
 // param is one kernel parameter: where it sits in the parameter buffer.
 type param struct {
 	offset, size int
@@ -240,6 +243,9 @@ func parsePTX(text string) (map[string]*kernelInfo, *imageError) {
 				align, _ = strconv.Atoi(p[1])
 			}
 			align = max(align, 1)
+			if size <= 0 || size > maxParamBytes || align > maxParamBytes || off > maxParamBytes {
+				return nil, &imageError{result: errInvalidPTX, log: fmt.Sprintf("ptxas application ptx input: entry %s: a parameter of %d bytes aligned to %d: the parameters take at most %d bytes", name, size, align, maxParamBytes)}
+			}
 			off = (off + align - 1) / align * align
 			k.params = append(k.params, param{offset: off, size: size})
 			off += size

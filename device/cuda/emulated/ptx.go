@@ -48,6 +48,9 @@ func parsePTXBody(text string) []ptxInstr {
 		}
 		l = strings.TrimSuffix(l, ";")
 		fields := strings.Fields(strings.ReplaceAll(l, ",", " "))
+		if len(fields) == 0 {
+			continue
+		}
 		op := strings.Split(fields[0], ".")
 		switch {
 		case op[0] == "ret" || op[0] == "exit":
