@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuarray/cuarray/devarray"
-	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/internal/testdev"
 )
 
@@ -66,12 +65,7 @@ func TestSynchronousCallsAreCompleteOnReturn(t *testing.T) {
 
 func TestCopyPeerIsCompleteOnReturn(t *testing.T) {
 	dev := testdev.Open(t)
-	if !testdev.IsSim(dev) {
-		t.Skip("a peer copy needs a second device; the GPU machine has one GPU")
-	}
-	other, err := device.Open("sim:5?mem=32MiB&latency=" + testdev.SimLatency(dev).String())
-	require.NoError(t, err)
-	defer other.Close()
+	other := testdev.OpenPeer(t, dev, "32MiB")
 	n := int64(completeSize)
 	src, err := dev.Malloc(n)
 	require.NoError(t, err)

@@ -9,12 +9,11 @@ import (
 
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
-	"github.com/cuarray/cuarray/device/sim"
 	"github.com/cuarray/cuarray/internal/testdev"
 	"github.com/cuarray/cuarray/interop"
 )
 
-// producerRig is a producer stream held (sim.Pause) with a memset queued
+// producerRig is a producer stream held (testdev.Hold) with a memset queued
 // behind the hold, and the CAI of the array it writes, naming that stream.
 type producerRig struct {
 	dev    driver.Device
@@ -25,18 +24,13 @@ type producerRig struct {
 
 func newProducerRig(t *testing.T) *producerRig {
 	dev := testdev.Open(t)
-	if !testdev.IsSim(dev) {
-		t.Skip("holding a producer stream at a point needs sim.Pause; on a GPU the rule is checked by TestWaitStreamDefaults")
-	}
 	a, err := devarray.FromBytes(dev, testdev.RandomBytes(4096), devarray.Uint8, 4096)
 	require.NoError(t, err)
 	t.Cleanup(func() { a.Free() })
 	producer, err := dev.NewStream()
 	require.NoError(t, err)
 	t.Cleanup(func() { producer.Close() })
-	resume, err := sim.Pause(producer)
-	require.NoError(t, err)
-	t.Cleanup(resume)
+	resume := testdev.Hold(t, producer)
 	require.NoError(t, producer.MemsetAsync(a.Ptr(), 7, a.NBytes()))
 	cai, err := interop.ExportCAI(a, producer.Handle())
 	require.NoError(t, err)

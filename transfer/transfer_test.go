@@ -214,12 +214,7 @@ func TestDeviceToDevice(t *testing.T) {
 
 func TestPeer(t *testing.T) {
 	dev := testdev.Open(t)
-	if !testdev.IsSim(dev) {
-		t.Skip("a peer copy needs a second device; the GPU machine has one GPU")
-	}
-	other, err := device.Open("sim:5?mem=16MiB&latency=" + testdev.SimLatency(dev).String())
-	require.NoError(t, err)
-	defer other.Close()
+	other := testdev.OpenPeer(t, dev, "16MiB")
 	for _, strided := range []bool{false, true} {
 		a := deviceSide(t, dev, strided)
 		b := deviceSide(t, other, strided)

@@ -229,6 +229,15 @@ const (
 	PerThreadDefaultStream uintptr = 2 // CU_STREAM_PER_THREAD
 )
 
+// Holder is a stream that can be held at a point: work queued on it after
+// Hold waits until resume is called, as it would behind a long kernel.
+// Tests use it to see whether a call waits for the work queued before it.
+// sim's streams implement it, and the cuda backend's with a host function
+// (cuLaunchHostFunc). Calling resume more than once is harmless.
+type Holder interface {
+	Hold() (resume func(), err error)
+}
+
 // Event marks a point in a stream.
 type Event interface {
 	// Synchronize waits until the event completes.

@@ -50,3 +50,6 @@ func HostFunc(s driver.Stream, f func()) error {
 	}
 	return st.enqueueMarker(func() error { f(); return nil })
 }
+
+// Hold holds the stream at this point until resume (driver.Holder): Pause.
+func (s *stream) Hold() (resume func(), err error) { return Pause(s) }

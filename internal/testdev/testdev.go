@@ -13,7 +13,9 @@ package testdev
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"regexp"
 	"testing"
@@ -22,6 +24,7 @@ import (
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/device/driver"
 )
 
 // EnvVar names the environment variable that picks the test device.
@@ -73,6 +76,48 @@ func SkipIfEmulated(t testing.TB, dev device.Device) {
 	}
 }
 
+// OpenPeer opens a second device of dev's backend for peer copies, closed
+// when the test ends: a sim device of mem bytes with dev's latency, or the
+// next GPU; the test skips where there is no second GPU.
+func OpenPeer(t testing.TB, dev device.Device, mem string) device.Device {
+	t.Helper()
+	spec := "sim:5?mem=" + mem + "&latency=" + SimLatency(dev).String()
+	if id := dev.DeviceID(); !IsSim(dev) {
+		spec = fmt.Sprintf("%v:%d", id.Kind, id.Ordinal+1)
+	}
+	other, err := device.Open(spec)
+	if err != nil {
+		if !IsSim(dev) {
+			t.Skipf("a peer copy needs a second GPU: %v", err)
+		}
+		t.Fatalf("open %s: %v", spec, err)
+	}
+	t.Cleanup(func() {
+		if err := other.Close(); err != nil {
+			t.Errorf("close %s: %v", spec, err)
+		}
+	})
+	return other
+}
+
+// Hold holds stream s at this point until the returned resume is called
+// (or the test ends): work queued on s afterwards waits, as behind a long
+// kernel. sim's streams and the cuda backend's can be held (driver.Holder);
+// on a device whose streams cannot, the test skips.
+func Hold(t testing.TB, s driver.Stream) (resume func()) {
+	t.Helper()
+	h, ok := s.(driver.Holder)
+	if !ok {
+		t.Skipf("the stream (%T) cannot be held at a point", s)
+	}
+	resume, err := h.Hold()
+	if err != nil {
+		t.Fatalf("hold a stream: %v", err)
+	}
+	t.Cleanup(resume)
+	return resume
+}
+
 // RandomBytes returns n fresh random bytes: tests never copy zeros.
 func RandomBytes(n int) []byte {
 	b := make([]byte, n)
@@ -104,11 +149,20 @@ func Peek(t testing.TB, dev device.Device, p devarray.Ptr, n int64) []byte {
 	return b
 }
 
-// SimLatency returns the latency option of a sim device (0 for others), so
-// a test that opens a second sim device can give it the same.
+// SimLatency returns the latency option of a sim device, or of the emulated
+// CUDA driver (its CUARRAY_EMULATED_DRIVER latency=), 0 for others: a test
+// that opens a second sim device gives it the same, and one that needs work
+// still running after its call returns knows whether it has that.
 func SimLatency(dev device.Device) time.Duration {
 	if l, ok := dev.(interface{ Latency() time.Duration }); ok {
 		return l.Latency()
+	}
+	if dev.Info().Emulated() {
+		// the emulated CUDA driver's stream operations: its latency= option
+		q, err := url.ParseQuery(os.Getenv("CUARRAY_EMULATED_DRIVER"))
+		if d, perr := time.ParseDuration(q.Get("latency")); err == nil && perr == nil {
+			return d
+		}
 	}
 	return 0
 }
