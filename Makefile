@@ -110,7 +110,8 @@ fuzz:
 ## package's tests on a copy of the module, and each package's test efficacy (killed of killed +
 ## lived) and mutator coverage are printed. Slow, so not in CI: docs/testing.md has the figures.
 ## MUTATE_WORKERS mutants run at once; a mutant's tests time out after MUTATE_TIMEOUT times the
-## package's own test time (10: on a loaded 2-core machine 5 let slow runs of killed mutants time out). The work tree must be as it was after.
+## package's own test time (10: on a loaded 2-core machine 5 let slow runs of killed mutants time
+## out). The work tree must be as it was after.
 GREMLINS       ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 MUTATE_WORKERS ?= 1
 MUTATE_TIMEOUT ?= 10
