@@ -192,3 +192,26 @@ func TestNewPoolErrors(t *testing.T) {
 	assert.Error(t, err)
 	require.NoError(t, p.Close())
 }
+
+// A fault that the copy of a cached block reports stops the pool: that
+// Alloc and every later one fail with it, the block stays in the cache,
+// and Close still frees it.
+func TestPoolFaultSeenInItsCache(t *testing.T) {
+	dev := testdev.Open(t)
+	p, err := pinned.NewPool(dev, 0)
+	require.NoError(t, err)
+	n := rand.Int64N(1<<16) + 1
+	a, err := p.Alloc(n)
+	require.NoError(t, err)
+	w := &failedWork{err: fmt.Errorf("copy %d: %w", rand.IntN(100), driver.ErrContextFailed)}
+	require.NoError(t, a.Guard(w))
+	require.NoError(t, a.Free(), "cached, its copy still running")
+	w.done.Store(true) // the copy ended in the fault
+	for i := range 2 {
+		_, err = p.Alloc(n)
+		require.ErrorIs(t, err, driver.ErrContextFailed, "Alloc %d after the fault", i)
+	}
+	assert.Equal(t, pinned.SizeClass(n), p.Stats().Cached, "the block stays in the cache")
+	_ = p.Close()
+	assert.Zero(t, dev.Ledger().Current(accounting.Pinned), "Close freed the cache")
+}
