@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 FUZZTIME ?= 60s
 
-.PHONY: bench-gpu run test test-latency bench bench-doc bench-deps bench-all cover fuzz build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test cuda-emu-test gpu-bundle
+.PHONY: bench-gpu run test test-latency bench bench-doc bench-deps bench-all cover fuzz mutate build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test cuda-emu-test gpu-bundle
 
 ## run: the main job, on the default device (cuda:0 with -tags cuda and a GPU, else sim:0):
 ## the transfer paths at small sizes, then the FBP example in both modes, compared, and a
@@ -104,6 +104,35 @@ fuzz:
 	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzPlanRequest$$' -fuzztime $(FUZZTIME)
 	@# the emulated CUDA driver's image parser needs cuda.h (make cuda-deps)
 	$(GO) test $(EMU_TAGS) ./device/cuda/emulated -run '^$$' -fuzz '^FuzzParseImage$$' -fuzztime $(FUZZTIME)
+
+## mutate: mutation testing with gremlins (GREMLINS, a pinned version run with go run: not a
+## dependency in go.mod) of the core packages, or of PKGS (`make mutate PKGS=./plan`): each mutant
+## (a conditional negated, a boundary moved, an operator or an increment changed) is tested with its
+## package's tests on a copy of the module, and each package's test efficacy (killed of killed +
+## lived) and mutator coverage are printed. Slow, so not in CI: docs/testing.md has the figures.
+## MUTATE_WORKERS mutants run at once; a mutant's tests time out after MUTATE_TIMEOUT times the
+## package's own test time (10: on a loaded 2-core machine 5 let slow runs of killed mutants time
+## out). -count=1: a coverage run that go test answered from its cache (0.15 s) made every mutant
+## of plan time out. The work tree must be as it was after.
+GREMLINS       ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
+MUTATE_WORKERS ?= 1
+MUTATE_TIMEOUT ?= 10
+MUTATE_CORE    := ./accounting ./devarray ./plan ./pool ./pinned ./transfer
+MUTATE_PKGS    := $(if $(filter ./...,$(PKGS)),$(MUTATE_CORE),$(PKGS))
+MUTATE_LOGS    ?= $(or $(TMPDIR),/tmp)/cuarray-mutate
+mutate:
+	@mkdir -p $(MUTATE_LOGS); before=$$(git status --porcelain); fail=0; \
+	for p in $(MUTATE_PKGS); do \
+		log=$(MUTATE_LOGS)/$$(echo "$$p" | sed 's|^\./||; s|/|_|g').log; \
+		echo "mutate: $$p (each mutant in $$log)"; \
+		GOFLAGS="$(GOFLAGS) -count=1" \
+		$(GO) run $(GREMLINS) unleash --workers $(MUTATE_WORKERS) --timeout-coefficient $(MUTATE_TIMEOUT) \
+			-o $${log%.log}.json $$p > $$log 2>&1 || { echo "mutate: $$p: gremlins failed:" >&2; tail -20 $$log >&2; fail=1; }; \
+		grep -E 'LIVED|TIMED OUT|Killed:|Timed out:|Test efficacy|Mutator coverage' $$log | sed 's/^ */  /'; \
+	done; \
+	if [ "$$(git status --porcelain)" != "$$before" ]; then \
+		echo "mutate: the work tree changed during the run:" >&2; git status --short >&2; fail=1; fi; \
+	exit $$fail
 
 # ---- CUDA: the real backend is built with -tags cuda (see README) ----------
 

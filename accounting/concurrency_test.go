@@ -223,3 +223,88 @@ func TestLedgersAreIndependent(t *testing.T) {
 		assert.Equal(t, int64(4000*(i+1)*(i+1)), m.Bytes, "ledger %d", i)
 	}
 }
+
+// A program may raise GOMAXPROCS after a ledger (and a scope) made their
+// shards, one per P then: events recorded on the Ps added since go to the
+// overflow shard, and the counts, the scope's and the ledger's, still add
+// up exactly, with snapshots taken all along. The workers record for a
+// while rather than a number of times, so that every P runs some of them.
+func TestGOMAXPROCSRaisedUnderALiveLedger(t *testing.T) {
+	was := runtime.GOMAXPROCS(1)
+	t.Cleanup(func() { runtime.GOMAXPROCS(was) })
+	var l accounting.Ledger
+	first := rand.Int64N(1<<20) + 1
+	require.NoError(t, l.Alloc(accounting.Device, 1, first), "the ledger makes its shards for one P")
+	scope := l.Push("raised")
+
+	procs := 2 + rand.IntN(3)
+	runtime.GOMAXPROCS(procs)
+	workers := 4 * procs
+	sizes, rounds := make([]int64, workers), make([]int64, workers)
+	for w := range sizes {
+		sizes[w] = rand.Int64N(1<<16) + 1
+	}
+	var stop atomic.Bool
+	snapshots := make(chan int)
+	go func() { // snapshots freeze the ledger while the workers record
+		n := 0
+		for !stop.Load() {
+			s := l.Snapshot().Kinds[accounting.Device]
+			if s.Allocs < s.Frees {
+				t.Errorf("a snapshot saw %d frees of %d allocations", s.Frees, s.Allocs)
+			}
+			n++
+			runtime.Gosched()
+		}
+		snapshots <- n
+	}()
+	start := make(chan struct{})
+	end := time.Now().Add(50 * time.Millisecond)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			<-start
+			for i := 0; i < 10 || time.Now().Before(end); i++ {
+				addr := uintptr(2 + w<<32 + i)
+				if err := l.Alloc(accounting.Device, addr, sizes[w]); err != nil {
+					t.Error(err)
+					return
+				}
+				l.RecordCopy(accounting.HtoD, accounting.PathPinned, sizes[w], time.Duration(sizes[w]))
+				l.Free(accounting.Device, addr, sizes[w])
+				rounds[w]++
+				if i%16 == 0 {
+					runtime.Gosched() // move between Ps
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	stop.Store(true)
+	assert.Positive(t, <-snapshots)
+
+	var events, total int64
+	for w, n := range sizes {
+		events += rounds[w]
+		total += rounds[w] * n
+	}
+	in, err := scope.Pop()
+	require.NoError(t, err)
+	all := l.Snapshot()
+	for _, s := range []struct {
+		name  string
+		snap  accounting.Snapshot
+		extra int64 // the allocation before the scope
+	}{{"the scope", in, 0}, {"the ledger", all, 1}} {
+		d := s.snap.Kinds[accounting.Device]
+		assert.Equal(t, events+s.extra, d.Allocs, "%s: allocations", s.name)
+		assert.Equal(t, events, d.Frees, "%s: frees", s.name)
+		assert.Equal(t, total+s.extra*first, d.Allocated, "%s: bytes allocated", s.name)
+		assert.Equal(t, total, d.Freed, "%s: bytes freed", s.name)
+		c := s.snap.Copies[accounting.HtoD][accounting.PathPinned]
+		assert.Equal(t, events, c.Count, "%s: copies", s.name)
+		assert.Equal(t, total, c.Bytes, "%s: bytes copied", s.name)
+	}
+	assert.Equal(t, first, all.Kinds[accounting.Device].Current, "only the first allocation is live")
+}

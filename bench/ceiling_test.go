@@ -73,27 +73,31 @@ func TestCheckRefusesImpossibleFigures(t *testing.T) {
 		name       string
 		path, dir  string
 		gbps, max  float64
+		event      float64 // the event-timed median; 0: not timed by events
 		ledger     *bench.Counts
 		want       []string // in the error, in order; none: possible
 		wantLedger bool     // the ledger column says ok
 	}{
-		{"pinned as measured", "pinned", "HtoD", 54.9, 55.2, counts(54.9), nil, true},
-		{"within the tolerance", "pinned", "DtoH", 66, 67, counts(66), nil, true},
-		{"just above it", "pinned", "DtoH", 60, 67.3, counts(60),
+		{"pinned as measured", "pinned", "HtoD", 54.9, 55.2, 0, counts(54.9), nil, true},
+		{"within the tolerance", "pinned", "DtoH", 66, 67, 0, counts(66), nil, true},
+		{"event-timed within the tolerance", "pinned", "HtoD", 60, 62, 66, counts(60), nil, true},
+		{"event-timed just above it", "pinned", "HtoD", 60, 62, 67.3, counts(60),
+			[]string{"pinned HtoD 64.00 MiB: the event-timed median's 67.30 GB/s is above the host link's ceiling of 64.00 GB/s (known model NVIDIA H100"}, false},
+		{"just above it", "pinned", "DtoH", 60, 67.3, 0, counts(60),
 			[]string{"pinned DtoH 64.00 MiB: the fastest repeat's 67.30 GB/s is above the host link's ceiling of 64.00 GB/s (known model NVIDIA H100"}, false},
-		{"d2d returned early", "d2d", "DtoD", 10113, 10200, counts(8016),
+		{"d2d returned early", "d2d", "DtoD", 10113, 10200, 0, counts(8016),
 			[]string{"d2d DtoD 64.00 MiB: the median of 10113.00 GB/s, the fastest repeat's 10200.00 GB/s and the ledger's 8016.00 GB/s (",
 				") are above the device memory's ceiling of 1676.16 GB/s (half of the device's 3352 GB/s"}, false},
-		{"mapped returned early", "mapped", "HtoD", 2952, 7460, counts(3756),
+		{"mapped returned early", "mapped", "HtoD", 2952, 7460, 0, counts(3756),
 			[]string{"mapped HtoD 64.00 MiB: the median of 2952.00 GB/s, the fastest repeat's 7460.00 GB/s and the ledger's 3756.00 GB/s",
 				"are above the host link's ceiling of 64.00 GB/s"}, false},
-		{"staged recorded in no time", "staged", "HtoD", 29.4, 30, counts(0),
+		{"staged recorded in no time", "staged", "HtoD", 29.4, 30, 0, counts(0),
 			[]string{"staged HtoD 64.00 MiB: the ledger's ", " recorded in 0 s is above the host link's ceiling of 64.00 GB/s"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &bench.Report{Device: "cuda:0", Model: h100.Model, Ceilings: bench.CeilingsFor(h100, 0, 10), Results: []bench.Result{
 				{Path: bench.GoCopy, Direction: "HtoH", Size: size, Repeats: reps, GBps: 1e6, MaxGBps: 1e6}, // the reference has no ceiling
-				{Path: tc.path, Direction: tc.dir, Size: size, Repeats: reps, GBps: tc.gbps, MinGBps: tc.gbps / 2, MaxGBps: tc.max, Ledger: tc.ledger},
+				{Path: tc.path, Direction: tc.dir, Size: size, Repeats: reps, GBps: tc.gbps, MinGBps: tc.gbps / 2, MaxGBps: tc.max, EventGBps: tc.event, Ledger: tc.ledger},
 			}}
 			err := r.Check()
 			q := r.Results[1]

@@ -1,7 +1,9 @@
 package pinned_test
 
 import (
+	"encoding/binary"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
@@ -138,6 +140,9 @@ func TestMappedNeedsMapHost(t *testing.T) {
 	b, err := pinned.Alloc(dev, 4096, pinned.Portable)
 	require.NoError(t, err, "unmapped memory is still fine")
 	require.NoError(t, b.Free())
+	r, err := pinned.Register(dev, testdev.RandomBytes(8192), pinned.Portable)
+	require.NoError(t, err, "registering without Mapped is fine too")
+	require.NoError(t, r.Unregister())
 	snap := dev.Ledger().Snapshot()
 	assert.Zero(t, snap.Kinds[accounting.Mapped].Allocs)
 }
@@ -255,4 +260,35 @@ func TestFreeReportsQueryErrors(t *testing.T) {
 	assert.ErrorContains(t, b.Free(), "query failed")
 	assert.Zero(t, dev.Ledger().Current(accounting.Pinned), "the first Free frees, and reports the error")
 	require.NoError(t, b.Free(), "the error is reported once")
+}
+
+// The typed views hold as many whole elements as fit: a buffer of exactly
+// one element holds it, one a byte short holds none, and a write through a
+// view is in the buffer's bytes.
+func TestTypedViews(t *testing.T) {
+	dev := testdev.Open(t)
+	for _, tc := range []struct {
+		name  string
+		bytes int64
+	}{
+		{"one element", 8},
+		{"a byte short", 7},
+		{"some and a part", 8*int64(3+rand.IntN(100)) + 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := pinned.Alloc(dev, tc.bytes, 0)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, b.Free()) }()
+			want := int(tc.bytes / 8)
+			assert.Len(t, b.Float64(), want)
+			assert.Len(t, b.Complex64(), want)
+			if want == 0 {
+				assert.Nil(t, b.Float64())
+				return
+			}
+			x := rand.Float64() + 1
+			b.Float64()[want-1] = x
+			assert.Equal(t, math.Float64bits(x), binary.LittleEndian.Uint64(b.Bytes()[8*(want-1):]), "the last element is the buffer's last whole 8 bytes")
+		})
+	}
 }

@@ -1,6 +1,8 @@
 package pinned_test
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -9,6 +11,7 @@ import (
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/internal/testdev"
 	"github.com/cuarray/cuarray/pinned"
 )
@@ -27,6 +30,9 @@ func TestSizeClass(t *testing.T) {
 		{20 * gib, 20 * gib}, // PyTorch's rounding pins 32 GiB for this
 		{17 * gib, 18 * gib}, // an eighth of 16 GiB is the step
 		{31*gib + 1, 32 * gib},
+		{15 << 59, 15 << 59}, // the largest class: 2^63 less a step of 2^59
+		{15<<59 + 1, -1},     // no class
+		{math.MaxInt64, -1},
 	} {
 		assert.Equal(t, tc.want, pinned.SizeClass(tc.n), "SizeClass(%d)", tc.n)
 	}
@@ -61,6 +67,7 @@ func TestPoolReuse(t *testing.T) {
 	require.NoError(t, err, "a mapped pool hands out mapped buffers")
 	require.NoError(t, a.Free())
 	assert.Equal(t, pinned.SizeClass(100<<10), cached(), "a freed buffer is cached")
+	assert.Zero(t, p.Stats().Waiting, "no copy uses it: not waiting")
 
 	b, err := p.Alloc(99 << 10) // same class
 	require.NoError(t, err)
@@ -133,6 +140,23 @@ func TestPoolWaitsForPendingCopies(t *testing.T) {
 	require.NoError(t, p.Close(), "Close is idempotent")
 }
 
+// Close waits for the copies that still used cached blocks and reports
+// the one that failed, and still frees the blocks.
+func TestPoolCloseReportsAFailedCopy(t *testing.T) {
+	dev := testdev.Open(t)
+	p, err := pinned.NewPool(dev, 0)
+	require.NoError(t, err)
+	a, err := p.Alloc(rand.Int64N(1<<20) + 1)
+	require.NoError(t, err)
+	w := &failedWork{err: fmt.Errorf("copy %d: %w", rand.IntN(100), driver.ErrContextFailed)}
+	require.NoError(t, a.Guard(w))
+	require.NoError(t, a.Free(), "cached, its copy still running")
+	err = p.Close()
+	assert.ErrorIs(t, err, driver.ErrContextFailed, "the copy's failure")
+	assert.True(t, w.done.Load(), "Close waited for the copy")
+	assert.Zero(t, dev.Ledger().Current(accounting.Pinned), "and freed the block")
+}
+
 // When the driver (here the ledger's limit) refuses, the pool frees its
 // idle cache and retries once.
 func TestPoolOutOfMemoryRetries(t *testing.T) {
@@ -149,6 +173,7 @@ func TestPoolOutOfMemoryRetries(t *testing.T) {
 	assert.Equal(t, int64(1), p.Stats().Retries)
 	_, err = p.Alloc(768 << 10)
 	assert.ErrorIs(t, err, accounting.ErrOutOfMemory, "nothing left to free")
+	assert.Equal(t, int64(1), p.Stats().Retries, "with nothing cached there is nothing to retry with")
 	require.NoError(t, b.Free())
 	require.NoError(t, p.Close())
 	_, err = p.Alloc(0)
@@ -166,4 +191,27 @@ func TestNewPoolErrors(t *testing.T) {
 	_, err = p.Alloc(-1)
 	assert.Error(t, err)
 	require.NoError(t, p.Close())
+}
+
+// A fault that the copy of a cached block reports stops the pool: that
+// Alloc and every later one fail with it, the block stays in the cache,
+// and Close still frees it.
+func TestPoolFaultSeenInItsCache(t *testing.T) {
+	dev := testdev.Open(t)
+	p, err := pinned.NewPool(dev, 0)
+	require.NoError(t, err)
+	n := rand.Int64N(1<<16) + 1
+	a, err := p.Alloc(n)
+	require.NoError(t, err)
+	w := &failedWork{err: fmt.Errorf("copy %d: %w", rand.IntN(100), driver.ErrContextFailed)}
+	require.NoError(t, a.Guard(w))
+	require.NoError(t, a.Free(), "cached, its copy still running")
+	w.done.Store(true) // the copy ended in the fault
+	for i := range 2 {
+		_, err = p.Alloc(n)
+		require.ErrorIs(t, err, driver.ErrContextFailed, "Alloc %d after the fault", i)
+	}
+	assert.Equal(t, pinned.SizeClass(n), p.Stats().Cached, "the block stays in the cache")
+	_ = p.Close()
+	assert.Zero(t, dev.Ledger().Current(accounting.Pinned), "Close freed the cache")
 }

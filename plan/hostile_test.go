@@ -76,6 +76,19 @@ func TestHostileInputs(t *testing.T) {
 			return hostile.Second(plan.Verify(closedDev, plan.Case{Method: m, Shape: [3]int{1, 1, 1}, DType: f32}))
 		}, device.ErrClosed},
 		{"Verify invalid dtype", func() error { return hostile.Second(plan.Verify(dev, plan.Case{Method: m, Shape: [3]int{1, 1, 1}})) }, devarray.ErrDType},
+		{"Identity MaxSlices axis -1", func() error { _, _, err := plan.Identity.MaxSlices(-1, [2]int{4, 4}, f32, 1<<20, nil); return err }, devarray.ErrShape},
+		{"Identity MaxSlices axis 3", func() error { _, _, err := plan.Identity.MaxSlices(3, [2]int{4, 4}, f32, 1<<20, nil); return err }, devarray.ErrShape},
+		{"Identity Allocs axis 3", func() error { return hostile.Second(plan.Identity.Allocs(3, [2]int{4, 4}, f32, 1, nil)) }, devarray.ErrShape},
+		{"Identity Allocs negative first axis", func() error { return hostile.Second(plan.Identity.Allocs(0, [2]int{-1, 4}, f32, 1, nil)) }, devarray.ErrShape},
+		{"Identity Allocs negative second axis", func() error { return hostile.Second(plan.Identity.Allocs(2, [2]int{4, -1}, f32, 1, nil)) }, devarray.ErrShape},
+		{"Identity MaxSlices invalid dtype", func() error {
+			_, _, err := plan.Identity.MaxSlices(0, [2]int{4, 4}, devarray.Invalid, 1<<20, nil)
+			return err
+		}, devarray.ErrDType},
+		{"Identity Allocs a parameter", func() error {
+			return hostile.Second(plan.Identity.Allocs(1, [2]int{4, 4}, f32, 1, plan.Params{"x": 1}))
+		}, plan.ErrParam},
+		{"Identity Allocs axis 2", func() error { return hostile.Second(plan.Identity.Allocs(2, [2]int{0, 0}, f32, 1, nil)) }, nil},
 		{"nil Registry Register", func() error { return nilReg.Register(m) }, plan.ErrNil},
 		{"nil Registry Lookup", func() error { return hostile.Second(nilReg.Lookup("copy")) }, plan.ErrNil},
 		{"nil Registry Names", func() error { assert.Nil(t, nilReg.Names()); return nil }, nil},

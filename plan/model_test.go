@@ -3,6 +3,7 @@ package plan_test
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -201,6 +202,8 @@ func TestTotalAndFitTerms(t *testing.T) {
 	assert.Equal(t, int64(-1), plan.Total([]plan.Alloc{{"a", math.MaxInt64}, {"b", 1}}, plan.Raw))
 	assert.Equal(t, int64(-1), plan.Total([]plan.Alloc{{"a", math.MaxInt64}}, plan.Device))
 	assert.Equal(t, int64(-1), plan.Total([]plan.Alloc{{"a", -1}}, plan.Raw))
+	x := rand.Int64N(1<<40) + 1
+	assert.Equal(t, int64(math.MaxInt64), plan.Total([]plan.Alloc{{"a", math.MaxInt64 - x}, {"b", x}}, plan.Raw), "a sum of exactly MaxInt64 is a size")
 
 	seed := []plan.Term{{"input", 800, 0}, {"output", 800, 0}}
 	assert.Equal(t, 9, plan.FitTerms(seed, plan.Raw, 14450))
@@ -209,6 +212,9 @@ func TestTotalAndFitTerms(t *testing.T) {
 	assert.Equal(t, 0, plan.FitTerms([]plan.Term{{"in", -800, 0}}, plan.Raw, 14450))
 	assert.Equal(t, 0, plan.FitTerms([]plan.Term{{"in", math.MaxInt64, 0}, {"out", 1, 0}}, plan.Raw, math.MaxInt64))
 	assert.Equal(t, 1<<40, plan.FitTerms(nil, plan.Raw, 0), "nothing to fit: as many as MaxFit counts")
+	fixed := 807 + 1000*rand.Int64N(1<<20) // MaxInt64 ends in 807
+	edge := []plan.Term{{"slab", (math.MaxInt64 - fixed) / 1000, fixed}}
+	assert.Equal(t, 1000, plan.FitTerms(edge, plan.Raw, math.MaxInt64), "1000 slices take exactly MaxInt64 bytes, 1001 are past int64")
 
 	p := plan.Plan{Raw: true, Available: 14450, MaxSlices: 8, Terms: []plan.Term{{"in", 800, 0}, {"ws", 0, 1024}, {"out", 800, 0}}}
 	assert.Equal(t, "in 800 + out 800 = 1600 bytes per slice, ws 1024 bytes fixed; (14450 - 1024) // 1600 = 8 slices", p.Arithmetic())
@@ -242,4 +248,126 @@ func TestIdentityVerify(t *testing.T) {
 	_, err = plan.Identity.Run(plan.Env{Dev: dev}, in, 0, plan.Params{"x": 1})
 	assert.ErrorIs(t, err, plan.ErrParam)
 	assert.Equal(t, accounting.AllocBytes(8), dev.Ledger().Current(accounting.Device), "only the input is left")
+}
+
+// Identity's allocations are its input and output slabs, in bytes as the
+// arrays hold them: none for no slices, the largest size int64 holds as
+// itself, and -1 (fits nowhere) past it or for a negative count.
+func TestIdentityAllocs(t *testing.T) {
+	other := [2]int{1 + rand.IntN(400), 1 + rand.IntN(400)}
+	s := 1 + rand.Int64N(1000)
+	for _, tc := range []struct {
+		name   string
+		other  [2]int
+		dtype  devarray.DType
+		slices int64
+		want   int64
+	}{
+		{"random", other, devarray.Float64, s, s * int64(other[0]*other[1]) * 8},
+		{"no slices", other, devarray.Float32, 0, 0},
+		{"negative slices", other, devarray.Float32, -s, -1},
+		{"MaxInt64 bytes", [2]int{7 * 7 * 73 * 127 * 337, 92737 * 649657}, devarray.Uint8, 1, math.MaxInt64},
+		{"2^63 bytes", [2]int{1 << 31, 1 << 30}, devarray.Float32, 1, -1},
+		{"past 2^64 bytes", [2]int{1 << 31, 1 << 31}, devarray.Float64, 1 << 2, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := plan.Identity.Allocs(0, tc.other, tc.dtype, tc.slices, nil)
+			require.NoError(t, err)
+			assert.Equal(t, []plan.Alloc{{Name: "input", Bytes: tc.want}, {Name: "output", Bytes: tc.want}}, a)
+			if tc.want < 0 {
+				assert.Equal(t, int64(-1), plan.Total(a, plan.Raw), "fits nowhere")
+			}
+		})
+	}
+}
+
+// Identity on an empty array returns an empty array of the same shape
+// and copies nothing, as the ledger shows.
+func TestIdentityOfNothing(t *testing.T) {
+	dev := testdev.Open(t)
+	shape := []int{0, 1 + rand.IntN(9), 1 + rand.IntN(9)}
+	for axis := range 3 {
+		in, err := devarray.Empty(dev, devarray.Float32, shape...)
+		require.NoError(t, err)
+		before := dev.Ledger().Snapshot()
+		out, err := plan.Identity.Run(plan.Env{Dev: dev}, in, axis, nil)
+		require.NoError(t, err, "axis %d", axis)
+		assert.Equal(t, shape, out.Shape(), "axis %d", axis)
+		diff := accounting.Diff(before, dev.Ledger().Snapshot())
+		assert.Zero(t, diff.CopyTotal(accounting.DtoD).Count, "axis %d: no copy", axis)
+		require.NoError(t, out.Free())
+		require.NoError(t, in.Free())
+	}
+}
+
+// line is a Model of one allocation, its term: PerSlice*s + Fixed bytes,
+// -1 past int64.
+type line struct{ term plan.Term }
+
+func (l line) Name() string { return "line" }
+
+func (l line) MaxSlices(_ int, _ [2]int, dt devarray.DType, available int64, _ plan.Params) (int, devarray.DType, error) {
+	return plan.FitTerms([]plan.Term{l.term}, plan.Device, available), dt, nil
+}
+
+func (l line) Run(plan.Env, *devarray.DevArray, int, plan.Params) (*devarray.DevArray, error) {
+	return nil, plan.ErrNoModel
+}
+
+func (l line) Allocs(_ int, _ [2]int, _ devarray.DType, s int64, _ plan.Params) ([]plan.Alloc, error) {
+	b := int64(-1)
+	if hi, lo := bits.Mul64(uint64(l.term.PerSlice), uint64(s)); hi == 0 && lo <= uint64(math.MaxInt64-l.term.Fixed) {
+		b = int64(lo) + l.term.Fixed
+	}
+	return []plan.Alloc{{Name: l.term.Name, Bytes: b}}, nil
+}
+
+// Terms reads a model's lines up to where int64 ends: a line whose 1000
+// slices take exactly MaxInt64 bytes is a line, one that passes it at
+// 1000 slices is not (its bytes there are -1), and allocations of no bytes
+// at all (slices of an empty shape) are lines too.
+func TestTermsToTheEndOfInt64(t *testing.T) {
+	fixed := 807 + 1000*rand.Int64N(1<<20) // MaxInt64 ends in 807
+	per := (math.MaxInt64 - fixed) / 1000
+	for _, tc := range []struct {
+		name   string
+		model  plan.Model
+		other  [2]int
+		want   []plan.Term
+		linear bool
+	}{
+		{"MaxInt64 at 1000 slices", line{plan.Term{Name: "slab", PerSlice: per, Fixed: fixed}}, [2]int{1, 1}, []plan.Term{{"slab", per, fixed}}, true},
+		{"past MaxInt64 at 1000 slices", line{plan.Term{Name: "slab", PerSlice: per + 1, Fixed: fixed}}, [2]int{1, 1}, []plan.Term{{"slab", per + 1, fixed}}, false},
+		{"empty slices", plan.Identity, [2]int{0, 1 + rand.IntN(100)}, []plan.Term{{"input", 0, 0}, {"output", 0, 0}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			terms, linear, err := plan.Terms(tc.model, 0, tc.other, devarray.Float32, nil)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, terms)
+			assert.Equal(t, tc.linear, linear)
+		})
+	}
+}
+
+// capped is a line that refuses runs of more than max slices.
+type capped struct {
+	line
+	max int64
+}
+
+func (c capped) Allocs(sliceDim int, other [2]int, dt devarray.DType, s int64, p plan.Params) ([]plan.Alloc, error) {
+	if s > c.max {
+		return nil, fmt.Errorf("%d slices: at most %d: %w", s, c.max, plan.ErrParam)
+	}
+	return c.line.Allocs(sliceDim, other, dt, s, p)
+}
+
+// A raw estimate counts no run the model refuses: the most slices is the
+// most it takes, however much memory there is.
+func TestRawEstimateOfARefusingModel(t *testing.T) {
+	max := 1 + rand.Int64N(1000)
+	m := capped{line{plan.Term{Name: "slab", PerSlice: 1 + rand.Int64N(1<<20)}}, max}
+	s, _, err := plan.Estimate(m, plan.Raw, 0, [2]int{1, 1}, devarray.Float32, math.MaxInt64, nil)
+	require.NoError(t, err)
+	assert.Equal(t, int(max), s)
 }

@@ -2,6 +2,8 @@ package plan_test
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -110,6 +112,131 @@ func TestChunks(t *testing.T) {
 		if err == nil && tc.slices > 0 {
 			assert.Contains(t, p.Explain(), "copy on [", tc.name)
 		}
+	}
+}
+
+// A job is planned along any of its three axes: the chunks cover that
+// axis, each fits, and the other two axes size a slice.
+func TestChunksAlongEachAxis(t *testing.T) {
+	m := copyMethod{"copy", 1}
+	for axis := range 3 {
+		t.Run(fmt.Sprint("axis ", axis), func(t *testing.T) {
+			var shape [3]int
+			for i := range shape {
+				shape[i] = 8 + rand.IntN(24)
+			}
+			slice := int64(shape[(axis+1)%3]*shape[(axis+2)%3]) * 4                         // float32
+			bytes := func(s int) int64 { return 3 * accounting.AllocBytes(int64(s)*slice) } // input, temporary, output
+			available := bytes(1) + rand.Int64N(bytes(shape[axis]-1)-bytes(1))              // fewer than all fit
+			p, err := plan.Chunks(m, shape, axis, devarray.Float32, nil, available, 1)
+			require.NoError(t, err)
+			assert.Equal(t, axis, p.SliceDim)
+			assert.LessOrEqual(t, bytes(p.MaxSlices), available, "a chunk of MaxSlices fits")
+			assert.Greater(t, bytes(p.MaxSlices+1), available, "one more does not")
+			next := 0
+			for _, c := range p.Chunks {
+				assert.Equal(t, next, c.Start, "chunks in order, each slice once")
+				assert.LessOrEqual(t, c.Len, p.MaxSlices)
+				next += c.Len
+			}
+			assert.Equal(t, shape[axis], next, "the chunks cover axis %d", axis)
+		})
+	}
+}
+
+// A job may take MaxChunks chunks, and no more.
+func TestChunksUpToMaxChunks(t *testing.T) {
+	m := copyMethod{"copy", 1}
+	one := 3 * accounting.AllocBytes(16*16*4) // one float32 slice of 16×16: input, temporary, output
+	for _, tc := range []struct {
+		name   string
+		slices int
+		err    error
+	}{
+		{"MaxChunks", plan.MaxChunks, nil},
+		{"one more", plan.MaxChunks + 1, plan.ErrTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := plan.Chunks(m, [3]int{tc.slices, 16, 16}, 0, devarray.Float32, nil, one+rand.Int64N(one), 1)
+			if tc.err != nil {
+				assert.ErrorIs(t, err, tc.err)
+				assert.Empty(t, p.Chunks)
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, p.Chunks, plan.MaxChunks)
+			assert.Equal(t, plan.Chunk{Start: plan.MaxChunks - 1, Len: 1}, p.Chunks[plan.MaxChunks-1], "one slice at a time")
+		})
+	}
+}
+
+// inPlace works on its input in place and returns it: its run allocates
+// nothing but the input.
+type inPlace struct{}
+
+func (inPlace) Name() string { return "in place" }
+
+func (inPlace) MaxSlices(_ int, other [2]int, dt devarray.DType, available int64, _ plan.Params) (int, devarray.DType, error) {
+	return plan.MaxFit(available, func(s int64) int64 {
+		return accounting.AllocBytes(s * int64(other[0]*other[1]) * dt.Size())
+	}), dt, nil
+}
+
+func (inPlace) Run(_ plan.Env, in *devarray.DevArray, _ int, _ plan.Params) (*devarray.DevArray, error) {
+	return in, nil
+}
+
+// A method that runs in place verifies on a device whose memory its input
+// fills exactly, and the input is freed once.
+func TestVerifyFillsTheDevice(t *testing.T) {
+	dev := testdev.Open(t)
+	led := dev.Ledger()
+	shape := [3]int{1 + rand.IntN(64), 16, 32}
+	need, err := accounting.EstimateBytes(shape[:], devarray.Float32)
+	require.NoError(t, err)
+	require.NoError(t, led.SetLimit(accounting.Device, led.Current(accounting.Device)+need))
+	defer led.SetLimit(accounting.Device, 0)
+	res, err := plan.Verify(dev, plan.Case{Method: inPlace{}, Shape: shape, DType: devarray.Float32})
+	require.NoError(t, err, "the input alone fits")
+	assert.Equal(t, need, res.Peak)
+	assert.Equal(t, shape[0], res.Estimated)
+
+	require.NoError(t, led.SetLimit(accounting.Device, led.Current(accounting.Device)+need-1))
+	_, err = plan.Verify(dev, plan.Case{Method: inPlace{}, Shape: shape, DType: devarray.Float32})
+	assert.ErrorIs(t, err, plan.ErrTooLarge, "a byte less: the input does not fit")
+}
+
+// short is inPlace with an estimator that answers fewer slices by under.
+type short struct {
+	inPlace
+	under int
+}
+
+func (m short) MaxSlices(sliceDim int, other [2]int, dt devarray.DType, available int64, p plan.Params) (int, devarray.DType, error) {
+	n, out, err := m.inPlace.MaxSlices(sliceDim, other, dt, available, p)
+	return n - m.under, out, err
+}
+
+// Verify takes an estimate down to exactly MinRatio of the slices run (95 %:
+// 19 of 20), and refuses one slice less.
+func TestVerifyMinRatio(t *testing.T) {
+	dev := testdev.Open(t)
+	k := 1 + rand.IntN(3)
+	shape := [3]int{20 * k, 8, 8}
+	for _, tc := range []struct {
+		name  string
+		under int
+		err   error
+	}{
+		{"exact", 0, nil},
+		{"95 %", k, nil},
+		{"a slice less", k + 1, plan.ErrEstimate},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := plan.Verify(dev, plan.Case{Method: short{under: tc.under}, Shape: shape, DType: devarray.Float64})
+			assert.ErrorIs(t, err, tc.err)
+			assert.Equal(t, shape[0]-tc.under, res.Estimated)
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package pool_test
 
 import (
+	"errors"
 	"math"
 	"sync"
 	"testing"
@@ -85,6 +86,10 @@ func TestHostileInputs(t *testing.T) {
 		hostile.Case{"SetReserveRatio negative", func() error { return p.SetReserveRatio(-1) }, device.ErrInvalidValue},
 		hostile.Case{"SetReserveRatio NaN", func() error { return p.SetReserveRatio(math.NaN()) }, device.ErrInvalidValue},
 		hostile.Case{"SetReserveRatio Inf", func() error { return p.SetReserveRatio(math.Inf(1)) }, device.ErrInvalidValue},
+		hostile.Case{"SetReserveRatio MaxFloat64", func() error {
+			err := p.SetReserveRatio(math.MaxFloat64) // the largest ratio there is: as good as none
+			return errors.Join(err, p.SetReserveRatio(pool.DefaultReserveRatio))
+		}, nil},
 		hostile.Case{"Free twice", func() error { return p.Free(freed) }, pool.ErrNotAllocated},
 		hostile.Case{"Free 0", func() error { return p.Free(0) }, pool.ErrNotAllocated},
 		hostile.Case{"Free inside a block", func() error { return p.Free(live + 256) }, pool.ErrNotAllocated},

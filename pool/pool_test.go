@@ -2,6 +2,7 @@ package pool_test
 
 import (
 	"errors"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -412,4 +413,47 @@ func TestInjectedAllocFailure(t *testing.T) {
 	require.NoError(t, p.Free(ptr))
 	require.NoError(t, p.Release())
 	assert.Zero(t, dev.Ledger().Current(accounting.Device), "nothing left behind")
+}
+
+// A block allocated on the default stream and freed on another stream
+// (its last use was queued there) is not handed out again until that
+// stream has passed the free: not by the pool's fast path, not at once.
+func TestFreeOnAnotherStreamWaitsForIt(t *testing.T) {
+	dev := openSim(t, "sim:0?mem=64MiB")
+	p := pool.New(dev)
+	defer func() { assert.NoError(t, p.Release()) }()
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s.Close()
+	n := rand.Int64N(8<<10) + 1 // small: the fast path's size
+	a, err := p.Alloc(n)
+	require.NoError(t, err)
+	resume, err := sim.Pause(s) // s cannot pass the free until resumed
+	require.NoError(t, err)
+	defer resume()
+	require.NoError(t, p.FreeAsync(a, s))
+	assert.Equal(t, 1, p.Stats().PendingBlocks, "waiting for s")
+	b, err := p.Alloc(n)
+	require.NoError(t, err)
+	assert.NotEqual(t, a, b, "the default stream must not get a block s has not passed")
+	require.NoError(t, p.Free(b))
+	resume()
+	require.NoError(t, s.Synchronize())
+}
+
+// A zero-byte allocation on a stream is a block of one granule, as on the
+// default stream, and frees as any other.
+func TestAllocZeroOnAStream(t *testing.T) {
+	dev := testdev.Open(t)
+	p := newPool(t, dev)
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s.Close()
+	for _, st := range []device.Stream{nil, s} {
+		ptr, err := p.AllocAsync(0, st)
+		require.NoError(t, err)
+		assert.NotZero(t, ptr)
+		assert.Equal(t, int64(256), p.Stats().InUse)
+		require.NoError(t, p.FreeAsync(ptr, st))
+	}
 }

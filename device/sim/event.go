@@ -31,6 +31,9 @@ var _ driver.Event = (*event)(nil)
 
 // NewEvent returns an event that is complete until first recorded.
 func (d *Device) NewEvent() (driver.Event, error) {
+	if d.isClosed.Load() {
+		return nil, fmt.Errorf("sim: new event: %w", driver.ErrClosed)
+	}
 	if err := d.checkFault("new event"); err != nil {
 		return nil, err
 	}
