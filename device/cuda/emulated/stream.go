@@ -244,3 +244,4 @@ func eventElapsed(start, end uintptr) (time.Duration, cuResult) {
 	}
 	return d, success
 }
+
