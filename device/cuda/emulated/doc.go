@@ -23,7 +23,9 @@
 //     memory returns once the source is staged, with the device write still
 //     pending; from page-locked memory it is synchronous; cuMemcpyDtoH
 //     returns complete; cuMemcpyDtoD, cuMemsetD8, cuMemcpyPeer, launches and
-//     every Async call return before their work is done; cuMemFree,
+//     every Async call return before their work is done (an async copy to
+//     pageable memory writes it when the copy runs, as a GPU that writes
+//     pageable memory itself does: HMM, ATS); cuMemFree,
 //     cuMemFreeHost and cuMemHostUnregister synchronize the context first.
 //   - Streams: the legacy default stream (0 or CU_STREAM_LEGACY) waits for,
 //     and is waited for by, every blocking stream; CU_STREAM_NON_BLOCKING

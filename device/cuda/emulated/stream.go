@@ -244,4 +244,3 @@ func eventElapsed(start, end uintptr) (time.Duration, cuResult) {
 	}
 	return d, success
 }
-
