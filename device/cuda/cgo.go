@@ -22,13 +22,16 @@ static CUresult cuarray_memcpy3d(
 	int srcType, CUdeviceptr srcDev, const void *srcHost, size_t srcPitch, size_t srcHeight,
 	size_t width, size_t height, size_t depth, CUstream stream, int async)
 {
-	if (depth == 1) {
+	// A 2-D copy is cuMemcpy2DUnaligned, which takes any pitch; queued, it is a 3-D copy of
+	// depth 1: cuMemcpy2DAsync "may fail for pitches not computed by cuMemAllocPitch" within a
+	// device, cuMemcpy3DAsync has no such rule.
+	if (depth == 1 && !async) {
 		CUDA_MEMCPY2D p;
 		memset(&p, 0, sizeof p);
 		p.dstMemoryType = (CUmemorytype)dstType; p.dstDevice = dstDev; p.dstHost = dstHost; p.dstPitch = dstPitch;
 		p.srcMemoryType = (CUmemorytype)srcType; p.srcDevice = srcDev; p.srcHost = srcHost; p.srcPitch = srcPitch;
 		p.WidthInBytes = width; p.Height = height;
-		return async ? cuMemcpy2DAsync(&p, stream) : cuMemcpy2DUnaligned(&p);
+		return cuMemcpy2DUnaligned(&p);
 	}
 	CUDA_MEMCPY3D p;
 	memset(&p, 0, sizeof p);
@@ -129,8 +132,11 @@ const (
 )
 
 // Driver results after which the context is unusable ("sticky" errors:
-// every later call returns the same error), driver.ErrContextFailed.
+// every later call returns the same error; cuda.h: "the process must be
+// terminated and relaunched"), driver.ErrContextFailed.
 var stickyCodes = map[int]bool{
+	int(C.CUDA_ERROR_EXTERNAL_DEVICE):       true,
+	int(C.CUDA_ERROR_MPS_CLIENT_TERMINATED): true,
 	codeIllegalAddress:                      true,
 	codeLaunchFailed:                        true,
 	int(C.CUDA_ERROR_LAUNCH_TIMEOUT):        true,
@@ -158,6 +164,9 @@ const (
 	hostRegisterPortable   = uint32(C.CU_MEMHOSTREGISTER_PORTABLE)
 	hostRegisterDeviceMap  = uint32(C.CU_MEMHOSTREGISTER_DEVICEMAP)
 )
+
+// headerVersion is the CUDA version of the cuda.h the backend was built with.
+const headerVersion = int(C.CUDA_VERSION)
 
 // ipcHandleSize is the size of a CUipcMemHandle.
 const ipcHandleSize = C.CU_IPC_HANDLE_SIZE

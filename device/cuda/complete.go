@@ -13,6 +13,14 @@ package cuda
 #cgo linux CFLAGS: -I/usr/include -I/usr/local/cuda/include
 #include <cuda.h>
 
+// With CUDA_API_PER_THREAD_DEFAULT_STREAM (nvcc --default-stream per-thread, or CGO_CFLAGS)
+// cuda.h binds every call without a stream, and stream 0, to the calling thread's per-thread
+// default stream: settle would wait on the legacy stream for work that is not on it, and the
+// streams the backend makes would no longer order with its synchronous calls.
+#if defined(__CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#error "cuarray's CUDA backend runs its synchronous calls on the legacy default stream and waits for that stream: build it without CUDA_API_PER_THREAD_DEFAULT_STREAM (a per-thread stream is handle 2 of Device.ExternalStream)"
+#endif
+
 static CUresult cuarray_sync_legacy(void) { return cuStreamSynchronize(CU_STREAM_LEGACY); }
 
 // cuarray_peek copies device memory to the host on a stream of its own that

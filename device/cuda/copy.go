@@ -202,6 +202,9 @@ func (d *Device) CopyPeer(dst devarray.Ptr, dstDev driver.Device, src devarray.P
 	}
 	start := time.Now()
 	if n > 0 {
+		if err := peer.closedErr("copy peer to " + peer.DeviceID().String()); err != nil {
+			return err
+		}
 		err := d.call(func() error {
 			if err := fromCu(cu.MemcpyPeer(cu.DevicePtr(dst), peer.ctx, cu.DevicePtr(src), d.ctx, n)); err != nil {
 				return err

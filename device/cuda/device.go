@@ -10,8 +10,9 @@
 // driver, and no GPU or no driver is an *InitError wrapping driver.ErrNoDevice.
 //
 // A Device uses the GPU's primary context (the one the runtime API,
-// PyTorch and CuPy use, so pointers pass between them in one process), with
-// CU_CTX_MAP_HOST set before the context first becomes active. The
+// PyTorch and CuPy use, so pointers pass between them in one process); it
+// maps host memory (drivers before CUDA 11.0: with CU_CTX_MAP_HOST set
+// before the context first becomes active). The
 // driver's current context belongs to an OS thread and goroutines move
 // between threads, so every driver call runs through Device.call: it locks
 // the goroutine to its thread, makes the context current there (a cheap
@@ -72,9 +73,11 @@ func NumDevices() (int, error) {
 }
 
 // Open retains GPU ordinal's primary context, which can map host memory
-// (see retainPrimary). If another library made the context active first
-// without CU_CTX_MAP_HOST, Open still succeeds, Info().CanMapHost is
-// false, and a Mapped host allocation fails with driver.ErrNotMapped.
+// (see retainPrimary): with a driver of CUDA 11.0 or newer every context
+// can, whatever flags it reports. With an older driver, if another library
+// made the context active first without CU_CTX_MAP_HOST, Open still
+// succeeds, Info().CanMapHost is false, and a Mapped host allocation fails
+// with driver.ErrNotMapped.
 func Open(ordinal int) (*Device, error) {
 	n, err := NumDevices()
 	if err != nil {
@@ -107,14 +110,32 @@ func Open(ordinal int) (*Device, error) {
 	return d, nil
 }
 
-// call runs f on an OS thread where the device's context is current.
+// call runs f on an OS thread where the device's context is current, or
+// returns driver.ErrClosed once Close has begun: making the primary context
+// current still succeeds after Close while another library holds it, and f
+// would then run on memory the device has freed.
 func (d *Device) call(f func() error) error {
+	if d.isClosed.Load() {
+		return fmt.Errorf("device %v: %w", d.DeviceID(), driver.ErrClosed)
+	}
+	return d.callAlways(f)
+}
+
+// callAlways is call for Close and what it calls, and for letting go of
+// what the device made (events): it runs f after Close has begun too.
+//
+// A result f returns is mapped with the context known to be current:
+// CUDA_ERROR_INVALID_CONTEXT then means a handle f passed (a stream, an
+// event, a peer's context) belongs to another or a destroyed context, an
+// invalid argument, not that this device is closed; and a function the
+// installed driver lacks is a *MissingFunctionError.
+func (d *Device) callAlways(f func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := cu.SetCurrentContext(d.ctx); err != nil {
 		return fmt.Errorf("make the context current: %w", fromCu(err))
 	}
-	return f()
+	return inContext(f())
 }
 
 // describe fills in d.info.
@@ -152,7 +173,7 @@ func (d *Device) describe() error {
 			Model:        fmt.Sprintf("%s (compute capability %d.%d)", name, major, minor),
 			TotalMemory:  total,
 			Alignment:    Alignment,
-			CanMapHost:   flags&uint32(cu.MapHost) != 0,
+			CanMapHost:   flags&uint32(cu.MapHost) != 0 || mapHostImplicit(),
 			ContextFlags: contextFlagsString(flags),
 			Driver:       fmt.Sprintf("CUDA %d.%d (driver API %d)", v/1000, v%1000/10, v),
 			// MemoryBandwidth: 2619 MHz × 5120 bits × 2 / 8 = 3352 GB/s on an H100 SXM.
@@ -234,7 +255,10 @@ func (d *Device) Close() error {
 	host := d.host.TakeAll()
 	d.mu.Unlock()
 
-	first := d.Synchronize()
+	first := d.callAlways(func() error { return fromCu(cu.Synchronize()) })
+	if first != nil {
+		first = fmt.Errorf("synchronize: %w", first)
+	}
 	keep := func(err error) {
 		if err != nil && first == nil {
 			first = err
@@ -245,7 +269,7 @@ func (d *Device) Close() error {
 	}
 	keep(d.mods.unloadAll(d))
 	keep(d.ipc.closeAll(d))
-	keep(d.call(func() error {
+	keep(d.callAlways(func() error {
 		var err error
 		for p, size := range allocs {
 			if e := fromCu(cu.MemFree(cu.DevicePtr(p))); e != nil && err == nil {

@@ -3,8 +3,11 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+
+	"gorgonia.org/cu"
 
 	"github.com/cuarray/cuarray/device/driver"
 )
@@ -62,6 +65,84 @@ func fromCu(err error) error {
 	}
 	if v := reflect.ValueOf(err); v.Kind() == reflect.Int {
 		return check(int(v.Int()))
+	}
+	return err
+}
+
+// MissingFunctionError is a driver function that the installed driver does
+// not have: it is older than the function. It wraps errors.ErrUnsupported.
+type MissingFunctionError struct {
+	Symbol string // the driver symbol, "cuMemcpy3DAsync_v2"
+	Needs  int    // the driver API version that brought it (12000 for CUDA 12.0), 0 when not known
+	Driver int    // the installed driver's API version (cuDriverGetVersion)
+}
+
+func (e *MissingFunctionError) Error() string {
+	needs := fmt.Sprintf("a newer driver (this build's cuda.h is CUDA %s)", cudaVersion(headerVersion))
+	if e.Needs > 0 {
+		needs = "CUDA " + cudaVersion(e.Needs) + " or newer"
+	}
+	return fmt.Sprintf("the installed CUDA driver (CUDA %s) lacks %s, which needs %s: update the NVIDIA driver",
+		cudaVersion(e.Driver), e.Symbol, needs)
+}
+
+// Unwrap returns errors.ErrUnsupported.
+func (e *MissingFunctionError) Unwrap() error { return errors.ErrUnsupported }
+
+// cudaVersion writes a driver API version as CUDA writes it: 12080 is "12.8".
+func cudaVersion(v int) string { return fmt.Sprintf("%d.%d", v/1000, v%1000/10) }
+
+// sinceVersion is the driver API version that brought each driver symbol
+// cuarray's backend calls that is younger than CUDA 4.0 (the CUDA Driver
+// API reference, and cuda.h's versioned names).
+var sinceVersion = map[string]int{
+	"cuIpcGetMemHandle":             4010,
+	"cuIpcOpenMemHandle":            4010,
+	"cuIpcCloseMemHandle":           4010,
+	"cuIpcOpenMemHandle_v2":         11000,
+	"cuMemcpy3DAsync_v2":            3020,
+	"cuMemcpy3D_v2":                 3020,
+	"cuMemcpy2DAsync_v2":            3020,
+	"cuMemcpy2DUnaligned_v2":        3020,
+	"cuMemHostRegister_v2":          6050,
+	"cuMemHostUnregister":           4000,
+	"cuGetErrorName":                6000,
+	"cuGetErrorString":              6000,
+	"cuCtxGetFlags":                 7000,
+	"cuPointerGetAttributes":        7000,
+	"cuLaunchHostFunc":              10000,
+	"cuDevicePrimaryCtxRelease_v2":  11000,
+	"cuDevicePrimaryCtxReset_v2":    11000,
+	"cuDevicePrimaryCtxSetFlags_v2": 11000,
+	"cuDevicePrimaryCtxGetState":    7000,
+	"cuDevicePrimaryCtxRetain":      7000,
+	"cuLaunchKernel":                4000,
+	"cuMemsetD8Async":               3020,
+	"cuStreamDestroy_v2":            4000,
+	"cuEventDestroy_v2":             4000,
+	"cuMemGetAddressRange_v2":       3020,
+	"cuMemHostGetDevicePointer_v2":  3020,
+	"cuModuleLoadDataEx":            2010,
+}
+
+// inContext maps the error of a driver call made with the device's context
+// current (Device.callAlways): CUDA_ERROR_INVALID_CONTEXT is then a handle
+// of another context, driver.ErrInvalidValue, and CUDA_ERROR_NOT_FOUND from
+// a function the driver lacks is a *MissingFunctionError. It runs on the
+// thread that made the call.
+func inContext(err error) error {
+	var de *DriverError
+	if err == nil || !errors.As(err, &de) {
+		return err
+	}
+	switch de.Code {
+	case codeInvalidContext:
+		de.kind = driver.ErrInvalidValue
+		de.Desc += " (a handle of another context: this device's context was current)"
+	case codeNotFound:
+		if sym := cu.TakeMissing(); sym != "" {
+			return &MissingFunctionError{Symbol: sym, Needs: sinceVersion[sym], Driver: cu.Version()}
+		}
 	}
 	return err
 }

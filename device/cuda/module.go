@@ -159,7 +159,7 @@ func (ms *modules) unloadAll(d *Device) error {
 	ms.closed = true
 	var first error
 	for _, img := range ms.loaded {
-		if err := d.call(func() error { return check(moduleUnload(img.m)) }); err != nil && first == nil {
+		if err := d.callAlways(func() error { return check(moduleUnload(img.m)) }); err != nil && first == nil {
 			first = fmt.Errorf("unload module: %w", err)
 		}
 	}

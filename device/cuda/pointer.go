@@ -118,11 +118,11 @@ func (d *Device) IPCOpen(h IPCHandle) (devarray.Ptr, int64, error) {
 	}
 	info, err := d.PointerInfo(devarray.Ptr(p))
 	if err != nil {
-		d.call(func() error { return check(ipcCloseMemHandle(p)) })
+		d.callAlways(func() error { return check(ipcCloseMemHandle(p)) })
 		return 0, 0, fmt.Errorf("cuda: IPC open: %w", err)
 	}
 	if err := d.ledger.Alloc(accounting.IPC, p, info.Size); err != nil {
-		d.call(func() error { return check(ipcCloseMemHandle(p)) })
+		d.callAlways(func() error { return check(ipcCloseMemHandle(p)) })
 		return 0, 0, fmt.Errorf("cuda: IPC open: %w", err)
 	}
 	if d.ipc.opened == nil {
@@ -150,7 +150,9 @@ func ipcOpenError(err error) error {
 }
 
 // IPCClose undoes one IPCOpen of the allocation at p, and unmaps it at the
-// last (cuIpcCloseMemHandle).
+// last (cuIpcCloseMemHandle). When the driver refuses to unmap it, the
+// mapping stays open, in the table and the ledger alike: IPCClose may be
+// tried again, and Close unmaps it and lets go of it in both.
 func (d *Device) IPCClose(p devarray.Ptr) error {
 	d.ipc.mu.Lock()
 	defer d.ipc.mu.Unlock()
@@ -162,11 +164,13 @@ func (d *Device) IPCClose(p devarray.Ptr) error {
 		m.refs--
 		return nil
 	}
+	// A refusal leaves the memory mapped: it stays in the table and the
+	// ledger, for a later IPCClose or Close to unmap.
+	if err := d.call(func() error { return check(ipcCloseMemHandle(uintptr(p))) }); err != nil {
+		return fmt.Errorf("cuda: IPC close %v: the mapping stays open: %w", p, err)
+	}
 	delete(d.ipc.opened, uintptr(p))
 	delete(d.ipc.byHandle, m.handle)
-	if err := d.call(func() error { return check(ipcCloseMemHandle(uintptr(p))) }); err != nil {
-		return fmt.Errorf("cuda: IPC close %v: %w", p, err)
-	}
 	d.ledger.Free(accounting.IPC, uintptr(p), m.size)
 	return nil
 }
@@ -177,7 +181,7 @@ func (t *ipcTable) closeAll(d *Device) error {
 	defer t.mu.Unlock()
 	var first error
 	for p, m := range t.opened {
-		if err := d.call(func() error { return check(ipcCloseMemHandle(p)) }); err != nil && first == nil {
+		if err := d.callAlways(func() error { return check(ipcCloseMemHandle(p)) }); err != nil && first == nil {
 			first = fmt.Errorf("IPC close %#x: %w", p, err)
 		}
 		d.ledger.Free(accounting.IPC, p, m.size)

@@ -22,13 +22,26 @@ import (
 // checking those flags alone set it on every Open, an API error that
 // compute-sanitizer reports each time.
 //
-// So retainPrimary reads the state, retains the context and asks the
-// context itself (cuCtxGetFlags). Only when the context lacks MAP_HOST and
-// was inactive before (no one else holds it) does it release the context,
-// set the flag while the context is inactive, and retain it again; a
-// refusal there is not fatal (Info reports the flags). It never sets flags
-// on an active context.
+// And since CUDA 11.0 the flag "is deprecated ... and no longer has any
+// effect; all contexts behave as though the flag is enabled" (cuda.h): a
+// driver need not report it at all. So with a driver of CUDA 11.0 or newer
+// retainPrimary only retains the context, and mapped memory does not
+// depend on the flag (mapHostImplicit).
+//
+// With an older driver it reads the state, retains the context and asks
+// the context itself (cuCtxGetFlags). Only when the context lacks MAP_HOST
+// and was inactive before (no one else holds it) does it release the
+// context, set the flag while the context is inactive, and retain it again;
+// a refusal there is not fatal (Info reports the flags). It never sets
+// flags on an active context.
 func retainPrimary(dev cu.Device) (cu.CUContext, error) {
+	if mapHostImplicit() {
+		ctx, err := dev.RetainPrimaryCtx()
+		if err != nil {
+			return cu.CUContext{}, fmt.Errorf("retain primary context: %w", fromCu(err))
+		}
+		return ctx, nil
+	}
 	flags, active, err := dev.PrimaryCtxState()
 	if err != nil {
 		return cu.CUContext{}, fmt.Errorf("primary context state: %w", fromCu(err))
@@ -74,3 +87,7 @@ func canMapHost(ctx cu.CUContext) (bool, error) {
 	}
 	return f&uint32(cu.MapHost) != 0, nil
 }
+
+// mapHostImplicit reports whether the driver maps host memory for every
+// context, CU_CTX_MAP_HOST or not: every driver of CUDA 11.0 or newer.
+func mapHostImplicit() bool { return cu.Version() >= 11000 }

@@ -5,6 +5,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 	"unsafe"
@@ -23,8 +24,126 @@ type stream struct {
 	s        cu.Stream
 	borrowed bool // from ExternalStream: Close does not destroy it
 
-	mu     sync.Mutex
-	closed bool
+	mu      sync.Mutex
+	closed  bool
+	pending []*hostPin // Go memory of queued copies, oldest first
+}
+
+// hostPin keeps the pageable Go memory that a queued copy reads or writes
+// alive and in place (runtime.Pinner) until ev, recorded after the copy,
+// has completed. The driver may use that memory after the call returns (a
+// GPU that reads and writes pageable memory, HMM or ATS, does), where the
+// garbage collector cannot see it.
+type hostPin struct {
+	pin     runtime.Pinner
+	ev      cu.Event
+	tracked bool // ev was recorded and the stream holds it
+}
+
+// livePins holds every hostPin not yet released: a Pinner that becomes
+// unreachable while pinned makes the runtime panic, so a device dropped
+// without Close keeps that memory instead.
+var livePins struct {
+	sync.Mutex
+	m map[*hostPin]struct{}
+}
+
+// pinHost pins the pageable Go memory among bufs (page-locked memory of
+// this device needs nothing, and C memory cannot move); nil when none.
+func (s *stream) pinHost(bufs ...[]byte) *hostPin {
+	var h *hostPin
+	for _, b := range bufs {
+		if len(b) == 0 || s.d.hostPath(b) != accounting.PathDirect {
+			continue
+		}
+		if h == nil {
+			h = &hostPin{}
+		}
+		h.pin.Pin(unsafe.SliceData(b))
+	}
+	if h != nil {
+		livePins.Lock()
+		if livePins.m == nil {
+			livePins.m = make(map[*hostPin]struct{})
+		}
+		livePins.m[h] = struct{}{}
+		livePins.Unlock()
+	}
+	return h
+}
+
+// release unpins h and destroys its event, with the context current.
+func (h *hostPin) release() {
+	if h.tracked {
+		cu.DestroyEvent(&h.ev)
+	}
+	h.pin.Unpin()
+	livePins.Lock()
+	delete(livePins.m, h)
+	livePins.Unlock()
+}
+
+// enqueueCopy is enqueue for a copy to or from host memory bufs: the
+// pageable Go memory among them stays pinned until the copy is done.
+func (s *stream) enqueueCopy(op string, bufs [][]byte, f func() error) error {
+	h := s.pinHost(bufs...)
+	if h == nil {
+		return s.enqueue(op, f)
+	}
+	err := s.enqueue(op, func() error {
+		if err := f(); err != nil {
+			return err
+		}
+		return s.track(h)
+	})
+	if !h.tracked {
+		h.release()
+	}
+	return err
+}
+
+// track records an event after a queued copy that holds h, in enqueue. With
+// no event to tell when the copy is done, it waits for the stream.
+func (s *stream) track(h *hostPin) error {
+	ev, err := cu.MakeEvent(cu.DisableTiming)
+	if err == nil {
+		if err = ev.Record(s.s); err != nil {
+			cu.DestroyEvent(&ev)
+		}
+	}
+	if err != nil {
+		return errors.Join(fromCu(s.s.Synchronize()), fromCu(err))
+	}
+	h.ev, h.tracked = ev, true
+	s.pending = append(s.pending, h)
+	return nil
+}
+
+// reap lets go of the memory of the copies that are done, in enqueue.
+func (s *stream) reap() {
+	for len(s.pending) > 0 {
+		h := s.pending[0]
+		if errors.Is(fromCu(h.ev.Query()), driver.ErrNotReady) {
+			return
+		}
+		h.release()
+		s.pending[0] = nil
+		s.pending = s.pending[1:]
+	}
+}
+
+// waitPins waits for every copy that holds memory and lets go of it, with
+// the context current and s.mu held.
+func (s *stream) waitPins() error {
+	var first error
+	for _, h := range s.pending {
+		if err := fromCu(h.ev.Synchronize()); err != nil && first == nil {
+			first = err
+		}
+		h.release()
+	}
+	s.pending = nil
+	return first
 }
 
 var _ driver.Stream = (*stream)(nil)
@@ -32,6 +151,9 @@ var _ driver.Stream = (*stream)(nil)
 // NewStream creates a stream (cuStreamCreate, default flags: it orders with
 // the legacy default stream that the synchronous copies use).
 func (d *Device) NewStream() (driver.Stream, error) {
+	if err := d.closedErr("new stream"); err != nil {
+		return nil, err
+	}
 	s := &stream{d: d}
 	err := d.call(func() error {
 		var e error
@@ -44,7 +166,7 @@ func (d *Device) NewStream() (driver.Stream, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		d.call(func() error { return fromCu(s.s.Destroy()) })
+		d.callAlways(func() error { return fromCu(s.s.Destroy()) })
 		return nil, fmt.Errorf("cuda: new stream: %w", driver.ErrClosed)
 	}
 	d.streams[s] = struct{}{}
@@ -58,7 +180,7 @@ func (s *stream) enqueue(op string, f func() error) error {
 	if s.closed {
 		return fmt.Errorf("cuda: %s: %w", op, driver.ErrClosed)
 	}
-	if err := s.d.call(f); err != nil {
+	if err := s.d.call(func() error { s.reap(); return f() }); err != nil {
 		return fmt.Errorf("cuda: %s: %w", op, err)
 	}
 	return nil
@@ -66,7 +188,7 @@ func (s *stream) enqueue(op string, f func() error) error {
 
 func (s *stream) CopyHtoDAsync(dst devarray.Ptr, src []byte) error {
 	if len(src) > 0 {
-		err := s.enqueue("async copy HtoD", func() error {
+		err := s.enqueueCopy("async copy HtoD", [][]byte{src}, func() error {
 			return fromCu(cu.MemcpyHtoDAsync(cu.DevicePtr(dst), ptrOf(src), int64(len(src)), s.s))
 		})
 		if err != nil {
@@ -79,7 +201,7 @@ func (s *stream) CopyHtoDAsync(dst devarray.Ptr, src []byte) error {
 
 func (s *stream) CopyDtoHAsync(dst []byte, src devarray.Ptr) error {
 	if len(dst) > 0 {
-		err := s.enqueue("async copy DtoH", func() error {
+		err := s.enqueueCopy("async copy DtoH", [][]byte{dst}, func() error {
 			return fromCu(cu.MemcpyDtoHAsync(ptrOf(dst), cu.DevicePtr(src), int64(len(dst)), s.s))
 		})
 		if err != nil {
@@ -119,7 +241,7 @@ func (s *stream) memcpy(op string, p devarray.Memcpy3D) error {
 	if err != nil {
 		return fmt.Errorf("cuda: %s: %w", op, err)
 	}
-	if err := s.enqueue(op, func() error { return c.run(s) }); err != nil {
+	if err := s.enqueueCopy(op, [][]byte{p.Dst.Host, p.Src.Host}, func() error { return c.run(s) }); err != nil {
 		return err
 	}
 	s.d.ledger.RecordCopy(c.dir, c.path, c.bytes(), 0)
@@ -164,7 +286,10 @@ func (s *stream) WaitEvent(e driver.Event) error {
 
 // Synchronize waits for the stream's work (cuStreamSynchronize).
 func (s *stream) Synchronize() error {
-	return s.enqueue("stream synchronize", func() error { return fromCu(s.s.Synchronize()) })
+	return s.enqueue("stream synchronize", func() error {
+		err := fromCu(s.s.Synchronize())
+		return errors.Join(err, s.waitPins())
+	})
 }
 
 // Handle returns the CUstream.
@@ -175,20 +300,26 @@ func (s *stream) Handle() uintptr { return uintptr(unsafe.Pointer(s.s.C())) }
 // a stream handle, so a garbage handle fails at its first use, with the
 // driver's error. Close releases only the wrapper.
 func (d *Device) ExternalStream(handle uintptr) (driver.Stream, error) {
+	if err := d.closedErr("external stream"); err != nil {
+		return nil, err
+	}
 	if handle == 0 {
 		return nil, fmt.Errorf("cuda: external stream 0: ambiguous, use 1 for the legacy default stream: %w", driver.ErrInvalidValue)
 	}
-	return &stream{d: d, s: streamFromHandle(handle), borrowed: true}, nil
+	s := &stream{d: d, s: streamFromHandle(handle), borrowed: true}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, fmt.Errorf("cuda: external stream: %w", driver.ErrClosed)
+	}
+	d.streams[s] = struct{}{} // Close lets go of the memory its copies hold
+	return s, nil
 }
 
-// Close waits for the stream's work and destroys it. Closing twice is harmless.
+// Close waits for the stream's work and destroys it; a stream of
+// ExternalStream only waits for the copies made through it that use Go
+// memory, and stays. Closing twice is harmless.
 func (s *stream) Close() error {
-	if s.borrowed {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.closed = true
-		return nil
-	}
 	s.d.mu.Lock()
 	if s.d.streams != nil {
 		delete(s.d.streams, s)
@@ -204,8 +335,12 @@ func (s *stream) destroy() error {
 		return nil
 	}
 	s.closed = true
-	return s.d.call(func() error {
-		return errors.Join(fromCu(s.s.Synchronize()), fromCu(s.s.Destroy()))
+	return s.d.callAlways(func() error {
+		if s.borrowed {
+			return s.waitPins()
+		}
+		err := fromCu(s.s.Synchronize())
+		return errors.Join(err, s.waitPins(), fromCu(s.s.Destroy()))
 	})
 }
 
@@ -298,5 +433,5 @@ func (e *event) Close() error {
 		return nil
 	}
 	e.closed = true
-	return e.d.call(func() error { return fromCu(cu.DestroyEvent(&e.ev)) })
+	return e.d.callAlways(func() error { return fromCu(cu.DestroyEvent(&e.ev)) })
 }

@@ -5,8 +5,8 @@
 // defines the function's symbol (cuMemAlloc_v2, as cuda.h names it) as a one-instruction
 // stub that jumps through a slot. The slots start at notLoaded, which returns
 // CUDA_ERROR_NOT_INITIALIZED; cuarray_cu_load (from Init) dlopens libcuda.so.1 and points
-// every slot at the driver's function (or at notFound, CUDA_ERROR_NOT_FOUND, for one this driver
-// lacks). A stub only jumps: the arguments are the caller's, untouched, whatever the function's
+// every slot at the driver's function (or at its notFound function, CUDA_ERROR_NOT_FOUND, for one
+// this driver lacks). A stub only jumps: the arguments are the caller's, untouched, whatever the function's
 // signature, so the stubs need no prototypes. The symbols are hidden: a shared library built
 // with this package (libcuarray.so) does not export them over the driver's.
 
@@ -20,7 +20,18 @@
 #define CUARRAY_STR(x) CUARRAY_STR_(x)
 
 static CUresult notLoaded(void) { return CUDA_ERROR_NOT_INITIALIZED; }
-static CUresult notFound(void) { return CUDA_ERROR_NOT_FOUND; }
+
+// A function the driver lacks answers CUDA_ERROR_NOT_FOUND through a slot of its own, which
+// notes the function on the calling thread first, so the caller can tell it from the
+// driver's own CUDA_ERROR_NOT_FOUND (a kernel name a module lacks) and name it
+// (cuarray_cu_take_missing).
+static __thread int missing; // index + 1 of the last missing function this thread called
+
+#define CUARRAY_MISSING(i, fn) \
+	static CUresult notFound##i(void) { missing = (i) + 1; return CUDA_ERROR_NOT_FOUND; }
+CUARRAY_LAZY_FUNCS(CUARRAY_MISSING)
+#define CUARRAY_MISSING_ADDR(i, fn) (void *)notFound##i,
+static void *const notFound[CUARRAY_LAZY_COUNT] = {CUARRAY_LAZY_FUNCS(CUARRAY_MISSING_ADDR)};
 
 __attribute__((visibility("hidden"))) void *cuarray_cu_slots[CUARRAY_LAZY_COUNT] = {
 	[0 ... CUARRAY_LAZY_COUNT - 1] = (void *)notLoaded,
@@ -54,7 +65,15 @@ CUARRAY_LAZY_FUNCS(CUARRAY_STUB)
 int cuarray_cu_count(void) { return CUARRAY_LAZY_COUNT; }
 const char *cuarray_cu_name(int i) { return names[i]; }
 void cuarray_cu_fill(int i, void *f) {
-	__atomic_store_n(&cuarray_cu_slots[i], f ? f : (void *)notFound, __ATOMIC_RELEASE);
+	__atomic_store_n(&cuarray_cu_slots[i], f ? f : notFound[i], __ATOMIC_RELEASE);
+}
+
+// cuarray_cu_take_missing returns the name of the function the driver lacks that this thread
+// called last, or NULL, and forgets it.
+const char *cuarray_cu_take_missing(void) {
+	int i = missing;
+	missing = 0;
+	return i > 0 ? names[i - 1] : NULL;
 }
 
 // cuarray_cu_load opens libcuda.so.1 and fills the slots. It returns 0, or -1 with the dynamic
@@ -68,7 +87,7 @@ int cuarray_cu_load(char *err, size_t n) {
 	}
 	for (int i = 0; i < CUARRAY_LAZY_COUNT; i++) {
 		void *f = dlsym(h, names[i]);
-		__atomic_store_n(&cuarray_cu_slots[i], f ? f : (void *)notFound, __ATOMIC_RELEASE);
+		__atomic_store_n(&cuarray_cu_slots[i], f ? f : notFound[i], __ATOMIC_RELEASE);
 	}
 	return 0;
 }

@@ -7,6 +7,7 @@ package cu
 // int cuarray_cu_count(void);
 // const char *cuarray_cu_name(int i);
 // void cuarray_cu_fill(int i, void *f);
+// const char *cuarray_cu_take_missing(void);
 import "C"
 
 import (
@@ -40,4 +41,15 @@ func loadDriver() error {
 		return &LoadError{Msg: C.GoString(buf)}
 	}
 	return nil
+}
+
+// TakeMissing returns the symbol of the driver function that the calling OS thread last called
+// and the installed driver lacks (the call answered CUDA_ERROR_NOT_FOUND), or "" when there is
+// none, and forgets it. Call it on the thread that made the call (runtime.LockOSThread), right
+// after a call answered NotFound: it tells a missing function from the driver's own NotFound.
+func TakeMissing() string {
+	if s := C.cuarray_cu_take_missing(); s != nil {
+		return C.GoString(s)
+	}
+	return ""
 }

@@ -60,7 +60,11 @@ func copyHtoD(dst uintptr, src unsafe.Pointer, n uint64, sh uintptr, async bool)
 }
 
 // copyDtoH copies n bytes of device memory at src to host memory at dst:
-// synchronous (cuMemcpyDtoH) returns with the bytes there.
+// synchronous (cuMemcpyDtoH) returns with the bytes there. Async, to
+// pageable memory, it writes dst when the copy runs, from memory of its
+// own, as a driver does that lets the GPU write pageable memory (HMM, ATS):
+// it keeps dst's address where the Go garbage collector does not look, so
+// nothing of the driver keeps Go memory alive after the call returns.
 func copyDtoH(dst unsafe.Pointer, src uintptr, n uint64, sh uintptr, async bool) cuResult {
 	c, dev, r := current()
 	if r != success {
@@ -75,6 +79,9 @@ func copyDtoH(dst unsafe.Pointer, src uintptr, n uint64, sh uintptr, async bool)
 	}
 	if dst == nil || n > maxCopy || !onDevice(dev, src, int64(n)) {
 		return errInvalidValue
+	}
+	if async && hostAt(uintptr(dst), int64(n)) == nil {
+		return s.copyToPageable(dst, src, n)
 	}
 	b := hostBytes(dst, int64(n))
 	if r := s.run(func(st driver.Stream) error { return st.CopyDtoHAsync(b, devarray.Ptr(src)) }); r != success {

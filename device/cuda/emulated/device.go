@@ -102,8 +102,9 @@ func primarySetFlags(d *device, flags uint32) cuResult {
 }
 
 // contextFlags is cuCtxGetFlags: CU_CTX_MAP_HOST is always there, as on
-// every driver since CUDA 11 ("all contexts behave as though the flag is
-// enabled").
+// the drivers seen so far since CUDA 11 ("all contexts behave as though the
+// flag is enabled"), unless configured with map-host=false: then only the
+// flags set through cuDevicePrimaryCtxSetFlags, as a driver may report them.
 func contextFlags() (uint32, cuResult) {
 	c, _, r := current()
 	if r != success {
@@ -111,7 +112,10 @@ func contextFlags() (uint32, cuResult) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.flags | ctxMapHost, success
+	if drv.cfg.mapHost {
+		return c.flags | ctxMapHost, success
+	}
+	return c.flags, success
 }
 
 func setCurrent(h uintptr) cuResult {

@@ -23,7 +23,9 @@
 //     memory returns once the source is staged, with the device write still
 //     pending; from page-locked memory it is synchronous; cuMemcpyDtoH
 //     returns complete; cuMemcpyDtoD, cuMemsetD8, cuMemcpyPeer, launches and
-//     every Async call return before their work is done; cuMemFree,
+//     every Async call return before their work is done (an async copy to
+//     pageable memory writes it when the copy runs, as a GPU that writes
+//     pageable memory itself does: HMM, ATS); cuMemFree,
 //     cuMemFreeHost and cuMemHostUnregister synchronize the context first.
 //   - Streams: the legacy default stream (0 or CU_STREAM_LEGACY) waits for,
 //     and is waited for by, every blocking stream; CU_STREAM_NON_BLOCKING
@@ -45,5 +47,11 @@
 // The environment variable CUARRAY_EMULATED_DRIVER configures it, as a
 // query string: devices=N (default 1), mem=SIZE per device (default 80GiB, an H100's: reserved, not committed),
 // latency=DURATION (each stream operation completes that long after it is
-// queued), fail-fault=N (the Nth device operation of each context faults).
+// queued), fail-fault=N (the Nth device operation of each context faults),
+// and, to be a driver other than the one CI has: version=N (what
+// cuDriverGetVersion reports, default 12080), map-host=false (cuCtxGetFlags
+// reports CU_CTX_MAP_HOST only where cuDevicePrimaryCtxSetFlags set it),
+// lack=SYMBOL,... (driver symbols it does not export, so calls to them answer
+// CUDA_ERROR_NOT_FOUND, as with an older libcuda) and refuse=SYMBOL,...
+// (driver functions that answer CUDA_ERROR_INVALID_VALUE and do nothing).
 package emulated

@@ -37,7 +37,8 @@ func cuemu_cuDriverGetVersion(v *C.int) C.CUresult {
 	if v == nil {
 		return result("cuDriverGetVersion", errInvalidValue)
 	}
-	*v = Version
+	cfg, _ := loadConfig()
+	*v = C.int(cfg.version)
 	return result("cuDriverGetVersion", success)
 }
 

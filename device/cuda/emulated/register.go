@@ -6,6 +6,7 @@ package emulated
 #cgo linux CFLAGS: -I/usr/include -I/usr/local/cuda/include
 #include <stdlib.h>
 void *cuemu_lookup(const char *name);
+void *cuemu_refused(void);
 int cuemu_implements(const char *name);
 */
 import "C"
@@ -19,8 +20,19 @@ import (
 // init makes gorgonia.org/cu's Init take the driver from this package.
 func init() { cu.UseDriver(resolve) }
 
-// resolve returns the emulated function of a driver symbol.
+// resolve returns the emulated function of a driver symbol: nil for one
+// the configuration says this driver lacks (the call then answers
+// CUDA_ERROR_NOT_FOUND, as for a symbol an older libcuda does not export),
+// a function that answers CUDA_ERROR_INVALID_VALUE for one it says to refuse.
 func resolve(symbol string) unsafe.Pointer {
+	if cfg, err := loadConfig(); err == nil {
+		switch {
+		case cfg.lack[symbol]:
+			return nil
+		case cfg.refuse[symbol]:
+			return C.cuemu_refused()
+		}
+	}
 	s := C.CString(symbol)
 	defer C.free(unsafe.Pointer(s))
 	return C.cuemu_lookup(s)

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -25,7 +26,7 @@ import (
 const EnvVar = "CUARRAY_EMULATED_DRIVER"
 
 // Version is the driver API version the emulated driver reports
-// (cuDriverGetVersion): CUDA 12.8's.
+// (cuDriverGetVersion) unless configured otherwise: CUDA 12.8's.
 const Version = 12080
 
 // config is the emulated driver's configuration (EnvVar).
@@ -34,11 +35,15 @@ type config struct {
 	memory    int64
 	latency   time.Duration
 	failFault int64
+	version   int             // what cuDriverGetVersion reports
+	mapHost   bool            // cuCtxGetFlags reports CU_CTX_MAP_HOST whether or not it was set
+	lack      map[string]bool // driver symbols this driver does not have
+	refuse    map[string]bool // driver symbols that answer CUDA_ERROR_INVALID_VALUE and do nothing
 }
 
 // parseConfig parses EnvVar's value.
 func parseConfig(s string) (config, error) {
-	c := config{devices: 1, memory: 80 << 30} // an H100's; reserved, not committed, as sim's memory is
+	c := config{devices: 1, memory: 80 << 30, version: Version, mapHost: true} // an H100's memory; reserved, not committed, as sim's memory is
 	q, err := url.ParseQuery(s)
 	if err != nil {
 		return c, fmt.Errorf("%s=%q: %v", EnvVar, s, err)
@@ -64,8 +69,29 @@ func parseConfig(s string) (config, error) {
 			}
 		case "fail-fault":
 			c.failFault, err = strconv.ParseInt(val, 10, 64)
+		case "version":
+			c.version, err = strconv.Atoi(val)
+			if err == nil && (c.version < 1000 || c.version > 99990) {
+				err = fmt.Errorf("want a driver API version such as 12080")
+			}
+		case "map-host":
+			c.mapHost, err = strconv.ParseBool(val)
+		case "lack", "refuse":
+			set := make(map[string]bool)
+			for _, sym := range strings.Split(val, ",") {
+				if !strings.HasPrefix(sym, "cu") {
+					err = fmt.Errorf("want driver symbols, such as cuMemcpy3DAsync_v2, separated by commas")
+					break
+				}
+				set[sym] = true
+			}
+			if k == "lack" {
+				c.lack = set
+			} else {
+				c.refuse = set
+			}
 		default:
-			err = fmt.Errorf("unknown option (devices, mem, latency, fail-fault)")
+			err = fmt.Errorf("unknown option (devices, mem, latency, fail-fault, version, map-host, lack, refuse)")
 		}
 		if err != nil {
 			return c, fmt.Errorf("%s: %s=%q: %v", EnvVar, k, val, err)
@@ -129,13 +155,26 @@ func result(call string, r cuResult) C.CUresult {
 	return C.CUresult(r)
 }
 
+// The configuration, read from EnvVar once: when gorgonia.org/cu's Init
+// resolves the driver's symbols (lack and refuse apply there), before cuInit.
+var (
+	configOnce sync.Once
+	configured config
+	configErr  error
+)
+
+func loadConfig() (config, error) {
+	configOnce.Do(func() { configured, configErr = parseConfig(os.Getenv(EnvVar)) })
+	return configured, configErr
+}
+
 // start is cuInit: it reads the configuration and makes the devices.
 func (s *state) start() cuResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.initialized {
 		s.initialized = true
-		s.cfg, s.initErr = parseConfig(os.Getenv(EnvVar))
+		s.cfg, s.initErr = loadConfig()
 		if s.initErr == nil {
 			for i := range s.cfg.devices {
 				d := &device{ordinal: i}

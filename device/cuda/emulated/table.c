@@ -8,6 +8,11 @@
 #include "_cgo_export.h"
 
 static CUresult cuemu_not_supported(void) { return CUDA_ERROR_NOT_SUPPORTED; }
+static CUresult cuemu_refuse(void) { return CUDA_ERROR_INVALID_VALUE; }
+
+// cuemu_refused returns the function of a call the configuration refuses
+// (refuse=): it answers CUDA_ERROR_INVALID_VALUE and does nothing.
+void *cuemu_refused(void) { return (void *)cuemu_refuse; }
 
 static CUresult cuemu_cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned int flags) {
 	return cuemu_ipc_open(p, &h, flags);
