@@ -21,8 +21,12 @@ package main
 // come from the pool's cached segments, the ledger counts the segments, and
 // a free is stream-ordered: the block is reusable at once on the stream it
 // was freed on, and on other streams once that stream (and the one it was
-// allocated on) has passed the free. Stream 0 is CUDA's legacy default
-// stream. Out of memory, by the ledger's limit or the device's, a malloc
+// allocated on) has passed the free. PyTorch's free (cuarray_torch_free)
+// is the exception: PyTorch's pluggable allocator passes only the stream a
+// block was allocated on and drops tensor.record_stream, so a side stream
+// may still use the block; with the pool, cuarray_torch_free first waits
+// for the device (every stream), then gives the block back. Stream 0 is
+// CUDA's legacy default stream. Out of memory, by the ledger's limit or the device's, a malloc
 // returns NULL with cuarray's message and figures (requested, in use,
 // limit, free, total) as the last error. A malloc of 0 bytes returns NULL
 // without an error, as PyTorch's and CuPy's own allocators do. A free of
@@ -64,7 +68,7 @@ func torchMalloc(size int64, index int, stream uintptr) uintptr {
 
 // torchFree is cuarray_torch_free in Go terms.
 func torchFree(ptr uintptr, size int64, index int, stream uintptr) {
-	recordError(release(ptr, size, index, stream))
+	recordError(releaseTorch(ptr, size, index, stream))
 }
 
 //export cuarray_torch_malloc

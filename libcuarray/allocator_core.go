@@ -211,6 +211,22 @@ func deviceReason(err error) string {
 // differs from the allocation's is reported, and the block freed all the
 // same; a pointer the allocator did not hand out is reported and ignored.
 func release(ptr uintptr, size int64, index int, stream uintptr) error {
+	return releaseBlock(ptr, size, index, stream, false)
+}
+
+// releaseTorch is release for PyTorch's entry point. PyTorch's pluggable
+// allocator passes only the stream a block was allocated on: it has no
+// record_stream hook that its Python API can set, so tensor.record_stream
+// does nothing and a side stream may still use the block. With the pool,
+// the free first waits for the device (every stream, PyTorch's own
+// included), so that no stream still uses the block when it is reused.
+func releaseTorch(ptr uintptr, size int64, index int, stream uintptr) error {
+	return releaseBlock(ptr, size, index, stream, true)
+}
+
+// releaseBlock is release; with anyStream, any stream of the device may
+// still use the block.
+func releaseBlock(ptr uintptr, size int64, index int, stream uintptr, anyStream bool) error {
 	allocator.Lock()
 	if ptr == 0 {
 		allocator.stats.Ignored++
@@ -234,18 +250,25 @@ func release(ptr uintptr, size int64, index int, stream uintptr) error {
 		errs = append(errs, fmt.Errorf("libcuarray allocator: free %#x given %d bytes on device %d, allocated as %d bytes on device %d; freed",
 			ptr, size, index, a.size, a.index))
 	}
-	errs = append(errs, freeFrom(a.target, ptr, stream))
+	errs = append(errs, freeFrom(a.target, ptr, stream, anyStream))
 	freed()
 	return errors.Join(errs...)
 }
 
-func freeFrom(t allocTarget, ptr uintptr, stream uintptr) error {
+func freeFrom(t allocTarget, ptr uintptr, stream uintptr, anyStream bool) error {
 	defer saveContext().restore()
 	if t.pool == nil {
 		if err := t.dev.Free(devarray.Ptr(ptr)); err != nil {
 			return fmt.Errorf("libcuarray allocator: free %#x: %w", ptr, err)
 		}
 		return nil
+	}
+	if anyStream {
+		if err := t.dev.Synchronize(); err != nil {
+			// The pool still orders the block's reuse on its own stream.
+			return errors.Join(fmt.Errorf("libcuarray allocator: free %#x: wait for the device: %w", ptr, err),
+				t.pool.FreeAsync(devarray.Ptr(ptr), nil))
+		}
 	}
 	s, err := streamFor(t.dev, stream)
 	if err != nil {
