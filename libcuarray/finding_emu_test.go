@@ -3,6 +3,8 @@
 package main
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"runtime"
@@ -11,8 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/device/cuda/conformance"
 	"github.com/cuarray/cuarray/device/cuda/emulated"
+	"github.com/cuarray/cuarray/internal/testdev"
 )
 
 // finding03Child names the case a child process of
@@ -73,3 +77,123 @@ func finding03InChild(t *testing.T, child string) {
 	require.Equal(t, conformance.Success, c)
 	assert.Equal(t, want, cur, "%s: the caller's current context after the first entry point", child)
 }
+
+// onThread runs f on an OS thread of its own, as a C thread of another
+// library calls the allocator (the goroutine stays locked to the thread
+// until f returns, so no other goroutine runs there meanwhile), with the
+// primary context of device 0 current, and returns f's error.
+func onThread(ctx uintptr, f func() error) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if c := conformance.CtxSetCurrent(ctx); c != conformance.Success {
+			done <- fmt.Errorf("cuCtxSetCurrent: %s", conformance.ErrorName(c))
+			return
+		}
+		defer conformance.CtxSetCurrent(0)
+		done <- f()
+	}()
+	return done
+}
+
+// driverCall turns a CUresult into an error naming the call.
+func driverCall(what string, c int) error {
+	if c != conformance.Success {
+		return fmt.Errorf("%s: %s", what, conformance.ErrorName(c))
+	}
+	return nil
+}
+
+// Handle 2, CU_STREAM_PER_THREAD, names a different stream on each OS
+// thread (CuPy passes it with CUPY_CUDA_PER_THREAD_DEFAULT_STREAM=1). With
+// the pool, a block thread A frees on its per-thread stream, which still
+// has work queued that reads the block, may be reused at once by thread A
+// alone: thread B's "stream 2" is another stream, which has not passed
+// A's free. Here A's stream is held by a gate (a host function, as a long
+// kernel holds it) with a copy of the block queued behind it; B allocates
+// the same size on its stream 2 and overwrites what it gets. A's copy must
+// still read the block's old, random contents.
+func TestFinding01PerThreadStreamsAreOnePerThread(t *testing.T) {
+	if err := conformance.Init(); err != nil {
+		t.Skipf("needs the emulated driver: %v", err)
+	}
+	h, err := openDevice("cuda:0")
+	require.NoError(t, err)
+	d, err := deviceOf(h)
+	require.NoError(t, err)
+	before := d.Ledger().Current(accounting.Device)
+	index, err := useAllocator(h, true, -1)
+	require.NoError(t, err)
+	ctx, c := conformance.PrimaryRetain(0)
+	require.NoError(t, driverCall("cuDevicePrimaryCtxRetain", c))
+	defer conformance.PrimaryRelease(0)
+
+	for _, size := range []int64{1 + rand.Int64N(64<<10), 2<<20 + rand.Int64N(4<<20)} {
+		t.Run(accounting.FormatBytes(size), func(t *testing.T) {
+			data := testdev.RandomBytes(int(size))
+			got := conformance.CMalloc(int(size))
+			defer conformance.CFree(got)
+			var p uintptr
+			var gate *conformance.Gate
+			freed, release := make(chan struct{}), make(chan struct{})
+			aDone := onThread(ctx, func() error { // thread A
+				if p = cupyMalloc(size, index, perThread); p == 0 {
+					return fmt.Errorf("malloc on thread A: %s", lastError(true))
+				}
+				src := conformance.CMalloc(int(size))
+				defer conformance.CFree(src)
+				copy(src.Bytes(), data)
+				if err := driverCall("cuMemcpyHtoD", conformance.MemcpyHtoD(p, src)); err != nil {
+					return err
+				}
+				var c int
+				if gate, c = conformance.NewGate(perThread); c != conformance.Success {
+					return driverCall("gate", c)
+				}
+				defer gate.Release()
+				if err := driverCall("cuMemcpyDtoHAsync", conformance.MemcpyDtoHAsync(got, p, perThread)); err != nil {
+					return err
+				}
+				cupyFree(p, size, index, perThread) // the block's last use is queued on A's stream
+				if msg := lastError(true); msg != "" {
+					return fmt.Errorf("free on thread A: %s", msg)
+				}
+				close(freed)
+				<-release
+				gate.Release()
+				return driverCall("cuStreamSynchronize(A's stream 2)", conformance.StreamSynchronize(perThread))
+			})
+			select {
+			case <-freed:
+			case err := <-aDone:
+				require.NoError(t, err)
+				t.Fatal("thread A ended before its free")
+			}
+			bDone := onThread(ctx, func() error { // thread B
+				q := cupyMalloc(size, index, perThread)
+				if q == 0 {
+					return fmt.Errorf("malloc on thread B: %s", lastError(true))
+				}
+				defer cupyFree(q, size, index, perThread)
+				if err := driverCall("cuMemsetD8Async", conformance.MemsetD8Async(q, 0xAB, int(size), perThread)); err != nil {
+					return err
+				}
+				return driverCall("cuStreamSynchronize(B's stream 2)", conformance.StreamSynchronize(perThread))
+			})
+			require.NoError(t, <-bDone, "thread B")
+			close(release)
+			require.NoError(t, <-aDone, "thread A")
+			assert.Equal(t, -1, firstDifference(data, got.Bytes()), "A's stream read the block it freed, not thread B's bytes (the first byte that differs)")
+			assert.Empty(t, lastError(true))
+		})
+	}
+	allocator.Lock()
+	pl := allocator.pools[d]
+	allocator.Unlock()
+	require.NoError(t, pl.Release())
+	assert.Equal(t, before, d.Ledger().Current(accounting.Device), "the device's memory is back where it was")
+}
+
+// perThread is CU_STREAM_PER_THREAD.
+const perThread = conformance.StreamPerThread
