@@ -45,6 +45,9 @@ func TestFinding09RampFilterDetectorCountFitsInt32(t *testing.T) {
 			require.NoError(t, err)
 			defer a.Free()
 			for _, mode := range []string{"query", "temporary workspace"} {
+				if !tc.refuse && mode != "query" {
+					continue // it would run, over the 64 elements the array borrows
+				}
 				var ws *accounting.Workspace
 				if mode == "query" {
 					ws = accounting.NewWorkspace(dev)
@@ -52,13 +55,11 @@ func TestFinding09RampFilterDetectorCountFitsInt32(t *testing.T) {
 				}
 				err := k.RampFilter(a, ws)
 				if !tc.refuse {
-					if mode == "query" {
-						require.True(t, accounting.IsSizeQuery(err), "%s: D = 2^30 fits the kernel: %v", mode, err)
-						got, err := ws.StopQuery()
-						require.NoError(t, err)
-						want := kernels.RampFilterWorkspace(1, tc.shape[len(tc.shape)-1], tc.dtype.Size())
-						assert.Equal(t, accounting.AlignUp(want), got, "%s: the one-pass workspace", mode)
-					}
+					require.True(t, accounting.IsSizeQuery(err), "%s: D = 2^30 fits the kernel: %v", mode, err)
+					got, err := ws.StopQuery()
+					require.NoError(t, err)
+					want := kernels.RampFilterWorkspace(1, tc.shape[len(tc.shape)-1], tc.dtype.Size())
+					assert.Equal(t, accounting.AlignUp(want), got, "%s: the one-pass workspace", mode)
 					continue
 				}
 				require.ErrorIs(t, err, devarray.ErrShape, "%s: D = %d does not fit the kernel's int", mode, tc.shape[len(tc.shape)-1])
