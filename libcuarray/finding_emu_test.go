@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -113,7 +114,9 @@ func driverCall(what string, c int) error {
 // A's free. Here A's stream is held by a gate (a host function, as a long
 // kernel holds it) with a copy of the block queued behind it; B allocates
 // the same size on its stream 2 and overwrites what it gets. A's copy must
-// still read the block's old, random contents.
+// still read the block's old, random contents. So too when thread B frees
+// A's block (on B's stream 2): no call on B can reach A's stream, so the
+// free must wait for the device.
 func TestFinding01PerThreadStreamsAreOnePerThread(t *testing.T) {
 	if err := conformance.Init(); err != nil {
 		t.Skipf("needs the emulated driver: %v", err)
@@ -129,14 +132,24 @@ func TestFinding01PerThreadStreamsAreOnePerThread(t *testing.T) {
 	require.NoError(t, driverCall("cuDevicePrimaryCtxRetain", c))
 	defer conformance.PrimaryRelease(0)
 
-	for _, size := range []int64{1 + rand.Int64N(64<<10), 2<<20 + rand.Int64N(4<<20)} {
-		t.Run(accounting.FormatBytes(size), func(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		size     int64
+		freedByB bool
+	}{
+		{"a small block freed by thread A", 1 + rand.Int64N(64<<10), false},
+		{"a large block freed by thread A", 2<<20 + rand.Int64N(4<<20), false},
+		{"a small block freed by thread B", 1 + rand.Int64N(64<<10), true},
+		{"a large block freed by thread B", 2<<20 + rand.Int64N(4<<20), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			size := tc.size
 			data := testdev.RandomBytes(int(size))
 			got := conformance.CMalloc(int(size))
 			defer conformance.CFree(got)
 			var p uintptr
 			var gate *conformance.Gate
-			freed, release := make(chan struct{}), make(chan struct{})
+			ready, release := make(chan struct{}), make(chan struct{})
 			aDone := onThread(ctx, func() error { // thread A
 				if p = cupyMalloc(size, index, perThread); p == 0 {
 					return fmt.Errorf("malloc on thread A: %s", lastError(true))
@@ -155,22 +168,34 @@ func TestFinding01PerThreadStreamsAreOnePerThread(t *testing.T) {
 				if err := driverCall("cuMemcpyDtoHAsync", conformance.MemcpyDtoHAsync(got, p, perThread)); err != nil {
 					return err
 				}
-				cupyFree(p, size, index, perThread) // the block's last use is queued on A's stream
-				if msg := lastError(true); msg != "" {
-					return fmt.Errorf("free on thread A: %s", msg)
+				if !tc.freedByB {
+					cupyFree(p, size, index, perThread) // the block's last use is queued on A's stream
+					if msg := lastError(true); msg != "" {
+						return fmt.Errorf("free on thread A: %s", msg)
+					}
 				}
-				close(freed)
+				close(ready)
 				<-release
 				gate.Release()
 				return driverCall("cuStreamSynchronize(A's stream 2)", conformance.StreamSynchronize(perThread))
 			})
 			select {
-			case <-freed:
+			case <-ready:
 			case err := <-aDone:
 				require.NoError(t, err)
 				t.Fatal("thread A ended before its free")
 			}
 			bDone := onThread(ctx, func() error { // thread B
+				if tc.freedByB { // as CuPy's garbage collection may, on its own stream 2
+					cupyFree(p, size, index, perThread)
+					if msg := lastError(true); msg != "" {
+						return fmt.Errorf("free on thread B: %s", msg)
+					}
+					// What the free recorded on B's streams has passed, whatever it was.
+					if err := driverCall("cuStreamSynchronize(B's stream 2)", conformance.StreamSynchronize(perThread)); err != nil {
+						return err
+					}
+				}
 				q := cupyMalloc(size, index, perThread)
 				if q == 0 {
 					return fmt.Errorf("malloc on thread B: %s", lastError(true))
@@ -181,10 +206,16 @@ func TestFinding01PerThreadStreamsAreOnePerThread(t *testing.T) {
 				}
 				return driverCall("cuStreamSynchronize(B's stream 2)", conformance.StreamSynchronize(perThread))
 			})
-			require.NoError(t, <-bDone, "thread B")
-			close(release)
+			select {
+			case err := <-bDone: // B wrote its block while A's stream was held
+				require.NoError(t, err, "thread B")
+				close(release)
+			case <-time.After(500 * time.Millisecond): // B's free waits for the device, A's stream too
+				close(release)
+				require.NoError(t, <-bDone, "thread B")
+			}
 			require.NoError(t, <-aDone, "thread A")
-			assert.Equal(t, -1, firstDifference(data, got.Bytes()), "A's stream read the block it freed, not thread B's bytes (the first byte that differs)")
+			assert.Equal(t, -1, firstDifference(data, got.Bytes()), "A's stream read the block it had, not thread B's bytes (the first byte that differs)")
 			assert.Empty(t, lastError(true))
 		})
 	}
