@@ -114,7 +114,11 @@ func OnFree(release func() error) WrapOption {
 
 // Wrap borrows memory described by d without copying and without counting
 // an allocation. b may be nil when no data will be moved through the array;
-// when it is not, d.Device must be b's device.
+// when it is not, d.Device must be b's device. Unless the memory is
+// pageable host memory (kind CPU), its address and strides must be
+// multiples of the dtype's alignment (DType.Align: the item size, half of
+// it for complex types, as NumPy aligns them), else Wrap returns an error
+// wrapping ErrMisaligned: a kernel cannot load such elements on a GPU.
 func Wrap(b Backend, d Descriptor, opts ...WrapOption) (*DevArray, error) {
 	cfg := wrapConfig{size: -1}
 	for _, o := range opts {
@@ -135,6 +139,9 @@ func Wrap(b Backend, d Descriptor, opts ...WrapOption) (*DevArray, error) {
 	if d.Ptr == 0 && lay.size > 0 {
 		return nil, fmt.Errorf("devarray: wrap: null pointer for %d elements: %w", lay.size, ErrBounds)
 	}
+	if err := checkAlign(d, lay); err != nil {
+		return nil, fmt.Errorf("devarray: wrap: %w", err)
+	}
 	base, offset := d.Ptr, int64(0)
 	if cfg.bounded && cfg.size < 0 {
 		return nil, fmt.Errorf("devarray: wrap: allocation size %d is negative: %w", cfg.size, ErrBounds)
@@ -152,6 +159,27 @@ func Wrap(b Backend, d Descriptor, opts ...WrapOption) (*DevArray, error) {
 	}
 	buf := &buffer{backend: b, device: d.Device, base: base, size: cfg.size, release: cfg.release}
 	return &DevArray{buf: buf, offset: offset, lay: lay, dtype: d.DType, readonly: d.ReadOnly}, nil
+}
+
+// checkAlign refuses a descriptor of memory a kernel may read (any kind
+// but pageable host memory) whose address, or the stride of an axis of
+// more than one element, is not a multiple of the dtype's alignment: on a
+// GPU, a kernel's load of such an element is CUDA_ERROR_MISALIGNED_ADDRESS,
+// a sticky error that ends the context and every library's work on it.
+func checkAlign(d Descriptor, lay layout) error {
+	align := d.DType.Align()
+	if d.Device.Kind == CPU || align <= 1 || lay.size == 0 {
+		return nil
+	}
+	if int64(d.Ptr)%align != 0 {
+		return fmt.Errorf("%v at %v: the address must be a multiple of its alignment, %d bytes: %w", d.DType, d.Ptr, align, ErrMisaligned)
+	}
+	for i, n := range lay.shape {
+		if n > 1 && lay.strides[i]%align != 0 {
+			return fmt.Errorf("%v with strides %v: each stride must be a multiple of its alignment, %d bytes: %w", d.DType, lay.strides, align, ErrMisaligned)
+		}
+	}
+	return nil
 }
 
 // Free releases the array's memory. For an owned array it frees the device

@@ -77,6 +77,20 @@ func (d DType) Size() int64 {
 	return dtypeTable[d].size
 }
 
+// Align returns the alignment of one element in bytes, as NumPy and C
+// give it: the item size, half of it for the complex types (two floats),
+// or 0 for an invalid DType. Wrap refuses a descriptor of device memory
+// whose address or strides are not multiples of it (ErrMisaligned).
+func (d DType) Align() int64 {
+	if !d.Valid() {
+		return 0
+	}
+	if dtypeTable[d].numpyKey == 'c' {
+		return dtypeTable[d].size / 2
+	}
+	return dtypeTable[d].size
+}
+
 // String returns the NumPy name of the type ("float32", "bfloat16", ...).
 func (d DType) String() string {
 	if d >= numDTypes {

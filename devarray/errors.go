@@ -27,6 +27,10 @@ var (
 	ErrHostSize = errors.New("devarray: host buffer size mismatch")
 	// ErrBounds: a descriptor reaches outside the allocation it claims to lie in.
 	ErrBounds = errors.New("devarray: out of bounds")
+	// ErrMisaligned: a descriptor of device memory whose address or strides
+	// are not multiples of its dtype's alignment (DType.Align): a kernel's
+	// load of such an element faults on a GPU.
+	ErrMisaligned = errors.New("devarray: address or stride not a multiple of the dtype's alignment")
 	// ErrNil: a nil *DevArray, a zero DevArray (one not made by Empty,
 	// Zeros, FromHost, FromBytes, Wrap or a view), or a nil function
 	// argument. Methods that return no error return zero values instead.

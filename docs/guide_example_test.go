@@ -95,6 +95,32 @@ func Example_zeroCopy() {
 	// true 0
 }
 
+// The alignment rule: device memory is borrowed only at addresses and
+// strides that are multiples of its dtype's alignment (NumPy's: half the
+// item size for complex types), and a strided copy of such an array moves
+// in words no wider than its layout is aligned to.
+func Example_alignment() {
+	dev, _ := device.Open("sim:0")
+	defer dev.Close()
+	buf, _ := devarray.Zeros(dev, devarray.Uint8, 1024)
+	defer buf.Free()
+
+	d := devarray.Descriptor{Ptr: buf.Ptr() + 4, Shape: []int{8, 8}, DType: devarray.Complex64, Device: dev.DeviceID()}
+	c, err := devarray.Wrap(dev, d) // complex64 aligns to 4 bytes, as in NumPy: 4 (mod 8) is fine
+	fmt.Println(devarray.Complex64.Align(), err)
+	t, _ := c.Transpose()
+	vals, err := devarray.ToHost[complex64](t) // packed in 4-byte words: 8-byte loads would fault a GPU
+	fmt.Println(len(vals), err)
+
+	d.DType, d.Ptr = devarray.Float32, buf.Ptr()+2
+	_, err = devarray.Wrap(dev, d) // float32 at 2 (mod 4): refused
+	fmt.Println(errors.Is(err, devarray.ErrMisaligned))
+	// Output:
+	// 4 <nil>
+	// 64 <nil>
+	// true
+}
+
 // Choosing a transfer path: the planner picks from the host memory's kind,
 // the size and the device, and says why; the ledger records the path each
 // byte took.

@@ -4,6 +4,7 @@ package interop_test
 
 import (
 	"math"
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -327,8 +328,14 @@ func TestDLPackExportFailuresLeaveNothing(t *testing.T) {
 	a, err := devarray.FromBytes(dev, testdev.RandomBytes(64), devarray.Uint8, 64)
 	require.NoError(t, err)
 	defer a.Free()
-	odd, err := devarray.Wrap(dev, devarray.Descriptor{Ptr: a.Ptr(), Shape: []int{10}, Strides: []int64{6}, DType: devarray.Float32, Device: dev.DeviceID()},
+	_, err = devarray.Wrap(dev, devarray.Descriptor{Ptr: a.Ptr(), Shape: []int{10}, Strides: []int64{6}, DType: devarray.Float32, Device: dev.DeviceID()},
 		devarray.WithBounds(a.Ptr(), 64))
+	require.ErrorIs(t, err, devarray.ErrMisaligned, "device memory: a 6-byte stride of 4-byte elements is refused when wrapped")
+	// Pageable host memory may have any strides (no kernel reads it in place).
+	host := make([]byte, 64)
+	defer runtime.KeepAlive(host)
+	odd, err := devarray.Wrap(nil, devarray.Descriptor{Ptr: devarray.Ptr(unsafe.Pointer(&host[0])), Shape: []int{10}, Strides: []int64{6},
+		DType: devarray.Float32, Device: devarray.DeviceID{Kind: devarray.CPU}}, devarray.WithBounds(devarray.Ptr(unsafe.Pointer(&host[0])), 64))
 	require.NoError(t, err)
 	for _, abi := range dlpackABIs {
 		_, err := abi.export(odd)

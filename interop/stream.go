@@ -13,7 +13,11 @@ import (
 // "stream" or a DLPack exchange) has passed everything enqueued on it so
 // far. The wait is on the device, without blocking the caller; with a nil
 // consumer the caller itself waits. Producer 0 means the producer gave no
-// stream and there is nothing to wait for.
+// stream and there is nothing to wait for. Producer 2, CUDA's per-thread
+// default stream, is the stream of the OS thread WaitStream runs on: call
+// it on the producer's thread, from a goroutine locked to it
+// (runtime.LockOSThread), as libcuarray's entry points run on their
+// caller's thread.
 func WaitStream(dev driver.Device, producer uintptr, consumer driver.Stream) error {
 	if producer == 0 {
 		return nil

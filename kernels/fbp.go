@@ -17,10 +17,16 @@ func RampFilterWorkspace(rows int64, d int, itemSize int64) int64 {
 	return accounting.AlignUp(int64(2*d-1)*itemSize) + rows*int64(d)*itemSize
 }
 
+// maxRampDetectors is the longest detector axis RampFilter takes:
+// ramp_filter (fbp.cu) indexes its 2D - 1 taps with a 32-bit int.
+const maxRampDetectors = 1 << 30
+
 // RampFilter filters every row (the last axis) of sino, in place, with the
 // Ram-Lak ramp filter of filtered backprojection, applied as a convolution
 // in the detector domain (exact for band-limited data, no FFT, no padding
-// to choose). sino is C-contiguous float32 or float64.
+// to choose). sino is C-contiguous float32 or float64, with at most 2^30
+// detectors (its last axis; a longer one is an error wrapping
+// devarray.ErrShape).
 //
 // The filtered rows go to scratch memory from ws and are copied back. The
 // faster algorithm filters all rows in one pass and needs
@@ -50,6 +56,11 @@ func (k *Kernels) RampFilter(sino *devarray.DevArray, ws *accounting.Workspace) 
 	}
 	shape := sino.Shape()
 	d := shape[len(shape)-1]
+	if d > maxRampDetectors {
+		// ramp_filter's tap index d - j + D - 1 is an int: up to 2D - 2.
+		return fmt.Errorf("kernels: %s: %d detectors: at most %d (2^30) fit the kernel's 32-bit index: %w",
+			op, d, maxRampDetectors, devarray.ErrShape)
+	}
 	rows := sino.Size() / int64(d)
 	rowBytes := int64(d) * e.size
 	tapBytes := accounting.AlignUp(int64(2*d-1) * e.size)

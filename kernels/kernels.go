@@ -203,6 +203,22 @@ func (k *Kernels) hostAccess(ranges []driver.Range, f func([][]byte) error) erro
 	return k.settle()
 }
 
+// misaligned is, on sim, the launch of a kernel whose access what is not
+// aligned to its type: sim faults as the GPU does (a sticky
+// CUDA_ERROR_MISALIGNED_ADDRESS), and the call returns that error.
+func (k *Kernels) misaligned(what string) error {
+	f, ok := k.host.(interface {
+		LaunchMisaligned(s driver.Stream, what string) error
+	})
+	if !ok {
+		return fmt.Errorf("kernels: misaligned access: %s: %w", what, driver.ErrInvalidValue)
+	}
+	if err := f.LaunchMisaligned(k.stream, what); err != nil {
+		return err
+	}
+	return k.settle()
+}
+
 // floatKind returns the element type of a float32 or float64 array and the
 // kernel name suffix for it.
 func floatKind(op string, a *devarray.DevArray) (element, string, error) {

@@ -58,6 +58,29 @@ func (l layout) simplify() layout {
 	return layout{n: l.n, shape: shape, strides: strides}
 }
 
+// wordFor returns the widest word, at most min(item, 8) bytes (the widest
+// load of a pack kernel), that the addresses of l's elements through p and
+// of the packed side at flat are all multiples of: the item size of the
+// pack kernel that moves them without a misaligned load.
+func wordFor(l layout, item int64, p, flat devarray.Ptr) int64 {
+	w := min(item, 8)
+	for w > 1 && (l.misaligned(p, w) || misalignedPtr(flat, w) || item%w != 0) {
+		w /= 2
+	}
+	return w
+}
+
+// split returns l, of items of item bytes, as items of w bytes (w divides
+// item): a trailing axis of item/w words, w bytes apart.
+func (l layout) split(item, w int64) layout {
+	k := int(item / w)
+	return layout{
+		n:       l.n * int64(k),
+		shape:   append(append(make([]int, 0, len(l.shape)+1), l.shape...), k),
+		strides: append(append(make([]int64, 0, len(l.strides)+1), l.strides...), w),
+	}
+}
+
 // encode lays the layout out as struct Layout.
 func (l layout) encode() []byte {
 	b := make([]byte, layoutBytes)

@@ -233,6 +233,25 @@ func (k *Kernels) move(op string, dst, src *devarray.DevArray, pack bool) error 
 	if err != nil || l.n == 0 {
 		return err
 	}
+	// A layout not aligned to the item's loads (pack_16 moves two 8-byte
+	// words) moves in narrower words: a complex64 view at an address ≡ 4
+	// (mod 8), as NumPy and CuPy may hand over, moves as pairs of 4-byte
+	// words. A misaligned load would fault the context on a GPU.
+	if w := wordFor(l, item, strided.Ptr(), flat.Ptr()); w < min(item, 8) {
+		l = l.split(item, w)
+		item = w
+		if len(l.shape) > MaxDims {
+			if l = l.simplify(); len(l.shape) > MaxDims {
+				return k.moveEach(op, dst, src, pack)
+			}
+		}
+	}
+	align := min(item, 8)
+	if k.gpu == nil && (l.misaligned(strided.Ptr(), align) || misalignedPtr(flat.Ptr(), align)) {
+		return devarray.Use(func() error {
+			return k.misaligned(fmt.Sprintf("%s_%d: item of %d bytes at %v (strides %v) or %v", op, item, item, strided.Ptr(), l.strides, flat.Ptr()))
+		}, dst, src)
+	}
 	return devarray.Use(func() error {
 		if k.gpu != nil {
 			name := fmt.Sprintf("%s_%d", op, item)

@@ -21,8 +21,17 @@ package main
 // come from the pool's cached segments, the ledger counts the segments, and
 // a free is stream-ordered: the block is reusable at once on the stream it
 // was freed on, and on other streams once that stream (and the one it was
-// allocated on) has passed the free. Stream 0 is CUDA's legacy default
-// stream. Out of memory, by the ledger's limit or the device's, a malloc
+// allocated on) has passed the free. PyTorch's free (cuarray_torch_free)
+// is the exception: PyTorch's pluggable allocator passes only the stream a
+// block was allocated on and drops tensor.record_stream, so a side stream
+// may still use the block; with the pool, cuarray_torch_free first waits
+// for the device (every stream), then gives the block back. Stream 0 is
+// CUDA's legacy default stream. Stream 2, CU_STREAM_PER_THREAD, is a
+// different stream on each OS thread, and the pool treats it so: a block a
+// thread freed on its stream 2 is reused at once by that thread only, and
+// a block freed on another thread than the one that allocated it on
+// stream 2 waits for the device first (no call on the freeing thread can
+// reach the allocating thread's stream). Out of memory, by the ledger's limit or the device's, a malloc
 // returns NULL with cuarray's message and figures (requested, in use,
 // limit, free, total) as the last error. A malloc of 0 bytes returns NULL
 // without an error, as PyTorch's and CuPy's own allocators do. A free of
@@ -44,6 +53,11 @@ package main
 #include <stdlib.h>
 #include <sys/types.h>
 
+#include <pthread.h>
+
+// The calling OS thread, which CU_STREAM_PER_THREAD names a stream of.
+static uintptr_t cuarray_thread_id(void) { return (uintptr_t)pthread_self(); }
+
 // allocator_error.c: the calling thread's last error.
 void cuarray_allocator_set_error(char *msg);
 char *cuarray_allocator_get_error(int clear);
@@ -55,6 +69,9 @@ import (
 	"unsafe"
 )
 
+// threadID returns the calling OS thread's identity (pthread_self).
+func threadID() uintptr { return uintptr(C.cuarray_thread_id()) }
+
 // torchMalloc is cuarray_torch_malloc in Go terms.
 func torchMalloc(size int64, index int, stream uintptr) uintptr {
 	p, err := allocate(size, index, stream)
@@ -64,7 +81,7 @@ func torchMalloc(size int64, index int, stream uintptr) uintptr {
 
 // torchFree is cuarray_torch_free in Go terms.
 func torchFree(ptr uintptr, size int64, index int, stream uintptr) {
-	recordError(release(ptr, size, index, stream))
+	recordError(releaseTorch(ptr, size, index, stream))
 }
 
 //export cuarray_torch_malloc

@@ -34,6 +34,7 @@ type allocation struct {
 	size   int64
 	index  int
 	target allocTarget
+	thread uintptr // the thread that allocated it on its per-thread default stream, else 0
 }
 
 // AllocatorStats are the allocator's own counts of the calls it served,
@@ -71,9 +72,27 @@ var allocator = struct {
 	live:    map[uintptr]allocation{},
 }
 
+// streamKey names a stream wrapper: a device, a handle and, for the
+// per-thread default stream (handle 2), the OS thread whose stream it is.
 type streamKey struct {
 	dev    device.Device
 	handle uintptr
+	thread uintptr
+}
+
+// keyFor returns the key of handle's stream on d for the calling thread:
+// 0 (CUDA's default stream, as PyTorch and CuPy pass it) is the legacy
+// default stream; CU_STREAM_PER_THREAD names a different stream on each OS
+// thread, so its key names the thread.
+func keyFor(d device.Device, handle uintptr) streamKey {
+	k := streamKey{dev: d, handle: handle}
+	switch handle {
+	case 0:
+		k.handle = driver.LegacyDefaultStream
+	case driver.PerThreadDefaultStream:
+		k.thread = threadID()
+	}
+	return k
 }
 
 // useAllocator makes the device behind handle dev the one the allocator
@@ -109,15 +128,20 @@ func useAllocator(dev uint64, usePool bool, limit int64) (int, error) {
 	return index, nil
 }
 
-// streamFor returns the Stream for another library's stream handle on d:
-// 0 (CUDA's default stream, as PyTorch and CuPy pass it) is the legacy
-// default stream. Wrappers are kept by handle, so that the pool sees one
-// Stream for one handle and reuses a block on the stream that freed it.
+// streamFor returns the Stream for another library's stream handle on d,
+// called on the thread that uses it: 0 (CUDA's default stream, as PyTorch
+// and CuPy pass it) is the legacy default stream. Wrappers are kept by
+// handle (keyFor), so that the pool sees one Stream for one stream and
+// reuses a block at once only on the stream that freed it: the per-thread
+// default stream (2) has one wrapper for each OS thread, as CUDA gives
+// each thread its own stream, and a block one thread freed on its stream
+// 2 is not another thread's at once (CuPy passes 2 with
+// CUPY_CUDA_PER_THREAD_DEFAULT_STREAM=1). A wrapper of handle 2 runs its
+// calls on the thread that calls it, which for the allocator's calls is
+// the thread it was made for: an entry point runs on its caller's thread.
 func streamFor(d device.Device, handle uintptr) (device.Stream, error) {
-	if handle == 0 {
-		handle = driver.LegacyDefaultStream
-	}
-	k := streamKey{d, handle}
+	k := keyFor(d, handle)
+	handle = k.handle
 	allocator.Lock()
 	s, ok := allocator.streams[k]
 	allocator.Unlock()
@@ -155,7 +179,11 @@ func allocate(size int64, index int, stream uintptr) (uintptr, error) {
 	case p == 0:
 		allocator.stats.Zero++
 	default:
-		allocator.live[p] = allocation{size: size, index: index, target: t}
+		a := allocation{size: size, index: index, target: t}
+		if stream == driver.PerThreadDefaultStream {
+			a.thread = threadID()
+		}
+		allocator.live[p] = a
 		allocator.stats.Allocated++
 		allocator.stats.Live++
 		allocator.stats.InUse += size
@@ -211,6 +239,22 @@ func deviceReason(err error) string {
 // differs from the allocation's is reported, and the block freed all the
 // same; a pointer the allocator did not hand out is reported and ignored.
 func release(ptr uintptr, size int64, index int, stream uintptr) error {
+	return releaseBlock(ptr, size, index, stream, false)
+}
+
+// releaseTorch is release for PyTorch's entry point. PyTorch's pluggable
+// allocator passes only the stream a block was allocated on: it has no
+// record_stream hook that its Python API can set, so tensor.record_stream
+// does nothing and a side stream may still use the block. With the pool,
+// the free first waits for the device (every stream, PyTorch's own
+// included), so that no stream still uses the block when it is reused.
+func releaseTorch(ptr uintptr, size int64, index int, stream uintptr) error {
+	return releaseBlock(ptr, size, index, stream, true)
+}
+
+// releaseBlock is release; with anyStream, any stream of the device may
+// still use the block.
+func releaseBlock(ptr uintptr, size int64, index int, stream uintptr, anyStream bool) error {
 	allocator.Lock()
 	if ptr == 0 {
 		allocator.stats.Ignored++
@@ -234,18 +278,29 @@ func release(ptr uintptr, size int64, index int, stream uintptr) error {
 		errs = append(errs, fmt.Errorf("libcuarray allocator: free %#x given %d bytes on device %d, allocated as %d bytes on device %d; freed",
 			ptr, size, index, a.size, a.index))
 	}
-	errs = append(errs, freeFrom(a.target, ptr, stream))
+	// A block allocated on another thread's per-thread default stream: no
+	// call on this thread can reach that stream, so the free waits for the
+	// device instead.
+	anyStream = anyStream || a.thread != 0 && a.thread != threadID()
+	errs = append(errs, freeFrom(a.target, ptr, stream, anyStream))
 	freed()
 	return errors.Join(errs...)
 }
 
-func freeFrom(t allocTarget, ptr uintptr, stream uintptr) error {
+func freeFrom(t allocTarget, ptr uintptr, stream uintptr, anyStream bool) error {
 	defer saveContext().restore()
 	if t.pool == nil {
 		if err := t.dev.Free(devarray.Ptr(ptr)); err != nil {
 			return fmt.Errorf("libcuarray allocator: free %#x: %w", ptr, err)
 		}
 		return nil
+	}
+	if anyStream {
+		if err := t.dev.Synchronize(); err != nil {
+			// The pool still orders the block's reuse on its own stream.
+			return errors.Join(fmt.Errorf("libcuarray allocator: free %#x: wait for the device: %w", ptr, err),
+				t.pool.FreeAsync(devarray.Ptr(ptr), nil))
+		}
 	}
 	s, err := streamFor(t.dev, stream)
 	if err != nil {
@@ -268,10 +323,7 @@ func forgetStream(d device.Device, handle uintptr, err error) {
 	if !errors.Is(err, driver.ErrClosed) {
 		return
 	}
-	if handle == 0 {
-		handle = driver.LegacyDefaultStream
-	}
-	k := streamKey{d, handle}
+	k := keyFor(d, handle)
 	allocator.Lock()
 	s, ok := allocator.streams[k]
 	delete(allocator.streams, k)

@@ -288,7 +288,8 @@ func TestAllocatorBadCalls(t *testing.T) {
 
 // With the pool, frees are stream-ordered: a block freed on stream s1 while
 // s1 still has work queued is handed out again at once on s1, but not on
-// s2 until s1 has passed the free.
+// s2 until s1 has passed the free. (CuPy's entry points: PyTorch's free
+// waits for the device, see TestFinding02TorchPoolSideStream.)
 func TestAllocatorStreamOrderedFree(t *testing.T) {
 	defer onOneThread()()
 	d, index := allocatorDevice(t, 16, true, 0)
@@ -302,21 +303,21 @@ func TestAllocatorStreamOrderedFree(t *testing.T) {
 
 	resume, err := sim.Pause(s1) // s1 is busy, as with a long kernel
 	require.NoError(t, err)
-	p := torchMalloc(size, index, s1.Handle())
+	p := cupyMalloc(size, index, s1.Handle())
 	require.NotZero(t, p)
-	torchFree(p, size, index, s1.Handle())
-	again := torchMalloc(size, index, s1.Handle())
+	cupyFree(p, size, index, s1.Handle())
+	again := cupyMalloc(size, index, s1.Handle())
 	assert.Equal(t, p, again, "s1 reuses its own freed block at once")
-	torchFree(again, size, index, s1.Handle())
-	other := torchMalloc(size, index, s2.Handle())
+	cupyFree(again, size, index, s1.Handle())
+	other := cupyMalloc(size, index, s2.Handle())
 	assert.NotEqual(t, p, other, "s2 may not have the block while s1 has not passed the free")
-	torchFree(other, size, index, s2.Handle())
+	cupyFree(other, size, index, s2.Handle())
 	resume()
 	require.NoError(t, s1.Synchronize())
 	require.NoError(t, s2.Synchronize())
-	later := torchMalloc(size, index, s2.Handle())
+	later := cupyMalloc(size, index, s2.Handle())
 	require.NotZero(t, later)
-	torchFree(later, size, index, s2.Handle())
+	cupyFree(later, size, index, s2.Handle())
 	settleAllocator(t, d, s1, s2)
 	assert.Zero(t, d.Ledger().Current(accounting.Device), "the device is back to zero")
 	assert.Empty(t, lastError(true))
@@ -372,4 +373,16 @@ func BenchmarkTorchMallocFree(b *testing.B) {
 			})
 		})
 	}
+}
+
+// cupyMalloc is cuarray_allocator_malloc (CuPy's entry point) in Go terms.
+func cupyMalloc(size int64, index int, stream uintptr) uintptr {
+	p, err := allocate(size, index, stream)
+	recordError(err)
+	return p
+}
+
+// cupyFree is cuarray_allocator_free (CuPy's entry point) in Go terms.
+func cupyFree(ptr uintptr, size int64, index int, stream uintptr) {
+	recordError(release(ptr, size, index, stream))
 }

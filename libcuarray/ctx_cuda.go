@@ -18,9 +18,9 @@ package main
 #include <stddef.h>
 #include "../interop/dlpack.h"
 
-static CUcontext cuarray_ctx_save(int *ok) {
+static CUcontext cuarray_ctx_save(CUresult *r) {
 	CUcontext c = NULL;
-	*ok = cuCtxGetCurrent(&c) == CUDA_SUCCESS;
+	*r = cuCtxGetCurrent(&c);
 	return c;
 }
 
@@ -38,19 +38,19 @@ static void (*cuarray_deleter_versioned)(DLManagedTensorVersioned *);
 static void (*cuarray_deleter_legacy)(DLManagedTensor *);
 
 static void cuarray_guarded_versioned(DLManagedTensorVersioned *t) {
-	int ok;
-	CUcontext saved = cuarray_ctx_save(&ok);
+	CUresult r;
+	CUcontext saved = cuarray_ctx_save(&r);
 	__atomic_load_n(&cuarray_deleter_versioned, __ATOMIC_ACQUIRE)(t);
-	if (ok) {
+	if (r == CUDA_SUCCESS) {
 		cuarray_ctx_restore(saved);
 	}
 }
 
 static void cuarray_guarded_legacy(DLManagedTensor *t) {
-	int ok;
-	CUcontext saved = cuarray_ctx_save(&ok);
+	CUresult r;
+	CUcontext saved = cuarray_ctx_save(&r);
 	__atomic_load_n(&cuarray_deleter_legacy, __ATOMIC_ACQUIRE)(t);
-	if (ok) {
+	if (r == CUDA_SUCCESS) {
 		cuarray_ctx_restore(saved);
 	}
 }
@@ -73,7 +73,11 @@ static void cuarray_guard_deleter(void *p, int versioned) {
 */
 import "C"
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/cuarray/cuarray/device/cuda"
+)
 
 // savedContext is a thread's current CUDA context, as it was on entry.
 type savedContext struct {
@@ -84,10 +88,22 @@ type savedContext struct {
 // saveContext returns the calling thread's current CUDA context. A cgo
 // call from C runs on the caller's thread until it returns, so the
 // restore in the same call's defer runs there too.
+//
+// Until the driver is started in this library (cuda.Init), every driver
+// call through gorgonia.org/cu's stubs answers CUDA_ERROR_NOT_INITIALIZED,
+// even where another library (CuPy, PyTorch) has started it and has a
+// context current on this thread: the first entry point, the one that
+// starts the driver, would save nothing and leave the device's primary
+// context current. So saveContext starts the driver first when it has to.
+// Where it cannot start (no driver, no GPU), nothing in this call can make
+// a context current either.
 func saveContext() savedContext {
-	var ok C.int
-	c := C.cuarray_ctx_save(&ok)
-	return savedContext{ctx: c, ok: ok != 0}
+	var r C.CUresult
+	c := C.cuarray_ctx_save(&r)
+	if r == C.CUDA_ERROR_NOT_INITIALIZED && cuda.Init() == nil {
+		c = C.cuarray_ctx_save(&r)
+	}
+	return savedContext{ctx: c, ok: r == C.CUDA_SUCCESS}
 }
 
 // restore makes the saved context current again on the calling thread, if

@@ -262,7 +262,11 @@ func (p *Pool) Free(ptr devarray.Ptr) error { return p.FreeAsync(ptr, nil) }
 // only the stream it was allocated on). It is reused by other streams only
 // after both s and the allocating stream have passed this point, as
 // PyTorch's record_stream does; a block on the default stream alone is
-// reusable at once.
+// reusable at once. The pool knows a stream by its Stream value: one
+// value must name one stream, so a wrapper of CUDA's per-thread default
+// stream (handle 2, a different stream on each OS thread) must be used
+// from its own thread only, one wrapper per thread, as libcuarray's
+// allocator keeps them.
 func (p *Pool) FreeAsync(ptr devarray.Ptr, s driver.Stream) error {
 	if p.valid() != nil {
 		return p.freeInvalid(ptr)

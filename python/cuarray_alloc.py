@@ -17,7 +17,15 @@ in the ledger as it is made, so the ledger's peak is the library's peak.
 pool=True: allocations come from cuarray's caching pool (one per device), the
 ledger counts the pool's segments, and frees are stream-ordered: a block
 freed on a stream is reusable at once on that stream and on others once the
-stream has passed the free. limit (bytes) sets the device ledger's limit on
+stream has passed the free. Stream 2, CUDA's per-thread default stream (CuPy
+with CUPY_CUDA_PER_THREAD_DEFAULT_STREAM=1), is a different stream on each
+thread: a block one thread freed on it waits for that thread's stream before
+another thread gets it, and a block freed by another thread than the one that
+allocated it on stream 2 first waits for the device. Through PyTorch (use_as_torch_allocator), whose
+pluggable allocator passes only the allocation stream and drops
+tensor.record_stream, a free first waits for the device (every stream), so
+that a side stream's use of a tensor is over before its block is reused.
+limit (bytes) sets the device ledger's limit on
 device memory, 0 removes it, None leaves it: an allocation past it fails with
 cuarray's message and figures.
 """
@@ -255,7 +263,10 @@ def use_as_torch_allocator(device: Union[str, "cuarray.Device"] = "cuda:0", pool
     C++ std::bad_alloc with cuarray's message, which PyTorch raises as a
     RuntimeError (not torch.cuda.OutOfMemoryError: PyTorch keeps that for
     its own allocator); cuarray.last_allocator_error(), on the thread that
-    allocated, has the message too."""
+    allocated, has the message too. With pool=True each free first waits
+    for the device (every stream, PyTorch's side streams included):
+    PyTorch's pluggable allocator never passes tensor.record_stream on, so
+    the pool cannot know which streams still use a block."""
     torch = _import("torch", "use_as_torch_allocator")
     dev = _device(device)
     _require_gpu(dev, "use_as_torch_allocator")

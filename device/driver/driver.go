@@ -66,6 +66,13 @@ type Device interface {
 	// stream): a Stream's Handle, a CUstream, or 1 and 2 for CUDA's legacy
 	// and per-thread default streams. Close releases only the wrapper. A
 	// handle the device does not know is an error wrapping ErrInvalidValue.
+	// On CUDA, 2 (CU_STREAM_PER_THREAD) names a different stream on each OS
+	// thread, resolved by each call on the thread that makes it: use such a
+	// wrapper only from a goroutine locked to the thread whose stream it
+	// means (runtime.LockOSThread; a C caller's thread, through libcuarray),
+	// as a goroutine's successive calls may otherwise run on different
+	// threads' streams. sim has no per-thread streams: there 2 is its
+	// default stream.
 	ExternalStream(handle uintptr) (Stream, error)
 	// IPCExport returns the handle by which another process opens the
 	// allocation that holds p (cuIpcGetMemHandle), with that allocation's

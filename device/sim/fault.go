@@ -57,3 +57,21 @@ func (d *Device) deviceWork(op string) error {
 	d.fault.err.CompareAndSwap(nil, &err)
 	return d.checkFault(op)
 }
+
+// LaunchMisaligned queues on stream s (nil: the default stream) a kernel
+// whose access what is not aligned to its type, as a GPU runs one: the
+// launch returns at once, and when the stream reaches the kernel the
+// device faults as CUDA_ERROR_MISALIGNED_ADDRESS does, a sticky error
+// (wrapping driver.ErrContextFailed) that every later call returns until
+// Close. Kernels' Go references call it where the kernel a GPU runs would
+// make such an access, so that sim fails where a GPU would.
+func (d *Device) LaunchMisaligned(s driver.Stream, what string) error {
+	return d.launch(s, func() error {
+		if err := d.checkFault("kernel"); err != nil {
+			return err
+		}
+		err := fmt.Errorf("misaligned address (CUDA_ERROR_MISALIGNED_ADDRESS): %s: %w", what, driver.ErrContextFailed)
+		d.fault.err.CompareAndSwap(nil, &err)
+		return d.checkFault("kernel")
+	})
+}

@@ -86,6 +86,7 @@ import (
 // The driver's results the tests name.
 const (
 	Success               = int(C.CUDA_SUCCESS)
+	NotInitialized        = int(C.CUDA_ERROR_NOT_INITIALIZED)
 	InvalidValue          = int(C.CUDA_ERROR_INVALID_VALUE)
 	OutOfMemory           = int(C.CUDA_ERROR_OUT_OF_MEMORY)
 	InvalidDevice         = int(C.CUDA_ERROR_INVALID_DEVICE)
