@@ -16,8 +16,8 @@ import (
 	"github.com/cuarray/cuarray/internal/testdev"
 )
 
-// bench/peers/fbp_goals.py reads what .gpu/bench.sh writes for issue 18
-// item 6 (the kernels benchmark's lines, cupy_fbp.py's JSON, the fbp
+// bench/peers/fbp_goals.py reads what .gpu/bench.sh writes for the FBP
+// kernel goals (the kernels benchmark's lines, cupy_fbp.py's JSON, the fbp
 // example's JSON pipelined and not) and puts the figures beside the goals.
 // The benchmark lines and the CuPy figure are made up here in their
 // formats, at random rates; the resident runs are real, on the test

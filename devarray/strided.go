@@ -17,7 +17,7 @@ const maxPitch = 1<<31 - 1
 // else a kernel packs it on the device and one contiguous copy crosses
 // the link (the pack costs a temporary allocation and a launch, which a
 // few narrow rows do not repay). Both values are judgements, not yet
-// measured on a GPU (issue 18).
+// measured on a GPU.
 const (
 	MinPitchedWidth = 256
 	MaxNarrowRows   = 1024

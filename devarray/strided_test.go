@@ -13,7 +13,7 @@ import (
 
 // A strided view moves in one pitched driver copy when one can express
 // it, else in one pack kernel and one contiguous copy, both directions:
-// the ledger counts exactly that (issue 18), and the data is the
+// the ledger counts exactly that, and the data is the
 // NumPy-style reference's.
 func TestStridedCopyCounts(t *testing.T) {
 	for _, c := range stridedcase.Cases() {

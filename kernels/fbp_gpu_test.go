@@ -97,7 +97,7 @@ func envInt(name string, def int) int {
 // kernels on the same random filtered sinograms with CUDA events on one
 // stream, after a warm-up, and reports the median kernel time (ms/kernel)
 // and the rate in G pixel-angle updates per second (Gupdates/s): the figure
-// of issue 18 item 6, whose peer is bench/peers/cupy_fbp.py's plain CuPy
+// of the tiled backprojection goal, whose peer is bench/peers/cupy_fbp.py's plain CuPy
 // kernel at the same geometry. It then checks that the two kernels wrote
 // the same bits. The geometry is the issue's, 512² pixels ×
 // 256 slices from 720 angles, or CUARRAY_BP_SIZE, CUARRAY_BP_ANGLES and

@@ -3,11 +3,11 @@ package kernels
 import "math"
 
 // The references of fbp.cu as they were before they ran on all cores and
-// computed in T (issue 19): every operation in float64, rounded to the
+// computed in T (the bit-exact reference): every operation in float64, rounded to the
 // element's precision after each (e.round). Test-only: the tests hold the
 // new references against them bit for bit.
 
-// oldRampFilter is refRampFilter as it was before issue 19, kept to hold the
+// oldRampFilter is refRampFilter as it was before it was made bit-exact, kept to hold the
 // new one against: it filters rows rows of d values from in into out.
 func oldRampFilter(out, in, h []byte, rows int64, d int, e element) {
 	taps := make([]float64, 2*d-1)
@@ -29,7 +29,7 @@ func oldRampFilter(out, in, h []byte, rows int64, d int, e element) {
 	}
 }
 
-// oldBackproject is refBackproject as it was before issue 19, kept to hold
+// oldBackproject is refBackproject as it was before it was made bit-exact, kept to hold
 // the new one against: it backprojects slices sinograms of a x d into n x n images.
 func oldBackproject(img, sino, trig []byte, slices int64, a, d, n int, scale float64, e element) {
 	cs := make([]float64, 2*a)

@@ -39,7 +39,7 @@ func testSpec() string {
 // waited for the first: a synchronous strided copy (transfer's runSync
 // calls the kernels, whose guard calls Err) deadlocked against a release,
 // an export or the end of an async copy of the same array on another
-// thread (found with issue 17, fixed since). The probe's goroutines stay
+// thread (found by the hostile-input audit, fixed since). The probe's goroutines stay
 // blocked when it does.
 func useIsReentrant(t *testing.T, dev uint64) bool {
 	h, err := empty(dev, "float32", []int{4}, false)

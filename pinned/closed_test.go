@@ -56,7 +56,7 @@ func requireClosed(t *testing.T, b *pinned.Buffer) {
 }
 
 // A buffer used after its device is closed never touches the memory the
-// Close unmapped (issue 17, item 2: it was not marked freed, so Bytes and
+// Close unmapped (it was not marked freed, so Bytes and
 // the typed slices handed out unmapped memory and a write was a SIGSEGV).
 func TestBufferAfterDeviceClose(t *testing.T) {
 	for _, flags := range []pinned.Flags{0, pinned.Mapped, pinned.WriteCombined | pinned.Portable} {
@@ -87,7 +87,7 @@ func TestRegisteredAfterDeviceClose(t *testing.T) {
 }
 
 // A pool whose device was closed hands out nothing, in particular not the
-// cached memory the Close unmapped (issue 17, item 2).
+// cached memory the Close unmapped.
 func TestPoolAfterDeviceClose(t *testing.T) {
 	dev := openOwn(t)
 	p, err := pinned.NewPool(dev, pinned.Mapped)
@@ -138,8 +138,8 @@ func TestCloseInOrderIsClean(t *testing.T) {
 	require.NoError(t, p.Close(), "closed before the device")
 }
 
-// A failed async copy does not keep its buffer from being freed (issue 17,
-// item 5: the first Free re-reported the copy's error and freed nothing).
+// A failed async copy does not keep its buffer from being freed (the
+// first Free re-reported the copy's error and freed nothing).
 // Both orders: Free after the copy failed, and Free while it runs, then
 // again after it failed.
 func TestFreeAfterFailedCopy(t *testing.T) {

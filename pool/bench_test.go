@@ -98,7 +98,7 @@ func BenchmarkAllocFreeParallel(b *testing.B) {
 // are: about 2 ms of them), so that both sides meet the same load on a
 // noisy machine, and
 // reports the median of the rounds' ratios (device ÷ pool) as "x-faster"
-// beside each side's median ns a pair. This is the figure of issue 19's
+// beside each side's median ns a pair. This is the figure of the pool's goal,
 // "≥ 5× the uncached allocator at every size". Where the device has no
 // room for the device's pair beside the pool's cache (256 MiB on sim's
 // default 256 MiB), the pool gives its memory back after each of its

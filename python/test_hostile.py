@@ -378,7 +378,7 @@ class Concurrency(unittest.TestCase):
         Device copies take arrays, not their transposed views: a strided
         copy runs inside devarray.Use, which deadlocks against a release of
         the same array on another thread (devarray's to fix, reported with
-        issue 17; libcuarray's TestConcurrentHandleOperations/strided runs
+        the hostile-input audit; libcuarray's TestConcurrentHandleOperations/strided runs
         that case once it is fixed)."""
         out = run_isolated("""
             import random

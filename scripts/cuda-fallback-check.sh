@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cuda-fallback-check.sh: one binary for every machine (issue 20 item 5). Builds cuarray with
+# cuda-fallback-check.sh: one binary for every machine. Builds cuarray with
 # -tags cuda and runs `cuarray info` (text and -json) here. Where no GPU answers (CI: Debian's
 # libcuda1 and no GPU, so cuInit fails) it must start, fall back to sim:0, exit 0 and say why in
 # exactly one line on stderr; `info -device cuda:0` must be a one-line error (exit 1), not an exit

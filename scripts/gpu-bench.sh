@@ -11,7 +11,7 @@
 # (export_cost.py: cuarray's arrays and CuPy's in one process), the FBP
 # example in both modes (then PyTorch's FBP of the same sinograms), and the
 # backend's micro-benchmarks (driver call, d2d, pool) beside PyTorch's d2d.
-# First, issue 18 item 6 (about a minute): cuarray's two backprojection
+# First, the FBP kernel goals (about a minute): cuarray's two backprojection
 # kernels (kernels.test -test.bench BackprojectKernels: backproject_tiled
 # and the plain backproject, event-timed, G pixel-angle updates/s) beside
 # the plain CuPy kernel (peers/cupy_fbp.py) at SIZE x SIZE x BP_SLICES from
@@ -23,7 +23,7 @@
 # seconds (default 540).
 #
 # It writes at most six files under $OUT (or .gpu/out): bench-report.md
-# (every pair side by side as ratios), fbp-goals.md (issue 18 item 6's
+# (every pair side by side as ratios), fbp-goals.md (the FBP kernel goals'
 # figures and goals), bench-summary.txt (the steps and their exit codes,
 # also printed last), bench.tar.gz (every figure and log), bench.svg and
 # fbp-middle-slice.png.

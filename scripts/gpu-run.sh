@@ -254,7 +254,7 @@ pytest python-plan python/test_plan.py 60 15
 pytest python-alloc python/test_alloc.py 60 15
 if [ "$BUILD" = cuda ]; then
 	pytest python-gpu python/test_gpu.py 90 15
-	# CuPy and PyTorch on cuarray's allocator, and check_max_slices on their methods (issue 21)
+	# CuPy and PyTorch on cuarray's allocator, and check_max_slices on their methods
 	pytest python-gpu-alloc python/test_gpu_alloc.py 120 15
 fi
 

@@ -16,7 +16,7 @@ import (
 
 // A strided device view moves on the direct and pinned paths in one
 // pitched driver copy when one can express it, else in one pack kernel
-// and one contiguous copy, both ways (issue 18): the ledger counts
+// and one contiguous copy, both ways: the ledger counts
 // exactly that, and the data is the NumPy-style reference's.
 func TestStridedCopyCounts(t *testing.T) {
 	dev := testdev.Open(t)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The plain CuPy backprojection kernel, the peer of cuarray's
-backproject_tiled (issue 18 item 6): one thread per pixel, a loop over the
+backproject_tiled (the tiled backprojection goal): one thread per pixel, a loop over the
 angles, linear interpolation from global memory, the geometry of
 kernels/fbp.cu (pixel (y, x) at x - (N-1)/2, (N-1)/2 - y; bin j at
 j - (D-1)/2; angle a at pi a / A; zero off the detector; scale pi / A). On

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The cost of handing a cuarray array to another library, per call, next to
-the same call on a peer's array in the same process (issue 16, item 5: each
-within 1.2x of CuPy's on a GPU).
+the same call on a peer's array in the same process (the export-cost goal:
+each within 1.2x of CuPy's on a GPU).
 
   python3 bench/peers/export_cost.py [--device SPEC] [--json] [--seconds S]
 

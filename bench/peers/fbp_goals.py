@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 18 item 6's figures from one GPU call's outputs, as a Markdown
+"""The FBP kernel goals' figures from one GPU call's outputs, as a Markdown
 table beside their goals:
 
   python3 fbp_goals.py DIR
@@ -104,7 +104,7 @@ def main(d):
         rows.append(("unpipelined / pipelined time", fmt(ratio(ru["seconds"], rp and rp["seconds"])), ""))
         if rp:
             rows.append(("rmse pipelined, unpipelined", "%.4f, %.4f" % (rp["rmse"], ru["rmse"]), "equal"))
-    print("## Issue 18 item 6: FBP at the GPU's pace\n")
+    print("## FBP at the GPU's pace\n")
     print("| figure | value | goal |\n|---|---|---|")
     for name, value, goal in rows:
         print("| %s | %s | %s |" % (name, value, goal))

@@ -22,7 +22,7 @@ type runReport struct {
 	Streams int `json:"streams"`
 	// KernelSeconds is the time the run's kernels ran, from events (a
 	// pipelined run only; 0 otherwise), and SecondsOverKernels the run's
-	// time over it: issue 18's goal is at most 1.2 on a GPU.
+	// time over it: the resident end-to-end goal is at most 1.2 on a GPU.
 	KernelSeconds      float64      `json:"kernel_seconds,omitempty"`
 	SecondsOverKernels float64      `json:"seconds_over_kernel_seconds,omitempty"`
 	Ledger             tomo.Traffic `json:"ledger"`

@@ -1,5 +1,5 @@
 // Package stridedcase holds the strided views whose copies the tests of
-// devarray, transfer and the C library count in the ledger (issue 18):
+// devarray, transfer and the C library count in the ledger:
 // a 2-D and a 3-D view that one pitched copy moves, and a 2-D and a 3-D
 // view that need a pack kernel, each with its NumPy-style reference.
 package stridedcase
