@@ -178,6 +178,17 @@ func current() (*context, *sim.Device, cuResult) {
 	return c, dev, success
 }
 
+// currentStream returns the calling thread's current context, its sim
+// device, and the stream handle h names in it (see current and stream).
+func currentStream(h uintptr) (*context, *sim.Device, *stream, cuResult) {
+	c, dev, r := current()
+	if r != success {
+		return nil, nil, nil, r
+	}
+	s, r := c.stream(h)
+	return c, dev, s, r
+}
+
 // stream returns the stream that handle h names in context c: 0 and
 // CU_STREAM_LEGACY the legacy default stream, CU_STREAM_PER_THREAD the
 // calling thread's own default stream, else a stream of c.

@@ -31,11 +31,7 @@ func staged(b []byte) []byte { return append([]byte(nil), b...) }
 // the driver does. Async: it returns when the copy is queued, a pageable
 // source staged first.
 func copyHtoD(dst uintptr, src unsafe.Pointer, n uint64, sh uintptr, async bool) cuResult {
-	c, dev, r := current()
-	if r != success {
-		return r
-	}
-	s, r := c.stream(sh)
+	_, dev, s, r := currentStream(sh)
 	if r != success {
 		return r
 	}
@@ -66,11 +62,7 @@ func copyHtoD(dst uintptr, src unsafe.Pointer, n uint64, sh uintptr, async bool)
 // it keeps dst's address where the Go garbage collector does not look, so
 // nothing of the driver keeps Go memory alive after the call returns.
 func copyDtoH(dst unsafe.Pointer, src uintptr, n uint64, sh uintptr, async bool) cuResult {
-	c, dev, r := current()
-	if r != success {
-		return r
-	}
-	s, r := c.stream(sh)
+	_, dev, s, r := currentStream(sh)
 	if r != success {
 		return r
 	}
@@ -96,11 +88,7 @@ func copyDtoH(dst unsafe.Pointer, src uintptr, n uint64, sh uintptr, async bool)
 // copyDtoD copies n bytes within the device: queued, synchronous or not
 // (cuMemcpyDtoD returns before the copy is done).
 func copyDtoD(dst, src uintptr, n uint64, sh uintptr) cuResult {
-	c, dev, r := current()
-	if r != success {
-		return r
-	}
-	s, r := c.stream(sh)
+	_, dev, s, r := currentStream(sh)
 	if r != success {
 		return r
 	}

@@ -92,11 +92,7 @@ func (s side) place(dev *sim.Device, n uint64) (devarray.Place, bool) {
 // return when done, from page-locked host memory too, from pageable
 // memory once it is staged, and within the device at once.
 func memcpy3D(p pitched, sh uintptr, async bool) cuResult {
-	c, dev, r := current()
-	if r != success {
-		return r
-	}
-	s, r := c.stream(sh)
+	_, dev, s, r := currentStream(sh)
 	if r != success {
 		return r
 	}

@@ -139,11 +139,7 @@ func memGetInfo() (free, total int64, r cuResult) {
 // memsetD8 queues a memset on the stream (the legacy stream for cuMemsetD8,
 // which returns before it is done, as the driver's does).
 func memsetD8(p uintptr, v byte, n uint64, sh uintptr) cuResult {
-	c, dev, r := current()
-	if r != success {
-		return r
-	}
-	s, r := c.stream(sh)
+	_, dev, s, r := currentStream(sh)
 	if r != success {
 		return r
 	}
