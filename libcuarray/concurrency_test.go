@@ -20,17 +20,26 @@ import (
 
 // testSpec is the device the library's tests open: CUARRAY_TEST_DEVICE
 // (make test-latency sets one whose every stream operation completes 1 ms
-// after it is queued), else cuda:0 in a build with -tags cuda (a GPU, or
-// the emulated driver), else sim:0.
+// after it is queued), else cuda:0 in a build with -tags cuda where it
+// answers (a GPU, or the emulated driver), else sim:0.
 func testSpec() string {
 	if s := os.Getenv("CUARRAY_TEST_DEVICE"); s != "" {
 		return s
 	}
-	if device.CUDABuilt {
+	if device.CUDABuilt && cudaAnswers() {
 		return "cuda:0"
 	}
 	return "sim:0?mem=64MiB"
 }
+
+// cudaAnswers reports whether cuda:0 opens.
+var cudaAnswers = sync.OnceValue(func() bool {
+	d, err := device.Open("cuda:0")
+	if err != nil {
+		return false
+	}
+	return d.Close() == nil
+})
 
 // useIsReentrant reports whether devarray.Use lets its function read the
 // state of an array it uses (Err) while another goroutine Holds or Frees
