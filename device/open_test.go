@@ -69,7 +69,8 @@ func TestOpenRefuses(t *testing.T) {
 			assert.Nil(t, dev)
 			assert.ErrorIs(t, err, tt.want)
 			if err != nil {
-				assert.Equal(t, 1, strings.Count(err.Error(), tt.want.Error()), "%q names its sentinel once", err)
+				// at most once: a driver that does not start says why in its own words
+				assert.LessOrEqual(t, strings.Count(err.Error(), tt.want.Error()), 1, "%q repeats its sentinel", err)
 				assert.NotContains(t, err.Error(), accounting.ErrInvalidArgument.Error(), "one sentinel a line: the spec's")
 			}
 		})
