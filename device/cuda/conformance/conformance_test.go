@@ -287,22 +287,31 @@ func TestAPISynchronization(t *testing.T) {
 			ok(t, c, "cuLaunchHostFunc")
 			defer gate.Release()
 			done := onThread(ctx0, func() int { return tc.call(b) })
-			select {
-			case c := <-done:
-				ok(t, c, tc.name)
-				require.False(t, tc.blocks, "returned while work queued before it was still waiting")
-				if tc.pending != nil {
-					assert.True(t, tc.pending(t, b), "the effect is visible while earlier work still waits: the call did its work before returning")
+			if tc.blocks {
+				select {
+				case c := <-done:
+					gate.Release()
+					t.Fatalf("returned (%s) while work queued before it was still waiting", ErrorName(c))
+				case <-time.After(blockTime):
 				}
 				gate.Release()
-			case <-time.After(blockTime):
-				gate.Release()
-				require.True(t, tc.blocks, "did not return while earlier work waited: the call waited for the device")
 				select {
 				case c := <-done:
 					ok(t, c, tc.name)
 				case <-time.After(returnTime):
 					t.Fatalf("did not return once the earlier work was done")
+				}
+			} else {
+				select {
+				case c := <-done:
+					ok(t, c, tc.name)
+					if tc.pending != nil {
+						assert.True(t, tc.pending(t, b), "the effect is visible while earlier work still waits: the call did its work before returning")
+					}
+					gate.Release()
+				case <-time.After(returnTime):
+					gate.Release()
+					t.Fatalf("did not return while earlier work waited: the call waited for the device")
 				}
 			}
 			ok(t, CtxSynchronize(), "cuCtxSynchronize")
