@@ -2,10 +2,10 @@
 CuPy nor PyTorch: what a GPU array gives other libraries
 (__cuda_array_interface__ v3, DLPack), the stream handoff, and the data
 behind them. CI runs them on the emulated CUDA driver (go test -tags
-cuda,cudaemu ./python), whose stream operations complete 100 ms after they
+cuda,cudaemu ./python), whose stream operations complete 500 ms after they
 are queued there, so async work is still pending when an export asks:
 
-    CUARRAY_EMULATED_DRIVER='latency=100ms' CUARRAY_LIB=... CUARRAY_DEVICE=cuda:0 \\
+    CUARRAY_EMULATED_DRIVER='latency=500ms' CUARRAY_LIB=... CUARRAY_DEVICE=cuda:0 \\
         /usr/bin/python3 -m unittest -v python/test_cuda.py
 """
 
