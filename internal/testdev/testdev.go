@@ -65,17 +65,6 @@ func Open(t testing.TB) device.Device {
 // IsSim reports whether dev is the emulated device.
 func IsSim(dev device.Device) bool { return dev.Info().Backend == "sim" }
 
-// SkipIfEmulated skips a test that measures hardware (bandwidth, timing)
-// on the emulated CUDA driver, which is the CPU, not a GPU: its figures
-// would say nothing, and a ceiling check would judge them against a link
-// that is not there.
-func SkipIfEmulated(t testing.TB, dev device.Device) {
-	t.Helper()
-	if dev.Info().Emulated() {
-		t.Skipf("measures hardware: %s runs on the emulated CUDA driver (%s), not a GPU", dev.Info().Name, dev.Info().Model)
-	}
-}
-
 // OpenPeer opens a second device of dev's backend for peer copies, closed
 // when the test ends: a sim device of mem bytes with dev's latency, or the
 // next GPU; the test skips where there is no second GPU.
