@@ -43,10 +43,11 @@ const (
 	DtoD                           // within one device
 	HtoH                           // host to host (staging)
 	Peer                           // between two devices
+	Net                            // between this process and other processes, through MPI (package mpi): bytes sent plus bytes received
 	NumDirections                  // the number of directions
 )
 
-var directionNames = [NumDirections]string{"HtoD", "DtoH", "DtoD", "HtoH", "peer"}
+var directionNames = [NumDirections]string{"HtoD", "DtoH", "DtoD", "HtoH", "peer", "net"}
 
 // String returns the direction's name ("HtoD", ...).
 func (d Direction) String() string {
@@ -69,10 +70,12 @@ const (
 	PathPeer                   // copy between two devices
 	PathKernel                 // a kernel moved the bytes (pack, unpack, gather)
 	PathRegistered             // registrations of the caller's own memory for a copy (cuMemHostRegister), each a copy of 0 bytes taking the registration's time; the DMA that follows is recorded under PathPinned, as every copy of page-locked memory (see transfer.PathRegistered)
+	PathMPIDevice              // an MPI call (Net) given device pointers: a CUDA-aware MPI moved device memory itself
+	PathMPIStaged              // an MPI call (Net) given page-locked host buffers that device memory was copied through; those copies are recorded as HtoD and DtoH on PathPinned
 	NumPaths                   // the number of paths
 )
 
-var pathNames = [NumPaths]string{"direct", "pinned", "staged", "mapped", "d2d", "peer", "kernel", "registered"}
+var pathNames = [NumPaths]string{"direct", "pinned", "staged", "mapped", "d2d", "peer", "kernel", "registered", "mpi-device", "mpi-staged"}
 
 // String returns the path's name ("direct", "pinned", ...).
 func (p Path) String() string {

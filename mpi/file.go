@@ -1,0 +1,135 @@
+//go:build mpi
+
+package mpi
+
+// #include "binding.h"
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+)
+
+// File is a file opened by every rank of a communicator (MPI-IO), each
+// rank reading or writing its own part with collective calls. Its errors
+// are returned (MPI-IO's default handler, MPI_ERRORS_RETURN).
+type File struct {
+	fh   C.MPI_File
+	comm Comm
+	path string
+	open bool
+}
+
+// Create opens path for writing on every rank of c, creating it (a
+// collective call: every rank passes the same path).
+func Create(c Comm, path string) (*File, error) { return openFile(c, path, true) }
+
+// Open opens path for reading on every rank of c (collective).
+func Open(c Comm, path string) (*File, error) { return openFile(c, path, false) }
+
+func openFile(c Comm, path string, write bool) (*File, error) {
+	if err := ready("file open"); err != nil {
+		return nil, err
+	}
+	cs := C.CString(path)
+	defer C.free(unsafe.Pointer(cs))
+	w := C.int(0)
+	if write {
+		w = 1
+	}
+	f := &File{comm: c, path: path}
+	calls.Lock()
+	defer calls.Unlock()
+	if err := check("MPI_File_open", C.cu_file_open(c.c, cs, w, &f.fh)); err != nil {
+		return nil, fmt.Errorf("%w (file %s)", err, path)
+	}
+	f.open = true
+	return f, nil
+}
+
+// SetSize sets the file's size (collective: every rank passes the same n).
+func (f *File) SetSize(n int64) error {
+	if err := f.usable("set size"); err != nil {
+		return err
+	}
+	calls.Lock()
+	defer calls.Unlock()
+	return check("MPI_File_set_size", C.cu_file_set_size(f.fh, C.longlong(n)))
+}
+
+// Size returns the file's size in bytes.
+func (f *File) Size() (int64, error) {
+	if err := f.usable("size"); err != nil {
+		return 0, err
+	}
+	var n C.longlong
+	calls.Lock()
+	defer calls.Unlock()
+	err := check("MPI_File_get_size", C.cu_file_size(f.fh, &n))
+	return int64(n), err
+}
+
+// WriteAtAll writes b at byte offset off (MPI_File_write_at_all): a
+// collective call, every rank its own part (an empty b is a part too).
+func (f *File) WriteAtAll(off int64, b []byte) error {
+	if err := f.usable("write"); err != nil {
+		return err
+	}
+	t, err := typeOf(Span{Len: int64(len(b))}, ChunkBytes())
+	if err != nil {
+		return err
+	}
+	p, unpin := goBytes(b)
+	defer unpin()
+	calls.Lock()
+	err = check("MPI_File_write_at_all", C.cu_file_write_at_all(f.fh, C.longlong(off), C.uintptr_t(p), C.int(t.count), t.t))
+	calls.Unlock()
+	return errors.Join(err, t.free())
+}
+
+// ReadAtAll fills b from byte offset off (MPI_File_read_at_all,
+// collective); a file that ends before b is full is an error.
+func (f *File) ReadAtAll(off int64, b []byte) error {
+	if err := f.usable("read"); err != nil {
+		return err
+	}
+	t, err := typeOf(Span{Len: int64(len(b))}, ChunkBytes())
+	if err != nil {
+		return err
+	}
+	p, unpin := goBytes(b)
+	defer unpin()
+	var got C.int
+	calls.Lock()
+	err = check("MPI_File_read_at_all", C.cu_file_read_at_all(f.fh, C.longlong(off), C.uintptr_t(p), C.int(t.count), t.t, &got))
+	calls.Unlock()
+	if err == nil && int(got) != t.count {
+		err = fmt.Errorf("mpi: read %s: %d bytes at %d: the file ends before: %w", f.path, len(b), off, ErrInvalidSpan)
+	}
+	return errors.Join(err, t.free())
+}
+
+// Close closes the file (collective). A second Close is a no-op.
+func (f *File) Close() error {
+	if f == nil || !f.open {
+		return nil
+	}
+	if err := ready("file close"); err != nil {
+		return err
+	}
+	f.open = false
+	calls.Lock()
+	defer calls.Unlock()
+	return check("MPI_File_close", C.cu_file_close(&f.fh))
+}
+
+func (f *File) usable(op string) error {
+	if err := ready("file " + op); err != nil {
+		return err
+	}
+	if f == nil || !f.open {
+		return fmt.Errorf("mpi: file %s: not open: %w", op, ErrState)
+	}
+	return nil
+}

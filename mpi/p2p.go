@@ -1,0 +1,54 @@
+//go:build mpi
+
+package mpi
+
+// #include "binding.h"
+import "C"
+
+import (
+	"errors"
+	"fmt"
+)
+
+// SendBytes sends the n bytes at address p (host memory, or device memory
+// for a CUDA-aware library) to rank dest with tag (MPI_Send). Spans longer
+// than ChunkBytes go as a derived datatype.
+func (c Comm) SendBytes(p uintptr, n int64, dest, tag int) error {
+	if err := ready("send"); err != nil {
+		return err
+	}
+	if err := c.checkPeer("send", dest); err != nil {
+		return err
+	}
+	t, err := typeOf(Span{Len: n}, ChunkBytes())
+	if err != nil {
+		return err
+	}
+	calls.Lock()
+	defer calls.Unlock()
+	err = check("MPI_Send", C.cu_send(C.uintptr_t(p), C.int(t.count), t.t, C.int(dest), C.int(tag), c.c))
+	return errors.Join(err, t.free())
+}
+
+// RecvBytes receives exactly n bytes into address p from rank src with
+// tag (MPI_Recv); a message of another length is an error.
+func (c Comm) RecvBytes(p uintptr, n int64, src, tag int) error {
+	if err := ready("recv"); err != nil {
+		return err
+	}
+	if err := c.checkPeer("recv", src); err != nil {
+		return err
+	}
+	t, err := typeOf(Span{Len: n}, ChunkBytes())
+	if err != nil {
+		return err
+	}
+	calls.Lock()
+	defer calls.Unlock()
+	var got C.int
+	err = check("MPI_Recv", C.cu_recv(C.uintptr_t(p), C.int(t.count), t.t, C.int(src), C.int(tag), c.c, &got))
+	if err == nil && int(got) != t.count {
+		err = fmt.Errorf("mpi: recv from rank %d: a message of %d of %d units: %w", src, int(got), t.count, ErrInvalidSpan)
+	}
+	return errors.Join(err, t.free())
+}
