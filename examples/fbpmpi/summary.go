@@ -57,17 +57,17 @@ type jobLedger struct {
 
 // ledgerEntry is one rank's ledger of its part of the job, or the total.
 type ledgerEntry struct {
-	Rank        *int                                      `json:"rank,omitempty"`
-	Device      string                                    `json:"device,omitempty"`
-	Slices      []int                                     `json:"slices,omitempty"` // [start, end)
-	Angles      []int                                     `json:"angles,omitempty"` // [start, end)
-	Chunks      int                                       `json:"chunks"`
-	InputBytes  int64                                     `json:"input_bytes"`
-	OutputBytes int64                                     `json:"output_bytes"`
-	HostDevice  hostDevice                                `json:"host_device"`
-	Memory      map[string]memStats                       `json:"memory"`
+	Rank        *int                                       `json:"rank,omitempty"`
+	Device      string                                     `json:"device,omitempty"`
+	Slices      []int                                      `json:"slices,omitempty"` // [start, end)
+	Angles      []int                                      `json:"angles,omitempty"` // [start, end)
+	Chunks      int                                        `json:"chunks"`
+	InputBytes  int64                                      `json:"input_bytes"`
+	OutputBytes int64                                      `json:"output_bytes"`
+	HostDevice  hostDevice                                 `json:"host_device"`
+	Memory      map[string]memStats                        `json:"memory"`
 	Copies      map[string]map[string]accounting.CopyStats `json:"copies"`
-	Seconds     timeSplit                                 `json:"seconds"`
+	Seconds     timeSplit                                  `json:"seconds"`
 }
 
 // hostDevice is the bytes across host↔device, and of them the reslice's.
