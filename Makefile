@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 FUZZTIME ?= 60s
 
-.PHONY: bench-gpu run test test-latency bench bench-doc bench-deps bench-all cover fuzz mutate build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test cuda-emu-test gpu-bundle
+.PHONY: mpi-deps mpi-build mpi-run mpi-test bench-gpu run test test-latency bench bench-doc bench-deps bench-all cover fuzz mutate build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test cuda-emu-test gpu-bundle
 
 ## run: the main job, on the default device (cuda:0 with -tags cuda and a GPU, else sim:0):
 ## the transfer paths at small sizes, then the FBP example in both modes, compared, and a
@@ -239,3 +239,36 @@ gpu-bundle:
 	@kib=$$(du -sk $(GPU_DIR) | cut -f1); files=$$(find $(GPU_DIR) -type f | wc -l); \
 		echo "gpu-bundle: $(GPU_DIR) holds $$files files, $$((kib / 1024)) MiB ($$kib KiB), commit $$(cat $(GPU_DIR)/commit), build $$(cat $(GPU_DIR)/build)"; \
 		[ $$kib -le $$(( $(GPU_MAX_MIB) * 1024 )) ] || { echo "gpu-bundle: over $(GPU_MAX_MIB) MiB" >&2; exit 1; }
+
+# ---- MPI: cuarray across processes, build tag mpi (see docs/guide.md, "Running on many GPUs") ----
+
+MPIRUN       ?= mpirun
+NP           ?= 2
+MPI_SIZE     ?= -size 48 -angles 60 -slices 12
+MPI_FAULT_RANK ?=
+# --oversubscribe: more ranks than cores (CI has 2); --quiet: no banner after an abort (the
+# failing rank's own line says why); as root, Open MPI wants to be told.
+MPIRUN_FLAGS ?= --oversubscribe --quiet $(shell [ "$$(id -u)" = 0 ] && echo --allow-run-as-root)
+
+## mpi-deps: Open MPI (mpirun, mpicc, mpi.h) and mpi4py from Debian
+mpi-deps:
+	bash scripts/mpi-deps.sh
+
+## mpi-build: the fbpmpi command (examples/fbpmpi) with -tags mpi into build/
+mpi-build:
+	$(GO) vet -tags mpi ./mpi/... ./examples/fbpmpi/...
+	$(GO) build -tags mpi -o build/fbpmpi ./examples/fbpmpi
+
+## mpi-run: the distributed FBP on NP ranks on sim at a small size (make mpi-run NP=3): the
+## projections split across the ranks, resliced with an Alltoallv of device arrays, the volume
+## written with MPI-IO and compared with a one-process run; the last line is rank 0's JSON
+## summary. MPI_FAULT_RANK=R makes rank R's device fault part-way: the job ends non-zero.
+mpi-run: mpi-build
+	$(MPIRUN) $(MPIRUN_FLAGS) -np $(NP) build/fbpmpi $(MPI_SIZE) -dir build/mpi-np$(NP) -q -json \
+		$(if $(MPI_FAULT_RANK),-fault-rank $(MPI_FAULT_RANK))
+
+## mpi-test: the mpi package's and fbpmpi's tests (each starts mpirun itself: ranks 1 to 4, derived
+## datatypes, faults, the ledger's sums) and the mpi4py test of the Python module under mpirun -np 2
+mpi-test: libcuarray
+	$(GO) test -tags mpi -race -count=1 ./mpi/... ./examples/fbpmpi/...
+	CUARRAY_LIB=$(CURDIR)/build/libcuarray.so $(MPIRUN) $(MPIRUN_FLAGS) -np 2 /usr/bin/python3 -m unittest python/test_mpi.py

@@ -47,11 +47,14 @@ MPI_Datatype cu_byte(void) { return MPI_BYTE; }
 int cu_send(uintptr_t p, int count, MPI_Datatype t, int dest, int tag, MPI_Comm c) {
 	return MPI_Send((void *)p, count, t, dest, tag, c);
 }
-int cu_recv(uintptr_t p, int count, MPI_Datatype t, int src, int tag, MPI_Comm c, int *got) {
+int cu_recv(uintptr_t p, int count, MPI_Datatype t, int src, int tag, MPI_Comm c, long long *got) {
 	MPI_Status st;
+	MPI_Count n = 0;
 	int err = MPI_Recv((void *)p, count, t, src, tag, c, &st);
 	if (err != MPI_SUCCESS) return err;
-	return MPI_Get_count(&st, t, got);
+	err = MPI_Get_elements_x(&st, t, &n);
+	*got = (long long)n;
+	return err;
 }
 int cu_alltoallv(uintptr_t s, int *sc, int *sd, uintptr_t r, int *rc, int *rd, MPI_Comm c) {
 	return MPI_Alltoallv((void *)s, sc, sd, MPI_BYTE, (void *)r, rc, rd, MPI_BYTE, c);
@@ -83,11 +86,14 @@ int cu_file_write_at_all(MPI_File fh, long long off, uintptr_t p, int count, MPI
 	MPI_Status st;
 	return MPI_File_write_at_all(fh, (MPI_Offset)off, (void *)p, count, t, &st);
 }
-int cu_file_read_at_all(MPI_File fh, long long off, uintptr_t p, int count, MPI_Datatype t, int *got) {
+int cu_file_read_at_all(MPI_File fh, long long off, uintptr_t p, int count, MPI_Datatype t, long long *got) {
 	MPI_Status st;
+	MPI_Count n = 0;
 	int err = MPI_File_read_at_all(fh, (MPI_Offset)off, (void *)p, count, t, &st);
 	if (err != MPI_SUCCESS) return err;
-	return MPI_Get_count(&st, t, got);
+	err = MPI_Get_elements_x(&st, t, &n);
+	*got = (long long)n;
+	return err;
 }
 int cu_file_set_size(MPI_File fh, long long n) { return MPI_File_set_size(fh, (MPI_Offset)n); }
 int cu_file_size(MPI_File fh, long long *n) {
@@ -97,3 +103,15 @@ int cu_file_size(MPI_File fh, long long *n) {
 	return err;
 }
 int cu_file_close(MPI_File *fh) { return MPI_File_close(fh); }
+
+int cu_type_span_info(long long off, int chunk, int chunks, int rest, long long *size, long long *lb, long long *extent) {
+	MPI_Datatype t;
+	MPI_Count s, l, e;
+	int err = cu_type_span(off, chunk, chunks, rest, &t);
+	if (err != MPI_SUCCESS) return err;
+	err = MPI_Type_size_x(t, &s);
+	if (err == MPI_SUCCESS) err = MPI_Type_get_true_extent_x(t, &l, &e);
+	MPI_Type_free(&t);
+	*size = (long long)s; *lb = (long long)l; *extent = (long long)e;
+	return err;
+}

@@ -14,9 +14,10 @@ import (
 // AlltoallvBytes sends span send[q] of the buffer at address s to rank q
 // and receives from rank q into span recv[q] of the buffer at address r,
 // for every rank q (MPI_Alltoallv of bytes). When every span fits one
-// chunk (Simple) it is MPI_Alltoallv with MPI_BYTE; otherwise each span
-// is a derived datatype that holds its own 64-bit offset, passed to
-// MPI_Alltoallw: counts above 2^31 work.
+// chunk (Simple) on every rank, it is MPI_Alltoallv with MPI_BYTE;
+// otherwise each span is a derived datatype that holds its own 64-bit
+// offset, passed to MPI_Alltoallw: counts above 2^31 work. The ranks agree
+// on which with an MPI_Allreduce first (a call every rank must make alike).
 func (c Comm) AlltoallvBytes(s uintptr, send []Span, r uintptr, recv []Span) error {
 	if err := ready("alltoallv"); err != nil {
 		return err
@@ -25,7 +26,16 @@ func (c Comm) AlltoallvBytes(s uintptr, send []Span, r uintptr, recv []Span) err
 		return fmt.Errorf("mpi: alltoallv: %d send and %d receive spans for %d ranks: %w", len(send), len(recv), c.size, ErrInvalidSpan)
 	}
 	chunk := ChunkBytes()
-	if Simple(send, chunk) && Simple(recv, chunk) {
+	// every rank must make the same call: Alltoallv only if every rank's spans are simple
+	simple := int64(0)
+	if !Simple(send, chunk) || !Simple(recv, chunk) {
+		simple = 1
+	}
+	anyDerived, err := c.AllreduceInt64([]int64{simple}, true)
+	if err != nil {
+		return err
+	}
+	if anyDerived[0] == 0 {
 		sc, sd := cInts(send)
 		rc, rd := cInts(recv)
 		calls.Lock()

@@ -67,3 +67,23 @@ func goBytes(b []byte) (uintptr, func()) {
 	p.Pin(&b[0])
 	return uintptr(unsafe.Pointer(&b[0])), p.Unpin
 }
+
+// typeInfo builds the derived datatype of span s in chunks of chunk bytes
+// (as typeOf does for a span longer than a chunk) and returns what MPI
+// says of it: its size in bytes, and its true lower bound and extent. It
+// allocates no buffer, so a test can check a type of more than 2^31
+// elements without 8 GiB of memory.
+func typeInfo(s Span, chunk int64) (size, lb, extent int64, err error) {
+	if err := ready("datatype"); err != nil {
+		return 0, 0, 0, err
+	}
+	l, err := Split(s, chunk)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	var cs, clb, ce C.longlong
+	calls.Lock()
+	defer calls.Unlock()
+	err = check("MPI_Type_create_struct", C.cu_type_span_info(C.longlong(l.Off), C.int(l.Chunk), C.int(l.Chunks), C.int(l.Rest), &cs, &clb, &ce))
+	return int64(cs), int64(clb), int64(ce), err
+}

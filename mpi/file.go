@@ -100,14 +100,24 @@ func (f *File) ReadAtAll(off int64, b []byte) error {
 	}
 	p, unpin := goBytes(b)
 	defer unpin()
-	var got C.int
+	var got C.longlong
 	calls.Lock()
 	err = check("MPI_File_read_at_all", C.cu_file_read_at_all(f.fh, C.longlong(off), C.uintptr_t(p), C.int(t.count), t.t, &got))
 	calls.Unlock()
-	if err == nil && int(got) != t.count {
-		err = fmt.Errorf("mpi: read %s: %d bytes at %d: the file ends before: %w", f.path, len(b), off, ErrInvalidSpan)
+	if err == nil && int64(got) != int64(len(b)) {
+		err = fmt.Errorf("mpi: read %s: %d bytes at %d: %d read: %w", f.path, len(b), off, int64(got), ErrInvalidSpan)
 	}
-	return errors.Join(err, t.free())
+	err = errors.Join(err, t.free())
+	if err != nil {
+		return err
+	}
+	// Open MPI's collective read may count a short read as whole: the size says
+	// (checked after the call, which every rank must make)
+	size, err := f.Size()
+	if err == nil && off+int64(len(b)) > size {
+		err = fmt.Errorf("mpi: read %s: %d bytes at %d: the file ends at %d: %w", f.path, len(b), off, size, ErrInvalidSpan)
+	}
+	return err
 }
 
 // Close closes the file (collective). A second Close is a no-op.

@@ -45,10 +45,10 @@ func (c Comm) RecvBytes(p uintptr, n int64, src, tag int) error {
 	}
 	calls.Lock()
 	defer calls.Unlock()
-	var got C.int
+	var got C.longlong
 	err = check("MPI_Recv", C.cu_recv(C.uintptr_t(p), C.int(t.count), t.t, C.int(src), C.int(tag), c.c, &got))
-	if err == nil && int(got) != t.count {
-		err = fmt.Errorf("mpi: recv from rank %d: a message of %d of %d units: %w", src, int(got), t.count, ErrInvalidSpan)
+	if err == nil && int64(got) != n {
+		err = fmt.Errorf("mpi: recv from rank %d: a message of %d bytes, want %d: %w", src, int64(got), n, ErrInvalidSpan)
 	}
 	return errors.Join(err, t.free())
 }

@@ -1,0 +1,391 @@
+//go:build mpi
+
+package mpi
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/transfer"
+)
+
+// rankEnv marks a test binary that mpirun started as one rank: its tests
+// named TestRank run with MPI initialized.
+const rankEnv = "CUARRAY_MPI_TEST_RANK"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(rankEnv) == "" {
+		os.Exit(m.Run())
+	}
+	if err := Init(); err != nil {
+		fmt.Fprintln(os.Stderr, "mpi test rank:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	// every rank exits with the worst code, so that mpirun reports a failure on any rank
+	world, err := World()
+	if err == nil {
+		var worst []int64
+		if worst, err = world.AllreduceInt64([]int64{int64(code)}, true); err == nil {
+			code = int(worst[0])
+		}
+	}
+	if err != nil || Finalize() != nil {
+		code = max(code, 1)
+	}
+	os.Exit(code)
+}
+
+// mpirun returns the mpirun command that runs this test binary as np
+// ranks on the tests named by run, or skips the test when mpirun is absent.
+func mpirun(t *testing.T, np int, run string) *exec.Cmd {
+	t.Helper()
+	path, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Skip("mpirun is not installed (make mpi-deps installs Open MPI)")
+	}
+	args := []string{"--oversubscribe", "--quiet"}
+	if os.Geteuid() == 0 {
+		args = append(args, "--allow-run-as-root")
+	}
+	args = append(args, "-np", fmt.Sprint(np), os.Args[0], "-test.run", run, "-test.count=1", "-test.v")
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), rankEnv+"=1")
+	return cmd
+}
+
+// runFor runs cmd and returns its output; past limit it kills mpirun
+// (which ends its ranks) and fails.
+func runFor(cmd *exec.Cmd, limit time.Duration) ([]byte, error) {
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return []byte(out.String()), err
+	case <-time.After(limit):
+		cmd.Process.Kill()
+		<-done
+		return []byte(out.String()), fmt.Errorf("mpirun ran past %v", limit)
+	}
+}
+
+// TestUnderMPIRun runs the TestRank tests as every rank of jobs of 1 to 4
+// processes.
+func TestUnderMPIRun(t *testing.T) {
+	if os.Getenv(rankEnv) != "" {
+		t.Skip("this is a rank: TestUnderMPIRun starts the ranks")
+	}
+	for _, np := range []int{1, 2, 3, 4} {
+		t.Run(fmt.Sprintf("np=%d", np), func(t *testing.T) {
+			cmd := mpirun(t, np, "^TestRank")
+			start := time.Now()
+			out, err := runFor(cmd, 2*time.Minute)
+			require.NoError(t, err, "the ranks' tests failed:\n%s", out)
+			assert.Equal(t, np, strings.Count(string(out), "--- PASS: TestRankAlltoallv"), "every rank passed:\n%s", out)
+			t.Logf("%d ranks in %v", np, time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// rankSetup skips outside mpirun and returns the world and a sim device.
+func rankSetup(t *testing.T) (Comm, driver.Device) {
+	t.Helper()
+	if os.Getenv(rankEnv) == "" {
+		t.Skip("runs as a rank under mpirun: TestUnderMPIRun starts it")
+	}
+	world, err := World()
+	require.NoError(t, err)
+	dev, err := device.Open("sim:0")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.Zero(t, dev.Ledger().Current(accounting.Device), "device memory left allocated")
+		dev.Close()
+	})
+	return world, dev
+}
+
+// upload makes a device array of values.
+func upload(t *testing.T, dev driver.Device, values []float32, shape ...int) *devarray.DevArray {
+	t.Helper()
+	a, err := devarray.Empty(dev, devarray.Float32, shape...)
+	require.NoError(t, err)
+	t.Cleanup(func() { a.Free() })
+	require.NoError(t, transfer.Copy(transfer.Dev(a), transfer.Host(values, shape...)))
+	return a
+}
+
+func download(t *testing.T, a *devarray.DevArray) []float32 {
+	t.Helper()
+	out := make([]float32, a.Size())
+	require.NoError(t, transfer.Copy(transfer.Host(out, a.Shape()...), transfer.Dev(a)))
+	return out
+}
+
+// seeded returns values every rank can compute for rank r's message.
+func seeded(r, n int, salt uint64) []float32 {
+	g := rand.New(rand.NewPCG(uint64(r)+1, salt))
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = g.Float32()*2 - 1
+	}
+	return v
+}
+
+func TestRankSendRecvRing(t *testing.T) {
+	world, dev := rankSetup(t)
+	if world.Size() < 2 {
+		t.Skip("a ring needs two ranks: a blocking send to itself would wait for a receive that never comes")
+	}
+	salt := rand.Uint64()
+	salts, err := world.AllreduceInt64([]int64{int64(salt >> 1)}, true) // one salt for the job, fresh each run
+	require.NoError(t, err)
+	salt = uint64(salts[0])
+	tr, err := NewTransport(world, dev)
+	require.NoError(t, err)
+	defer tr.Close()
+	assert.Equal(t, accounting.PathMPIStaged, tr.Path(), "sim goes through page-locked buffers")
+	r, n := world.Rank(), world.Size()
+	right, left := (r+1)%n, (r+n-1)%n
+	tests := []struct {
+		name    string
+		strided bool
+	}{{"contiguous", false}, {"strided view sent and received", true}}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			const rows, cols = 24, 40
+			mine := upload(t, dev, seeded(r, rows*cols, salt+uint64(i)), rows, cols)
+			recv, err := devarray.Empty(dev, devarray.Float32, rows, cols)
+			require.NoError(t, err)
+			defer recv.Free()
+			send, into := mine, recv
+			if tt.strided {
+				send, err = mine.Permute(1, 0) // columns first: a strided view, packed on the device
+				require.NoError(t, err)
+				into, err = recv.Permute(1, 0)
+				require.NoError(t, err)
+			}
+			before := dev.Ledger().Snapshot()
+			if r%2 == 0 { // even ranks send first: no rank waits on a send that waits on it
+				require.NoError(t, tr.Send(send, right, 7))
+				require.NoError(t, tr.Recv(into, left, 7))
+			} else {
+				require.NoError(t, tr.Recv(into, left, 7))
+				require.NoError(t, tr.Send(send, right, 7))
+			}
+			d := accounting.Diff(before, dev.Ledger().Snapshot())
+			net := d.Copies[accounting.Net][accounting.PathMPIStaged]
+			assert.Equal(t, int64(2), net.Count, "one send and one receive, each recorded on mpi-staged")
+			assert.Equal(t, int64(2*rows*cols*4), net.Bytes, "the bytes sent to and received from other ranks")
+			assert.Equal(t, int64(rows*cols*4), d.Copies[accounting.DtoH][accounting.PathPinned].Bytes, "the send staged out once")
+			assert.Equal(t, int64(rows*cols*4), d.Copies[accounting.HtoD][accounting.PathPinned].Bytes, "the receive staged in once")
+			assert.Equal(t, seeded(left, rows*cols, salt+uint64(i)), download(t, recv), "rank %d's values arrived", left)
+		})
+	}
+}
+
+func TestRankAlltoallv(t *testing.T) {
+	world, dev := rankSetup(t)
+	r, n := world.Rank(), world.Size()
+	// counts[p][q]: what rank p sends rank q, the same table on every rank
+	seed, err := world.AllreduceInt64([]int64{rand.Int64N(1 << 40)}, true)
+	require.NoError(t, err)
+	g := rand.New(rand.NewPCG(uint64(seed[0]), 3))
+	counts := make([][]int64, n)
+	for p := range counts {
+		counts[p] = make([]int64, n)
+		for q := range counts[p] {
+			counts[p][q] = 1 + g.Int64N(300)
+		}
+	}
+	for _, chunk := range []int64{DefaultChunkBytes, 64, 1000} {
+		t.Run(fmt.Sprintf("chunk=%d", chunk), func(t *testing.T) {
+			require.NoError(t, SetChunkBytes(chunk))
+			defer SetChunkBytes(DefaultChunkBytes)
+			tr, err := NewTransport(world, dev)
+			require.NoError(t, err)
+			defer tr.Close()
+			send := make([]int64, n)
+			recv := make([]int64, n)
+			var sendTotal, recvTotal int64
+			for q := range n {
+				send[q], recv[q] = counts[r][q], counts[q][r]
+				sendTotal += send[q]
+				recvTotal += recv[q]
+			}
+			values := seeded(r, int(sendTotal), uint64(seed[0])+uint64(chunk))
+			src := upload(t, dev, values, int(sendTotal))
+			dst, err := devarray.Empty(dev, devarray.Float32, int(recvTotal))
+			require.NoError(t, err)
+			defer dst.Free()
+			before := dev.Ledger().Snapshot()
+			require.NoError(t, tr.Alltoallv(src, send, dst, recv))
+			d := accounting.Diff(before, dev.Ledger().Snapshot())
+			moved := (sendTotal + recvTotal - send[r] - recv[r]) * 4
+			assert.Equal(t, accounting.CopyStats{Count: 1, Bytes: moved, Seconds: d.Copies[accounting.Net][accounting.PathMPIStaged].Seconds},
+				d.Copies[accounting.Net][accounting.PathMPIStaged], "one call, the bytes to and from the other ranks")
+			got := download(t, dst)
+			var at int64
+			for q := range n {
+				// rank q's block for r: its values after its blocks for the ranks before r
+				var off int64
+				for k := range r {
+					off += counts[q][k]
+				}
+				theirs := seeded(q, int(sumOf(counts[q])), uint64(seed[0])+uint64(chunk))
+				assert.Equal(t, theirs[off:off+counts[q][r]], got[at:at+counts[q][r]], "the block from rank %d", q)
+				at += counts[q][r]
+			}
+		})
+	}
+	tr, err := NewTransport(world, dev)
+	require.NoError(t, err)
+	defer tr.Close()
+	a := upload(t, dev, seeded(r, 8, 1), 8)
+	bad := make([]int64, n)
+	bad[0] = 9
+	assert.ErrorIs(t, tr.Alltoallv(a, bad, a, make([]int64, n)), ErrInvalidSpan, "more to send than the array holds")
+	assert.ErrorIs(t, tr.Alltoallv(a, make([]int64, n+1), a, make([]int64, n)), ErrInvalidSpan, "a count per rank")
+}
+
+func sumOf(xs []int64) int64 {
+	var s int64
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+func TestRankDatatypesPast2GiB(t *testing.T) {
+	rankSetup(t)
+	tests := []struct {
+		name  string
+		span  Span
+		chunk int64
+	}{
+		{"2^31 float32 in 1 GiB chunks", Span{0, 4 << 31}, DefaultChunkBytes},
+		{"2^31+7 float32 at 12 GiB", Span{12 << 30, 4*(1<<31) + 28}, DefaultChunkBytes},
+		{"3 GiB and a byte in 2^31-1 byte chunks", Span{1, 3<<30 + 1}, MaxCount},
+		{"small, in 64-byte chunks", Span{100, 1000}, 64},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			size, lb, extent, err := typeInfo(tt.span, tt.chunk)
+			require.NoError(t, err)
+			assert.Equal(t, tt.span.Len, size, "MPI's size of the type is the span's bytes")
+			assert.Equal(t, tt.span.Off, lb, "the type starts at the span's offset")
+			assert.Equal(t, tt.span.Len, extent, "and covers it without gaps")
+		})
+	}
+}
+
+func TestRankCollectivesAndFile(t *testing.T) {
+	world, _ := rankSetup(t)
+	r, n := world.Rank(), world.Size()
+	sum, err := world.AllreduceInt64([]int64{int64(r), 1}, false)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{int64(n * (n - 1) / 2), int64(n)}, sum)
+	mine := []byte(strings.Repeat(fmt.Sprint(r), r+1))
+	all, err := world.Gather(mine, 0)
+	require.NoError(t, err)
+	if r == 0 {
+		require.Len(t, all, n)
+		for q, b := range all {
+			assert.Equal(t, strings.Repeat(fmt.Sprint(q), q+1), string(b))
+		}
+	} else {
+		assert.Nil(t, all)
+	}
+	dir := make([]byte, 256)
+	if r == 0 {
+		copy(dir, t.TempDir())
+	}
+	require.NoError(t, world.Bcast(dir, 0))
+	path := filepath.Join(strings.TrimRight(string(dir), "\x00"), "slabs")
+	// every rank writes its slab of one file with a small chunk, so the write is a derived type
+	require.NoError(t, SetChunkBytes(16))
+	defer SetChunkBytes(DefaultChunkBytes)
+	slab := make([]byte, 100)
+	for i := range slab {
+		slab[i] = byte(r*7 + i)
+	}
+	f, err := Create(world, path)
+	require.NoError(t, err)
+	require.NoError(t, f.WriteAtAll(int64(r)*100, slab))
+	require.NoError(t, f.Close())
+	require.NoError(t, f.Close(), "a second close is a no-op")
+	assert.ErrorIs(t, f.WriteAtAll(0, slab), ErrState, "a closed file")
+	f, err = Open(world, path)
+	require.NoError(t, err)
+	size, err := f.Size()
+	require.NoError(t, err)
+	assert.Equal(t, int64(n*100), size)
+	next := make([]byte, 100)
+	require.NoError(t, f.ReadAtAll(int64((r+1)%n)*100, next))
+	for i := range next {
+		assert.Equal(t, byte(((r+1)%n)*7+i), next[i])
+	}
+	assert.ErrorIs(t, f.ReadAtAll(int64(n)*100-50, next), ErrInvalidSpan, "past the end")
+	require.NoError(t, f.Close())
+	_, err = Open(world, path+".missing")
+	var me *Error
+	require.True(t, errors.As(err, &me), "a missing file is MPI's error, returned: %v", err)
+	assert.Contains(t, err.Error(), "MPI_File_open")
+}
+
+func TestRankErrorsAreReturned(t *testing.T) {
+	world, dev := rankSetup(t)
+	r, n := world.Rank(), world.Size()
+	assert.ErrorIs(t, world.SendBytes(0, 0, n, 0), ErrInvalidSpan, "a rank past the last")
+	assert.ErrorIs(t, world.Bcast(nil, -1), ErrInvalidSpan)
+	assert.ErrorIs(t, Init(), ErrState, "a second Init")
+	tr, err := NewTransport(world, dev)
+	require.NoError(t, err)
+	other, err := device.Open("sim:1")
+	require.NoError(t, err)
+	defer other.Close()
+	a, err := devarray.Empty(other, devarray.Float32, 4)
+	require.NoError(t, err)
+	defer a.Free()
+	assert.ErrorIs(t, tr.Send(a, r, 0), driver.ErrInvalidValue, "an array of another device")
+	require.NoError(t, tr.Close())
+	assert.ErrorIs(t, tr.Send(a, r, 0), ErrState, "a closed transport")
+	if n < 2 {
+		return
+	}
+	// a message longer than the receive: MPI's truncation comes back as an error, not an abort
+	big := make([]byte, 64)
+	switch r {
+	case 0:
+		p, unpin := goBytes(big)
+		defer unpin()
+		require.NoError(t, world.SendBytes(p, 64, 1, 3))
+	case 1:
+		small := make([]byte, 16)
+		p, unpin := goBytes(small)
+		defer unpin()
+		err := world.RecvBytes(p, 16, 0, 3)
+		var me *Error
+		require.True(t, errors.As(err, &me), "truncation is an *Error: %v", err)
+		assert.Contains(t, err.Error(), "MPI_Recv")
+	}
+	require.NoError(t, world.Barrier())
+}
