@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 FUZZTIME ?= 60s
 
-.PHONY: mpi-deps mpi-build mpi-run mpi-test bench-gpu run test test-latency bench bench-doc bench-deps bench-all cover fuzz mutate build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test cuda-emu-test gpu-bundle
+.PHONY: mpi-deps mpi-build mpi-run mpi-test mpi-check bench-gpu run test test-latency bench bench-doc bench-deps bench-all cover fuzz mutate build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test cuda-emu-test gpu-bundle
 
 ## run: the main job, on the default device (cuda:0 with -tags cuda and a GPU, else sim:0):
 ## the transfer paths at small sizes, then the FBP example in both modes, compared, and a
@@ -257,6 +257,8 @@ mpi-deps:
 ## mpi-build: the fbpmpi command (examples/fbpmpi) with -tags mpi into build/
 mpi-build:
 	$(GO) vet -tags mpi ./mpi/... ./examples/fbpmpi/...
+	@# with the cuda build too (rank r on cuda:(local rank mod GPUs)), where cuda.h is (make cuda-deps)
+	@if [ -f /usr/include/cuda.h ]; then $(GO) vet -tags mpi,cuda ./mpi/... ./examples/fbpmpi/...; fi
 	$(GO) build -tags mpi -o build/fbpmpi ./examples/fbpmpi
 
 ## mpi-run: the distributed FBP on NP ranks on sim at a small size (make mpi-run NP=3): the
@@ -266,6 +268,13 @@ mpi-build:
 mpi-run: mpi-build
 	$(MPIRUN) $(MPIRUN_FLAGS) -np $(NP) build/fbpmpi $(MPI_SIZE) -dir build/mpi-np$(NP) -q -json \
 		$(if $(MPI_FAULT_RANK),-fault-rank $(MPI_FAULT_RANK))
+
+## mpi-check: make mpi-run on 1, 2 and 3 ranks (NPS), each summary checked: ranks, the volume
+## equal to the one-process run's, the ledger's checks; then a faulting rank must end the job
+## non-zero within 30 s with one line (scripts/mpi-check.sh)
+NPS ?= 1 2 3
+mpi-check: mpi-build
+	MAKE="$(MAKE)" bash scripts/mpi-check.sh $(NPS)
 
 ## mpi-test: the mpi package's and fbpmpi's tests (each starts mpirun itself: ranks 1 to 4, derived
 ## datatypes, faults, the ledger's sums) and the mpi4py test of the Python module under mpirun -np 2
