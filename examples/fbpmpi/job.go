@@ -219,7 +219,7 @@ func reconstruct(dev driver.Device, tr *mpi.Transport, g tomo.Geometry, mine []f
 		}
 		return x, err
 	}
-	defer func() {
+	defer func() { // on failure; Free is idempotent
 		for _, x := range arrays {
 			x.Free()
 		}
@@ -257,6 +257,12 @@ func reconstruct(dev driver.Device, tr *mpi.Transport, g tomo.Geometry, mine []f
 		recvCounts[q] = int64(angles[q].Len * slices[rank].Len * d)
 		off += n
 	}
+	// each buffer is freed as soon as it is done with, so that the device holds at most
+	// two copies of this rank's share at once (projections and send buffer, send and
+	// receive buffers, receive buffer and sinograms)
+	if err := proj.Free(); err != nil {
+		return nil, err
+	}
 	mySlices := slices[rank].Len
 	recv, err := alloc(g.Angles * mySlices * d)
 	if err != nil {
@@ -267,6 +273,9 @@ func reconstruct(dev driver.Device, tr *mpi.Transport, g tomo.Geometry, mine []f
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reslice: %w", err)
+	}
+	if err := send.Free(); err != nil {
+		return nil, err
 	}
 	sino, err := alloc(mySlices, g.Angles, d)
 	if err != nil {
@@ -283,12 +292,9 @@ func reconstruct(dev driver.Device, tr *mpi.Transport, g tomo.Geometry, mine []f
 	if err := c.Copy(transfer.Dev(sino), transfer.Dev(bySlice)); err != nil {
 		return nil, fmt.Errorf("reslice to sinograms: %w", err)
 	}
-	for _, x := range []*devarray.DevArray{proj, send, recv} {
-		if err := x.Free(); err != nil {
-			return nil, err
-		}
+	if err := recv.Free(); err != nil {
+		return nil, err
 	}
-	mine = nil
 	rg := tomo.Geometry{Size: g.Size, Angles: g.Angles, Slices: mySlices}
 	return tomo.ReconstructDevice(dev, rg, sino, progress)
 }
