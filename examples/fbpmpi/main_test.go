@@ -114,18 +114,25 @@ func TestJobEqualsOneProcessAndItsLedgerAddsUp(t *testing.T) {
 		size, angles, slices int
 		chunk                int64
 		derived              bool
+		mem                  string // a device limit on every rank
+		minChunks            int    // the fewest chunks a rank's plan has
 	}{
-		{1, 32, 24, 8, 1 << 30, false},
-		{2, 32, 24, 8, 1 << 30, false},
-		{3, 33, 37, 13, 1 << 30, false},
-		{4, 32, 30, 10, 1 << 30, false},
-		{3, 33, 37, 13, 1000, true}, // every block past the chunk: derived datatypes, MPI_Alltoallw
+		{1, 32, 24, 8, 1 << 30, false, "", 1},
+		{2, 32, 24, 8, 1 << 30, false, "", 1},
+		{3, 33, 37, 13, 1 << 30, false, "", 1},
+		{4, 32, 30, 10, 1 << 30, false, "", 1},
+		{3, 33, 37, 13, 1000, true, "", 1},          // every block past the chunk: derived datatypes, MPI_Alltoallw
+		{3, 33, 37, 13, 1 << 30, false, "64KiB", 2}, // each rank's planner cuts its slices to fit
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("np=%d,%dx%dx%d,chunk=%d", tt.np, tt.size, tt.angles, tt.slices, tt.chunk), func(t *testing.T) {
+		t.Run(fmt.Sprintf("np=%d,%dx%dx%d,chunk=%d,mem=%s", tt.np, tt.size, tt.angles, tt.slices, tt.chunk, tt.mem), func(t *testing.T) {
 			dir := t.TempDir()
-			r := mpijob(t, tt.np, "-size", fmt.Sprint(tt.size), "-angles", fmt.Sprint(tt.angles), "-slices", fmt.Sprint(tt.slices),
-				"-chunk", fmt.Sprint(tt.chunk), "-dir", dir, "-q", "-json")
+			args := []string{"-size", fmt.Sprint(tt.size), "-angles", fmt.Sprint(tt.angles), "-slices", fmt.Sprint(tt.slices),
+				"-chunk", fmt.Sprint(tt.chunk), "-dir", dir, "-q", "-json"}
+			if tt.mem != "" {
+				args = append(args, "-mem", tt.mem)
+			}
+			r := mpijob(t, tt.np, args...)
 			require.Zero(t, r.code, "the job failed:\n%s", r.stderr)
 			s := lastJSON(t, r)
 			assert.Equal(t, float64(tt.np), s["ranks"])
@@ -174,6 +181,7 @@ func TestJobEqualsOneProcessAndItsLedgerAddsUp(t *testing.T) {
 				assert.Equal(t, float64(tt.angles)*(sl[1].(float64)-sl[0].(float64))*float64(tt.size*4), num(e, "host_device", "reslice_htod_bytes"), "rank %d: its receive buffer staged in once", i)
 				assert.Zero(t, num(e, "memory", "device", "current_bytes"), "rank %d freed its device memory", i)
 				assert.Positive(t, num(e, "seconds", "kernels"))
+				assert.GreaterOrEqual(t, num(e, "chunks"), float64(tt.minChunks), "rank %d's plan", i)
 				net += num(e, "copies", "net", "mpi-staged", "bytes")
 			}
 			assert.Equal(t, float64(tt.slices), slices, "the ranks' slices cover the stack")
