@@ -21,11 +21,21 @@ const module = "github.com/cuarray/cuarray"
 // given packages link (the default build).
 func nonStandard(t *testing.T, pkgs ...string) []string {
 	t.Helper()
+	return nonStandardTagged(t, "", pkgs...)
+}
+
+// nonStandardTagged is nonStandard for the build with the given tags.
+func nonStandardTagged(t *testing.T, tags string, pkgs ...string) []string {
+	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	args := append([]string{"list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}"}, pkgs...)
+	args := []string{"list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}"}
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	args = append(args, pkgs...)
 	out, err := exec.Command(goTool, args...).CombinedOutput()
 	require.NoError(t, err, "go list:\n%s", out)
 	var deps []string
@@ -48,4 +58,20 @@ func TestCoreLinksOnlyTheStandardLibrary(t *testing.T) {
 		}
 	}
 	assert.Contains(t, foreign, "gorgonia.org/tensor")
+}
+
+// MPI stays outside the core: with the mpi tag the core packages still link
+// neither package mpi nor anything outside the module and the standard
+// library, and package mpi links only those (its C side is Open MPI's).
+func TestMPIIsOutsideTheCore(t *testing.T) {
+	core := []string{module + "/devarray", module + "/device", module + "/transfer", module + "/accounting", module + "/pinned"}
+	for _, dep := range nonStandardTagged(t, "mpi", core...) {
+		assert.NotEqual(t, module+"/mpi", dep, "a core package links package mpi")
+		assert.True(t, strings.HasPrefix(dep, module+"/"), "the core packages link %s", dep)
+	}
+	deps := nonStandardTagged(t, "mpi", module+"/mpi")
+	assert.Contains(t, deps, module+"/mpi")
+	for _, dep := range deps {
+		assert.True(t, strings.HasPrefix(dep, module+"/"), "package mpi links %s", dep)
+	}
 }
