@@ -102,6 +102,9 @@ fuzz:
 	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzIPCOpen$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzAllocatorCalls$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./libcuarray -run '^$$' -fuzz '^FuzzPlanRequest$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./mpi -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(FUZZTIME)
+	@# fbpmpi's command line needs the mpi build (make mpi-deps)
+	$(GO) test -tags mpi ./examples/fbpmpi -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	@# the emulated CUDA driver's image parser needs cuda.h (make cuda-deps)
 	$(GO) test $(EMU_TAGS) ./device/cuda/emulated -run '^$$' -fuzz '^FuzzParseImage$$' -fuzztime $(FUZZTIME)
 

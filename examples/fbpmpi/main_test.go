@@ -299,3 +299,27 @@ func TestUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+func FuzzParse(f *testing.F) {
+	f.Add("-size 64 -angles 90 -slices 16", 3)
+	f.Add("-slices 2", 3)
+	f.Add("-mem 1KiB -chunk 0", 1)
+	f.Add("-fault-rank 5 -fault-after -1", 4)
+	f.Fuzz(func(t *testing.T, line string, ranks int) {
+		if ranks < 1 || ranks > 1<<16 {
+			return
+		}
+		c, err := parse(strings.Fields(line), ranks)
+		if err != nil {
+			return
+		}
+		require.NoError(t, c.geom.Check())
+		assert.LessOrEqual(t, ranks, c.geom.Slices, "every rank has a slice")
+		assert.LessOrEqual(t, ranks, c.geom.Angles, "and an angle")
+		assert.True(t, c.chunk >= 1 && c.chunk <= math.MaxInt32)
+		assert.True(t, c.faultRank >= -1 && c.faultRank < ranks)
+		assert.Positive(t, c.faultAfter)
+		assert.GreaterOrEqual(t, c.mem, int64(0))
+		assert.NotEmpty(t, c.dir)
+	})
+}
