@@ -4,11 +4,11 @@
     CUARRAY_LIB=build/libcuarray.so mpirun -np 2 /usr/bin/python3 -m unittest python/test_mpi.py
 
 (make mpi-test runs it). On sim an array's memory is host memory: mpi4py
-takes it through the buffer interfaces cuarray exposes (__dlpack__,
-__array_interface__) and MPI reads and writes it in place, so the ledger
-counts no copy for a send or a receive. On a GPU (CUARRAY_DEVICE=cuda:N)
-with a CUDA-aware MPI (CUARRAY_MPI_CUDA_AWARE=1, as Open MPI's
-MPIX_Query_cuda_support answers) the same calls go through
+(Debian's 3.1) takes it through __dlpack__ (a kDLCPU tensor) and MPI reads
+and writes it in place, so the ledger counts no copy for a send or a
+receive. On a GPU (CUARRAY_DEVICE=cuda:N) with a CUDA-aware MPI
+(CUARRAY_MPI_CUDA_AWARE=1, as Open MPI's MPIX_Query_cuda_support answers)
+the same calls hand MPI the device pointer, through __dlpack__ or, alone,
 __cuda_array_interface__; without one they are skipped, as a GPU buffer
 cannot go to an MPI that reads only host memory.
 """
@@ -37,6 +37,12 @@ def traffic(ledger):
 
 def on_gpu():
     return SPEC.startswith("cuda")
+
+
+def only(a, names):
+    """An object that shows a's interfaces named, and nothing else, so that
+    mpi4py must take the array through one of them."""
+    return type("Only", (), {n: property(lambda self, n=n: getattr(a, n)) for n in names})()
 
 
 class MPITest(unittest.TestCase):
@@ -80,6 +86,26 @@ class MPITest(unittest.TestCase):
         COMM.Alltoallv([send, (counts, sdispl), MPI.FLOAT], [recv, (recv_counts, rdispl), MPI.FLOAT])
         self.assertEqual(before, traffic(self.dev.ledger()))
         np.testing.assert_array_equal(recv.to_numpy(), expected)
+
+    def test_each_interface_alone(self):
+        # mpi4py takes a buffer, then __dlpack__, then __cuda_array_interface__: each alone must do
+        cases = [(["__dlpack__", "__dlpack_device__"], True)]
+        if on_gpu():
+            cases.append((["__cuda_array_interface__"], True))
+        else:  # sim memory is host memory: no CUDA interface to take it through
+            cases.append((["__cuda_array_interface__"], False))
+        right, left = (COMM.rank + 1) % COMM.size, (COMM.rank - 1) % COMM.size
+        for names, works in cases:
+            with self.subTest(interfaces=names):
+                mine = rng.standard_normal(100).astype("float32")
+                expected = COMM.sendrecv(mine, dest=right, source=left)
+                send, recv = self.array(mine), cuarray.empty((100,), dtype="float32", device=self.dev)
+                if not works:
+                    with self.assertRaises(TypeError):
+                        COMM.Sendrecv(only(send, names), dest=right, recvbuf=only(recv, names), source=left)
+                    continue
+                COMM.Sendrecv(only(send, names), dest=right, recvbuf=only(recv, names), source=left)
+                np.testing.assert_array_equal(recv.to_numpy(), expected)
 
     def test_a_slice_view_is_sent_in_place(self):
         full = rng.standard_normal((8, 16)).astype("float32")
