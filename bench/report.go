@@ -20,11 +20,24 @@ func (r *Report) Table() string {
 	if r.PCIeGBps > 0 {
 		fmt.Fprintf(&b, "PCIe limit taken as %s GB/s per direction\n", gbpsText(r.PCIeGBps))
 	}
-	if r.HostCopyGBps > 0 {
+	if len(r.HostCopy) > 0 {
+		rates := make([]string, len(r.HostCopy))
+		for i, m := range r.HostCopy {
+			rates[i] = fmt.Sprintf("%.2f at %s", m.GBps, accounting.FormatBytes(m.Bytes))
+		}
+		fmt.Fprintf(&b, "host memory copy %s GB/s (the last out of cache)\n", strings.Join(rates, ", "))
+	} else if r.HostCopyGBps > 0 {
 		fmt.Fprintf(&b, "host memory copy peak %.2f GB/s\n", r.HostCopyGBps)
 	}
 	for _, c := range []Ceiling{r.Ceilings.HostLink, r.Ceilings.DtoD} {
-		if c.GBps > 0 {
+		switch {
+		case len(c.BySize) > 0:
+			rates := make([]string, len(c.BySize))
+			for i, s := range c.BySize {
+				rates[i] = fmt.Sprintf("%.2f from %s", s.GBps, accounting.FormatBytes(s.FromBytes))
+			}
+			fmt.Fprintf(&b, "ceiling: %s by copy size %s GB/s (%s)\n", c.Limit, strings.Join(rates, ", "), c.Source)
+		case c.GBps > 0:
 			fmt.Fprintf(&b, "ceiling: %s %.2f GB/s (%s)\n", c.Limit, c.GBps, c.Source)
 		}
 	}

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/bench"
+	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/transfer"
 )
@@ -29,7 +32,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	pathsArg := fs.String("paths", "direct,pinned,staged,mapped,d2d", "paths to measure, comma-separated (also: registered, peer)")
 	svg := fs.String("svg", "", "also write an SVG chart of bandwidth against size to this file")
 	budget := fs.String("budget", "256MiB", "about how many bytes each measurement moves (repeats = budget/size, 3 to 50)")
-	pcie := fs.Float64("pcie", 0, "the host link's GB/s per direction, the ceiling of the host-device figures (default: the device's, else known GPU models)")
+	pcie := fs.Float64("pcie", 0, "the host link's GB/s per direction, the ceiling of the host-device figures (default: the device's, else known GPU models); on sim also the link sim models, unless the spec gives link=")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	bidir := fs.Bool("bidir", false, "also measure, per size, an HtoD and a DtoH along the pinned path at once on two streams (both copy engines), against the sum of the one-way pinned figures")
 	calibrate := fs.Bool("calibrate", false, "measure this machine's cost model (latency and GB/s per path and direction, the host's memcpy, the fastest staging ring) and save it as the planner's profile (-sizes default 4KiB,64KiB,1MiB,8MiB,64MiB)")
@@ -60,7 +63,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if cfg.Budget, err = accounting.ParseBytes(*budget); err != nil || cfg.Budget <= 0 {
 		return usageError{fmt.Sprintf("budget %q: want a positive size, as 256MiB", *budget)}
 	}
-	d, err := openDevice(*dev)
+	d, err := openBenchDevice(*dev, *pcie)
 	if err != nil {
 		return err
 	}
@@ -73,7 +76,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *calibrate {
-		cc := bench.CalibrateConfig{Progress: cfg.Progress}
+		cc := bench.CalibrateConfig{Progress: cfg.Progress, PCIe: *pcie}
 		if sizesSet {
 			cc.Sizes = cfg.Sizes
 		}
@@ -114,6 +117,39 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		err = errors.New("the ledger's counts differ from the bytes requested (see the ledger column)")
 	}
 	return errors.Join(impossible, err)
+}
+
+// openBenchDevice opens the device of spec for the bench. With pcie > 0
+// (-pcie) a sim device models a host link of that many GB/s, both pinned
+// and pageable (link=, see device.Open), unless its spec gives one: the
+// figures are then those of such a link, and -pcie their ceiling as on a
+// GPU.
+func openBenchDevice(spec string, pcie float64) (device.Device, error) {
+	if pcie <= 0 {
+		return openDevice(spec)
+	}
+	if spec == "" {
+		d, err := openDevice(spec)
+		if err != nil || d.Info().Backend != "sim" {
+			return d, err
+		}
+		spec = d.Info().Name // the default fell back to sim: open it again with the link
+		if err := d.Close(); err != nil {
+			return nil, err
+		}
+	}
+	s, err := device.ParseSpec(spec)
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	if s.Kind == "sim" && !s.Options.Has("link") {
+		if s.Options == nil {
+			s.Options = url.Values{}
+		}
+		s.Options.Set("link", strconv.FormatFloat(pcie, 'g', -1, 64))
+		spec = s.String()
+	}
+	return openDevice(spec)
 }
 
 // parseSizes parses "4KiB,1MiB" into positive byte counts.
@@ -168,7 +204,7 @@ func runCalibrate(dev driver.Device, cfg bench.CalibrateConfig, path string, asJ
 	}
 	p, err := bench.Calibrate(dev, cfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("nothing saved to %s: %w", path, err)
 	}
 	if err := p.Save(path); err != nil {
 		return err

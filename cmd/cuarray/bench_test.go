@@ -58,7 +58,8 @@ func TestBenchRefusesImpossibleFigures(t *testing.T) {
 		{"staged", []string{"-paths", "staged", "-pcie", "0.0005", "-q"}, []string{"staged HtoD " + sizeText, "staged DtoH " + sizeText}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"bench", "-device", "sim:0?mem=64MiB", "-sizes", size, "-budget", "1MiB"}, tc.args...)
+			// link=1000: -pcie would otherwise model sim's link at its rate, and the figures would be its
+			args := append([]string{"bench", "-device", "sim:0?mem=64MiB&link=1000", "-sizes", size, "-budget", "1MiB"}, tc.args...)
 			code, out, stderr := runCmd(args...)
 			require.Equal(t, 1, code, "an impossible figure fails the run: %s", stderr)
 			assert.True(t, strings.HasPrefix(stderr, "cuarray bench: "), stderr)
@@ -110,6 +111,47 @@ func TestBenchUsageErrors(t *testing.T) {
 		assert.Equal(t, 2, code, "%v: %s", args, stderr)
 		assert.True(t, strings.HasPrefix(stderr, "cuarray bench: "), stderr)
 	}
+}
+
+// On sim, -pcie models the host link at its rate (unless the spec gives
+// link=): bench and calibrate measure the link, about -pcie GB/s, and
+// -pcie is their ceiling. A calibration with figures above the ceiling (a
+// link modelled faster than -pcie says) saves nothing and says why.
+func TestBenchPCIeOnSim(t *testing.T) {
+	progress = io.Discard
+	rate := 0.03 + 0.02*rand.Float64()
+	pcie := fmt.Sprintf("%.4f", rate)
+	code, out, stderr := runCmd("bench", "-device", "sim:0?mem=64MiB", "-pcie", pcie, "-sizes", "256KiB", "-paths", "pinned,direct", "-budget", "768KiB", "-json", "-q")
+	require.Equal(t, 0, code, stderr)
+	var r bench.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	for _, q := range r.Results {
+		if q.Path != bench.GoCopy {
+			assert.InDelta(t, rate, q.GBps, rate*0.3, "%s %s: the link's rate", q.Path, q.Direction)
+			assert.Empty(t, q.Impossible)
+		}
+	}
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, "profile.json")
+	code, out, stderr = runCmd("bench", "-device", "sim:0?mem=64MiB", "-calibrate", "-pcie", pcie, "-sizes", "64KiB,256KiB,1MiB", "-paths", "direct,pinned",
+		"-profile", path, "-json", "-q")
+	require.Equal(t, 0, code, stderr)
+	p, err := transfer.LoadProfile(path)
+	require.NoError(t, err)
+	require.Len(t, p.Costs, 4)
+	for _, c := range p.Costs {
+		assert.InDelta(t, rate, c.GBps, rate*0.3, "%s %s: the link's rate", c.Path, c.Direction)
+	}
+
+	refused := filepath.Join(dir, "refused.json")
+	code, _, stderr = runCmd("bench", "-device", "sim:0?mem=64MiB&link=1000", "-calibrate", "-pcie", "0.001", "-sizes", "4KiB,16KiB", "-paths", "direct",
+		"-profile", refused, "-q")
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "cuarray bench: nothing saved to "+refused+": ")
+	assert.Contains(t, stderr, "direct HtoD: the median at 4.00 KiB of ")
+	assert.Contains(t, stderr, "above the host link's ceiling of 0.001 GB/s (given as the PCIe bandwidth, -pcie)")
+	assert.NoFileExists(t, refused)
 }
 
 // bench -calibrate measures and saves the planner's profile; bench
