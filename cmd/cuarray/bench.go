@@ -23,7 +23,7 @@ var progress io.Writer = os.Stderr
 
 // runBench measures the transfer paths: bandwidth per path, direction and
 // size, with ratios to its peers and the ledger's counts.
-func runBench(args []string, stdout, stderr io.Writer) error {
+func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dev := fs.String("device", "", "device spec: sim:0, cuda:0; empty picks cuda:0 if present, else sim:0")
@@ -36,6 +36,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	bidir := fs.Bool("bidir", false, "also measure, per size, an HtoD and a DtoH along the pinned path at once on two streams (both copy engines), against the sum of the one-way pinned figures")
 	calibrate := fs.Bool("calibrate", false, "measure this machine's cost model (latency and GB/s per path and direction, the host's memcpy, the fastest staging ring) and save it as the planner's profile (-sizes default 4KiB,64KiB,1MiB,8MiB,64MiB)")
+	record := fs.String("record", "", "write every device allocation and free of the run to FILE (an allocation log: cuarray replay FILE asks whether the run fits another device)")
 	profile := fs.String("profile", "", "the planner's profile: the file -calibrate saves, or the one the planner uses (default: $"+transfer.ProfileEnv+", else profile-MODEL.json in the user config dir; sim reads only $"+transfer.ProfileEnv+")")
 	if err := parseSet(fs, args); err != nil {
 		return err
@@ -53,7 +54,6 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *quiet {
 		cfg.Progress = nil
 	}
-	var err error
 	if cfg.Sizes, err = parseSizes(*sizesArg); err != nil {
 		return usageError{err.Error()}
 	}
@@ -68,6 +68,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer d.Close()
+	if *record != "" {
+		stop, err := recordLog(d, *record)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, stop()) }() // before the device's Close: the log holds the run, not the teardown
+	}
 	if _, total, err := d.MemInfo(); err == nil {
 		for _, n := range cfg.Sizes { // each size is made on the host first: -sizes 1TiB was a fatal out of memory
 			if n > total && (sizesSet || !*calibrate) {
@@ -117,6 +124,25 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		err = errors.New("the ledger's counts differ from the bytes requested (see the ledger column)")
 	}
 	return errors.Join(impossible, err)
+}
+
+// recordLog writes every allocation and free of dev's ledger from now to
+// the allocation log at path (accounting.Ledger.Record), until stop.
+func recordLog(dev device.Device, path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	rec, err := dev.Ledger().Record(f)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("record %s: %w", path, err), f.Close())
+	}
+	return func() error {
+		if err := errors.Join(rec.Close(), f.Close()); err != nil {
+			return fmt.Errorf("record %s: %w", path, err)
+		}
+		return nil
+	}, nil
 }
 
 // openBenchDevice opens the device of spec for the bench. With pcie > 0

@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/bench"
 	"github.com/cuarray/cuarray/transfer"
 )
@@ -259,4 +261,72 @@ func TestBenchBidirAndEvents(t *testing.T) {
 	for _, col := range []string{"events GB/s", "µs", "vs 1-way", "bidir", "HtoD+DtoH"} {
 		assert.Contains(t, out, col)
 	}
+}
+
+// bench -record writes the run's allocation log, which replay reads: every
+// measurement's device allocations, each freed, and replay's peak is the
+// recorded one; a device smaller than it does not fit. Calibration records
+// too. A file that cannot be made fails before anything is measured.
+func TestBenchRecordReplays(t *testing.T) {
+	progress = io.Discard
+	dir := t.TempDir()
+	kib := rand.IntN(512) + 256
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"bench", []string{"-sizes", fmt.Sprintf("4KiB,%dKiB", kib), "-paths", "direct,pinned,staged,d2d", "-budget", "2MiB"}},
+		{"calibrate", []string{"-calibrate", "-sizes", fmt.Sprintf("4KiB,%dKiB", kib), "-paths", "direct,staged", "-profile", filepath.Join(dir, "p.json")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.name+".alloclog")
+			args := append([]string{"bench", "-device", "sim:0?mem=64MiB", "-q", "-record", path}, tc.args...)
+			code, _, stderr := runCmd(args...)
+			require.Equal(t, 0, code, stderr)
+			f, err := os.Open(path)
+			require.NoError(t, err)
+			defer f.Close()
+			g, err := accounting.ReadLog(f)
+			require.NoError(t, err)
+			allocs, frees := 0, 0
+			for _, e := range g.Events {
+				if e.Kind != accounting.Device {
+					continue
+				}
+				switch e.Op {
+				case accounting.OpAlloc:
+					allocs++
+				case accounting.OpFree:
+					frees++
+				}
+			}
+			assert.Positive(t, allocs, "the run's device allocations are in the log")
+			assert.Equal(t, allocs, frees, "each freed within the run")
+			peak := g.Peak(accounting.Device)
+			assert.GreaterOrEqual(t, peak, int64(kib)<<10, "the largest size was on the device")
+
+			code, out, stderr := runCmd("replay", path, "-device", "sim:0?mem=64MiB", "-json")
+			require.Equal(t, 0, code, stderr)
+			var r struct {
+				Fits         bool  `json:"fits"`
+				PeakInUse    int64 `json:"peak_in_use_bytes"`
+				RecordedPeak int64 `json:"recorded_peak_bytes"`
+				Allocs       int   `json:"allocs"`
+				Frees        int   `json:"frees"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &r))
+			assert.True(t, r.Fits)
+			assert.Equal(t, peak, r.RecordedPeak)
+			assert.Equal(t, peak, r.PeakInUse, "replayed peak = recorded peak")
+			assert.Equal(t, allocs, r.Allocs)
+			assert.Equal(t, frees, r.Frees)
+
+			code, out, stderr = runCmd("replay", path, "-device", "sim:0?mem="+strconv.FormatInt(peak/2, 10))
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, out, "fits           no: allocation", "half the peak does not fit")
+		})
+	}
+	code, _, stderr := runCmd("bench", "-device", "sim:0?mem=64MiB", "-sizes", "4KiB", "-q", "-record", filepath.Join(dir, "no", "such", "dir", "x.alloclog"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "cuarray bench: record: ")
 }
