@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,8 +40,7 @@ func TestBenchCommand(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "direct  HtoD")
 	assert.Contains(t, out, " ok")
-	assert.Contains(t, out, "ceiling: host link", "the ceilings are shown")
-	assert.Contains(t, out, "ceiling: device memory")
+	assert.Contains(t, out, "ceiling: host link and device memory, GB/s by copy size: ", "the ceilings are shown: on sim one curve bounds both")
 }
 
 // A figure above its ceiling fails the run with status 1 and a message
@@ -260,6 +260,58 @@ func TestBenchBidirAndEvents(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	for _, col := range []string{"events GB/s", "µs", "vs 1-way", "bidir", "HtoD+DtoH"} {
 		assert.Contains(t, out, col)
+	}
+}
+
+// make run's bench (its command line, -q): the columns that are "-" in
+// every row on sim are not shown, and one line under the table names
+// each with why; -pcie and -bidir bring theirs back.
+func TestBenchTableHidesEmptyColumns(t *testing.T) {
+	progress = io.Discard
+	header := func(out string) string {
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "path") && strings.Contains(line, "GB/s") && strings.Contains(line, "reps") {
+				return line
+			}
+		}
+		t.Fatalf("no table header in %s", out)
+		return ""
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		hidden []string // columns not shown, named in the note
+		shown  []string
+	}{
+		{"make run", []string{"-sizes", "4KiB,1MiB", "-budget", "4MiB"}, []string{"vs PCIe", "vs 1-way"},
+			[]string{"events GB/s", "µs", "ceiling", "vs pinned", "vs copy()", "vs memcpy", "ledger GB/s", "ledger", "planner"}},
+		{"pinned only", []string{"-sizes", "4KiB", "-paths", "pinned", "-budget", "1MiB"}, []string{"vs PCIe", "vs memcpy", "vs 1-way"},
+			[]string{"vs pinned", "µs"}},
+		{"large copies", []string{"-sizes", "256KiB", "-paths", "staged", "-budget", "1MiB"}, []string{"events GB/s", "µs", "vs pinned", "vs PCIe", "vs 1-way"},
+			[]string{"vs memcpy", "ledger"}},
+		{"bidir and -pcie", []string{"-device", "sim:0?mem=64MiB&link=1000", "-pcie", "900", "-sizes", "4KiB", "-paths", "pinned", "-bidir", "-budget", "1MiB"},
+			[]string{"vs memcpy"}, []string{"vs PCIe", "vs 1-way"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"bench", "-device", "sim:0?mem=64MiB", "-q"}, tc.args...)
+			code, out, stderr := runCmd(args...)
+			require.Equal(t, 0, code, stderr)
+			h := header(out)
+			for _, c := range tc.hidden {
+				assert.NotContains(t, h, c, "%s is - in every row", c)
+			}
+			for _, c := range tc.shown {
+				assert.Contains(t, h, c)
+			}
+			note := regexp.MustCompile(`(?m)^not shown, "-" in every row: (.*)$`).FindStringSubmatch(out)
+			require.NotNil(t, note, "one line says what was hidden: %s", out)
+			for _, c := range tc.hidden {
+				assert.Contains(t, note[1], c+" (", "%s is named with why", c)
+			}
+			for _, c := range tc.shown {
+				assert.NotContains(t, note[1], c+" (")
+			}
+		})
 	}
 }
 

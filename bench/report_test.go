@@ -1,0 +1,74 @@
+package bench_test
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/bench"
+)
+
+// The table leaves out a column that is "-" in every row and names it,
+// with why, in one line under the table; a column with one figure stays.
+// Every row has a cell for each column shown.
+func TestTableHidesColumnsEmptyInEveryRow(t *testing.T) {
+	ratio := func() *float64 { v := 0.5 + rand.Float64(); return &v }
+	size := int64(rand.IntN(1<<20) + 1<<20) // above the latency column's sizes
+	row := func(path, dir string) bench.Result {
+		g := 1 + 10*rand.Float64()
+		return bench.Result{Path: path, Direction: dir, Size: size, Repeats: 3, GBps: g, MinGBps: g / 2, MaxGBps: g * 1.1,
+			Ledger: &bench.Counts{Requested: 3 * size, Bytes: 3 * size, Seconds: 1e-3, OK: true}}
+	}
+	for _, tc := range []struct {
+		name   string
+		rows   func() []bench.Result
+		hidden []string
+		shown  []string
+	}{
+		{"no ratios at all", func() []bench.Result { return []bench.Result{row("direct", "HtoD"), row("direct", "DtoH")} },
+			[]string{"events GB/s", "µs", "ceiling", "vs pinned", "vs copy()", "vs PCIe", "vs memcpy", "vs 1-way", "planner"},
+			[]string{"path", "dir", "size", "reps", "GB/s", "min", "max", "ledger GB/s", "ledger"}},
+		{"one row with PCIe and events", func() []bench.Result {
+			a, b := row("pinned", "HtoD"), row("pinned", "DtoH")
+			b.VsPCIe, b.EventGBps, b.VsPinned = ratio(), 3, ratio()
+			return []bench.Result{a, b}
+		}, []string{"µs", "ceiling", "vs copy()", "vs memcpy", "vs 1-way", "planner"},
+			[]string{"vs PCIe", "events GB/s", "vs pinned"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &bench.Report{Device: "sim:0", Results: tc.rows()}
+			table := r.Table()
+			lines := strings.Split(table, "\n")
+			hi := -1
+			for i, l := range lines {
+				if strings.Contains(l, " path ") || strings.HasPrefix(strings.TrimSpace(l), "path ") {
+					hi = i
+					break
+				}
+			}
+			require.GreaterOrEqual(t, hi, 0, "a header in %s", table)
+			header := lines[hi]
+			for _, c := range tc.hidden {
+				assert.NotContains(t, header, " "+c, "%s is - in every row", c)
+			}
+			for _, c := range tc.shown {
+				assert.Contains(t, header, c)
+			}
+			// the cells of a row: split at runs of two or more spaces
+			cells := func(l string) int { return len(strings.FieldsFunc(strings.ReplaceAll(strings.TrimSpace(l), "  ", "\x00"), func(r rune) bool { return r == 0 })) }
+			for _, l := range lines[hi+1 : hi+1+len(r.Results)] {
+				assert.Equal(t, cells(header), cells(l), "a cell per column: %q under %q", l, header)
+			}
+			note := lines[hi+1+len(r.Results)]
+			require.True(t, strings.HasPrefix(note, `not shown, "-" in every row: `), "the line under the table: %q", note)
+			for _, c := range tc.hidden {
+				assert.Contains(t, note, c+" (")
+			}
+			assert.Equal(t, 1, strings.Count(table, "not shown"), "one line")
+		})
+	}
+	assert.NotContains(t, (&bench.Report{Device: "sim:0"}).Table(), "not shown", "no rows: nothing to hide")
+}
