@@ -58,7 +58,9 @@ func TestTableHidesColumnsEmptyInEveryRow(t *testing.T) {
 				assert.Contains(t, header, c)
 			}
 			// the cells of a row: split at runs of two or more spaces
-			cells := func(l string) int { return len(strings.FieldsFunc(strings.ReplaceAll(strings.TrimSpace(l), "  ", "\x00"), func(r rune) bool { return r == 0 })) }
+			cells := func(l string) int {
+				return len(strings.FieldsFunc(strings.ReplaceAll(strings.TrimSpace(l), "  ", "\x00"), func(r rune) bool { return r == 0 }))
+			}
 			for _, l := range lines[hi+1 : hi+1+len(r.Results)] {
 				assert.Equal(t, cells(header), cells(l), "a cell per column: %q under %q", l, header)
 			}
