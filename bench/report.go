@@ -79,15 +79,15 @@ func (r *Report) Table() string {
 	var rows strings.Builder
 	w := tabwriter.NewWriter(&rows, 0, 0, 2, ' ', tabwriter.AlignRight)
 	line := func(row []string) {
-		var fields []string
+		var l strings.Builder
 		for _, c := range cols {
-			if tableColumns[c].name == "planner" { // left-aligned, after a space
-				fields = append(fields, " "+row[c])
+			if tableColumns[c].name == "planner" { // the last, left-aligned after a space: text after the last cell
+				l.WriteString(" " + row[c])
 			} else {
-				fields = append(fields, row[c])
+				l.WriteString(row[c] + "\t") // every other cell ends in a tab, so that it is aligned
 			}
 		}
-		fmt.Fprintln(w, strings.Join(fields, "\t"))
+		fmt.Fprintln(w, l.String())
 	}
 	header := make([]string, len(tableColumns))
 	for c, col := range tableColumns {

@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,6 +62,20 @@ func TestTableHidesColumnsEmptyInEveryRow(t *testing.T) {
 			cells := func(l string) int {
 				return len(strings.FieldsFunc(strings.ReplaceAll(strings.TrimSpace(l), "  ", "\x00"), func(r rune) bool { return r == 0 }))
 			}
+			all := []string{"path", "dir", "size", "reps", "GB/s", "min", "max", "events GB/s", "µs", "ceiling", "vs pinned", "vs copy()",
+				"vs PCIe", "vs memcpy", "vs 1-way", "ledger GB/s", "ledger", "planner"}
+			var want []string
+			for _, c := range all {
+				if !slices.Contains(tc.hidden, c) {
+					want = append(want, c)
+				}
+			}
+			got := strings.FieldsFunc(strings.ReplaceAll(strings.ReplaceAll(strings.TrimSpace(header), "  ", "\x00"), "ledger planner", "ledger\x00planner"),
+				func(r rune) bool { return r == 0 })
+			for i := range got {
+				got[i] = strings.TrimSpace(got[i])
+			}
+			assert.Equal(t, want, got, "the header's cells, each apart")
 			for _, l := range lines[hi+1 : hi+1+len(r.Results)] {
 				assert.Equal(t, cells(header), cells(l), "a cell per column: %q under %q", l, header)
 			}
