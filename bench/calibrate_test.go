@@ -48,8 +48,9 @@ func TestCalibrateMeasuresTheModelledLink(t *testing.T) {
 	require.NoError(t, err, "honest figures pass their ceiling")
 	require.Len(t, p.Costs, 4)
 	for _, c := range p.Costs {
-		assert.InDelta(t, rate, c.GBps, rate*0.3, "%s %s: the link's %.3g GB/s", c.Path, c.Direction, rate)
-		assert.LessOrEqual(t, c.GBps, rate*(1+bench.FitTolerance), "%s %s", c.Path, c.Direction)
+		// the link's rate, not above it; below it by a loaded machine's late wake-ups from sleep
+		assert.LessOrEqual(t, c.GBps, rate*(1+bench.FitTolerance), "%s %s: the link's %.3g GB/s", c.Path, c.Direction, rate)
+		assert.GreaterOrEqual(t, c.GBps, rate*0.4, "%s %s: the link's %.3g GB/s, not memory speed", c.Path, c.Direction, rate)
 	}
 	assert.Contains(t, progress.String(), "calibrate: the host link of ", "the time a slow link takes is said first")
 	assert.Zero(t, dev.Ledger().Current(accounting.Device), "every device byte freed")
@@ -60,6 +61,8 @@ func TestCalibrateMeasuresTheModelledLink(t *testing.T) {
 // and its ceiling named, and no profile is returned: on sim without a
 // link with a -pcie far below its copies, and on a device whose Info
 // claims a memory slower than its d2d copies. What was allocated is freed.
+// The sizes span three decades, so that an honest fit on a loaded machine
+// is not refused.
 func TestCalibrateRefusesFiguresAboveTheCeiling(t *testing.T) {
 	sim, err := device.Open("sim:0?mem=16MiB")
 	require.NoError(t, err)
@@ -80,7 +83,7 @@ func TestCalibrateRefusesFiguresAboveTheCeiling(t *testing.T) {
 			[]string{"pinned HtoD", "pinned DtoH"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := bench.Calibrate(tc.dev, bench.CalibrateConfig{Sizes: []int64{4 << 10, int64(rand.IntN(32<<10) + 32<<10)}, Paths: tc.paths, Repeats: 3, PCIe: tc.pcie})
+			p, err := bench.Calibrate(tc.dev, bench.CalibrateConfig{Sizes: []int64{4 << 10, int64(rand.IntN(2<<20) + 2<<20)}, Paths: tc.paths, Repeats: 3, PCIe: tc.pcie})
 			assert.Nil(t, p, "no profile to save")
 			require.ErrorIs(t, err, bench.ErrImpossible)
 			for _, s := range tc.refused {

@@ -129,7 +129,9 @@ func TestBenchPCIeOnSim(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
 	for _, q := range r.Results {
 		if q.Path != bench.GoCopy {
-			assert.InDelta(t, rate, q.GBps, rate*0.3, "%s %s: the link's rate", q.Path, q.Direction)
+			// the link's rate, never above it; below it by a loaded machine's late wake-ups from sleep
+			assert.LessOrEqual(t, q.GBps, rate*(1+bench.Tolerance), "%s %s: the link's rate", q.Path, q.Direction)
+			assert.GreaterOrEqual(t, q.GBps, rate*0.4, "%s %s: the link's rate, not memory speed", q.Path, q.Direction)
 			assert.Empty(t, q.Impossible)
 		}
 	}
@@ -143,7 +145,8 @@ func TestBenchPCIeOnSim(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, p.Costs, 4)
 	for _, c := range p.Costs {
-		assert.InDelta(t, rate, c.GBps, rate*0.3, "%s %s: the link's rate", c.Path, c.Direction)
+		assert.LessOrEqual(t, c.GBps, rate*(1+bench.FitTolerance), "%s %s: the link's rate", c.Path, c.Direction)
+		assert.GreaterOrEqual(t, c.GBps, rate*0.4, "%s %s: the link's rate, not memory speed", c.Path, c.Direction)
 	}
 
 	refused := filepath.Join(dir, "refused.json")
@@ -164,7 +167,7 @@ func TestBenchCalibrate(t *testing.T) {
 	progress = io.Discard
 	dir := t.TempDir()
 	path := filepath.Join(dir, "profile.json")
-	code, out, stderr := runCmd("bench", "-device", "sim:0?mem=64MiB", "-calibrate", "-sizes", "4KiB,128KiB", "-paths", "direct,staged,pinned",
+	code, out, stderr := runCmd("bench", "-device", "sim:0?mem=64MiB", "-calibrate", "-sizes", "4KiB,4MiB", "-paths", "direct,staged,pinned",
 		"-profile", path, "-q")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "saved to "+path)
@@ -328,7 +331,7 @@ func TestBenchRecordReplays(t *testing.T) {
 		args []string
 	}{
 		{"bench", []string{"-sizes", fmt.Sprintf("4KiB,%dKiB", kib), "-paths", "direct,pinned,staged,d2d", "-budget", "2MiB"}},
-		{"calibrate", []string{"-calibrate", "-sizes", fmt.Sprintf("4KiB,%dKiB", kib), "-paths", "direct,staged", "-profile", filepath.Join(dir, "p.json")}},
+		{"calibrate", []string{"-calibrate", "-sizes", fmt.Sprintf("4KiB,%dKiB", 8*kib), "-paths", "direct,staged", "-profile", filepath.Join(dir, "p.json")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, tc.name+".alloclog")
