@@ -112,7 +112,7 @@ func Calibrate(dev driver.Device, cfg CalibrateConfig) (*transfer.Profile, error
 	prof.Source = fmt.Sprintf("cuarray bench -calibrate: %d sizes from %s to %s, the median of %d copies each",
 		len(sizes), accounting.FormatBytes(sizes[0]), accounting.FormatBytes(sizes[len(sizes)-1]), cfg.Repeats)
 	prof.Date = time.Now().UTC()
-	curve, err := measureHostCopy()
+	curve, err := measureHostCopy(info.Backend == "sim")
 	if err != nil {
 		return nil, err
 	}

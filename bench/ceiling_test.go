@@ -247,7 +247,9 @@ func TestRunOnSimHasCeilings(t *testing.T) {
 	require.True(t, r.CountsOK())
 	assert.True(t, r.Possible())
 	require.NotEmpty(t, r.HostCopy, "the host's memory copy curve is measured")
-	assert.Equal(t, bench.OutOfCacheBytes(), r.HostCopy[len(r.HostCopy)-1].Bytes, "up to a size well above the last-level cache")
+	if testdev.IsSim(dev) {
+		assert.Equal(t, bench.OutOfCacheBytes(), r.HostCopy[len(r.HostCopy)-1].Bytes, "up to a size well above the last-level cache")
+	}
 	assert.Positive(t, r.HostCopyGBps)
 	assert.Equal(t, bench.Tolerance, r.Tolerance)
 	for _, q := range r.Results {

@@ -26,7 +26,11 @@ func (r *Report) Table() string {
 		for i, m := range r.HostCopy {
 			rates[i] = fmt.Sprintf("%.2f at %s", m.GBps, accounting.FormatBytes(m.Bytes))
 		}
-		fmt.Fprintf(&b, "host memory copy, GB/s at each size (the last out of cache): %s\n", strings.Join(rates, ", "))
+		last := ""
+		if r.HostCopy[len(r.HostCopy)-1].Bytes == OutOfCacheBytes() {
+			last = " (the last out of cache)"
+		}
+		fmt.Fprintf(&b, "host memory copy, GB/s at each size%s: %s\n", last, strings.Join(rates, ", "))
 	} else if r.HostCopyGBps > 0 {
 		fmt.Fprintf(&b, "host memory copy peak %.2f GB/s\n", r.HostCopyGBps)
 	}
