@@ -288,12 +288,17 @@ func TestSimCeilingRefusesACopyTimedBeforeItWasDone(t *testing.T) {
 	defer s.Close()
 	src := testdev.RandomBytes(int(n))
 	start := time.Now()
-	require.NoError(t, s.CopyHtoDAsync(a.Ptr(), src))
-	queued := time.Since(start)
+	queued := time.Duration(math.MaxInt64)
+	for range 5 { // the quickest of five queueings: a loaded machine's scheduler may stall one
+		q := time.Now()
+		require.NoError(t, s.CopyHtoDAsync(a.Ptr(), src))
+		queued = min(queued, time.Since(q))
+	}
 	require.NoError(t, s.Synchronize())
 	done := time.Since(start)
-	require.Greater(t, done, 150*time.Millisecond, "the copy was held by the latency")
-	wrong, honest := float64(n)/queued.Seconds()/1e9, float64(n)/done.Seconds()/1e9
+	require.Greater(t, done, 150*time.Millisecond, "the copies were held by the latency")
+	// wrong: one copy over its queueing; honest: the five copies' bytes over the time until they were done
+	wrong, honest := float64(n)/queued.Seconds()/1e9, float64(5*n)/done.Seconds()/1e9
 
 	plain, err := device.Open("sim:0?mem=1MiB")
 	require.NoError(t, err)
