@@ -268,6 +268,9 @@ func TestRunOnSimHasCeilings(t *testing.T) {
 	}
 	assert.Contains(t, r.Table(), "ceiling: host link")
 	assert.NoError(t, r.Check())
+	for _, m := range r.HostCopy {
+		t.Logf("host copy %s: %.3g GB/s; ceiling %.3g GB/s", accounting.FormatBytes(m.Bytes), m.GBps, r.Ceilings.HostLink.At(m.Bytes).GBps)
+	}
 }
 
 // A figure timed before its work was done is refused on sim too: a copy
@@ -312,6 +315,7 @@ func TestSimCeilingRefusesACopyTimedBeforeItWasDone(t *testing.T) {
 	r := &bench.Report{Device: "sim:0", Ceilings: ceilings, Results: []bench.Result{result(honest)}}
 	require.NoError(t, r.Check(), "the copy timed when done, %.3g GB/s, is possible", honest)
 
+	t.Logf("%s: timed when queued %.3g GB/s, when done %.3g GB/s; ceiling %.3g GB/s", accounting.FormatBytes(n), wrong, honest, ceilings.HostLink.At(n).GBps)
 	r.Results = []bench.Result{result(wrong)}
 	err = r.Check()
 	require.ErrorIs(t, err, bench.ErrImpossible, "%s timed in the %v its queueing took: %.3g GB/s against %v", accounting.FormatBytes(n), queued, wrong, ceilings.HostLink.At(n))
