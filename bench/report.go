@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -119,6 +120,10 @@ func (r *Report) Table() string {
 			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%.2f\t%s\t%.2f\t%.0f%%\n", pl.Host, pl.Direction, accounting.FormatBytes(pl.Size), pl.Pick, pl.PickGBps, pl.Best, pl.BestGBps, pl.Slower*100)
 		}
 		w.Flush()
+		if slowest := slices.MaxFunc(r.Plans, func(a, b Plan) int { return cmp.Compare(a.Slower, b.Slower) }); slowest.Slower > SlowerNote {
+			fmt.Fprintf(&b, "  a pick up to %.0f%% slower than the best measured is not a failure: the planner predicts from its profile (%s), "+
+				"not from this run; cuarray bench -calibrate measures this machine's\n", slowest.Slower*100, r.Profile)
+		}
 	}
 	if len(impossible) > 0 {
 		fmt.Fprintf(&b, "figures that cannot be true:\n")
@@ -167,6 +172,10 @@ func shownColumns(cells [][]string) (shown []int, hidden []string) {
 	}
 	return shown, hidden
 }
+
+// SlowerNote is how much slower than the best path measured a planner's
+// pick may be before the table says why that is not a failure.
+const SlowerNote = 0.10
 
 // ledgerText is the ledger column: "ok", or what is wrong.
 func ledgerText(q Result) string {

@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -88,4 +89,25 @@ func TestTableHidesColumnsEmptyInEveryRow(t *testing.T) {
 		})
 	}
 	assert.NotContains(t, (&bench.Report{Device: "sim:0"}).Table(), "not shown", "no rows: nothing to hide")
+}
+
+// A planner's pick more than SlowerNote slower than the best path measured
+// gets one line saying why the run still passes; picks within it get none.
+func TestTableExplainsASlowerPick(t *testing.T) {
+	slower := bench.SlowerNote + 0.5*rand.Float64()
+	for _, tc := range []struct {
+		slower float64
+		note   bool
+	}{{0, false}, {bench.SlowerNote / 2, false}, {slower, true}} {
+		r := &bench.Report{Device: "sim:0", Profile: "sim's defaults", Plans: []bench.Plan{
+			{Size: 4096, Direction: "HtoD", Host: "pageable", Pick: "direct", PickGBps: 1, Best: "direct", BestGBps: 1},
+			{Size: 1 << 20, Direction: "HtoD", Host: "pinned", Pick: "pinned", PickGBps: 1, Best: "mapped", BestGBps: 1 + tc.slower, Slower: tc.slower},
+		}}
+		table := r.Table()
+		if !tc.note {
+			assert.NotContains(t, table, "is not a failure", "%.2f slower", tc.slower)
+			continue
+		}
+		assert.Contains(t, table, fmt.Sprintf("a pick up to %.0f%% slower than the best measured is not a failure: the planner predicts from its profile (sim's defaults)", tc.slower*100))
+	}
 }
