@@ -34,16 +34,17 @@ func TestCalibrateRefusesImpossibleSizes(t *testing.T) {
 
 // On a sim device that models its host link (link=, as `bench -pcie`
 // sets it), the calibrated figures are the link's: a 0.05 GB/s link gives
-// about 0.05 GB/s, within the ceiling the link sets. The sizes take
-// milliseconds over the link, so that a loaded machine's late wake-ups
-// from sleep do not flatten the fitted line.
+// about 0.05 GB/s, within the ceiling the link sets. The sizes are three
+// decades apart and the larger takes tens of milliseconds over the link,
+// so that a loaded machine's late wake-ups from sleep do not tilt the
+// fitted line.
 func TestCalibrateMeasuresTheModelledLink(t *testing.T) {
-	rate := 0.02 + 0.03*rand.Float64() // GB/s: 1 MiB in 21 to 52 ms
+	rate := 0.02 + 0.03*rand.Float64() // GB/s: 2 MiB in 42 to 105 ms
 	dev, err := device.Open(fmt.Sprintf("sim:0?mem=16MiB&link=%g", rate))
 	require.NoError(t, err)
 	defer dev.Close()
 	var progress strings.Builder
-	p, err := bench.Calibrate(dev, bench.CalibrateConfig{Sizes: []int64{64 << 10, 256 << 10, 1 << 20}, Paths: []transfer.Path{transfer.PathDirect, transfer.PathPinned},
+	p, err := bench.Calibrate(dev, bench.CalibrateConfig{Sizes: []int64{4 << 10, 2 << 20}, Paths: []transfer.Path{transfer.PathDirect, transfer.PathPinned},
 		Repeats: 3, Progress: &progress})
 	require.NoError(t, err, "honest figures pass their ceiling")
 	require.Len(t, p.Costs, 4)

@@ -91,7 +91,7 @@ var examples = map[string][]string{
 		"cuarray bench -sizes 4KiB,1MiB -paths pinned -bidir -budget 4MiB -q   # event-timed GB/s, µs at small sizes, both directions at once",
 		"cuarray bench -calibrate -sizes 4KiB,4MiB -paths direct,staged -profile my-profile.json -q   # measure and save the planner's cost model",
 		"cuarray bench -profile my-profile.json -sizes 4KiB,1MiB -paths direct,staged -budget 8MiB -q   # plan with it (or CUARRAY_PROFILE=FILE)",
-		"cuarray bench -device sim:0 -calibrate -pcie 0.2 -sizes 4KiB,4MiB -paths direct,pinned -profile slow-link.json -q   # sim models a 0.2 GB/s link: about 0.2 GB/s",
+		"cuarray bench -device sim:0 -calibrate -pcie 0.1 -sizes 4KiB,4MiB -paths direct,pinned -profile slow-link.json -q   # sim models a 0.1 GB/s link: about 0.1 GB/s",
 		"cuarray bench -sizes 4KiB,1MiB -paths pinned,staged -budget 8MiB -record bench.alloclog -q   # and its allocation log, for cuarray replay",
 	},
 	"replay": {
