@@ -147,11 +147,14 @@ type Report struct {
 	Driver   string    `json:"driver,omitempty"`
 	Date     time.Time `json:"date"`
 	PCIeGBps float64   `json:"pcie_GB_per_s,omitempty"`
-	// HostCopyGBps is the host's peak memory copy, measured at the start
-	// of the run: the sim backend's ceilings are a multiple of it.
-	HostCopyGBps float64  `json:"host_copy_GB_per_s"`
-	Ceilings     Ceilings `json:"ceilings"`
-	Tolerance    float64  `json:"ceiling_tolerance"` // a figure more than this fraction above its ceiling is refused
+	// HostCopy is the host's memory copy curve, measured at the start of
+	// the run, from cache-resident sizes to one well above the last-level
+	// cache: the sim backend's ceilings follow it (CeilingsFor).
+	// HostCopyGBps is its fastest rate.
+	HostCopy     []MemoryCopy `json:"host_copy"`
+	HostCopyGBps float64      `json:"host_copy_GB_per_s"`
+	Ceilings     Ceilings     `json:"ceilings"`
+	Tolerance    float64      `json:"ceiling_tolerance"` // a figure more than this fraction above its ceiling is refused
 	// HostMemcpy is the host's copy from pageable into pinned memory of
 	// MemcpyBytes on 1, 2, 4, … GOMAXPROCS goroutines (MemcpyCeiling),
 	// and MemcpyCeiling the fastest of them: what a staged copy can reach.
@@ -204,10 +207,11 @@ func Run(dev driver.Device, cfg Config) (*Report, error) {
 		r.PCIeGBps = PCIeFor(info.Model)
 	}
 	var err error
-	if r.HostCopyGBps, err = measureHostCopy(); err != nil {
+	if r.HostCopy, err = measureHostCopy(info.Backend == "sim"); err != nil {
 		return nil, err
 	}
-	r.Ceilings = CeilingsFor(info, cfg.PCIe, r.HostCopyGBps)
+	r.HostCopyGBps = peakCopy(r.HostCopy)
+	r.Ceilings = CeilingsFor(info, cfg.PCIe, r.HostCopy)
 	if slices.Contains(cfg.Paths, transfer.PathStaged) {
 		r.MemcpyBytes = min(max(slices.Max(cfg.Sizes), 1<<20), 64<<20)
 		if r.HostMemcpy, err = MemcpyCeiling(dev, r.MemcpyBytes, ThreadCounts(), cfg.MinRepeats); err != nil {

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cuarray/cuarray/accounting"
@@ -23,6 +25,10 @@ type CalibrateConfig struct {
 	Paths    []transfer.Path
 	Repeats  int       // timed copies per path, direction and size (default 5): their median is fitted
 	Progress io.Writer // a line per step, when set
+	// PCIe is the host link's bandwidth per direction in GB/s, the ceiling
+	// of the host-device figures as Config.PCIe; 0: the device's own (see
+	// CeilingsFor).
+	PCIe float64
 }
 
 // Calibrate measures the cost model of dev's transfer paths and returns it
@@ -37,7 +43,18 @@ type CalibrateConfig struct {
 //     both ways at that size; the fastest is kept;
 //  3. every path and direction at each size, through that ring, the
 //     median of Repeats, fitted as latency + bytes/bandwidth (FitCost).
+//
+// Every figure of the profile is checked against its physical ceiling
+// (CeilingsFor, with cfg.PCIe) before it is returned: each size's median
+// at its size (Tolerance), and the fitted bandwidth at the largest size
+// (FitTolerance). A profile
+// with a figure more than Tolerance above its ceiling is not returned:
+// the error is an *ImpossibleError (errors.Is ErrImpossible) naming every
+// such figure and its ceiling.
 func Calibrate(dev driver.Device, cfg CalibrateConfig) (*transfer.Profile, error) {
+	if cfg.PCIe < 0 || math.IsNaN(cfg.PCIe) || math.IsInf(cfg.PCIe, 0) {
+		return nil, fmt.Errorf("bench: calibrate: PCIe bandwidth %v GB/s: want a positive figure, or 0 for the device's: %w", cfg.PCIe, driver.ErrInvalidValue)
+	}
 	info := dev.Info()
 	if len(cfg.Sizes) == 0 {
 		cfg.Sizes = CalibrateSizes
@@ -79,10 +96,28 @@ func Calibrate(dev driver.Device, cfg CalibrateConfig) (*transfer.Profile, error
 	sizes = slices.Compact(sizes)
 	large := min(sizes[len(sizes)-1], 64<<20)
 
+	if info.HostLinkBandwidth > 0 { // a slow modelled link (sim's link=, -pcie) takes its time: say how long
+		var sum int64
+		for _, n := range sizes {
+			sum += n
+		}
+		moved := 2 * int64(cfg.Repeats) * sum * int64(len(cfg.Paths))
+		if slices.Contains(cfg.Paths, transfer.PathStaged) {
+			moved += 4 * 2 * int64(cfg.Repeats) * large // the ring's shapes, both ways
+		}
+		say("the host link of %s GB/s moves the %s of this calibration in at least %v", gbpsText(info.HostLinkBandwidth/1e9),
+			accounting.FormatBytes(moved), time.Duration(float64(moved)/info.HostLinkBandwidth*1e9).Round(time.Second))
+	}
 	prof := transfer.DefaultProfile(info)
 	prof.Source = fmt.Sprintf("cuarray bench -calibrate: %d sizes from %s to %s, the median of %d copies each",
 		len(sizes), accounting.FormatBytes(sizes[0]), accounting.FormatBytes(sizes[len(sizes)-1]), cfg.Repeats)
 	prof.Date = time.Now().UTC()
+	curve, err := measureHostCopy(info.Backend == "sim")
+	if err != nil {
+		return nil, err
+	}
+	ceilings := CeilingsFor(info, cfg.PCIe, curve)
+	var impossible []string
 	if prof.HostCopy, err = MemcpyCeiling(dev, max(large, 1<<20), ThreadCounts(), cfg.Repeats); err != nil {
 		return nil, err
 	}
@@ -117,12 +152,64 @@ func Calibrate(dev driver.Device, cfg CalibrateConfig) (*transfer.Profile, error
 			}
 			prof.SetCost(p, dir, cost, fitErr)
 			say("%-6s %-4s latency %v, %.3g GB/s (fit within %.0f%%)", p, dir, cost.Latency.Round(100*time.Nanosecond), cost.GBps, fitErr*100)
+			if ceil, ok := ceilings.For(dir.String()); ok {
+				if s := calibratedAboveCeiling(p, dir, sizes, times, cost, ceil); s != "" {
+					impossible = append(impossible, s)
+				}
+			}
 		}
+	}
+	if len(impossible) > 0 {
+		return nil, fmt.Errorf("bench: calibrate: %w", &ImpossibleError{Figures: impossible, all: true})
 	}
 	if err := prof.Validate(); err != nil {
 		return nil, fmt.Errorf("bench: calibrate: %w", err)
 	}
 	return prof, nil
+}
+
+// FitTolerance is how far above its ceiling a calibration's fitted
+// bandwidth may be before it is refused: 25 %. The fit extrapolates from
+// the medians, so their noise moves it more than it moves them (a late
+// wake-up from a sleep of sim's modelled link on a loaded machine lengthens
+// a small copy's time and steepens the line); a fit that is wrong, as
+// hundreds of GB/s on a link of 0.001, is still refused.
+const FitTolerance = 0.25
+
+// calibratedAboveCeiling names the figures of path p in direction dir
+// above ceil: the median rate at each size (sizes[i] bytes in times[i])
+// against the ceiling at that size, and the fitted bandwidth against the
+// ceiling at the largest size. It returns "" when every figure is
+// possible.
+func calibratedAboveCeiling(p transfer.Path, dir accounting.Direction, sizes []int64, times []time.Duration, cost transfer.Cost, ceil Ceiling) string {
+	var figures []string
+	bySize := func(c Ceiling) string { // each figure's own ceiling, where it depends on the size
+		if len(ceil.BySize) == 0 {
+			return ""
+		}
+		return fmt.Sprintf(" (ceiling %.3g GB/s)", c.GBps)
+	}
+	for i, n := range sizes {
+		if g, at := float64(n)/times[i].Seconds()/1e9, ceil.At(n); g > at.GBps*(1+Tolerance) {
+			figures = append(figures, fmt.Sprintf("the median at %s of %.3g GB/s%s", accounting.FormatBytes(n), g, bySize(at)))
+		}
+	}
+	largest := ceil.At(sizes[len(sizes)-1])
+	if cost.GBps > largest.GBps*(1+FitTolerance) {
+		hint := ""
+		if len(figures) == 0 { // every median is possible: the fit is not
+			hint = " (the sizes are too close in time to fit a bandwidth: measure larger ones)"
+		}
+		figures = append(figures, fmt.Sprintf("the fitted %.3g GB/s%s%s", cost.GBps, bySize(largest), hint))
+	}
+	if len(figures) == 0 {
+		return ""
+	}
+	list, verb := figures[0], "is"
+	if n := len(figures); n > 1 {
+		list, verb = strings.Join(figures[:n-1], ", ")+" and "+figures[n-1], "are"
+	}
+	return fmt.Sprintf("%s %s: %s %s above %v", p, dir, list, verb, ceil)
 }
 
 // bestRing times staged copies of n bytes both ways through the ring a

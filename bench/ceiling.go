@@ -4,9 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/device/driver"
@@ -17,13 +16,16 @@ import (
 // data sheet's round number.
 const Tolerance = 0.05
 
-// SimCeilingFactor is the multiple of the host's peak memory copy (see
-// Report.HostCopyGBps) taken as the sim backend's ceiling on every path.
-// Every sim copy is a copy in host memory, so it cannot beat the host's
-// fastest copy; the factor of 4 leaves room for a busy machine's noisy
-// peak while still refusing a copy that returned before its work was done
-// (a 64 MiB copy "done" in the microsecond its queueing takes would be
-// measured at tens of TB/s).
+// SimCeilingFactor is the multiple of the host's own memory copy (see
+// Report.HostCopy) taken as the sim backend's ceiling where it models no
+// link. Every sim copy is a copy in host memory, so it cannot beat the
+// host's copy of the same size: cache-resident sizes at cache speed,
+// sizes well above the last-level cache at memory speed. The ceiling
+// follows that curve (Ceiling.BySize), so a large copy is held to the
+// memory's speed, not the cache's; the factor of 4 leaves room for a busy
+// machine's noisy curve (measured while others load the memory, copies
+// then run when they do not) and for the staged path's copies on several
+// goroutines, while still refusing a copy timed before its work was done.
 const SimCeilingFactor = 4
 
 // The bounds taken when nothing better is known: no GPU's host link is
@@ -36,13 +38,67 @@ const (
 
 // Ceiling is the most a figure can physically be.
 type Ceiling struct {
-	GBps   float64 `json:"GB_per_s"` // 10^9 bytes per second, one direction
+	GBps   float64 `json:"GB_per_s"` // 10^9 bytes per second, one direction; with BySize, the largest of its ceilings
 	Limit  string  `json:"limit"`    // what bounds the figure: "host link", "device memory"
 	Source string  `json:"source"`   // where the number comes from
+	// BySize, when set, makes the ceiling depend on the copy's size: a
+	// copy of n bytes is bounded by the last entry whose FromBytes is at
+	// most n (the first is from 0). On sim, the host's memory copy curve.
+	BySize []SizeCeiling `json:"by_size,omitempty"`
+}
+
+// SizeCeiling is the ceiling of copies of at least FromBytes bytes, up to
+// the next entry's.
+type SizeCeiling struct {
+	FromBytes int64   `json:"from_bytes"`
+	GBps      float64 `json:"GB_per_s"`
+}
+
+// At returns the ceiling of a copy of n bytes: c itself when c does not
+// depend on the size, else its entry for n, without BySize.
+func (c Ceiling) At(n int64) Ceiling {
+	if len(c.BySize) == 0 {
+		return c
+	}
+	out := c
+	out.BySize = nil
+	for _, s := range c.BySize {
+		if s.FromBytes <= n {
+			out.GBps = s.GBps
+		}
+	}
+	return out
 }
 
 func (c Ceiling) String() string {
+	if len(c.BySize) > 0 {
+		parts := make([]string, len(c.BySize))
+		for i, s := range c.BySize {
+			parts[i] = fmt.Sprintf("%s GB/s from %s", gbpsText(s.GBps), accounting.FormatBytes(s.FromBytes))
+		}
+		return fmt.Sprintf("the %s's ceiling by copy size of %s (%s)", c.Limit, strings.Join(parts, ", "), c.Source)
+	}
 	return fmt.Sprintf("the %s's ceiling of %s GB/s (%s)", c.Limit, gbpsText(c.GBps), c.Source)
+}
+
+// simCeiling is the ceiling of sim copies where no link is modelled:
+// SimCeilingFactor × the host's copy curve, each size held to the
+// fastest copy measured at that size or above (a slow measurement at one
+// size, on a loaded machine, does not lower its ceiling below a larger
+// size's).
+func simCeiling(limit string, curve []MemoryCopy) Ceiling {
+	c := Ceiling{Limit: limit, BySize: make([]SizeCeiling, len(curve))}
+	fastest := 0.0
+	for i := len(curve) - 1; i >= 0; i-- {
+		fastest = max(fastest, curve[i].GBps)
+		c.BySize[i] = SizeCeiling{curve[i].Bytes, SimCeilingFactor * fastest}
+	}
+	c.BySize[0].FromBytes = 0
+	c.GBps = c.BySize[0].GBps
+	last := curve[len(curve)-1]
+	c.Source = fmt.Sprintf("sim: %d × this host's memory copy at the copy's size, %s GB/s at %s (out of cache) to %s GB/s at %s",
+		SimCeilingFactor, gbpsText(last.GBps), accounting.FormatBytes(last.Bytes), gbpsText(curve[0].GBps), accounting.FormatBytes(curve[0].Bytes))
+	return c
 }
 
 // gbpsText formats a rate in GB/s: two decimals, or three significant
@@ -73,6 +129,10 @@ func (c Ceilings) For(dir string) (Ceiling, bool) {
 	case BidirDirection: // both directions at once: the link's two ways together
 		both := c.HostLink
 		both.GBps *= 2
+		both.BySize = slices.Clone(both.BySize)
+		for i := range both.BySize {
+			both.BySize[i].GBps *= 2
+		}
 		both.Limit += " both ways"
 		return both, both.GBps > 0
 	}
@@ -97,79 +157,45 @@ func PCIeFor(model string) float64 {
 // CeilingsFor returns the ceilings of a run on a device described by info:
 //
 //   - host link: pcieGBps when positive (Config.PCIe, `-pcie`), else the
-//     device's Info.HostLinkBandwidth, else PCIeFor(info.Model), else on
-//     sim SimCeilingFactor × hostCopyGBps, else the fastest host link there
-//     is;
+//     device's Info.HostLinkBandwidth (on sim, its modelled link), else
+//     PCIeFor(info.Model), else on sim SimCeilingFactor × the host's
+//     memory copy at the copy's size (hostCopy, measureHostCopy), else the
+//     fastest host link there is;
 //   - device to device: half of Info.MemoryBandwidth (a copy reads and
-//     writes every byte), else on sim SimCeilingFactor × hostCopyGBps,
-//     else half of the fastest device memory there is.
+//     writes every byte), else on sim SimCeilingFactor × the host's memory
+//     copy at the copy's size, else half of the fastest device memory
+//     there is.
 //
-// hostCopyGBps is the host's peak memory copy (measureHostCopy).
-func CeilingsFor(info driver.Info, pcieGBps, hostCopyGBps float64) Ceilings {
+// hostCopy is the host's memory copy curve, sizes ascending.
+func CeilingsFor(info driver.Info, pcieGBps float64, hostCopy []MemoryCopy) Ceilings {
 	const link, mem = "host link", "device memory"
-	sim := info.Backend == "sim" && hostCopyGBps > 0
-	simSource := fmt.Sprintf("sim: %d × this host's peak memory copy of %.2f GB/s", SimCeilingFactor, hostCopyGBps)
+	sim := info.Backend == "sim" && len(hostCopy) > 0
 	var c Ceilings
 	switch {
 	case pcieGBps > 0:
-		c.HostLink = Ceiling{pcieGBps, link, "given as the PCIe bandwidth, -pcie"}
+		c.HostLink = Ceiling{GBps: pcieGBps, Limit: link, Source: "given as the PCIe bandwidth, -pcie"}
+	case info.HostLinkBandwidth > 0 && info.Backend == "sim":
+		c.HostLink = Ceiling{GBps: info.HostLinkBandwidth / 1e9, Limit: link, Source: "the device's Info: sim's modelled link, link="}
 	case info.HostLinkBandwidth > 0:
-		c.HostLink = Ceiling{info.HostLinkBandwidth / 1e9, link, "the device's Info"}
+		c.HostLink = Ceiling{GBps: info.HostLinkBandwidth / 1e9, Limit: link, Source: "the device's Info"}
 	case PCIeFor(info.Model) > 0:
-		c.HostLink = Ceiling{PCIeFor(info.Model), link, "known model " + info.Model}
+		c.HostLink = Ceiling{GBps: PCIeFor(info.Model), Limit: link, Source: "known model " + info.Model}
 	case sim:
-		c.HostLink = Ceiling{SimCeilingFactor * hostCopyGBps, link, simSource}
+		c.HostLink = simCeiling(link, hostCopy)
 	default:
-		c.HostLink = Ceiling{fastestHostLinkGBps, link, "model unknown: no GPU's host link is faster (NVLink-C2C)"}
+		c.HostLink = Ceiling{GBps: fastestHostLinkGBps, Limit: link, Source: "model unknown: no GPU's host link is faster (NVLink-C2C)"}
 	}
 	switch {
 	case info.MemoryBandwidth > 0:
-		c.DtoD = Ceiling{info.MemoryBandwidth / 2 / 1e9, mem,
-			fmt.Sprintf("half of the device's %.0f GB/s: a copy reads and writes every byte", info.MemoryBandwidth/1e9)}
+		c.DtoD = Ceiling{GBps: info.MemoryBandwidth / 2 / 1e9, Limit: mem,
+			Source: fmt.Sprintf("half of the device's %.0f GB/s: a copy reads and writes every byte", info.MemoryBandwidth/1e9)}
 	case sim:
-		c.DtoD = Ceiling{SimCeilingFactor * hostCopyGBps, mem, simSource}
+		c.DtoD = simCeiling(mem, hostCopy)
 	default:
-		c.DtoD = Ceiling{fastestMemoryGBps / 2, mem,
-			fmt.Sprintf("bandwidth unknown: half of %d GB/s, no GPU's memory is faster", fastestMemoryGBps)}
+		c.DtoD = Ceiling{GBps: fastestMemoryGBps / 2, Limit: mem,
+			Source: fmt.Sprintf("bandwidth unknown: half of %d GB/s, no GPU's memory is faster", fastestMemoryGBps)}
 	}
 	return c
-}
-
-// measureHostCopy returns the fastest this host copies memory, in GB/s:
-// the best batch of copies at sizes from cache-resident to memory-bound,
-// between buffers mapped outside the Go heap (as the sim backend's memory
-// is), so that the race detector's checks of heap copies do not slow it.
-func measureHostCopy() (float64, error) {
-	const batch = 8 << 20 // bytes per timed batch
-	best := 0.0
-	for _, size := range []int{4 << 10, 64 << 10, 1 << 20, 8 << 20} {
-		bufs := make([][]byte, 2)
-		for i := range bufs {
-			b, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
-			if err != nil {
-				return 0, fmt.Errorf("bench: host copy: map %d bytes: %w", size, err)
-			}
-			defer syscall.Munmap(b)
-			bufs[i] = b
-		}
-		src, dst := bufs[0], bufs[1]
-		copy(src, randomBytes(int64(size)))
-		copy(dst, src) // the pages exist
-		reps := max(1, batch/size)
-		for range 5 {
-			start := time.Now()
-			for range reps {
-				copy(dst, src)
-			}
-			if el := time.Since(start).Seconds(); el > 0 {
-				best = max(best, float64(size*reps)/el/1e9)
-			}
-		}
-	}
-	if best <= 0 || math.IsInf(best, 0) {
-		return 0, errors.New("bench: host copy: no time measured")
-	}
-	return best, nil
 }
 
 // ErrImpossible is what the error of a run in which a figure is above its
@@ -182,6 +208,9 @@ type ImpossibleError struct {
 	// Figures has a line per measurement (Result.Impossible): what was
 	// measured, its figures above the ceiling, and the ceiling.
 	Figures []string
+	// all names every figure in Error (a calibration has no table to
+	// show the rest).
+	all bool
 }
 
 // Error names the figures and ceilings of the first three measurements
@@ -191,7 +220,10 @@ func (e *ImpossibleError) Error() string {
 	if len(e.Figures) != 1 {
 		n = fmt.Sprintf("%d measurements", len(e.Figures))
 	}
-	const shown = 3
+	shown := 3
+	if e.all {
+		shown = len(e.Figures)
+	}
 	list := strings.Join(e.Figures[:min(len(e.Figures), shown)], "; ")
 	if len(e.Figures) > shown {
 		list += fmt.Sprintf("; and %d more (see the table)", len(e.Figures)-shown)
@@ -213,6 +245,7 @@ func (q *Result) check(c Ceilings) {
 		q.Ceiling = nil
 		return
 	}
+	ceil = ceil.At(q.Size)
 	q.Ceiling = &ceil
 	limit := ceil.GBps * (1 + Tolerance)
 	var figures []string

@@ -5,12 +5,14 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/bench"
+	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/internal/testdev"
@@ -21,28 +23,37 @@ import (
 // bits × 2 / 8 = 3352 GB/s.
 var h100 = driver.Info{Name: "cuda:0", Backend: "cuda", Model: "NVIDIA H100 80GB HBM3 (compute capability 9.0)", MemoryBandwidth: 2619e6 * 5120 * 2 / 8}
 
+// curve is a host memory copy curve: cache speed at 4 KiB, memory speed
+// (outOfCache GB/s) at 256 MiB.
+func curve(inCache, outOfCache float64) []bench.MemoryCopy {
+	return []bench.MemoryCopy{{Bytes: 4 << 10, GBps: inCache}, {Bytes: 1 << 20, GBps: (inCache + outOfCache) / 2}, {Bytes: 256 << 20, GBps: outOfCache}}
+}
+
 func TestCeilingsFor(t *testing.T) {
 	sim := driver.Info{Backend: "sim", Model: "cuarray simulated device (host memory)"}
 	for _, tc := range []struct {
 		name             string
 		info             driver.Info
-		pcie, hostCopy   float64
-		link, dtod       float64 // GB/s
+		pcie             float64
+		hostCopy         []bench.MemoryCopy
+		link, dtod       float64 // GB/s, for a copy of 1 GiB
 		linkFrom, dtodIn string  // in the sources
 	}{
-		{"H100 by model and attributes", h100, 0, 10, 64, 1676, "known model NVIDIA H100", "half of the device's 3352 GB/s"},
-		{"-pcie wins", h100, 32, 10, 32, 1676, "-pcie", "half"},
-		{"the device's own link", driver.Info{Backend: "cuda", Model: "NVIDIA H200", HostLinkBandwidth: 55e9, MemoryBandwidth: 4.8e12}, 0, 10, 55, 2400, "Info", "half"},
-		{"GH200 is not a PCIe H200", driver.Info{Backend: "cuda", Model: "NVIDIA GH200 480GB"}, 0, 10, 450, 4000, "GH200", "no GPU's memory is faster"},
-		{"unknown GPU", driver.Info{Backend: "cuda", Model: "NVIDIA Future 1"}, 0, 10, 450, 4000, "no GPU's host link is faster", "no GPU's memory is faster"},
-		{"sim", sim, 0, 20, 80, 80, "4 × this host's peak memory copy of 20.00 GB/s", "4 ×"},
-		{"sim with -pcie", sim, 3, 20, 3, 80, "-pcie", "4 ×"},
-		{"sim with its own figures", driver.Info{Backend: "sim", HostLinkBandwidth: 7e9, MemoryBandwidth: 10e9}, 0, 20, 7, 5, "Info", "half"},
+		{"H100 by model and attributes", h100, 0, curve(100, 10), 64, 1676, "known model NVIDIA H100", "half of the device's 3352 GB/s"},
+		{"-pcie wins", h100, 32, curve(100, 10), 32, 1676, "-pcie", "half"},
+		{"the device's own link", driver.Info{Backend: "cuda", Model: "NVIDIA H200", HostLinkBandwidth: 55e9, MemoryBandwidth: 4.8e12}, 0, curve(100, 10), 55, 2400, "Info", "half"},
+		{"GH200 is not a PCIe H200", driver.Info{Backend: "cuda", Model: "NVIDIA GH200 480GB"}, 0, curve(100, 10), 450, 4000, "GH200", "no GPU's memory is faster"},
+		{"unknown GPU", driver.Info{Backend: "cuda", Model: "NVIDIA Future 1"}, 0, curve(100, 10), 450, 4000, "no GPU's host link is faster", "no GPU's memory is faster"},
+		{"sim", sim, 0, curve(100, 10), 40, 40, "4 × this host's memory copy at the copy's size, 10.00 GB/s at 256.00 MiB (out of cache) to 100.00 GB/s at 4.00 KiB", "4 ×"},
+		{"sim with -pcie", sim, 3, curve(100, 10), 3, 40, "-pcie", "4 ×"},
+		{"sim with a modelled link", driver.Info{Backend: "sim", HostLinkBandwidth: 0.001e9}, 0, curve(100, 10), 0.001, 40, "sim's modelled link", "4 ×"},
+		{"sim with its own figures", driver.Info{Backend: "sim", HostLinkBandwidth: 7e9, MemoryBandwidth: 10e9}, 0, curve(100, 10), 7, 5, "sim's modelled link", "half"},
+		{"sim without a curve", sim, 0, nil, 450, 4000, "model unknown", "bandwidth unknown"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := bench.CeilingsFor(tc.info, tc.pcie, tc.hostCopy)
-			assert.InDelta(t, tc.link, c.HostLink.GBps, 0.5, "host link")
-			assert.InDelta(t, tc.dtod, c.DtoD.GBps, 0.5, "device to device")
+			assert.InDelta(t, tc.link, c.HostLink.At(1<<30).GBps, 1e-9, "host link")
+			assert.InDelta(t, tc.dtod, c.DtoD.At(1<<30).GBps, 0.5, "device to device")
 			assert.Contains(t, c.HostLink.Source, tc.linkFrom)
 			assert.Contains(t, c.DtoD.Source, tc.dtodIn)
 			for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH, accounting.DtoD} {
@@ -54,6 +65,39 @@ func TestCeilingsFor(t *testing.T) {
 			assert.False(t, ok, "Go's copy is the reference, not bounded")
 		})
 	}
+}
+
+// On sim without a link, the ceiling follows the host's copy curve: a
+// cache-resident copy may go at cache speed, a copy well above the cache
+// only at memory speed; a size's ceiling is never below a larger size's
+// (a slow measurement on a loaded machine does not lower it), and both
+// directions at once get twice the one-way ceiling.
+func TestSimCeilingFollowsTheCopyCurve(t *testing.T) {
+	in, mid, out := 50+100*rand.Float64(), 20+10*rand.Float64(), 3+5*rand.Float64()
+	hc := []bench.MemoryCopy{{Bytes: 4 << 10, GBps: in}, {Bytes: 1 << 20, GBps: out / 2}, {Bytes: 8 << 20, GBps: mid}, {Bytes: 512 << 20, GBps: out}}
+	c := bench.CeilingsFor(driver.Info{Backend: "sim"}, 0, hc)
+	f := float64(bench.SimCeilingFactor)
+	for _, tc := range []struct {
+		size int64
+		gbps float64
+	}{
+		{1, f * in},
+		{4 << 10, f * in},
+		{1<<20 - 1, f * in},
+		{1 << 20, f * mid}, // the 1 MiB figure is slower than 8 MiB's: held to 8 MiB's
+		{64 << 20, f * mid},
+		{512 << 20, f * out},
+		{4 << 30, f * out},
+	} {
+		assert.InDelta(t, tc.gbps, c.HostLink.At(tc.size).GBps, 1e-9, "host link at %d bytes", tc.size)
+		assert.InDelta(t, tc.gbps, c.DtoD.At(tc.size).GBps, 1e-9, "d2d at %d bytes", tc.size)
+		both, ok := c.For(bench.BidirDirection)
+		require.True(t, ok)
+		assert.InDelta(t, 2*tc.gbps, both.At(tc.size).GBps, 1e-9, "both ways at %d bytes", tc.size)
+		assert.Empty(t, c.HostLink.At(tc.size).BySize, "a ceiling at a size is one figure")
+	}
+	assert.InDelta(t, f*in, c.HostLink.GBps, 1e-9, "GBps is the largest")
+	assert.Contains(t, c.HostLink.String(), " GB/s from 512.00 MiB")
 }
 
 // The figures of the first GPU run, where d2d and mapped copies returned
@@ -95,7 +139,7 @@ func TestCheckRefusesImpossibleFigures(t *testing.T) {
 			[]string{"staged HtoD 64.00 MiB: the ledger's ", " recorded in 0 s is above the host link's ceiling of 64.00 GB/s"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &bench.Report{Device: "cuda:0", Model: h100.Model, Ceilings: bench.CeilingsFor(h100, 0, 10), Results: []bench.Result{
+			r := &bench.Report{Device: "cuda:0", Model: h100.Model, Ceilings: bench.CeilingsFor(h100, 0, curve(100, 10)), Results: []bench.Result{
 				{Path: bench.GoCopy, Direction: "HtoH", Size: size, Repeats: reps, GBps: 1e6, MaxGBps: 1e6}, // the reference has no ceiling
 				{Path: tc.path, Direction: tc.dir, Size: size, Repeats: reps, GBps: tc.gbps, MinGBps: tc.gbps / 2, MaxGBps: tc.max, EventGBps: tc.event, Ledger: tc.ledger},
 			}}
@@ -154,7 +198,7 @@ func TestRunRefusesFiguresAboveTheCeiling(t *testing.T) {
 		ceiling string
 	}{
 		{"host link from Info", 1e6, 0, 0, []transfer.Path{transfer.PathDirect, transfer.PathStaged}, []string{"direct HtoD", "direct DtoH", "staged HtoD", "staged DtoH"},
-			"the host link's ceiling of 0.001 GB/s (the device's Info)"},
+			"the host link's ceiling of 0.001 GB/s (the device's Info"},
 		{"memory from Info", 0, 2e6, 0, []transfer.Path{transfer.PathPinned, transfer.PathD2D}, []string{"d2d DtoD"},
 			"the device memory's ceiling of 0.001 GB/s (half of the device's 0 GB/s"},
 		{"host link from Config.PCIe", 1e12, 0, 1e-6, []transfer.Path{transfer.PathPinned}, []string{"pinned HtoD", "pinned DtoH"},
@@ -192,14 +236,21 @@ func TestRunRefusesFiguresAboveTheCeiling(t *testing.T) {
 }
 
 // On sim the ceilings exist too, so the check runs in CI: a multiple of the
-// host's own peak memory copy, which the run measures.
+// host's own memory copy at the copy's size, which the run measures. No
+// honest figure is refused, at sizes from cache-resident to well above
+// the L2 cache (the run's own figures, on a loaded 2-core machine).
 func TestRunOnSimHasCeilings(t *testing.T) {
 	dev := testdev.Open(t)
-	r, err := bench.Run(dev, bench.Config{Sizes: []int64{int64(rand.IntN(1<<20) + 1<<20)}, Budget: 8 << 20})
+	sizes := []int64{int64(rand.IntN(60<<10) + 4<<10), int64(rand.IntN(1<<20) + 1<<20), int64(rand.IntN(4<<20) + 16<<20)}
+	r, err := bench.Run(dev, bench.Config{Sizes: sizes, Budget: 8 << 20})
 	require.NoError(t, err, "no honest figure is refused")
 	require.True(t, r.CountsOK())
 	assert.True(t, r.Possible())
-	assert.Positive(t, r.HostCopyGBps, "the host's memory copy is measured")
+	require.NotEmpty(t, r.HostCopy, "the host's memory copy curve is measured")
+	if testdev.IsSim(dev) {
+		assert.Equal(t, bench.OutOfCacheBytes(), r.HostCopy[len(r.HostCopy)-1].Bytes, "up to a size well above the last-level cache")
+	}
+	assert.Positive(t, r.HostCopyGBps)
 	assert.Equal(t, bench.Tolerance, r.Tolerance)
 	for _, q := range r.Results {
 		if q.Path == bench.GoCopy {
@@ -210,10 +261,77 @@ func TestRunOnSimHasCeilings(t *testing.T) {
 		assert.Positive(t, q.Ledger.Seconds, "%s %s: the ledger recorded the path's time", q.Path, q.Direction)
 		assert.LessOrEqual(t, q.GBps, q.Ceiling.GBps)
 		if testdev.IsSim(dev) {
-			assert.InDelta(t, bench.SimCeilingFactor*r.HostCopyGBps, q.Ceiling.GBps, 1e-9)
+			c, _ := r.Ceilings.For(q.Direction)
+			assert.Equal(t, c.At(q.Size), *q.Ceiling, "%s %s %d: the ceiling at its size", q.Path, q.Direction, q.Size)
 			assert.Contains(t, q.Ceiling.Source, "sim: ")
 		}
 	}
 	assert.Contains(t, r.Table(), "ceiling: host link")
 	assert.NoError(t, r.Check())
+	for _, m := range r.HostCopy {
+		t.Logf("host copy %s: %.3g GB/s; ceiling %.3g GB/s", accounting.FormatBytes(m.Bytes), m.GBps, r.Ceilings.HostLink.At(m.Bytes).GBps)
+	}
+}
+
+// A figure timed before its work was done is refused on sim too: a copy
+// of 16 MiB or more queued on a stream that holds it (latency=) and timed
+// when the call returns, not when the copy is done; and a figure just
+// above 4 × the out-of-cache copy, which the ceiling of 4 × the in-cache
+// copy let pass, at a size above the cache (but not at 4 KiB).
+func TestSimCeilingRefusesACopyTimedBeforeItWasDone(t *testing.T) {
+	dev, err := device.Open("sim:0?mem=64MiB&latency=200ms")
+	require.NoError(t, err)
+	defer dev.Close()
+	n := int64(rand.IntN(16<<20) + 16<<20)
+	a, err := devarray.Empty(dev, devarray.Uint8, int(n))
+	require.NoError(t, err)
+	defer a.Free()
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s.Close()
+	src := testdev.RandomBytes(int(n))
+	start := time.Now()
+	queued := time.Duration(math.MaxInt64)
+	for range 5 { // the quickest of five queueings: a loaded machine's scheduler may stall one
+		q := time.Now()
+		require.NoError(t, s.CopyHtoDAsync(a.Ptr(), src))
+		queued = min(queued, time.Since(q))
+	}
+	require.NoError(t, s.Synchronize())
+	done := time.Since(start)
+	require.Greater(t, done, 150*time.Millisecond, "the copies were held by the latency")
+	// wrong: one copy over its queueing; honest: the five copies' bytes over the time until they were done
+	wrong, honest := float64(n)/queued.Seconds()/1e9, float64(5*n)/done.Seconds()/1e9
+
+	plain, err := device.Open("sim:0?mem=1MiB")
+	require.NoError(t, err)
+	defer plain.Close()
+	hc, err := bench.Run(plain, bench.Config{Sizes: []int64{4 << 10}, Paths: []transfer.Path{transfer.PathD2D}, Budget: 64 << 10})
+	require.NoError(t, err)
+	ceilings := bench.CeilingsFor(dev.Info(), 0, hc.HostCopy)
+	result := func(gbps float64) bench.Result {
+		return bench.Result{Path: "pinned", Direction: "HtoD", Size: n, Repeats: 1, GBps: gbps, MinGBps: gbps, MaxGBps: gbps}
+	}
+	r := &bench.Report{Device: "sim:0", Ceilings: ceilings, Results: []bench.Result{result(honest)}}
+	require.NoError(t, r.Check(), "the copy timed when done, %.3g GB/s, is possible", honest)
+
+	t.Logf("%s: timed when queued %.3g GB/s, when done %.3g GB/s; ceiling %.3g GB/s", accounting.FormatBytes(n), wrong, honest, ceilings.HostLink.At(n).GBps)
+	r.Results = []bench.Result{result(wrong)}
+	err = r.Check()
+	require.ErrorIs(t, err, bench.ErrImpossible, "%s timed in the %v its queueing took: %.3g GB/s against %v", accounting.FormatBytes(n), queued, wrong, ceilings.HostLink.At(n))
+	assert.Contains(t, err.Error(), "pinned HtoD "+accounting.FormatBytes(n)+": the median of ")
+	assert.Contains(t, err.Error(), "at the copy's size")
+
+	// A figure just above the out-of-cache ceiling is refused at a size
+	// above the cache, and passes at a cache-resident size.
+	out := ceilings.HostLink.At(bench.OutOfCacheBytes())
+	just := out.GBps * (1 + 2*bench.Tolerance)
+	r.Results = []bench.Result{{Path: "direct", Direction: "DtoH", Size: bench.OutOfCacheBytes(), Repeats: 3, GBps: just, MinGBps: just, MaxGBps: just}}
+	assert.ErrorIs(t, r.Check(), bench.ErrImpossible, "%.3g GB/s above the cache, against %v", just, out)
+	if in := ceilings.HostLink.At(4 << 10); in.GBps > just*(1+bench.Tolerance) {
+		r.Results[0].Size = 4 << 10
+		assert.NoError(t, r.Check(), "%.3g GB/s for a cache-resident copy, against %v", just, in)
+	}
+	old := bench.SimCeilingFactor * hc.HostCopyGBps // the ceiling before the curve: 4 × the fastest, in-cache copy
+	assert.Less(t, just, old, "the figure refused above the cache passed the ceiling of 4 × the in-cache copy")
 }

@@ -9,8 +9,10 @@
 // reported as possible (CeilingsFor): the host link for the paths between
 // host and device (-pcie, the device's Info, known models), half the
 // device memory's bandwidth for device-to-device copies (a copy reads and
-// writes every byte), and on the sim backend SimCeilingFactor times the
-// host's peak memory copy, which every run measures. The median, the
+// writes every byte), and on the sim backend its modelled link where it
+// has one, else SimCeilingFactor times the host's memory copy at the
+// copy's size, from cache-resident sizes to one well above the last-level
+// cache (OutOfCacheBytes), which every run measures. The median, the
 // fastest repeat and the ledger's own figure (the bytes over the seconds
 // it recorded) are each checked; one more than Tolerance above its ceiling
 // makes Run return an *ImpossibleError naming the figure and the ceiling,

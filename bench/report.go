@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -20,11 +22,33 @@ func (r *Report) Table() string {
 	if r.PCIeGBps > 0 {
 		fmt.Fprintf(&b, "PCIe limit taken as %s GB/s per direction\n", gbpsText(r.PCIeGBps))
 	}
-	if r.HostCopyGBps > 0 {
+	if len(r.HostCopy) > 0 {
+		rates := make([]string, len(r.HostCopy))
+		for i, m := range r.HostCopy {
+			rates[i] = fmt.Sprintf("%.2f at %s", m.GBps, accounting.FormatBytes(m.Bytes))
+		}
+		last := ""
+		if r.HostCopy[len(r.HostCopy)-1].Bytes == OutOfCacheBytes() {
+			last = " (the last out of cache)"
+		}
+		fmt.Fprintf(&b, "host memory copy, GB/s at each size%s: %s\n", last, strings.Join(rates, ", "))
+	} else if r.HostCopyGBps > 0 {
 		fmt.Fprintf(&b, "host memory copy peak %.2f GB/s\n", r.HostCopyGBps)
 	}
-	for _, c := range []Ceiling{r.Ceilings.HostLink, r.Ceilings.DtoD} {
-		if c.GBps > 0 {
+	ceilings := []Ceiling{r.Ceilings.HostLink, r.Ceilings.DtoD}
+	if h, d := r.Ceilings.HostLink, r.Ceilings.DtoD; len(h.BySize) > 0 && slices.Equal(h.BySize, d.BySize) && h.Source == d.Source {
+		h.Limit += " and " + d.Limit // sim's one curve bounds both: said once
+		ceilings = []Ceiling{h}
+	}
+	for _, c := range ceilings {
+		switch {
+		case len(c.BySize) > 0:
+			rates := make([]string, len(c.BySize))
+			for i, s := range c.BySize {
+				rates[i] = fmt.Sprintf("%.2f from %s", s.GBps, accounting.FormatBytes(s.FromBytes))
+			}
+			fmt.Fprintf(&b, "ceiling: %s, GB/s by copy size: %s (%s)\n", c.Limit, strings.Join(rates, ", "), c.Source)
+		case c.GBps > 0:
 			fmt.Fprintf(&b, "ceiling: %s %.2f GB/s (%s)\n", c.Limit, c.GBps, c.Source)
 		}
 	}
@@ -45,17 +69,38 @@ func (r *Report) Table() string {
 	if r.Tolerance > 0 {
 		fmt.Fprintf(&b, "a figure (median, fastest repeat, the ledger's) more than %.0f%% above its ceiling fails the run\n", r.Tolerance*100)
 	}
-	var rows strings.Builder
-	w := tabwriter.NewWriter(&rows, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "path\tdir\tsize\treps\tGB/s\tmin\tmax\tevents GB/s\tµs\tceiling\tvs pinned\tvs copy()\tvs PCIe\tvs memcpy\tvs 1-way\tledger GB/s\tledger\t planner")
 	var impossible []string
-	for _, q := range r.Results {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", q.Path, q.Direction, accounting.FormatBytes(q.Size), q.Repeats,
-			q.GBps, q.MinGBps, q.MaxGBps, eventText(q.EventGBps), latencyText(q.LatencyMicros), ceilingText(q.Ceiling), ratioText(q.VsPinned), ratioText(q.VsCopy),
-			ratioText(q.VsPCIe), ratioText(q.VsMemcpy), ratioText(q.VsOneWay), ledgerRate(q.Ledger), ledgerText(q), q.Planner)
+	cells := make([][]string, len(r.Results))
+	for i, q := range r.Results {
+		cells[i] = []string{q.Path, q.Direction, accounting.FormatBytes(q.Size), fmt.Sprint(q.Repeats),
+			fmt.Sprintf("%.2f", q.GBps), fmt.Sprintf("%.2f", q.MinGBps), fmt.Sprintf("%.2f", q.MaxGBps), eventText(q.EventGBps),
+			latencyText(q.LatencyMicros), ceilingText(q.Ceiling), ratioText(q.VsPinned), ratioText(q.VsCopy), ratioText(q.VsPCIe),
+			ratioText(q.VsMemcpy), ratioText(q.VsOneWay), ledgerRate(q.Ledger), ledgerText(q), q.Planner}
 		if q.Impossible != "" {
 			impossible = append(impossible, q.Impossible)
 		}
+	}
+	cols, hidden := shownColumns(cells)
+	var rows strings.Builder
+	w := tabwriter.NewWriter(&rows, 0, 0, 2, ' ', tabwriter.AlignRight)
+	line := func(row []string) {
+		var l strings.Builder
+		for _, c := range cols {
+			if tableColumns[c].name == "planner" { // the last, left-aligned after a space: text after the last cell
+				l.WriteString(" " + row[c])
+			} else {
+				l.WriteString(row[c] + "\t") // every other cell ends in a tab, so that it is aligned
+			}
+		}
+		fmt.Fprintln(w, l.String())
+	}
+	header := make([]string, len(tableColumns))
+	for c, col := range tableColumns {
+		header[c] = col.name
+	}
+	line(header)
+	for _, row := range cells {
+		line(row)
 	}
 	w.Flush()
 	for _, line := range strings.SplitAfter(rows.String(), "\n") {
@@ -63,6 +108,9 @@ func (r *Report) Table() string {
 		if strings.HasSuffix(line, "\n") {
 			b.WriteByte('\n')
 		}
+	}
+	if len(hidden) > 0 {
+		fmt.Fprintf(&b, "not shown, \"-\" in every row: %s\n", strings.Join(hidden, "; "))
 	}
 	if len(r.Plans) > 0 {
 		fmt.Fprintf(&b, "planner's pick against the best path measured:\n")
@@ -72,6 +120,10 @@ func (r *Report) Table() string {
 			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%.2f\t%s\t%.2f\t%.0f%%\n", pl.Host, pl.Direction, accounting.FormatBytes(pl.Size), pl.Pick, pl.PickGBps, pl.Best, pl.BestGBps, pl.Slower*100)
 		}
 		w.Flush()
+		if slowest := slices.MaxFunc(r.Plans, func(a, b Plan) int { return cmp.Compare(a.Slower, b.Slower) }); slowest.Slower > SlowerNote {
+			fmt.Fprintf(&b, "  a pick up to %.0f%% slower than the best measured is not a failure: the planner predicts from its profile (%s), "+
+				"not from this run; cuarray bench -calibrate measures this machine's\n", slowest.Slower*100, r.Profile)
+		}
 	}
 	if len(impossible) > 0 {
 		fmt.Fprintf(&b, "figures that cannot be true:\n")
@@ -81,6 +133,49 @@ func (r *Report) Table() string {
 	}
 	return b.String()
 }
+
+// tableColumns are the columns of Report.Table, in order, each with why
+// it would be "-" in every row (then it is not shown).
+var tableColumns = []struct{ name, whyEmpty string }{
+	{"path", ""}, {"dir", ""}, {"size", ""}, {"reps", ""}, {"GB/s", ""}, {"min", ""}, {"max", ""},
+	{"events GB/s", "no path timed between events on its stream"},
+	{"µs", "no copy of at most " + accounting.FormatBytes(LatencyMaxBytes)},
+	{"ceiling", "no path with a ceiling"},
+	{"vs pinned", "the pinned path not measured"},
+	{"vs copy()", "no Go copy() to compare with"},
+	{"vs PCIe", "the host link's bandwidth is not known: -pcie gives it"},
+	{"vs memcpy", "the staged path not measured"},
+	{"vs 1-way", "no -bidir"},
+	{"ledger GB/s", "no copy the ledger timed"},
+	{"ledger", "no ledger counts"},
+	{"planner", "no planner's pick"},
+}
+
+// shownColumns returns the indices of the columns of cells (rows of
+// tableColumns) that are not "-" or empty in every row, and for the
+// others a note: the column's name and why it is empty. With no rows
+// every column is shown.
+func shownColumns(cells [][]string) (shown []int, hidden []string) {
+	for c, col := range tableColumns {
+		empty := len(cells) > 0 && col.whyEmpty != ""
+		for _, row := range cells {
+			if v := row[c]; v != "-" && v != "" {
+				empty = false
+				break
+			}
+		}
+		if empty {
+			hidden = append(hidden, fmt.Sprintf("%s (%s)", col.name, col.whyEmpty))
+		} else {
+			shown = append(shown, c)
+		}
+	}
+	return shown, hidden
+}
+
+// SlowerNote is how much slower than the best path measured a planner's
+// pick may be before the table says why that is not a failure.
+const SlowerNote = 0.10
 
 // ledgerText is the ledger column: "ok", or what is wrong.
 func ledgerText(q Result) string {

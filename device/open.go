@@ -3,6 +3,7 @@ package device
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -66,7 +67,10 @@ func ParseSpec(spec string) (Spec, error) {
 //	         illegal address does on a GPU: every later call fails with
 //	         ErrContextFailed until Close),
 //	         latency=DURATION (each stream operation completes that long
-//	         after it is queued, as on a GPU: "sim:0?latency=2ms")
+//	         after it is queued, as on a GPU: "sim:0?latency=2ms"),
+//	         link=GBPS or link=PINNED,PAGEABLE (a modelled host link, see
+//	         sim.Link: copies between host and device move at that many
+//	         GB/s, pinned memory's and pageable memory's: "sim:0?link=25,12")
 //	"cuda:N" GPU N; needs -tags cuda
 //
 // A spec that cannot be parsed, or an option that is unknown or malformed,
@@ -123,8 +127,10 @@ func simConfig(s Spec) (sim.Config, error) {
 			if err == nil && (cfg.Latency < 0 || cfg.Latency > time.Minute) {
 				err = fmt.Errorf("want a duration from 0 to 1m")
 			}
+		case "link":
+			cfg.Link, err = parseLink(v)
 		default:
-			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc, fail-copy, fail-fault or latency): %w", s, key, ErrBadSpec)
+			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc, fail-copy, fail-fault, latency or link): %w", s, key, ErrBadSpec)
 		}
 		if err != nil {
 			return cfg, fmt.Errorf("device: %v: option %s=%q: %s: %w", s, key, v, withoutSentinel(err), ErrBadSpec)
@@ -147,6 +153,24 @@ func withoutSentinel(err error) string {
 		msg = strings.TrimSuffix(msg, ": "+inner.Error())
 	}
 	return msg
+}
+
+// parseLink parses a sim link's rates: "25" (pinned and pageable memory
+// alike) or "25,12" (pinned, pageable), positive GB/s.
+func parseLink(v string) (*sim.Link, error) {
+	parts := strings.Split(v, ",")
+	if len(parts) > 2 {
+		return nil, fmt.Errorf("want GB/s, or pinned,pageable GB/s")
+	}
+	rates := make([]float64, len(parts))
+	for i, p := range parts {
+		r, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || !(r > 0) || math.IsInf(r, 0) {
+			return nil, fmt.Errorf("want positive GB/s, or pinned,pageable GB/s")
+		}
+		rates[i] = r
+	}
+	return &sim.Link{PinnedGBps: rates[0], PageableGBps: rates[len(rates)-1]}, nil
 }
 
 func parseCount(v string) (int64, error) {

@@ -1,7 +1,9 @@
 package device_test
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strings"
 	"testing"
@@ -41,6 +43,49 @@ func TestOpen(t *testing.T) {
 	}
 }
 
+// link= models the host link: Info reports its fastest rate, which the
+// bench takes as the ceiling of the host-device figures.
+func TestOpenLink(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		bps  float64 // Info.HostLinkBandwidth
+	}{
+		{"sim:0?mem=1MiB", 0},
+		{"sim:0?mem=1MiB&link=25", 25e9},
+		{"sim:0?mem=1MiB&link=0.001", 1e6},
+		{"sim:0?mem=1MiB&link=25,12", 25e9},
+		{"sim:0?mem=1MiB&link=6,12", 12e9},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			dev, err := device.Open(tc.spec)
+			require.NoError(t, err)
+			defer dev.Close()
+			assert.InDelta(t, tc.bps, dev.Info().HostLinkBandwidth, 1)
+		})
+	}
+}
+
+// FuzzOpenLink: a link option either opens a device whose link is
+// positive and finite, or is refused with ErrBadSpec.
+func FuzzOpenLink(f *testing.F) {
+	for _, s := range []string{"25", "25,12", "0.001", "0", "-1", "1e400", "NaN", "1,2,3", ",", " 7 , 3 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		dev, err := device.Open("sim:0?mem=1MiB&link=" + url.QueryEscape(v))
+		if err != nil {
+			if !errors.Is(err, device.ErrBadSpec) {
+				t.Fatalf("link=%q: %v does not wrap ErrBadSpec", v, err)
+			}
+			return
+		}
+		defer dev.Close()
+		if bw := dev.Info().HostLinkBandwidth; !(bw > 0) || math.IsInf(bw, 0) {
+			t.Fatalf("link=%q opened with a host link of %v B/s", v, bw)
+		}
+	})
+}
+
 func TestOpenRefuses(t *testing.T) {
 	tests := []struct {
 		spec string
@@ -58,6 +103,13 @@ func TestOpenRefuses(t *testing.T) {
 		{"sim:0?latency=-1ms", device.ErrBadSpec},
 		{"sim:0?latency=soon", device.ErrBadSpec},
 		{"sim:0?latency=2h", device.ErrBadSpec},
+		{"sim:0?link=0", device.ErrBadSpec},
+		{"sim:0?link=-25", device.ErrBadSpec},
+		{"sim:0?link=fast", device.ErrBadSpec},
+		{"sim:0?link=NaN", device.ErrBadSpec},
+		{"sim:0?link=Inf", device.ErrBadSpec},
+		{"sim:0?link=25,12,6", device.ErrBadSpec},
+		{"sim:0?link=25,", device.ErrBadSpec},
 		{"sim:0?colour=blue", device.ErrBadSpec},
 		{"sim:0?%zz", device.ErrBadSpec},
 		{"cuda:99", device.ErrNoDevice},

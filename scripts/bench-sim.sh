@@ -53,6 +53,9 @@ step planner $GO test -count=1 -run 'TestPlannerOnModelledSim' -v ./bench
 step choose $GO test -run '^$' -bench Choose ./transfer
 step bidir $GO test -count=4 -run 'TestBidir' -v ./bench
 step registered $GO test -run '^$' -bench Registered -benchtime 20x -count 3 ./transfer
+step sim-ceiling $GO run ./cmd/cuarray bench -sizes 4KiB,1MiB,16MiB -budget 64MiB -q
+step sim-ceiling-test $GO test -count=1 -run 'TestRunOnSimHasCeilings|TestSimCeilingRefuses' -v ./bench
+step calibrate-link $GO run ./cmd/cuarray bench -device sim:0 -calibrate -pcie 0.001 -sizes 4KiB,64KiB -paths direct,pinned -profile build/calibrate-link.json -q
 step pipeline $GO test -run '^$' -bench PipelineOverlap -benchtime 3x -count 5 ./examples/fbp/tomo
 if have_py skimage; then
 	step fbp-skimage "$PY" bench/peers/skimage_fbp.py

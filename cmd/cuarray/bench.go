@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/bench"
+	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/transfer"
 )
@@ -20,7 +23,7 @@ var progress io.Writer = os.Stderr
 
 // runBench measures the transfer paths: bandwidth per path, direction and
 // size, with ratios to its peers and the ledger's counts.
-func runBench(args []string, stdout, stderr io.Writer) error {
+func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dev := fs.String("device", "", "device spec: sim:0, cuda:0; empty picks cuda:0 if present, else sim:0")
@@ -29,10 +32,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	pathsArg := fs.String("paths", "direct,pinned,staged,mapped,d2d", "paths to measure, comma-separated (also: registered, peer)")
 	svg := fs.String("svg", "", "also write an SVG chart of bandwidth against size to this file")
 	budget := fs.String("budget", "256MiB", "about how many bytes each measurement moves (repeats = budget/size, 3 to 50)")
-	pcie := fs.Float64("pcie", 0, "the host link's GB/s per direction, the ceiling of the host-device figures (default: the device's, else known GPU models)")
+	pcie := fs.Float64("pcie", 0, "the host link's GB/s per direction, the ceiling of the host-device figures (default: the device's, else known GPU models); on sim also the link sim models, unless the spec gives link=")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	bidir := fs.Bool("bidir", false, "also measure, per size, an HtoD and a DtoH along the pinned path at once on two streams (both copy engines), against the sum of the one-way pinned figures")
 	calibrate := fs.Bool("calibrate", false, "measure this machine's cost model (latency and GB/s per path and direction, the host's memcpy, the fastest staging ring) and save it as the planner's profile (-sizes default 4KiB,64KiB,1MiB,8MiB,64MiB)")
+	record := fs.String("record", "", "write every device allocation and free of the run to FILE (an allocation log: cuarray replay FILE asks whether the run fits another device)")
 	profile := fs.String("profile", "", "the planner's profile: the file -calibrate saves, or the one the planner uses (default: $"+transfer.ProfileEnv+", else profile-MODEL.json in the user config dir; sim reads only $"+transfer.ProfileEnv+")")
 	if err := parseSet(fs, args); err != nil {
 		return err
@@ -50,7 +54,6 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *quiet {
 		cfg.Progress = nil
 	}
-	var err error
 	if cfg.Sizes, err = parseSizes(*sizesArg); err != nil {
 		return usageError{err.Error()}
 	}
@@ -60,11 +63,18 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if cfg.Budget, err = accounting.ParseBytes(*budget); err != nil || cfg.Budget <= 0 {
 		return usageError{fmt.Sprintf("budget %q: want a positive size, as 256MiB", *budget)}
 	}
-	d, err := openDevice(*dev)
+	d, err := openBenchDevice(*dev, *pcie)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
+	if *record != "" {
+		stop, err := recordLog(d, *record)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, stop()) }() // before the device's Close: the log holds the run, not the teardown
+	}
 	if _, total, err := d.MemInfo(); err == nil {
 		for _, n := range cfg.Sizes { // each size is made on the host first: -sizes 1TiB was a fatal out of memory
 			if n > total && (sizesSet || !*calibrate) {
@@ -73,7 +83,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *calibrate {
-		cc := bench.CalibrateConfig{Progress: cfg.Progress}
+		cc := bench.CalibrateConfig{Progress: cfg.Progress, PCIe: *pcie}
 		if sizesSet {
 			cc.Sizes = cfg.Sizes
 		}
@@ -114,6 +124,58 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		err = errors.New("the ledger's counts differ from the bytes requested (see the ledger column)")
 	}
 	return errors.Join(impossible, err)
+}
+
+// recordLog writes every allocation and free of dev's ledger from now to
+// the allocation log at path (accounting.Ledger.Record), until stop.
+func recordLog(dev device.Device, path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	rec, err := dev.Ledger().Record(f)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("record %s: %w", path, err), f.Close())
+	}
+	return func() error {
+		if err := errors.Join(rec.Close(), f.Close()); err != nil {
+			return fmt.Errorf("record %s: %w", path, err)
+		}
+		return nil
+	}, nil
+}
+
+// openBenchDevice opens the device of spec for the bench. With pcie > 0
+// (-pcie) a sim device models a host link of that many GB/s, both pinned
+// and pageable (link=, see device.Open), unless its spec gives one: the
+// figures are then those of such a link, and -pcie their ceiling as on a
+// GPU.
+func openBenchDevice(spec string, pcie float64) (device.Device, error) {
+	if pcie <= 0 {
+		return openDevice(spec)
+	}
+	if spec == "" {
+		d, err := openDevice(spec)
+		if err != nil || d.Info().Backend != "sim" {
+			return d, err
+		}
+		spec = d.Info().Name // the default fell back to sim: open it again with the link
+		if err := d.Close(); err != nil {
+			return nil, err
+		}
+	}
+	s, err := device.ParseSpec(spec)
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	if s.Kind == "sim" && !s.Options.Has("link") {
+		if s.Options == nil {
+			s.Options = url.Values{}
+		}
+		s.Options.Set("link", strconv.FormatFloat(pcie, 'g', -1, 64))
+		spec = s.String()
+	}
+	return openDevice(spec)
 }
 
 // parseSizes parses "4KiB,1MiB" into positive byte counts.
@@ -168,7 +230,7 @@ func runCalibrate(dev driver.Device, cfg bench.CalibrateConfig, path string, asJ
 	}
 	p, err := bench.Calibrate(dev, cfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("nothing saved to %s: %w", path, err)
 	}
 	if err := p.Save(path); err != nil {
 		return err

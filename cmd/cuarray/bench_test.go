@@ -7,13 +7,16 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/bench"
 	"github.com/cuarray/cuarray/transfer"
 )
@@ -37,8 +40,7 @@ func TestBenchCommand(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "direct  HtoD")
 	assert.Contains(t, out, " ok")
-	assert.Contains(t, out, "ceiling: host link", "the ceilings are shown")
-	assert.Contains(t, out, "ceiling: device memory")
+	assert.Contains(t, out, "ceiling: host link and device memory, GB/s by copy size: ", "the ceilings are shown: on sim one curve bounds both")
 }
 
 // A figure above its ceiling fails the run with status 1 and a message
@@ -58,7 +60,8 @@ func TestBenchRefusesImpossibleFigures(t *testing.T) {
 		{"staged", []string{"-paths", "staged", "-pcie", "0.0005", "-q"}, []string{"staged HtoD " + sizeText, "staged DtoH " + sizeText}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"bench", "-device", "sim:0?mem=64MiB", "-sizes", size, "-budget", "1MiB"}, tc.args...)
+			// link=1000: -pcie would otherwise model sim's link at its rate, and the figures would be its
+			args := append([]string{"bench", "-device", "sim:0?mem=64MiB&link=1000", "-sizes", size, "-budget", "1MiB"}, tc.args...)
 			code, out, stderr := runCmd(args...)
 			require.Equal(t, 1, code, "an impossible figure fails the run: %s", stderr)
 			assert.True(t, strings.HasPrefix(stderr, "cuarray bench: "), stderr)
@@ -112,6 +115,52 @@ func TestBenchUsageErrors(t *testing.T) {
 	}
 }
 
+// On sim, -pcie models the host link at its rate (unless the spec gives
+// link=): bench and calibrate measure the link, about -pcie GB/s, and
+// -pcie is their ceiling. The calibration's sizes are three decades
+// apart, so that a late wake-up from a sleep on a loaded machine does not
+// tilt the fitted line. A calibration with figures above the ceiling (a
+// link modelled faster than -pcie says) saves nothing and says why.
+func TestBenchPCIeOnSim(t *testing.T) {
+	progress = io.Discard
+	rate := 0.03 + 0.02*rand.Float64()
+	pcie := fmt.Sprintf("%.4f", rate)
+	code, out, stderr := runCmd("bench", "-device", "sim:0?mem=64MiB", "-pcie", pcie, "-sizes", "256KiB", "-paths", "pinned,direct", "-budget", "768KiB", "-json", "-q")
+	require.Equal(t, 0, code, stderr)
+	var r bench.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	for _, q := range r.Results {
+		if q.Path != bench.GoCopy {
+			// the link's rate, never above it; below it by a loaded machine's late wake-ups from sleep
+			assert.LessOrEqual(t, q.GBps, rate*(1+bench.Tolerance), "%s %s: the link's rate", q.Path, q.Direction)
+			assert.GreaterOrEqual(t, q.GBps, rate*0.4, "%s %s: the link's rate, not memory speed", q.Path, q.Direction)
+			assert.Empty(t, q.Impossible)
+		}
+	}
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, "profile.json")
+	code, out, stderr = runCmd("bench", "-device", "sim:0?mem=64MiB", "-calibrate", "-pcie", pcie, "-sizes", "4KiB,4MiB", "-paths", "direct,pinned",
+		"-profile", path, "-json", "-q")
+	require.Equal(t, 0, code, stderr)
+	p, err := transfer.LoadProfile(path)
+	require.NoError(t, err)
+	require.Len(t, p.Costs, 4)
+	for _, c := range p.Costs {
+		assert.LessOrEqual(t, c.GBps, rate*(1+bench.FitTolerance), "%s %s: the link's rate", c.Path, c.Direction)
+		assert.GreaterOrEqual(t, c.GBps, rate*0.4, "%s %s: the link's rate, not memory speed", c.Path, c.Direction)
+	}
+
+	refused := filepath.Join(dir, "refused.json")
+	code, _, stderr = runCmd("bench", "-device", "sim:0?mem=64MiB&link=1000", "-calibrate", "-pcie", "0.001", "-sizes", "4KiB,16KiB", "-paths", "direct",
+		"-profile", refused, "-q")
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "cuarray bench: nothing saved to "+refused+": ")
+	assert.Contains(t, stderr, "direct HtoD: the median at 4.00 KiB of ")
+	assert.Contains(t, stderr, "above the host link's ceiling of 0.001 GB/s (given as the PCIe bandwidth, -pcie)")
+	assert.NoFileExists(t, refused)
+}
+
 // bench -calibrate measures and saves the planner's profile; bench
 // -profile plans with it and reports the planner's pick per size; a bad or
 // foreign profile named on the command line is an error, a bad one in
@@ -120,7 +169,7 @@ func TestBenchCalibrate(t *testing.T) {
 	progress = io.Discard
 	dir := t.TempDir()
 	path := filepath.Join(dir, "profile.json")
-	code, out, stderr := runCmd("bench", "-device", "sim:0?mem=64MiB", "-calibrate", "-sizes", "4KiB,128KiB", "-paths", "direct,staged,pinned",
+	code, out, stderr := runCmd("bench", "-device", "sim:0?mem=64MiB", "-calibrate", "-sizes", "4KiB,4MiB", "-paths", "direct,staged,pinned",
 		"-profile", path, "-q")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "saved to "+path)
@@ -217,4 +266,124 @@ func TestBenchBidirAndEvents(t *testing.T) {
 	for _, col := range []string{"events GB/s", "µs", "vs 1-way", "bidir", "HtoD+DtoH"} {
 		assert.Contains(t, out, col)
 	}
+}
+
+// make run's bench (its command line, -q): the columns that are "-" in
+// every row on sim are not shown, and one line under the table names
+// each with why; -pcie and -bidir bring theirs back.
+func TestBenchTableHidesEmptyColumns(t *testing.T) {
+	progress = io.Discard
+	header := func(out string) string {
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "path") && strings.Contains(line, "GB/s") && strings.Contains(line, "reps") {
+				return line
+			}
+		}
+		t.Fatalf("no table header in %s", out)
+		return ""
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		hidden []string // columns not shown, named in the note
+		shown  []string
+	}{
+		{"make run", []string{"-sizes", "4KiB,1MiB", "-budget", "4MiB"}, []string{"vs PCIe", "vs 1-way"},
+			[]string{"events GB/s", "µs", "ceiling", "vs pinned", "vs copy()", "vs memcpy", "ledger GB/s", "ledger", "planner"}},
+		{"pinned only", []string{"-sizes", "4KiB", "-paths", "pinned", "-budget", "1MiB"}, []string{"vs PCIe", "vs memcpy", "vs 1-way"},
+			[]string{"vs pinned", "µs"}},
+		{"large copies", []string{"-sizes", "256KiB", "-paths", "staged", "-budget", "1MiB"}, []string{"events GB/s", "µs", "vs pinned", "vs PCIe", "vs 1-way"},
+			[]string{"vs memcpy", "ledger"}},
+		{"bidir and -pcie", []string{"-device", "sim:0?mem=64MiB&link=1000", "-pcie", "900", "-sizes", "4KiB", "-paths", "pinned", "-bidir", "-budget", "1MiB"},
+			[]string{"vs memcpy"}, []string{"vs PCIe", "vs 1-way"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"bench", "-device", "sim:0?mem=64MiB", "-q"}, tc.args...)
+			code, out, stderr := runCmd(args...)
+			require.Equal(t, 0, code, stderr)
+			h := header(out)
+			for _, c := range tc.hidden {
+				assert.NotContains(t, h, c, "%s is - in every row", c)
+			}
+			for _, c := range tc.shown {
+				assert.Contains(t, h, c)
+			}
+			note := regexp.MustCompile(`(?m)^not shown, "-" in every row: (.*)$`).FindStringSubmatch(out)
+			require.NotNil(t, note, "one line says what was hidden: %s", out)
+			for _, c := range tc.hidden {
+				assert.Contains(t, note[1], c+" (", "%s is named with why", c)
+			}
+			for _, c := range tc.shown {
+				assert.NotContains(t, note[1], c+" (")
+			}
+		})
+	}
+}
+
+// bench -record writes the run's allocation log, which replay reads: every
+// measurement's device allocations, each freed, and replay's peak is the
+// recorded one; a device smaller than it does not fit. Calibration records
+// too. A file that cannot be made fails before anything is measured.
+func TestBenchRecordReplays(t *testing.T) {
+	progress = io.Discard
+	dir := t.TempDir()
+	kib := rand.IntN(512) + 256
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"bench", []string{"-sizes", fmt.Sprintf("4KiB,%dKiB", kib), "-paths", "direct,pinned,staged,d2d", "-budget", "2MiB"}},
+		{"calibrate", []string{"-calibrate", "-sizes", fmt.Sprintf("4KiB,%dKiB", 8*kib), "-paths", "direct,staged", "-profile", filepath.Join(dir, "p.json")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.name+".alloclog")
+			args := append([]string{"bench", "-device", "sim:0?mem=64MiB", "-q", "-record", path}, tc.args...)
+			code, _, stderr := runCmd(args...)
+			require.Equal(t, 0, code, stderr)
+			f, err := os.Open(path)
+			require.NoError(t, err)
+			defer f.Close()
+			g, err := accounting.ReadLog(f)
+			require.NoError(t, err)
+			allocs, frees := 0, 0
+			for _, e := range g.Events {
+				if e.Kind != accounting.Device {
+					continue
+				}
+				switch e.Op {
+				case accounting.OpAlloc:
+					allocs++
+				case accounting.OpFree:
+					frees++
+				}
+			}
+			assert.Positive(t, allocs, "the run's device allocations are in the log")
+			assert.Equal(t, allocs, frees, "each freed within the run")
+			peak := g.Peak(accounting.Device)
+			assert.GreaterOrEqual(t, peak, int64(kib)<<10, "the largest size was on the device")
+
+			code, out, stderr := runCmd("replay", path, "-device", "sim:0?mem=64MiB", "-json")
+			require.Equal(t, 0, code, stderr)
+			var r struct {
+				Fits         bool  `json:"fits"`
+				PeakInUse    int64 `json:"peak_in_use_bytes"`
+				RecordedPeak int64 `json:"recorded_peak_bytes"`
+				Allocs       int   `json:"allocs"`
+				Frees        int   `json:"frees"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &r))
+			assert.True(t, r.Fits)
+			assert.Equal(t, peak, r.RecordedPeak)
+			assert.Equal(t, peak, r.PeakInUse, "replayed peak = recorded peak")
+			assert.Equal(t, allocs, r.Allocs)
+			assert.Equal(t, frees, r.Frees)
+
+			code, out, stderr = runCmd("replay", path, "-device", "sim:0?mem="+strconv.FormatInt(peak/2, 10))
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, out, "fits           no: allocation", "half the peak does not fit")
+		})
+	}
+	code, _, stderr := runCmd("bench", "-device", "sim:0?mem=64MiB", "-sizes", "4KiB", "-q", "-record", filepath.Join(dir, "no", "such", "dir", "x.alloclog"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "cuarray bench: record: ")
 }

@@ -41,12 +41,14 @@ func (l *Link) check() error {
 	return nil
 }
 
-// bandwidth is the link's pinned rate in bytes per second, for Info.
+// bandwidth is the link's fastest rate in bytes per second, for Info:
+// the most any copy between host and device can move. It is 0 when a rate
+// is 0, since those copies run at memory speed and the link bounds none.
 func (l *Link) bandwidth() float64 {
-	if l == nil {
+	if l == nil || l.PinnedGBps <= 0 || l.PageableGBps <= 0 {
 		return 0
 	}
-	return l.PinnedGBps * 1e9
+	return max(l.PinnedGBps, l.PageableGBps) * 1e9
 }
 
 // pace holds a copy of n bytes in direction dir along path, begun at
