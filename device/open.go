@@ -156,7 +156,8 @@ func withoutSentinel(err error) string {
 }
 
 // parseLink parses a sim link's rates: "25" (pinned and pageable memory
-// alike) or "25,12" (pinned, pageable), positive GB/s.
+// alike) or "25,12" (pinned, pageable), finite GB/s of at least
+// sim.MinLinkGBps.
 func parseLink(v string) (*sim.Link, error) {
 	parts := strings.Split(v, ",")
 	if len(parts) > 2 {
@@ -165,8 +166,8 @@ func parseLink(v string) (*sim.Link, error) {
 	rates := make([]float64, len(parts))
 	for i, p := range parts {
 		r, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-		if err != nil || !(r > 0) || math.IsInf(r, 0) {
-			return nil, fmt.Errorf("want positive GB/s, or pinned,pageable GB/s")
+		if err != nil || !(r >= sim.MinLinkGBps) || math.IsInf(r, 0) {
+			return nil, fmt.Errorf("want GB/s from %v, or pinned,pageable GB/s", sim.MinLinkGBps)
 		}
 		rates[i] = r
 	}

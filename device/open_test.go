@@ -14,6 +14,7 @@ import (
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/device/sim"
 )
 
 func TestOpen(t *testing.T) {
@@ -66,7 +67,7 @@ func TestOpenLink(t *testing.T) {
 }
 
 // FuzzOpenLink: a link option either opens a device whose link is
-// positive and finite, or is refused with ErrBadSpec.
+// finite and at least sim.MinLinkGBps, or is refused with ErrBadSpec.
 func FuzzOpenLink(f *testing.F) {
 	for _, s := range []string{"25", "25,12", "0.001", "0", "-1", "1e400", "NaN", "1,2,3", ",", " 7 , 3 "} {
 		f.Add(s)
@@ -80,7 +81,7 @@ func FuzzOpenLink(f *testing.F) {
 			return
 		}
 		defer dev.Close()
-		if bw := dev.Info().HostLinkBandwidth; !(bw > 0) || math.IsInf(bw, 0) {
+		if bw := dev.Info().HostLinkBandwidth; !(bw >= sim.MinLinkGBps*1e9) || math.IsInf(bw, 0) {
 			t.Fatalf("link=%q opened with a host link of %v B/s", v, bw)
 		}
 	})
@@ -110,6 +111,10 @@ func TestOpenRefuses(t *testing.T) {
 		{"sim:0?link=Inf", device.ErrBadSpec},
 		{"sim:0?link=25,12,6", device.ErrBadSpec},
 		{"sim:0?link=25,", device.ErrBadSpec},
+		// rates below sim.MinLinkGBps: a copy would sleep for days, or its time overflow a Duration
+		{"sim:0?link=1e-9", device.ErrBadSpec},
+		{"sim:0?link=1e-300", device.ErrBadSpec},
+		{"sim:0?link=25,0.0000001", device.ErrBadSpec},
 		{"sim:0?colour=blue", device.ErrBadSpec},
 		{"sim:0?%zz", device.ErrBadSpec},
 		{"cuda:99", device.ErrNoDevice},

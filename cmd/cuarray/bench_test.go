@@ -105,6 +105,8 @@ func TestBenchUsageErrors(t *testing.T) {
 		{"-pcie", "NaN"},
 		{"-pcie", "+Inf"},
 		{"-pcie", "fast"},
+		{"-device", "sim:0", "-pcie", "1e-9"},   // on sim a link so slow each copy would sleep for hours
+		{"-device", "sim:0", "-pcie", "1e-300"}, // and one whose copy times overflow
 		{"-nosuchflag"},
 		{"extra"},
 		{"-device", "nonsense:0"},

@@ -27,15 +27,21 @@ type Link struct {
 	busy [2]time.Time // when the copies queued so far on the link are done, HtoD and DtoH
 }
 
-// check refuses rates that are negative or not finite.
+// MinLinkGBps is the slowest rate a Link models, 1 MB/s: a 64 MiB copy
+// takes a minute at it. A slower rate would hold a copy for days, and at
+// rates near zero a copy's time overflows a time.Duration.
+const MinLinkGBps = 0.001
+
+// check refuses rates that are negative, not finite, or positive and
+// below MinLinkGBps.
 func (l *Link) check() error {
 	if l == nil {
 		return nil
 	}
 	for _, r := range []float64{l.PinnedGBps, l.PageableGBps} {
-		if r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
-			return fmt.Errorf("sim: link of %v GB/s pinned, %v GB/s pageable: want finite rates, 0 for none: %w",
-				l.PinnedGBps, l.PageableGBps, driver.ErrInvalidValue)
+		if r < 0 || math.IsNaN(r) || math.IsInf(r, 0) || (r > 0 && r < MinLinkGBps) {
+			return fmt.Errorf("sim: link of %v GB/s pinned, %v GB/s pageable: want finite rates of at least %v GB/s, 0 for none: %w",
+				l.PinnedGBps, l.PageableGBps, MinLinkGBps, driver.ErrInvalidValue)
 		}
 	}
 	return nil

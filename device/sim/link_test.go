@@ -54,7 +54,8 @@ func TestLink(t *testing.T) {
 	}), 2*pinnedTime, "one copy engine per direction")
 	assert.Equal(t, src, peek(t, dev, p+n, n))
 
-	for _, bad := range []*sim.Link{{PinnedGBps: -1}, {PageableGBps: math.NaN()}, {PinnedGBps: math.Inf(1)}} {
+	for _, bad := range []*sim.Link{{PinnedGBps: -1}, {PageableGBps: math.NaN()}, {PinnedGBps: math.Inf(1)},
+		{PinnedGBps: sim.MinLinkGBps / 2}, {PinnedGBps: 1, PageableGBps: 1e-300}} { // too slow: a copy sleeps for ever, or its time overflows
 		_, err := sim.New(sim.Config{Memory: 1 << 20, Link: bad})
 		assert.ErrorIs(t, err, driver.ErrInvalidValue, "%+v", bad)
 	}
