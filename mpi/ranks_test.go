@@ -389,3 +389,100 @@ func TestRankErrorsAreReturned(t *testing.T) {
 	}
 	require.NoError(t, world.Barrier())
 }
+
+// An Alltoallv into an array longer than what it receives leaves the
+// elements past the received blocks as they were, on every path: the
+// receive's staging buffer (or a strided array's packed copy) holds only
+// what MPI wrote, and must not overwrite the rest of the array.
+func TestRankAlltoallvLeavesTheRestOfRecv(t *testing.T) {
+	world, dev := rankSetup(t)
+	r, n := world.Rank(), world.Size()
+	seed, err := world.AllreduceInt64([]int64{rand.Int64N(1 << 40)}, true)
+	require.NoError(t, err)
+	const per, spare = 5, 7 // elements each rank sends each rank; elements of recv past the received ones
+	tests := []struct {
+		name    string
+		strided bool
+	}{{"contiguous receive", false}, {"strided receive", true}}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if i == 0 {
+				defer t.Run("transposed receive", func(t *testing.T) { transposedAlltoallv(t, world, dev, uint64(seed[0])) })
+			}
+			tr, err := NewTransport(world, dev)
+			require.NoError(t, err)
+			defer tr.Close()
+			counts := make([]int64, n)
+			for q := range counts {
+				counts[q] = per
+			}
+			src := upload(t, dev, seeded(r, n*per, uint64(seed[0])+uint64(i)), n*per)
+			total := n*per + spare
+			before := seeded(r+1000, total, uint64(seed[0])+uint64(i)) // the receive's own values, fresh
+			var dst, into *devarray.DevArray
+			if tt.strided {
+				// every other element of an array twice as long: strided, and the elements
+				// between must stay as they were too
+				both := seeded(r+2000, 2*total, uint64(seed[0])+uint64(i))
+				for k := range total {
+					both[2*k] = before[k]
+				}
+				dst = upload(t, dev, both, 2*total)
+				into, err = dst.Slice(0, 0, 2*total, 2)
+				require.NoError(t, err)
+				require.False(t, into.IsContiguous())
+				require.NoError(t, tr.Alltoallv(src, counts, into, counts))
+				got := download(t, dst)
+				for k := range total {
+					if k >= n*per {
+						assert.Equal(t, before[k], got[2*k], "element %d past the received ones", k)
+					}
+					assert.Equal(t, both[2*k+1], got[2*k+1], "element %d between the view's", 2*k+1)
+				}
+				return
+			}
+			dst = upload(t, dev, before, total)
+			into = dst
+			require.NoError(t, tr.Alltoallv(src, counts, into, counts))
+			got := download(t, dst)
+			assert.Equal(t, before[n*per:], got[n*per:], "the elements past the received ones")
+			for q := range n {
+				theirs := seeded(q, n*per, uint64(seed[0])+uint64(i))
+				assert.Equal(t, theirs[r*per:(r+1)*per], got[q*per:(q+1)*per], "the block from rank %d", q)
+			}
+		})
+	}
+}
+
+// transposedAlltoallv receives into a transposed view of a (rows, 3)
+// array, which no one-axis view describes: the blocks land in its first
+// row, which is the array's first column, and every other element stays.
+func transposedAlltoallv(t *testing.T, world Comm, dev driver.Device, seed uint64) {
+	r, n := world.Rank(), world.Size()
+	const per, cols = 3, 3
+	rows := n*per + 2
+	tr, err := NewTransport(world, dev)
+	require.NoError(t, err)
+	defer tr.Close()
+	counts := make([]int64, n)
+	for q := range counts {
+		counts[q] = per
+	}
+	src := upload(t, dev, seeded(r, n*per, seed+7), n*per)
+	before := seeded(r+3000, rows*cols, seed+7)
+	dst := upload(t, dev, before, rows, cols)
+	view, err := dst.Permute(1, 0)
+	require.NoError(t, err)
+	require.NoError(t, tr.Alltoallv(src, counts, view, counts))
+	got := download(t, dst)
+	for i := range rows {
+		for j := range cols {
+			if j == 0 && i < n*per {
+				q, k := i/per, i%per
+				assert.Equal(t, seeded(q, n*per, seed+7)[r*per+k], got[i*cols], "element %d of the block from rank %d", k, q)
+				continue
+			}
+			assert.Equal(t, before[i*cols+j], got[i*cols+j], "element (%d, %d), not received into", i, j)
+		}
+	}
+}

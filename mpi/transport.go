@@ -144,11 +144,34 @@ func (t *Transport) Alltoallv(send *devarray.DevArray, sendCounts []int64, recv 
 			End(ss), send.NBytes(), End(rs), recv.NBytes(), ErrInvalidSpan)
 	}
 	moved := End(ss) + End(rs) - ss[t.comm.rank].Len - rs[t.comm.rank].Len
-	return t.withHost("alltoallv", send, true, false, func(sp uintptr) error {
-		return t.withHost("alltoallv", recv, false, true, func(rp uintptr) error {
+	// only the elements the blocks cover go through MPI: the rest of recv is left as it was
+	sendPart, _ := leading(send, End(ss)/size)
+	recvPart, whole := leading(recv, End(rs)/size)
+	return t.withHost("alltoallv", sendPart, true, false, func(sp uintptr) error {
+		// a receive that covers part of an array no view can cut it to takes the array's
+		// bytes in first, so that what goes back to it past the blocks is its own
+		return t.withHost("alltoallv", recvPart, !whole, true, func(rp uintptr) error {
 			return t.timed(moved, func() error { return t.comm.AlltoallvBytes(sp, ss, rp, rs) })
 		})
 	})
+}
+
+// leading returns a view of a's first n elements in C order, and whether
+// it is exactly those: a itself when n is all of them, or a view of them
+// when a can be read as one axis; otherwise a, and false.
+func leading(a *devarray.DevArray, n int64) (*devarray.DevArray, bool) {
+	if n == a.Size() {
+		return a, true
+	}
+	flat, err := a.Reshape(-1)
+	if err != nil { // strides that one axis cannot describe (a transposed view, say)
+		return a, false
+	}
+	part, err := flat.Slice(0, 0, int(n))
+	if err != nil {
+		return a, false
+	}
+	return part, true
 }
 
 // check refuses a nil or freed array, or one of another device.
