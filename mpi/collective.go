@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"math"
 	"unsafe"
 )
 
@@ -17,25 +18,24 @@ import (
 // chunk (Simple) on every rank, it is MPI_Alltoallv with MPI_BYTE;
 // otherwise each span is a derived datatype that holds its own 64-bit
 // offset, passed to MPI_Alltoallw: counts above 2^31 work. The ranks agree
-// on which with an MPI_Allreduce first (a call every rank must make alike).
+// on which with an MPI_Allreduce first (a call every rank must make alike),
+// and on whether to go ahead at all: spans that are not one per rank, or
+// at a negative offset, or of a negative length, or past the end of the
+// address space, make this rank return an error and every other rank
+// return one wrapping ErrPeerFailed, rather than wait on a collective
+// this rank never makes.
 func (c Comm) AlltoallvBytes(s uintptr, send []Span, r uintptr, recv []Span) error {
 	if err := ready("alltoallv"); err != nil {
 		return err
 	}
-	if len(send) != c.size || len(recv) != c.size {
-		return fmt.Errorf("mpi: alltoallv: %d send and %d receive spans for %d ranks: %w", len(send), len(recv), c.size, ErrInvalidSpan)
-	}
 	chunk := ChunkBytes()
-	// every rank must make the same call: Alltoallv only if every rank's spans are simple
-	simple := int64(0)
-	if !Simple(send, chunk) || !Simple(recv, chunk) {
-		simple = 1
-	}
-	anyDerived, err := c.AllreduceInt64([]int64{simple}, true)
+	local := checkSpans(c.size, send, recv)
+	derived := local == nil && (!Simple(send, chunk) || !Simple(recv, chunk))
+	anyDerived, err := c.agree("alltoallv", local, derived)
 	if err != nil {
 		return err
 	}
-	if anyDerived[0] == 0 {
+	if !anyDerived {
 		sc, sd := cInts(send)
 		rc, rd := cInts(recv)
 		calls.Lock()
@@ -78,6 +78,48 @@ func (c Comm) AlltoallvBytes(s uintptr, send []Span, r uintptr, recv []Span) err
 	ferr := freeAll(types)
 	types = nil
 	return errors.Join(err, ferr)
+}
+
+// checkSpans returns an error unless send and recv hold one span per rank
+// of ranks, each at a non-negative offset with a non-negative length that
+// ends within an int64.
+func checkSpans(ranks int, send, recv []Span) error {
+	if len(send) != ranks || len(recv) != ranks {
+		return fmt.Errorf("mpi: alltoallv: %d send and %d receive spans for %d ranks: %w", len(send), len(recv), ranks, ErrInvalidSpan)
+	}
+	for _, side := range [][]Span{send, recv} {
+		for q, sp := range side {
+			if sp.Off < 0 || sp.Len < 0 || sp.Off > math.MaxInt64-sp.Len {
+				return fmt.Errorf("mpi: alltoallv: span for rank %d of %d bytes at %d: %w", q, sp.Len, sp.Off, ErrInvalidSpan)
+			}
+		}
+	}
+	return nil
+}
+
+// agree is the first step of a collective call whose ranks may fail
+// before it: every rank says whether it failed (local) and whether it
+// needs derived datatypes (MPI_Allreduce, the maximum of both). It
+// returns local when this rank failed, an error wrapping ErrPeerFailed
+// when another did, else whether any rank needs derived datatypes.
+func (c Comm) agree(op string, local error, derived bool) (anyDerived bool, err error) {
+	flags := []int64{0, 0}
+	if local != nil {
+		flags[0] = 1
+	}
+	if derived {
+		flags[1] = 1
+	}
+	all, err := c.AllreduceInt64(flags, true)
+	switch {
+	case local != nil:
+		return false, errors.Join(local, err)
+	case err != nil:
+		return false, err
+	case all[0] != 0:
+		return false, fmt.Errorf("mpi: %s: %w", op, ErrPeerFailed)
+	}
+	return all[1] != 0, nil
 }
 
 // cInts returns the lengths and offsets of spans that Simple accepted.

@@ -486,3 +486,91 @@ func transposedAlltoallv(t *testing.T, world Comm, dev driver.Device, seed uint6
 		}
 	}
 }
+
+// When one rank's Alltoallv cannot go ahead (counts its arrays cannot
+// hold, a negative count, a staging buffer or copy that fails, spans that
+// are not spans), every rank returns an error, none waits for ever on the
+// collective the others never make, and the next Alltoallv works.
+func TestRankAlltoallvRanksAgreeOnRefusal(t *testing.T) {
+	world, dev := rankSetup(t)
+	r, n := world.Rank(), world.Size()
+	bad := n - 1 // the last rank misbehaves: rank 0 too when it is alone
+	seed, err := world.AllreduceInt64([]int64{rand.Int64N(1 << 40)}, true)
+	require.NoError(t, err)
+	fails, ok := dev.(interface {
+		FailAlloc(int64)
+		FailCopy(int64)
+	})
+	require.True(t, ok, "a sim device injects failures")
+	per := 1 + int(uint64(seed[0])%17)
+	tests := []struct {
+		name string
+		// breaks this rank's call: counts or arrays, or the device
+		spoil func(send, recv []int64)
+		call  func(tr *Transport, src, dst *devarray.DevArray, send, recv []int64) error
+	}{
+		{name: "more to send than the array holds", spoil: func(send, _ []int64) { send[0] += 3 }},
+		{name: "a negative count", spoil: func(_, recv []int64) { recv[0] = -1 }},
+		{name: "a count for a rank too many", spoil: nil, call: func(tr *Transport, src, dst *devarray.DevArray, send, recv []int64) error {
+			return tr.Alltoallv(src, append(send, 1), dst, recv)
+		}},
+		{name: "the staging copy fails", spoil: func(_, _ []int64) { fails.FailCopy(1) }},
+		{name: "the staging buffer cannot be allocated", spoil: func(_, _ []int64) { fails.FailAlloc(1) }},
+		{name: "spans at negative offsets", call: func(tr *Transport, src, dst *devarray.DevArray, send, recv []int64) error {
+			spans := make([]Span, n)
+			for q := range spans {
+				spans[q] = Span{Off: -4, Len: 4}
+			}
+			return world.AlltoallvBytes(uintptr(src.Ptr()), spans, uintptr(dst.Ptr()), spans)
+		}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr, err := NewTransport(world, dev)
+			require.NoError(t, err)
+			defer tr.Close()
+			counts := func() []int64 {
+				c := make([]int64, n)
+				for q := range c {
+					c[q] = int64(per)
+				}
+				return c
+			}
+			src := upload(t, dev, seeded(r, n*per, uint64(seed[0])+uint64(i)), n*per)
+			dst, err := devarray.Empty(dev, devarray.Float32, n*per)
+			require.NoError(t, err)
+			defer dst.Free()
+			send, recv := counts(), counts()
+			call := func(tr *Transport, src, dst *devarray.DevArray, send, recv []int64) error {
+				return tr.Alltoallv(src, send, dst, recv)
+			}
+			if tt.call != nil && r == bad {
+				call = tt.call
+			}
+			if tt.spoil != nil && r == bad {
+				tt.spoil(send, recv)
+			}
+			done := make(chan error, 1)
+			go func() { done <- call(tr, src, dst, send, recv) }()
+			select {
+			case err = <-done:
+			case <-time.After(20 * time.Second):
+				require.FailNow(t, "Alltoallv still waiting after 20 s: the ranks did not agree")
+			}
+			require.Error(t, err, "every rank returns an error when rank %d cannot go ahead", bad)
+			if r != bad {
+				assert.ErrorIs(t, err, ErrPeerFailed, "the other ranks say another rank failed")
+			} else {
+				assert.NotErrorIs(t, err, ErrPeerFailed, "the failing rank says its own error")
+			}
+			fails.FailAlloc(0)
+			fails.FailCopy(0)
+			// the ranks are still in step: the next Alltoallv moves every block
+			require.NoError(t, tr.Alltoallv(src, counts(), dst, counts()))
+			got := download(t, dst)
+			for q := range n {
+				assert.Equal(t, seeded(q, n*per, uint64(seed[0])+uint64(i))[r*per:(r+1)*per], got[q*per:(q+1)*per], "the block from rank %d", q)
+			}
+		})
+	}
+}

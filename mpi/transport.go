@@ -113,8 +113,25 @@ func (t *Transport) Recv(a *devarray.DevArray, src, tag int) error {
 // receives from each rank q recvCounts[q] elements into recv, likewise
 // (MPI_Alltoallv; with more than ChunkBytes in a block, MPI_Alltoallw of
 // derived datatypes). The arrays must have one dtype and hold at least
-// the counts' sums.
+// the counts' sums. When this rank cannot make the call (bad counts or
+// arrays, a staging buffer or copy that fails), it returns its error and
+// the other ranks' Alltoallv return one wrapping ErrPeerFailed: no rank
+// waits on the others.
 func (t *Transport) Alltoallv(send *devarray.DevArray, sendCounts []int64, recv *devarray.DevArray, recvCounts []int64) error {
+	if t == nil {
+		return fmt.Errorf("mpi: alltoallv: no transport: %w", ErrState)
+	}
+	called := false // whether the ranks' agreement (in AlltoallvBytes) was reached
+	err := t.alltoallv(send, sendCounts, recv, recvCounts, &called)
+	if err != nil && !called {
+		_, aerr := t.comm.agree("alltoallv", err, false) // the other ranks wait for this rank's word
+		return aerr
+	}
+	return err
+}
+
+// alltoallv is Alltoallv; it sets *called when it reaches the MPI call.
+func (t *Transport) alltoallv(send *devarray.DevArray, sendCounts []int64, recv *devarray.DevArray, recvCounts []int64, called *bool) error {
 	if err := t.check("alltoallv send", send); err != nil {
 		return err
 	}
@@ -151,6 +168,7 @@ func (t *Transport) Alltoallv(send *devarray.DevArray, sendCounts []int64, recv 
 		// a receive that covers part of an array no view can cut it to takes the array's
 		// bytes in first, so that what goes back to it past the blocks is its own
 		return t.withHost("alltoallv", recvPart, !whole, true, func(rp uintptr) error {
+			*called = true
 			return t.timed(moved, func() error { return t.comm.AlltoallvBytes(sp, ss, rp, rs) })
 		})
 	})
