@@ -65,8 +65,8 @@ int cu_alltoallw(uintptr_t s, int *sc, int *sd, MPI_Datatype *st, uintptr_t r, i
 int cu_allreduce_i64(long long *in, long long *out, int n, int max, MPI_Comm c) {
 	return MPI_Allreduce(in, out, n, MPI_LONG_LONG, max ? MPI_MAX : MPI_SUM, c);
 }
-int cu_gather_i64(long long v, long long *out, int root, MPI_Comm c) {
-	return MPI_Gather(&v, 1, MPI_LONG_LONG, out, 1, MPI_LONG_LONG, root, c);
+int cu_allgather_i64(long long v, long long *out, MPI_Comm c) {
+	return MPI_Allgather(&v, 1, MPI_LONG_LONG, out, 1, MPI_LONG_LONG, c);
 }
 int cu_gatherv(uintptr_t s, int n, uintptr_t r, int *rc, int *rd, int root, MPI_Comm c) {
 	return MPI_Gatherv((void *)s, n, MPI_BYTE, (void *)r, rc, rd, MPI_BYTE, root, c);

@@ -23,7 +23,7 @@ int cu_recv(uintptr_t p, int count, MPI_Datatype t, int src, int tag, MPI_Comm c
 int cu_alltoallv(uintptr_t s, int *sc, int *sd, uintptr_t r, int *rc, int *rd, MPI_Comm c);
 int cu_alltoallw(uintptr_t s, int *sc, int *sd, MPI_Datatype *st, uintptr_t r, int *rc, int *rd, MPI_Datatype *rt, MPI_Comm c);
 int cu_allreduce_i64(long long *in, long long *out, int n, int max, MPI_Comm c);
-int cu_gather_i64(long long v, long long *out, int root, MPI_Comm c);
+int cu_allgather_i64(long long v, long long *out, MPI_Comm c);
 int cu_gatherv(uintptr_t s, int n, uintptr_t r, int *rc, int *rd, int root, MPI_Comm c);
 int cu_bcast(uintptr_t p, int n, int root, MPI_Comm c);
 void cu_error_string(int code, char *buf);

@@ -152,9 +152,14 @@ func (c Comm) AllreduceInt64(xs []int64, max bool) ([]int64, error) {
 	return out, err
 }
 
-// Gather collects every rank's bytes on root, in rank order (MPI_Gather of
-// the lengths, then MPI_Gatherv); other ranks get nil. Each rank's part
-// must be below 2 GiB.
+// maxGather is the most bytes Gather collects in all: what one
+// MPI_Gatherv of bytes takes (a test lowers it).
+var maxGather int64 = MaxCount
+
+// Gather collects every rank's bytes on root, in rank order
+// (MPI_Allgather of the lengths, then MPI_Gatherv); other ranks get nil.
+// The parts must add up to less than 2 GiB: every rank sees every length,
+// so that every rank refuses alike (ErrTooLarge) a gather past that.
 func (c Comm) Gather(b []byte, root int) ([][]byte, error) {
 	if err := ready("gather"); err != nil {
 		return nil, err
@@ -162,27 +167,24 @@ func (c Comm) Gather(b []byte, root int) ([][]byte, error) {
 	if err := c.checkPeer("gather", root); err != nil {
 		return nil, err
 	}
-	if int64(len(b)) > MaxCount {
-		return nil, fmt.Errorf("mpi: gather: %d bytes, at most %d: %w", len(b), MaxCount, ErrTooLarge)
-	}
 	lens := make([]int64, c.size)
 	calls.Lock()
-	err := check("MPI_Gather", C.cu_gather_i64(C.longlong(len(b)), (*C.longlong)(unsafe.Pointer(&lens[0])), C.int(root), c.c))
+	err := check("MPI_Allgather", C.cu_allgather_i64(C.longlong(len(b)), (*C.longlong)(unsafe.Pointer(&lens[0])), c.c))
 	calls.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	var all []byte
 	counts, disps := make([]C.int, c.size), make([]C.int, c.size)
-	if c.rank == root {
-		var total int64
-		for i, n := range lens {
-			if total+n > MaxCount {
-				return nil, fmt.Errorf("mpi: gather: more than %d bytes in all: %w", MaxCount, ErrTooLarge)
-			}
-			counts[i], disps[i] = C.int(n), C.int(total)
-			total += n
+	var total int64
+	for i, n := range lens {
+		if n > maxGather-total {
+			return nil, fmt.Errorf("mpi: gather: rank %d's %d bytes after %d: more than %d bytes in all: %w", i, n, total, maxGather, ErrTooLarge)
 		}
+		counts[i], disps[i] = C.int(n), C.int(total)
+		total += n
+	}
+	var all []byte
+	if c.rank == root {
 		all = make([]byte, total+1) // +1: never empty, so it has an address
 	}
 	sp, unpinS := goBytes(b)

@@ -574,3 +574,60 @@ func TestRankAlltoallvRanksAgreeOnRefusal(t *testing.T) {
 		})
 	}
 }
+
+// A Gather whose parts add up to more than one MPI call takes (or with a
+// part too long itself) is refused by every rank alike, and the ranks
+// stay in step: the next Gather works. The limit is lowered from 2 GiB
+// for the test.
+func TestRankGatherRefusedByEveryRank(t *testing.T) {
+	world, _ := rankSetup(t)
+	r, n := world.Rank(), world.Size()
+	defer func(old int64) { maxGather = old }(maxGather)
+	seed, err := world.AllreduceInt64([]int64{rand.Int64N(1 << 40)}, true)
+	require.NoError(t, err)
+	g := rand.New(rand.NewPCG(uint64(seed[0]), uint64(r)))
+	part := func(k int) []byte {
+		b := make([]byte, k)
+		for i := range b {
+			b[i] = byte(g.IntN(256))
+		}
+		return b
+	}
+	tests := []struct {
+		name  string
+		limit int64
+		size  func(rank int) int
+	}{
+		{"the parts add up past the limit", int64(100*n - 1), func(int) int { return 100 }},
+		{"the last rank's part is past the limit", 50, func(rank int) int {
+			if rank == n-1 {
+				return 51
+			}
+			return 10
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			maxGather = tt.limit
+			done := make(chan error, 1)
+			go func() { _, err := world.Gather(part(tt.size(r)), 0); done <- err }()
+			select {
+			case err = <-done:
+			case <-time.After(20 * time.Second):
+				require.FailNow(t, "Gather still waiting after 20 s: the ranks did not agree")
+			}
+			assert.ErrorIs(t, err, ErrTooLarge, "rank %d", r)
+			maxGather = MaxCount
+			mine := part(1 + r)
+			all, err := world.Gather(mine, n-1)
+			require.NoError(t, err)
+			if r == n-1 {
+				require.Len(t, all, n)
+				assert.Equal(t, mine, all[r])
+				for q := range all {
+					assert.Len(t, all[q], 1+q)
+				}
+			}
+		})
+	}
+}
