@@ -69,11 +69,13 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	defer d.Close()
 	if *record != "" {
-		stop, err := recordLog(d, *record)
-		if err != nil {
-			return err
+		stop, rerr := recordLog(d, *record)
+		if rerr != nil {
+			return rerr
 		}
-		defer func() { err = errors.Join(err, stop()) }() // before the device's Close: the log holds the run, not the teardown
+		// before the device's Close: the log holds the run, not the teardown; its error is
+		// the run's (runBench's named result), so that a log not written whole fails the run
+		defer func() { err = errors.Join(err, stop()) }()
 	}
 	if _, total, err := d.MemInfo(); err == nil {
 		for _, n := range cfg.Sizes { // each size is made on the host first: -sizes 1TiB was a fatal out of memory

@@ -388,4 +388,12 @@ func TestBenchRecordReplays(t *testing.T) {
 	code, _, stderr := runCmd("bench", "-device", "sim:0?mem=64MiB", "-sizes", "4KiB", "-q", "-record", filepath.Join(dir, "no", "such", "dir", "x.alloclog"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "cuarray bench: record: ")
+	// a log that cannot be written to the end (a full disk) fails the run: the log is not whole
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full to stand for a full disk")
+	}
+	kib = rand.IntN(60) + 4
+	code, _, stderr = runCmd("bench", "-device", "sim:0?mem=64MiB", "-sizes", fmt.Sprintf("%dKiB", kib), "-paths", "pinned", "-q", "-record", "/dev/full")
+	assert.Equal(t, 1, code, "a log lost to a full disk: %s", stderr)
+	assert.Contains(t, stderr, "record /dev/full: ")
 }
