@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/examples/fbp/tomo"
@@ -166,6 +167,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "fbpmpi: %v\n%s\n", err, usage)
 		}
 		return finalize(stderr, 2)
+	case errors.Is(err, mpi.ErrPeerFailed):
+		// another rank failed a collective call and is ending the job with its own line:
+		// wait for it, and end the job here only if it does not
+		time.Sleep(peerWait)
+		return abort(stderr, rank, err)
 	case err != nil:
 		return abort(stderr, rank, err)
 	}
@@ -176,6 +182,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	return finalize(stderr, 0)
 }
+
+// peerWait is how long a rank whose collective call another rank failed
+// waits for that rank to end the job before it ends it itself.
+const peerWait = 10 * time.Second
 
 // abort says why this rank failed, in one line, and ends every rank of
 // the job.
