@@ -631,3 +631,73 @@ func TestRankGatherRefusedByEveryRank(t *testing.T) {
 		})
 	}
 }
+
+// Every staging copy of an Alltoallv (its send staged out, its receive
+// staged in) that fails makes the call return an error: the k-th fails
+// for k = 1 to the copies a call makes, on every rank alike. Strided
+// arrays are packed and unpacked by kernels on sim, which FailCopy does
+// not fail.
+func TestRankAlltoallvReturnsEveryFailedCopy(t *testing.T) {
+	world, dev := rankSetup(t)
+	r, n := world.Rank(), world.Size()
+	fails, ok := dev.(interface{ FailCopy(int64) })
+	require.True(t, ok, "a sim device injects failed copies")
+	seed, err := world.AllreduceInt64([]int64{rand.Int64N(1 << 40)}, true)
+	require.NoError(t, err)
+	const per = 6
+	counts := make([]int64, n)
+	for q := range counts {
+		counts[q] = per
+	}
+	tr, err := NewTransport(world, dev)
+	require.NoError(t, err)
+	defer tr.Close()
+	src := upload(t, dev, seeded(r, 2*n*per, uint64(seed[0])), 2*n*per)
+	send, err := src.Slice(0, 0, 2*n*per, 2) // strided: packed first
+	require.NoError(t, err)
+	dst := upload(t, dev, seeded(r+500, 2*n*per, uint64(seed[0])), 2*n*per)
+	recv, err := dst.Slice(0, 1, 2*n*per, 2) // strided: unpacked after
+	require.NoError(t, err)
+	before := dev.Ledger().Snapshot()
+	require.NoError(t, tr.Alltoallv(send, counts, recv, counts))
+	d := accounting.Diff(before, dev.Ledger().Snapshot())
+	made := d.Copies[accounting.HtoD][accounting.PathPinned].Count + d.Copies[accounting.DtoH][accounting.PathPinned].Count
+	require.Equal(t, int64(2), made, "staged out, staged in")
+	for k := int64(1); k <= made; k++ {
+		fails.FailCopy(k)
+		err := tr.Alltoallv(send, counts, recv, counts)
+		fails.FailCopy(0)
+		assert.Error(t, err, "copy %d of %d failed", k, made)
+	}
+}
+
+// A receive into a strided array that MPI fails (a message longer than
+// the array) leaves the array as it was: the packed copy it would have
+// been unpacked from holds nothing received.
+func TestRankFailedStridedRecvLeavesTheArray(t *testing.T) {
+	world, dev := rankSetup(t)
+	r, n := world.Rank(), world.Size()
+	if n < 2 {
+		t.Skip("a message between two ranks")
+	}
+	seed, err := world.AllreduceInt64([]int64{rand.Int64N(1 << 40)}, true)
+	require.NoError(t, err)
+	tr, err := NewTransport(world, dev)
+	require.NoError(t, err)
+	defer tr.Close()
+	const long, short = 64, 16
+	switch r {
+	case 0:
+		require.NoError(t, tr.Send(upload(t, dev, seeded(0, long, uint64(seed[0])), long), 1, 5))
+	case 1:
+		mine := seeded(1, 2*short, uint64(seed[0]))
+		dst := upload(t, dev, mine, 2*short)
+		into, err := dst.Slice(0, 0, 2*short, 2)
+		require.NoError(t, err)
+		err = tr.Recv(into, 0, 5)
+		var me *Error
+		require.True(t, errors.As(err, &me), "truncation is MPI's error: %v", err)
+		assert.Equal(t, mine, download(t, dst), "the array is as it was")
+	}
+	require.NoError(t, world.Barrier())
+}

@@ -228,9 +228,11 @@ func (t *Transport) withHost(op string, a *devarray.DevArray, in, out bool, f fu
 	}
 	src := a
 	if !a.IsContiguous() {
-		tmp, err := devarray.Empty(t.dev, a.DType(), a.Shape()...)
-		if err != nil {
-			return fmt.Errorf("mpi: %s: pack: %w", op, err)
+		// tmp, not tmp and a new err: the deferred calls below must see and set this
+		// call's result (a failed call is not unpacked; a failed unpack is returned)
+		tmp, terr := devarray.Empty(t.dev, a.DType(), a.Shape()...)
+		if terr != nil {
+			return fmt.Errorf("mpi: %s: pack: %w", op, terr)
 		}
 		defer func() { err = errors.Join(err, tmp.Free()) }()
 		if in {
