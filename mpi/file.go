@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"math"
 	"unsafe"
 )
 
@@ -72,11 +73,10 @@ func (f *File) Size() (int64, error) {
 
 // WriteAtAll writes b at byte offset off (MPI_File_write_at_all): a
 // collective call, every rank its own part (an empty b is a part too).
+// A rank that cannot make the call (a negative offset, a closed file)
+// returns its error, and every other rank one wrapping ErrPeerFailed.
 func (f *File) WriteAtAll(off int64, b []byte) error {
-	if err := f.usable("write"); err != nil {
-		return err
-	}
-	t, err := typeOf(Span{Len: int64(len(b))}, ChunkBytes())
+	t, err := f.agreeIO("write", off, b)
 	if err != nil {
 		return err
 	}
@@ -89,12 +89,11 @@ func (f *File) WriteAtAll(off int64, b []byte) error {
 }
 
 // ReadAtAll fills b from byte offset off (MPI_File_read_at_all,
-// collective); a file that ends before b is full is an error.
+// collective); a file that ends before b is full is an error. A rank that
+// cannot make the call returns its error, and every other rank one
+// wrapping ErrPeerFailed.
 func (f *File) ReadAtAll(off int64, b []byte) error {
-	if err := f.usable("read"); err != nil {
-		return err
-	}
-	t, err := typeOf(Span{Len: int64(len(b))}, ChunkBytes())
+	t, err := f.agreeIO("read", off, b)
 	if err != nil {
 		return err
 	}
@@ -118,6 +117,31 @@ func (f *File) ReadAtAll(off int64, b []byte) error {
 		err = fmt.Errorf("mpi: read %s: %d bytes at %d: the file ends at %d: %w", f.path, len(b), off, size, ErrInvalidSpan)
 	}
 	return err
+}
+
+// agreeIO checks this rank's part of a collective read or write of b at
+// off and makes its datatype, and agrees with the other ranks of the
+// file's communicator on going ahead: an error on every rank when any
+// cannot (the caller frees the datatype only when there is none).
+func (f *File) agreeIO(op string, off int64, b []byte) (datatype, error) {
+	if f == nil {
+		return datatype{}, fmt.Errorf("mpi: file %s: no file: %w", op, ErrState)
+	}
+	if err := ready("file " + op); err != nil {
+		return datatype{}, err
+	}
+	local := f.usable(op)
+	if local == nil && (off < 0 || off > math.MaxInt64-int64(len(b))) {
+		local = fmt.Errorf("mpi: %s %s: %d bytes at %d: %w", op, f.path, len(b), off, ErrInvalidSpan)
+	}
+	var t datatype
+	if local == nil {
+		t, local = typeOf(Span{Len: int64(len(b))}, ChunkBytes())
+	}
+	if _, err := f.comm.agree("file "+op, local, false); err != nil {
+		return datatype{}, errors.Join(err, t.free())
+	}
+	return t, nil
 }
 
 // Close closes the file (collective). A second Close is a no-op.

@@ -701,3 +701,63 @@ func TestRankFailedStridedRecvLeavesTheArray(t *testing.T) {
 	}
 	require.NoError(t, world.Barrier())
 }
+
+// A collective write or read that one rank cannot make (a negative
+// offset) returns an error on every rank, ErrPeerFailed on the others,
+// and the file can still be closed by all.
+func TestRankFileRefusalIsEveryRanks(t *testing.T) {
+	world, _ := rankSetup(t)
+	r, n := world.Rank(), world.Size()
+	dir := make([]byte, 256)
+	if r == 0 {
+		copy(dir, t.TempDir())
+	}
+	require.NoError(t, world.Bcast(dir, 0))
+	path := filepath.Join(strings.TrimRight(string(dir), "\x00"), "refused")
+	slab := seededBytes(r, 32)
+	off := func() int64 {
+		if r == n-1 {
+			return -int64(1 + rand.IntN(1000))
+		}
+		return int64(r) * 32
+	}
+	tests := []struct {
+		name string
+		call func(f *File) error
+	}{
+		{"write at a negative offset", func(f *File) error { return f.WriteAtAll(off(), slab) }},
+		{"read at a negative offset", func(f *File) error { return f.ReadAtAll(off(), make([]byte, 32)) }},
+	}
+	f, err := Create(world, path)
+	require.NoError(t, err)
+	require.NoError(t, f.WriteAtAll(int64(r)*32, slab))
+	require.NoError(t, f.Close())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Open(world, path)
+			require.NoError(t, err)
+			done := make(chan error, 1)
+			go func() { done <- tt.call(f) }()
+			select {
+			case err = <-done:
+			case <-time.After(20 * time.Second):
+				require.FailNow(t, "still waiting after 20 s: the ranks did not agree")
+			}
+			require.Error(t, err)
+			if r != n-1 {
+				assert.ErrorIs(t, err, ErrPeerFailed)
+			}
+			require.NoError(t, f.Close())
+		})
+	}
+}
+
+// seededBytes returns n random bytes for rank r.
+func seededBytes(r, n int) []byte {
+	g := rand.New(rand.NewPCG(uint64(r)+7, rand.Uint64()))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(g.IntN(256))
+	}
+	return b
+}
