@@ -86,6 +86,7 @@ fuzz:
 	$(GO) test ./accounting -run '^$$' -fuzz '^FuzzParseBytes$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./accounting -run '^$$' -fuzz '^FuzzReadLog$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./device -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./device -run '^$$' -fuzz '^FuzzOpenLink$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./device/sim -run '^$$' -fuzz '^FuzzArena$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./cmd/cuarray -run '^$$' -fuzz '^FuzzParseShape$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./cmd/cuarray -run '^$$' -fuzz '^FuzzParseParam$$' -fuzztime $(FUZZTIME)
