@@ -761,3 +761,52 @@ func seededBytes(r, n int) []byte {
 	}
 	return b
 }
+
+// Empty blocks (a rank sends nothing to some ranks) go through both
+// Alltoallv's paths: MPI_BYTE counts and, with a small chunk, derived
+// datatypes, where an empty block is a struct of no blocks.
+func TestRankAlltoallvEmptyBlocks(t *testing.T) {
+	world, dev := rankSetup(t)
+	r, n := world.Rank(), world.Size()
+	seed, err := world.AllreduceInt64([]int64{rand.Int64N(1 << 40)}, true)
+	require.NoError(t, err)
+	g := rand.New(rand.NewPCG(uint64(seed[0]), 11))
+	counts := make([][]int64, n)
+	for p := range counts {
+		counts[p] = make([]int64, n)
+		for q := range counts[p] {
+			if (p+q)%2 == 1 || n == 1 {
+				counts[p][q] = 1 + g.Int64N(100)
+			}
+		}
+	}
+	for _, chunk := range []int64{DefaultChunkBytes, 32} {
+		t.Run(fmt.Sprintf("chunk=%d", chunk), func(t *testing.T) {
+			require.NoError(t, SetChunkBytes(chunk))
+			defer SetChunkBytes(DefaultChunkBytes)
+			tr, err := NewTransport(world, dev)
+			require.NoError(t, err)
+			defer tr.Close()
+			send, recv := make([]int64, n), make([]int64, n)
+			for q := range n {
+				send[q], recv[q] = counts[r][q], counts[q][r]
+			}
+			src := upload(t, dev, seeded(r, int(sumOf(send))+1, uint64(seed[0])+uint64(chunk)), int(sumOf(send))+1)
+			dst, err := devarray.Empty(dev, devarray.Float32, int(sumOf(recv))+1)
+			require.NoError(t, err)
+			defer dst.Free()
+			require.NoError(t, tr.Alltoallv(src, send, dst, recv))
+			got := download(t, dst)
+			var at int64
+			for q := range n {
+				var off int64
+				for k := range r {
+					off += counts[q][k]
+				}
+				theirs := seeded(q, int(sumOf(counts[q]))+1, uint64(seed[0])+uint64(chunk))
+				assert.Equal(t, theirs[off:off+counts[q][r]], got[at:at+counts[q][r]], "the block from rank %d", q)
+				at += counts[q][r]
+			}
+		})
+	}
+}
