@@ -70,7 +70,8 @@ func ParseSpec(spec string) (Spec, error) {
 //	         after it is queued, as on a GPU: "sim:0?latency=2ms"),
 //	         link=GBPS or link=PINNED,PAGEABLE (a modelled host link, see
 //	         sim.Link: copies between host and device move at that many
-//	         GB/s, pinned memory's and pageable memory's: "sim:0?link=25,12")
+//	         GB/s, pinned memory's and pageable memory's, at least
+//	         sim.MinLinkGBps (1 MB/s): "sim:0?link=25,12")
 //	"cuda:N" GPU N; needs -tags cuda
 //
 // A spec that cannot be parsed, or an option that is unknown or malformed,
