@@ -13,11 +13,14 @@
 //
 //	if err := mpi.Init(); err != nil { ... }
 //	defer mpi.Finalize()
-//	world := mpi.World()
+//	world, err := mpi.World()
 //	t, err := mpi.NewTransport(world, dev)
 //	err = t.Alltoallv(send, sendCounts, recv, recvCounts)
 //
 // MPI's errors are returned as Go errors (the world communicator and every
 // file return errors instead of aborting: MPI_ERRORS_RETURN); Abort, which
 // ends every rank of the job, is the caller's to call where the job must end.
+// A collective call that one rank cannot make (its arguments, a staging
+// buffer or copy that fails) returns that rank's error there and an error
+// wrapping ErrPeerFailed on every other rank, so that no rank waits on it.
 package mpi
