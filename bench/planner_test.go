@@ -2,7 +2,9 @@ package bench_test
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +35,42 @@ func TestPlannerOnModelledSim(t *testing.T) {
 		Link: &sim.Link{PinnedGBps: 0.5, PageableGBps: 0.2}})
 	require.NoError(t, err)
 	defer dev.Close()
+	// The profile is measured, then the run: when the machine's load
+	// changes between the two (a shared CI machine's does), the profile
+	// describes another machine. The comparison gets a second try, with a
+	// fresh profile, and fails only if both tries find a slow pick.
+	var r *bench.Report
+	var slow []string
+	for try := 1; try <= 2; try++ {
+		r, slow = calibrateAndRun(t, dev)
+		if len(slow) == 0 {
+			break
+		}
+		t.Logf("try %d: %d picks slower than the best measured:\n%s", try, len(slow), strings.Join(slow, "\n"))
+	}
+	assert.Empty(t, slow, "the planner's picks against the best path, on both tries:\n%s", r.Table())
+	for _, pl := range r.Plans {
+		if pl.Size >= 16<<20 {
+			assert.Equal(t, "staged", pl.Best, "the link makes staging pay: %s", r.Table())
+		}
+	}
+	assert.Contains(t, r.Table(), "planner's pick against the best path measured")
+
+	// sim's defaults, without the calibration, keep to direct.
+	c, err := transfer.New(dev, transfer.WithProfile(transfer.DefaultProfile(dev.Info())))
+	require.NoError(t, err)
+	defer c.Close()
+	ch, err := c.PlanHost(transfer.InPageable, false, accounting.HtoD, 64<<20)
+	require.NoError(t, err)
+	assert.Equal(t, transfer.PathDirect, ch.Path)
+}
+
+// calibrateAndRun measures a profile of dev's modelled link, runs the bench
+// with it, and returns the report with each pick that is slower than the
+// best path measured by more than 25 % and two late wake-ups, in both its
+// median and its fastest repeat.
+func calibrateAndRun(t *testing.T, dev device.Device) (*bench.Report, []string) {
+	t.Helper()
 	var progress bytes.Buffer
 	prof, err := bench.Calibrate(dev, bench.CalibrateConfig{
 		Sizes: []int64{4 << 10, 256 << 10, 4 << 20, 16 << 20}, Repeats: 3, Progress: &progress,
@@ -68,30 +106,17 @@ func TestPlannerOnModelledSim(t *testing.T) {
 	// measured 54 µs after the run), so the pick's fastest repeat counts too:
 	// a pick whose repeats are all slower is slower.
 	slack := 2 * wakeup()
+	var slow []string
 	for _, pl := range r.Plans {
-		// The pick is within 25 % of the best, or two late wake-ups; its
-		// median, or its fastest repeat.
 		pickTime := time.Duration(float64(pl.Size) / pl.PickGBps)
 		bestTime := time.Duration(float64(pl.Size) / pl.BestGBps)
 		fastest := time.Duration(float64(pl.Size) / find(t, r, pl.Pick, pl.Direction, pl.Size).MaxGBps)
-		assert.True(t, min(pickTime, fastest) <= bestTime*5/4 || pickTime-bestTime < slack,
-			"%s %s: the planner picks %s (%v), the best is %s (%v), slack %v: %s\n%s",
-			pl.Direction, accounting.FormatBytes(pl.Size), pl.Pick, pickTime, pl.Best, bestTime, slack, pl.Reason, r.Table())
-		t.Logf("%s %9s: pick %s %.3g GB/s, best %s %.3g GB/s, %.0f%% slower", pl.Direction, accounting.FormatBytes(pl.Size), pl.Pick, pl.PickGBps,
-			pl.Best, pl.BestGBps, pl.Slower*100)
-		if pl.Size >= 16<<20 {
-			assert.Equal(t, "staged", pl.Best, "the link makes staging pay: %s", r.Table())
+		if min(pickTime, fastest) > bestTime*5/4 && pickTime-bestTime >= slack {
+			slow = append(slow, fmt.Sprintf("%s %s: the planner picks %s (%v), the best is %s (%v), slack %v: %s",
+				pl.Direction, accounting.FormatBytes(pl.Size), pl.Pick, pickTime, pl.Best, bestTime, slack, pl.Reason))
 		}
 	}
-	assert.Contains(t, r.Table(), "planner's pick against the best path measured")
-
-	// sim's defaults, without the calibration, keep to direct.
-	c, err := transfer.New(dev, transfer.WithProfile(transfer.DefaultProfile(dev.Info())))
-	require.NoError(t, err)
-	defer c.Close()
-	ch, err := c.PlanHost(transfer.InPageable, false, accounting.HtoD, 64<<20)
-	require.NoError(t, err)
-	assert.Equal(t, transfer.PathDirect, ch.Path)
+	return r, slow
 }
 
 // wakeup returns how late a short sleep wakes up on this machine now: the
