@@ -3,6 +3,7 @@ package bench_test
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -36,13 +37,17 @@ func TestPlannerOnModelledSim(t *testing.T) {
 	require.NoError(t, err)
 	defer dev.Close()
 	// The profile is measured, then the run: when the machine's load
-	// changes between the two (a shared CI machine's does), the profile
-	// describes another machine. The comparison gets a second try, with a
-	// fresh profile, and fails only if both tries find a slow pick.
+	// changes during the calibration or between the two (a shared CI
+	// machine's does), the profile describes another machine. The
+	// comparison gets a second try, with a fresh profile, and fails only if
+	// both tries find a profile off the link or a slow pick.
 	var r *bench.Report
 	var slow []string
 	for try := 1; try <= 2; try++ {
 		r, slow = calibrateAndRun(t, dev)
+		if r == nil && try == 2 {
+			require.Fail(t, "the profile missed the modelled link on both tries", strings.Join(slow, "\n"))
+		}
 		if len(slow) == 0 {
 			break
 		}
@@ -68,7 +73,8 @@ func TestPlannerOnModelledSim(t *testing.T) {
 // calibrateAndRun measures a profile of dev's modelled link, runs the bench
 // with it, and returns the report with each pick that is slower than the
 // best path measured by more than 25 % and two late wake-ups, in both its
-// median and its fastest repeat.
+// median and its fastest repeat; or, with no report, a profile whose fitted
+// lines missed the modelled link.
 func calibrateAndRun(t *testing.T, dev device.Device) (*bench.Report, []string) {
 	t.Helper()
 	var progress bytes.Buffer
@@ -87,8 +93,10 @@ func calibrateAndRun(t *testing.T, dev device.Device) (*bench.Report, []string) 
 		pinned, ok := prof.Cost(transfer.PathPinned, dir)
 		require.True(t, ok)
 		// The fitted lines find the modelled link: 0.2 and 0.5 GB/s.
-		assert.InDelta(t, 0.2, direct.GBps, 0.05, "%v direct: %v\n%s", dir, direct, progress.String())
-		assert.InDelta(t, 0.5, pinned.GBps, 0.15, "%v pinned: %v\n%s", dir, pinned, progress.String())
+		if math.Abs(direct.GBps-0.2) > 0.05 || math.Abs(pinned.GBps-0.5) > 0.15 {
+			return nil, []string{fmt.Sprintf("%v: the fit is direct %v and pinned %v, not 0.2 ± 0.05 and 0.5 ± 0.15 GB/s\n%s",
+				dir, direct, pinned, progress.String())}
+		}
 	}
 
 	r, err := bench.Run(dev, bench.Config{
