@@ -67,6 +67,9 @@ func ParseSpec(spec string) (Spec, error) {
 //	         ErrContextFailed until Close),
 //	         latency=DURATION (each stream operation completes that long
 //	         after it is queued, as on a GPU: "sim:0?latency=2ms")
+//	         check=streams (the stream race checker: an operation that
+//	         races with another by CUDA's ordering rules fails with an
+//	         error wrapping ErrStreamRace, naming both; see sim.Config)
 //	"cuda:N" GPU N; needs -tags cuda
 //
 // A spec that cannot be parsed, or an option that is unknown or malformed,
@@ -123,8 +126,13 @@ func simConfig(s Spec) (sim.Config, error) {
 			if err == nil && (cfg.Latency < 0 || cfg.Latency > time.Minute) {
 				err = fmt.Errorf("want a duration from 0 to 1m")
 			}
+		case "check":
+			if v != "streams" {
+				err = fmt.Errorf("want streams (the stream race checker)")
+			}
+			cfg.CheckStreams = err == nil
 		default:
-			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc, fail-copy, fail-fault or latency): %w", s, key, ErrBadSpec)
+			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc, fail-copy, fail-fault, latency or check): %w", s, key, ErrBadSpec)
 		}
 		if err != nil {
 			return cfg, fmt.Errorf("device: %v: option %s=%q: %s: %w", s, key, v, withoutSentinel(err), ErrBadSpec)

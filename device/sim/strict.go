@@ -14,7 +14,7 @@ import (
 // an illegal address does on a GPU, and the fault is sticky (see FailFault).
 // The emulated CUDA driver launches kernels through it.
 func (d *Device) LaunchFaulting(s driver.Stream, ranges []driver.Range, f func(mem [][]byte) error) error {
-	return d.launch(s, func() error {
+	return d.launch(s, ranges, func() error {
 		if err := d.deviceWork("kernel"); err != nil {
 			return err
 		}
