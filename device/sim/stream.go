@@ -161,7 +161,9 @@ func (d *Device) due() time.Time {
 	return time.Now().Add(d.cfg.Latency)
 }
 
-func (s *stream) CopyHtoDAsync(dst devarray.Ptr, src []byte) error { return s.copyHtoD(false, dst, src) }
+func (s *stream) CopyHtoDAsync(dst devarray.Ptr, src []byte) error {
+	return s.copyHtoD(false, dst, src)
+}
 
 func (s *stream) copyHtoD(pt bool, dst devarray.Ptr, src []byte) error {
 	if s.d.check != nil {
@@ -174,7 +176,9 @@ func (s *stream) copyHtoD(pt bool, dst devarray.Ptr, src []byte) error {
 	return s.enqueue(func() error { return s.d.runCopy("async copy HtoD", s.d.htod(dst, src)) })
 }
 
-func (s *stream) CopyDtoHAsync(dst []byte, src devarray.Ptr) error { return s.copyDtoH(false, dst, src) }
+func (s *stream) CopyDtoHAsync(dst []byte, src devarray.Ptr) error {
+	return s.copyDtoH(false, dst, src)
+}
 
 func (s *stream) copyDtoH(pt bool, dst []byte, src devarray.Ptr) error {
 	if s.d.check != nil {

@@ -286,7 +286,7 @@ var streamBugs = []raceProgram{
 			return []func() error{
 				func() (err error) { p, err = e.pool.Alloc(bufBytes); return err },
 				func() error { return e.stream("A").MemsetAsync(p, 9, bufBytes) },
-				func() error { return e.pool.Free(p) }, // should be FreeAsync(p, A)
+				func() error { return e.pool.Free(p) },                             // should be FreeAsync(p, A)
 				func() (err error) { q, err = e.pool.Alloc(bufBytes); return err }, // then used on B
 				func() error {
 					require.Equal(e.t, p, q, "the pool reuses the block at once")
