@@ -23,12 +23,16 @@ test: vet
 
 ## test-latency: the packages that move data, on a sim device whose every stream
 ## operation completes LATENCY after it is queued, as on a GPU: a synchronous
-## call that returns before its work is done fails their tests
+## call that returns before its work is done fails their tests; with the stream
+## race checker on (CHECK=streams; CHECK= turns it off), so an operation that
+## races with another by CUDA's ordering rules fails them too
 LATENCY       ?= 1ms
+CHECK         ?= streams
 LATENCY_PKGS  := ./devarray/... ./device/... ./transfer/... ./pinned/... ./pool/... ./kernels/... \
                  ./interop/... ./examples/fbp/tomo/... ./python/...
 test-latency:
-	CUARRAY_TEST_DEVICE='sim:0?mem=256MiB&latency=$(LATENCY)' CUARRAY_DEVICE='sim:0?latency=$(LATENCY)' \
+	CUARRAY_TEST_DEVICE='sim:0?mem=256MiB&latency=$(LATENCY)$(if $(CHECK),&check=$(CHECK))' \
+	CUARRAY_DEVICE='sim:0?latency=$(LATENCY)$(if $(CHECK),&check=$(CHECK))' \
 		$(GO) test -race -count=1 $(LATENCY_PKGS)
 
 ## python-deps: Debian's NumPy for /usr/bin/python3 (the Python module's tests)
@@ -185,7 +189,7 @@ cuda-test:
 ## cuda-emu-test: the cuda backend on the emulated CUDA driver (device/cuda/emulated, -tags
 ## cuda,cudaemu), two emulated GPUs: every package's tests on cuda:0 with the race detector, then
 ## the packages that move data again with each stream operation completing LATENCY after it is
-## queued. It needs
+## queued and the stream race checker on (CHECK), so the backend's own stream use is judged. It needs
 ## cuda.h (make cuda-deps), not a GPU. EMU_PKGS narrows the packages (both passes), EMU_RUN the
 ## tests (go test -run): make cuda-emu-test EMU_PKGS=./transfer/... EMU_RUN=Finding
 EMU_TAGS := -tags cuda,cudaemu
@@ -194,7 +198,7 @@ EMU_RUN  ?= .
 cuda-emu-test:
 	env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_EMULATED_DRIVER='devices=2' \
 		$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $(or $(EMU_PKGS),$(PKGS))
-	env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_EMULATED_DRIVER='devices=2&latency=$(LATENCY)' \
+	env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_EMULATED_DRIVER='devices=2&latency=$(LATENCY)$(if $(CHECK),&check=$(CHECK))' \
 		$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $(or $(EMU_PKGS),$(LATENCY_PKGS))
 
 ## bench-gpu: the GPU bundle with the benchmark suite: cuarray's side and its PyTorch and CuPy
