@@ -35,7 +35,7 @@ type config struct {
 	memory    int64
 	latency   time.Duration
 	failFault int64
-	check     bool // the stream race checker of each context's sim device (check=streams)
+	check     bool            // the stream race checker of each context's sim device (check=streams)
 	version   int             // what cuDriverGetVersion reports
 	mapHost   bool            // cuCtxGetFlags reports CU_CTX_MAP_HOST whether or not it was set
 	lack      map[string]bool // driver symbols this driver does not have
