@@ -297,7 +297,8 @@ func Example_streamRace() {
 	fmt.Println("ordered:", read.CopyDtoHAsync(out, a.Ptr()), read.Synchronize())
 	// Output:
 	// race: true
-	// read of 16 bytes by async copy DtoH on stream 0x100, queued in x
+	// async copy DtoH on stream 0x101 reads 16 bytes, queued in github.com/cuarray/cuarray/docs_test.Example_streamRace
+	// async memset on stream 0x100 writes 16 bytes, queued in github.com/cuarray/cuarray/docs_test.Example_streamRace
 	// <nil> <nil>
 	// ordered: <nil> <nil>
 }

@@ -15,9 +15,10 @@ import (
 // whatever its size.
 //
 // Memory: a segment is 64 bytes (two addresses, a pointer, a slice
-// header, the slice's spare words) plus 8 bytes per remembered reader;
-// each operation's record is about 100 bytes plus 8 per frame of its
-// stack (at most stackDepth), shared by every segment it touched.
+// header) plus 8 bytes per remembered reader; each operation's record
+// (its kind, lane, tick and the program counters of its caller's stack)
+// is shared by every segment it touched. With an operation per range,
+// about 200 bytes a range (BenchmarkStreamCheck, docs/perf.md).
 
 // opRecord is one operation as the checker saw it queued.
 type opRecord struct {

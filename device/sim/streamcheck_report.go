@@ -81,7 +81,7 @@ func programFrames(pcs []uintptr) []string {
 	frames := runtime.CallersFrames(pcs)
 	for {
 		f, more := frames.Next()
-		keep := f.Function != ""
+		keep := f.Function != "" && !strings.HasSuffix(f.File, "_testmain.go")
 		for _, p := range skippedFrames {
 			if strings.HasPrefix(f.Function, p) || strings.Contains(f.Function, p) && p == "_cgoexp_" {
 				keep = false
