@@ -7,12 +7,13 @@ FUZZTIME ?= 60s
 
 .PHONY: bench-gpu run test test-latency bench bench-doc bench-deps bench-all cover fuzz mutate build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test cuda-emu-test gpu-bundle
 
-## run: the main job, on the default device (cuda:0 with -tags cuda and a GPU, else sim:0):
-## the transfer paths at small sizes, then the FBP example in both modes, compared, and a
-## three-line summary (fbp -summary)
+## run: the main job, on the default device (cuda:0 with -tags cuda and a GPU, else sim:0;
+## DEVICE='sim:0?check=streams' picks another): the transfer paths at small sizes, then the FBP
+## example in both modes, compared, and a three-line summary (fbp -summary)
+DEVICE ?=
 run:
-	$(GO) run ./cmd/cuarray bench -sizes 4KiB,1MiB,16MiB -budget 64MiB -q
-	$(GO) run ./examples/fbp -mode both -size 128 -angles 180 -slices 32 -mem 8MiB -q -summary
+	$(GO) run ./cmd/cuarray bench -sizes 4KiB,1MiB,16MiB -budget 64MiB -q -device '$(DEVICE)'
+	$(GO) run ./examples/fbp -mode both -size 128 -angles 180 -slices 32 -mem 8MiB -q -summary -device '$(DEVICE)'
 
 ## test: vet, then every package with the race detector, on sim (the
 ## Python module's tests run too where /usr/bin/python3 has NumPy: make python-deps),
