@@ -25,15 +25,15 @@ test: vet
 ## test-latency: the packages that move data, on a sim device whose every stream
 ## operation completes LATENCY after it is queued, as on a GPU: a synchronous
 ## call that returns before its work is done fails their tests; with the stream
-## race checker on (CHECK=streams; CHECK= turns it off), so an operation that
-## races with another by CUDA's ordering rules fails them too
+## race checker on (CHECK=streams; CHECK= turns it off) for every sim device the tests make
+## (CUARRAY_SIM_CHECK), so an operation that races with another by CUDA's ordering rules fails them too
 LATENCY       ?= 1ms
 CHECK         ?= streams
 LATENCY_PKGS  := ./devarray/... ./device/... ./transfer/... ./pinned/... ./pool/... ./kernels/... \
                  ./interop/... ./examples/fbp/tomo/... ./python/...
 test-latency:
 	CUARRAY_TEST_DEVICE='sim:0?mem=256MiB&latency=$(LATENCY)$(if $(CHECK),&check=$(CHECK))' \
-	CUARRAY_DEVICE='sim:0?latency=$(LATENCY)$(if $(CHECK),&check=$(CHECK))' \
+	CUARRAY_DEVICE='sim:0?latency=$(LATENCY)$(if $(CHECK),&check=$(CHECK))' CUARRAY_SIM_CHECK='$(CHECK)' \
 		$(GO) test -race -count=1 $(LATENCY_PKGS)
 
 ## python-deps: Debian's NumPy for /usr/bin/python3 (the Python module's tests)

@@ -23,6 +23,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -39,6 +40,12 @@ const Alignment = 256
 
 // DefaultMemory is the capacity of a sim device when none is given: 4 GiB.
 const DefaultMemory = 4 << 30
+
+// CheckEnv names the environment variable that, set to "streams", turns
+// the stream race checker (Config.CheckStreams) on for every sim device
+// the process makes, the ones a program or test makes with its own spec
+// or Config too: make test-latency sets it.
+const CheckEnv = "CUARRAY_SIM_CHECK"
 
 // Config configures a sim device.
 type Config struct {
@@ -130,7 +137,7 @@ func New(cfg Config) (*Device, error) {
 		// handles start above the default streams'
 		lastHandle: 0xff,
 	}
-	if cfg.CheckStreams {
+	if cfg.CheckStreams || os.Getenv(CheckEnv) == "streams" {
 		d.check = newStreamChecker()
 	}
 	d.legacy = d.startStream(driver.LegacyDefaultStream, true)
