@@ -47,29 +47,52 @@ type segment struct {
 	reads  []*accessRec // reads since, none ordered before another
 }
 
-// intervals is the checker's memory: segments sorted by lo, disjoint.
+// intervals is the checker's memory: segments sorted by lo, disjoint,
+// kept in chunks of at most maxChunk (a two-level B-tree), so that a
+// change moves the segments of one or a few chunks, not all of them.
 type intervals struct {
-	segs []segment
+	chunks []*chunk // sorted, none empty
 }
 
-// first returns the index of the first segment that ends after lo.
-func (m *intervals) first(lo uintptr) int {
-	return sort.Search(len(m.segs), func(i int) bool { return m.segs[i].hi > lo })
+// chunk is a run of consecutive segments.
+type chunk struct{ segs []segment }
+
+// maxChunk is the most segments a chunk holds; a change that leaves more
+// splits it into chunks of half as many.
+const maxChunk = 128
+
+// firstChunk returns the index of the first chunk whose last segment ends after lo.
+func (m *intervals) firstChunk(lo uintptr) int {
+	return sort.Search(len(m.chunks), func(i int) bool {
+		segs := m.chunks[i].segs
+		return segs[len(segs)-1].hi > lo
+	})
+}
+
+// firstSeg returns the index of the first segment of segs that ends after lo.
+func firstSeg(segs []segment, lo uintptr) int {
+	return sort.Search(len(segs), func(i int) bool { return segs[i].hi > lo })
 }
 
 // conflict returns an earlier access to bytes of [a.lo, a.hi) that races
 // with a, made by an operation that knows clock c, or nil.
 func (m *intervals) conflict(a *accessRec, c vclock) (prev *accessRec, lo, hi uintptr) {
-	for i := m.first(a.lo); i < len(m.segs) && m.segs[i].lo < a.hi; i++ {
-		s := &m.segs[i]
-		lo, hi := max(s.lo, a.lo), min(s.hi, a.hi)
-		if s.write != nil && !s.write.before(c) {
-			return s.write, lo, hi
+	for ci := m.firstChunk(a.lo); ci < len(m.chunks); ci++ {
+		segs := m.chunks[ci].segs
+		if segs[0].lo >= a.hi {
+			break
 		}
-		if a.write {
-			for _, r := range s.reads {
-				if !r.before(c) {
-					return r, lo, hi
+		for i := firstSeg(segs, a.lo); i < len(segs) && segs[i].lo < a.hi; i++ {
+			s := &segs[i]
+			lo, hi := max(s.lo, a.lo), min(s.hi, a.hi)
+			if s.write != nil && !s.write.before(c) {
+				return s.write, lo, hi
+			}
+			if a.write {
+				for _, r := range s.reads {
+					if !r.before(c) {
+						return r, lo, hi
+					}
 				}
 			}
 		}
@@ -77,18 +100,74 @@ func (m *intervals) conflict(a *accessRec, c vclock) (prev *accessRec, lo, hi ui
 	return nil, 0, 0
 }
 
+// span returns the chunks [i, j) that a change of [lo, hi) touches: the
+// ones with segments in it, or, where none has, one beside the range to
+// take the new segments (none when there are no chunks).
+func (m *intervals) span(lo, hi uintptr) (i, j int) {
+	i = m.firstChunk(lo)
+	j = i
+	for j < len(m.chunks) && m.chunks[j].segs[0].lo < hi {
+		j++
+	}
+	if i == j && len(m.chunks) > 0 { // in a gap between chunks, or past the last
+		if i == len(m.chunks) {
+			i--
+		}
+		j = i + 1
+	}
+	return i, j
+}
+
+// rewrite replaces the segments of chunks [i, j) by the ones f makes of
+// them, splitting a chunk that grew past maxChunk.
+func (m *intervals) rewrite(i, j int, f func([]segment) []segment) {
+	var flat []segment
+	if j-i == 1 {
+		flat = m.chunks[i].segs // changed in place: one chunk's segments move, no more
+	} else {
+		for _, ch := range m.chunks[i:j] {
+			flat = append(flat, ch.segs...)
+		}
+	}
+	flat = f(flat)
+	if j-i == 1 && len(flat) > 0 && len(flat) <= maxChunk {
+		m.chunks[i].segs = flat
+		return
+	}
+	var out []*chunk
+	for len(flat) > maxChunk {
+		out = append(out, &chunk{segs: append([]segment(nil), flat[:maxChunk/2]...)})
+		flat = flat[maxChunk/2:]
+	}
+	if len(flat) > 0 {
+		out = append(out, &chunk{segs: flat})
+	}
+	m.chunks = slices.Replace(m.chunks, i, j, out...)
+}
+
 // record remembers a, made by an operation that knows clock c, for every
 // byte of its range; conflict must have found none.
 func (m *intervals) record(a *accessRec, c vclock) {
-	i := m.first(a.lo)
+	i, j := m.span(a.lo, a.hi)
+	m.rewrite(i, j, func(segs []segment) []segment { return recordIn(segs, a, c) })
+}
+
+// recordIn is record on a sorted run of segments: it returns the run with
+// a remembered.
+func recordIn(segs []segment, a *accessRec, c vclock) []segment {
+	i := firstSeg(segs, a.lo)
 	j := i
-	for j < len(m.segs) && m.segs[j].lo < a.hi {
+	for j < len(segs) && segs[j].lo < a.hi {
 		j++
 	}
-	out := make([]segment, 0, j-i+2)
+	out := make([]segment, 0, j-i+4)
+	if i > 0 { // the neighbour before, to merge with
+		i--
+		out = append(out, segs[i])
+	}
 	cur := a.lo
-	for k := i; k < j; k++ {
-		s := m.segs[k]
+	for k := max(i, firstSeg(segs, a.lo)); k < j; k++ {
+		s := segs[k]
 		if s.lo < a.lo { // the part before the access keeps its history
 			out = append(out, segment{lo: s.lo, hi: a.lo, write: s.write, reads: s.reads})
 			s.lo = a.lo
@@ -107,15 +186,11 @@ func (m *intervals) record(a *accessRec, c vclock) {
 	if cur < a.hi {
 		out = append(out, updated(segment{lo: cur, hi: a.hi}, a, c))
 	}
-	// Merge neighbours with the same history, the ones beside the range too.
-	if i > 0 {
-		i--
-		out = append([]segment{m.segs[i]}, out...)
-	}
-	if j < len(m.segs) {
-		out = append(out, m.segs[j])
+	if j < len(segs) { // the neighbour after
+		out = append(out, segs[j])
 		j++
 	}
+	// Merge neighbours with the same history.
 	merged := out[:1]
 	for _, s := range out[1:] {
 		last := &merged[len(merged)-1]
@@ -125,7 +200,7 @@ func (m *intervals) record(a *accessRec, c vclock) {
 		}
 		merged = append(merged, s)
 	}
-	m.segs = slices.Replace(m.segs, i, j, merged...)
+	return slices.Replace(segs, i, j, merged...)
 }
 
 // updated returns s's history after access a by an operation that knows c.
@@ -146,11 +221,17 @@ func updated(s segment, a *accessRec, c vclock) segment {
 
 // forget drops the history of [lo, hi): memory that was freed.
 func (m *intervals) forget(lo, hi uintptr) {
-	i := m.first(lo)
+	i, j := m.span(lo, hi)
+	m.rewrite(i, j, func(segs []segment) []segment { return forgetIn(segs, lo, hi) })
+}
+
+// forgetIn is forget on a sorted run of segments.
+func forgetIn(segs []segment, lo, hi uintptr) []segment {
+	i := firstSeg(segs, lo)
 	var out []segment
 	j := i
-	for ; j < len(m.segs) && m.segs[j].lo < hi; j++ {
-		s := m.segs[j]
+	for ; j < len(segs) && segs[j].lo < hi; j++ {
+		s := segs[j]
 		if s.lo < lo {
 			out = append(out, segment{lo: s.lo, hi: lo, write: s.write, reads: s.reads})
 		}
@@ -158,5 +239,14 @@ func (m *intervals) forget(lo, hi uintptr) {
 			out = append(out, segment{lo: hi, hi: s.hi, write: s.write, reads: s.reads})
 		}
 	}
-	m.segs = slices.Replace(m.segs, i, j, out...)
+	return slices.Replace(segs, i, j, out...)
+}
+
+// len returns the number of segments.
+func (m *intervals) len() int {
+	n := 0
+	for _, ch := range m.chunks {
+		n += len(ch.segs)
+	}
+	return n
 }
