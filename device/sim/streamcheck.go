@@ -158,10 +158,22 @@ func (c *streamChecker) check(o opSpec) error {
 			return newStreamRaceError(&recs[i], prev, lo, hi)
 		}
 	}
+	// Record runs of ascending, disjoint accesses (a pitched copy's rows)
+	// in one pass each.
+	var run []*accessRec
 	for i := range recs {
-		if recs[i].hi > recs[i].lo {
-			c.mem.record(&recs[i], l.clock)
+		r := &recs[i]
+		if r.hi <= r.lo {
+			continue
 		}
+		if n := len(run); n > 0 && r.lo < run[n-1].hi {
+			c.mem.recordRun(run, l.clock)
+			run = run[:0]
+		}
+		run = append(run, r)
+	}
+	if len(run) > 0 {
+		c.mem.recordRun(run, l.clock)
 	}
 	if o.hostWaitsAfter {
 		c.host.clock = c.host.clock.join(l.clock)

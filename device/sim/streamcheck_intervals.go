@@ -152,6 +152,91 @@ func (m *intervals) record(a *accessRec, c vclock) {
 	m.rewrite(i, j, func(segs []segment) []segment { return recordIn(segs, a, c) })
 }
 
+// recordRun remembers accesses run, sorted by address and disjoint (the
+// rows of a pitched copy's side), made by one operation that knows clock
+// c, in one pass over the segments they span: rows × log(segments) plus
+// the segments spanned, where a row at a time would move the chunk's
+// segments for every row.
+func (m *intervals) recordRun(run []*accessRec, c vclock) {
+	if len(run) == 1 {
+		m.record(run[0], c)
+		return
+	}
+	i, j := m.span(run[0].lo, run[len(run)-1].hi)
+	m.rewrite(i, j, func(segs []segment) []segment { return recordRunIn(segs, run, c) })
+}
+
+// recordRunIn is recordRun on a sorted run of segments.
+func recordRunIn(segs []segment, run []*accessRec, c vclock) []segment {
+	out := make([]segment, 0, len(segs)+2*len(run))
+	k := 0
+	var rest *segment // the part of a segment past the last access, still to place
+	next := func() (segment, bool) {
+		if rest != nil {
+			s := *rest
+			rest = nil
+			return s, true
+		}
+		if k < len(segs) {
+			k++
+			return segs[k-1], true
+		}
+		return segment{}, false
+	}
+	for _, a := range run {
+		cur := a.lo
+		for {
+			s, ok := next()
+			if !ok {
+				break
+			}
+			if s.hi <= a.lo { // wholly before the access
+				out = append(out, s)
+				continue
+			}
+			if s.lo >= a.hi { // wholly after: the next access's, or the tail's
+				rest = &s
+				break
+			}
+			if s.lo < a.lo {
+				out = append(out, segment{lo: s.lo, hi: a.lo, write: s.write, reads: s.reads})
+				s.lo = a.lo
+			}
+			if s.lo > cur {
+				out = append(out, updated(segment{lo: cur, hi: s.lo}, a, c))
+			}
+			mid := s
+			mid.hi = min(s.hi, a.hi)
+			out = append(out, updated(mid, a, c))
+			cur = mid.hi
+			if s.hi > a.hi {
+				tail := segment{lo: a.hi, hi: s.hi, write: s.write, reads: s.reads}
+				rest = &tail
+				break
+			}
+		}
+		if cur < a.hi {
+			out = append(out, updated(segment{lo: cur, hi: a.hi}, a, c))
+		}
+	}
+	for {
+		s, ok := next()
+		if !ok {
+			break
+		}
+		out = append(out, s)
+	}
+	merged := out[:0]
+	for _, s := range out {
+		if n := len(merged); n > 0 && merged[n-1].hi == s.lo && merged[n-1].write == s.write && slices.Equal(merged[n-1].reads, s.reads) {
+			merged[n-1].hi = s.hi
+			continue
+		}
+		merged = append(merged, s)
+	}
+	return merged
+}
+
 // recordIn is record on a sorted run of segments: it returns the run with
 // a remembered.
 func recordIn(segs []segment, a *accessRec, c vclock) []segment {

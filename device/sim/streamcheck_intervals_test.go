@@ -56,6 +56,40 @@ func TestIntervalsMatchAByteModel(t *testing.T) {
 				hi = min(size, lo+1+rng.IntN(size/2))
 			}
 			op := &opRecord{kind: "op", lane: l, tick: ticks[l.id]}
+			if rng.IntN(5) == 0 { // the rows of a pitched copy, recorded in one pass
+				width, pitch, rows := 1+rng.IntN(16), 0, 2+rng.IntN(20)
+				pitch = width + rng.IntN(33)
+				write := rng.IntN(3) == 0
+				var run []*accessRec
+				for r := range rows {
+					rlo := lo + r*pitch
+					if rlo+width > size {
+						break
+					}
+					run = append(run, &accessRec{op: op, lo: base + uintptr(rlo), hi: base + uintptr(rlo+width), write: write})
+				}
+				racy := false
+				for _, a := range run {
+					want := false
+					for b := a.lo - base; b < a.hi-base; b++ {
+						want = want || racesWith(model[b], a, c)
+					}
+					prev, _, _ := m.conflict(a, c)
+					require.Equal(t, want, prev != nil, "seed %d step %d: a row's conflict", seed, step)
+					racy = racy || want
+				}
+				if racy || len(run) == 0 {
+					continue
+				}
+				m.recordRun(run, c)
+				for _, a := range run {
+					for b := a.lo - base; b < a.hi-base; b++ {
+						applyToModel(&model[b], a, c)
+					}
+				}
+				checkIntervals(t, &m, model, base, step)
+				continue
+			}
 			a := &accessRec{op: op, lo: base + uintptr(lo), hi: base + uintptr(hi), write: rng.IntN(3) == 0}
 			want := false
 			for b := lo; b < hi; b++ {
@@ -77,17 +111,7 @@ func TestIntervalsMatchAByteModel(t *testing.T) {
 			}
 			m.record(a, c)
 			for b := lo; b < hi; b++ {
-				if a.write {
-					model[b] = byteHistory{write: a}
-					continue
-				}
-				var reads []*accessRec
-				for _, r := range model[b].reads {
-					if !r.before(c) {
-						reads = append(reads, r)
-					}
-				}
-				model[b].reads = append(reads, a)
+				applyToModel(&model[b], a, c)
 			}
 			if step%50 == 0 {
 				checkIntervals(t, &m, model, base, step)
@@ -98,6 +122,22 @@ func TestIntervalsMatchAByteModel(t *testing.T) {
 	}
 	require.Greater(t, mostChunks, 2, "the accesses split the segments into several chunks")
 	t.Logf("at most %d chunks", mostChunks)
+}
+
+// applyToModel updates a byte's history with access a by an operation
+// that knows c.
+func applyToModel(h *byteHistory, a *accessRec, c vclock) {
+	if a.write {
+		*h = byteHistory{write: a}
+		return
+	}
+	var reads []*accessRec
+	for _, r := range h.reads {
+		if !r.before(c) {
+			reads = append(reads, r)
+		}
+	}
+	h.reads = append(reads, a)
 }
 
 // racesWith reports whether access a, by an operation that knows c, races
