@@ -6,7 +6,10 @@
 // in order on their own goroutine, events with timestamps, page-locked and
 // mapped host memory — and it records every operation in its ledger.
 // Fault injection fails the Nth allocation or copy on purpose, so error
-// paths can be tested.
+// paths can be tested. The stream race checker (Config.CheckStreams,
+// "sim:0?check=streams") judges every operation by CUDA's ordering rules
+// when it is queued and fails one that races with another
+// (StreamRaceError).
 //
 // Device memory is one shared mapping of a memory file (memfd), outside
 // the Go heap, so device pointers are real addresses that stay valid until
