@@ -190,7 +190,8 @@ cuda-test:
 ## cuda-emu-test: the cuda backend on the emulated CUDA driver (device/cuda/emulated, -tags
 ## cuda,cudaemu), two emulated GPUs: every package's tests on cuda:0 with the race detector, then
 ## the packages that move data again with each stream operation completing LATENCY after it is
-## queued and the stream race checker on (CHECK), so the backend's own stream use is judged. It needs
+## queued (device/cuda's TestStreamRaceCheckerOnTheEmulatedDriver runs the backend under the
+## stream race checker, CUARRAY_EMULATED_DRIVER check=streams, in a child process). It needs
 ## cuda.h (make cuda-deps), not a GPU. EMU_PKGS narrows the packages (both passes), EMU_RUN the
 ## tests (go test -run): make cuda-emu-test EMU_PKGS=./transfer/... EMU_RUN=Finding
 EMU_TAGS := -tags cuda,cudaemu
@@ -199,7 +200,7 @@ EMU_RUN  ?= .
 cuda-emu-test:
 	env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_EMULATED_DRIVER='devices=2' \
 		$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $(or $(EMU_PKGS),$(PKGS))
-	env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_EMULATED_DRIVER='devices=2&latency=$(LATENCY)$(if $(CHECK),&check=$(CHECK))' \
+	env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_EMULATED_DRIVER='devices=2&latency=$(LATENCY)' \
 		$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $(or $(EMU_PKGS),$(LATENCY_PKGS))
 
 ## bench-gpu: the GPU bundle with the benchmark suite: cuarray's side and its PyTorch and CuPy
