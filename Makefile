@@ -7,12 +7,13 @@ FUZZTIME ?= 60s
 
 .PHONY: mpi-deps mpi-build mpi-run mpi-test mpi-check bench-gpu run test test-latency bench bench-doc bench-deps bench-all cover fuzz mutate build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test cuda-emu-test gpu-bundle
 
-## run: the main job, on the default device (cuda:0 with -tags cuda and a GPU, else sim:0):
-## the transfer paths at small sizes, then the FBP example in both modes, compared, and a
-## three-line summary (fbp -summary)
+## run: the main job, on the default device (cuda:0 with -tags cuda and a GPU, else sim:0;
+## DEVICE='sim:0?check=streams' picks another): the transfer paths at small sizes, then the FBP
+## example in both modes, compared, and a three-line summary (fbp -summary)
+DEVICE ?=
 run:
-	$(GO) run ./cmd/cuarray bench -sizes 4KiB,1MiB,16MiB -budget 64MiB -q
-	$(GO) run ./examples/fbp -mode both -size 128 -angles 180 -slices 32 -mem 8MiB -q -summary
+	$(GO) run ./cmd/cuarray bench -sizes 4KiB,1MiB,16MiB -budget 64MiB -q -device '$(DEVICE)'
+	$(GO) run ./examples/fbp -mode both -size 128 -angles 180 -slices 32 -mem 8MiB -q -summary -device '$(DEVICE)'
 
 ## test: vet, then every package with the race detector, on sim (the
 ## Python module's tests run too where /usr/bin/python3 has NumPy: make python-deps),
@@ -23,12 +24,16 @@ test: vet
 
 ## test-latency: the packages that move data, on a sim device whose every stream
 ## operation completes LATENCY after it is queued, as on a GPU: a synchronous
-## call that returns before its work is done fails their tests
+## call that returns before its work is done fails their tests; with the stream
+## race checker on (CHECK=streams; CHECK= turns it off) for every sim device the tests make
+## (CUARRAY_SIM_CHECK), so an operation that races with another by CUDA's ordering rules fails them too
 LATENCY       ?= 1ms
+CHECK         ?= streams
 LATENCY_PKGS  := ./devarray/... ./device/... ./transfer/... ./pinned/... ./pool/... ./kernels/... \
                  ./interop/... ./examples/fbp/tomo/... ./python/...
 test-latency:
-	CUARRAY_TEST_DEVICE='sim:0?mem=256MiB&latency=$(LATENCY)' CUARRAY_DEVICE='sim:0?latency=$(LATENCY)' \
+	CUARRAY_TEST_DEVICE='sim:0?mem=256MiB&latency=$(LATENCY)$(if $(CHECK),&check=$(CHECK))' \
+	CUARRAY_DEVICE='sim:0?latency=$(LATENCY)$(if $(CHECK),&check=$(CHECK))' CUARRAY_SIM_CHECK='$(CHECK)' \
 		$(GO) test -race -count=1 $(LATENCY_PKGS)
 
 ## python-deps: Debian's NumPy for /usr/bin/python3 (the Python module's tests)
@@ -189,7 +194,8 @@ cuda-test:
 ## cuda-emu-test: the cuda backend on the emulated CUDA driver (device/cuda/emulated, -tags
 ## cuda,cudaemu), two emulated GPUs: every package's tests on cuda:0 with the race detector, then
 ## the packages that move data again with each stream operation completing LATENCY after it is
-## queued. It needs
+## queued (device/cuda's TestStreamRaceCheckerOnTheEmulatedDriver runs the backend under the
+## stream race checker, CUARRAY_EMULATED_DRIVER check=streams, in a child process). It needs
 ## cuda.h (make cuda-deps), not a GPU. EMU_PKGS narrows the packages (both passes), EMU_RUN the
 ## tests (go test -run): make cuda-emu-test EMU_PKGS=./transfer/... EMU_RUN=Finding
 EMU_TAGS := -tags cuda,cudaemu

@@ -53,4 +53,5 @@ var (
 	ErrClosed         = driver.ErrClosed
 	ErrInjected       = driver.ErrInjected
 	ErrContextFailed  = driver.ErrContextFailed
+	ErrStreamRace     = driver.ErrStreamRace
 )

@@ -71,7 +71,10 @@ func ParseSpec(spec string) (Spec, error) {
 //	         link=GBPS or link=PINNED,PAGEABLE (a modelled host link, see
 //	         sim.Link: copies between host and device move at that many
 //	         GB/s, pinned memory's and pageable memory's, at least
-//	         sim.MinLinkGBps (1 MB/s): "sim:0?link=25,12")
+//	         sim.MinLinkGBps (1 MB/s): "sim:0?link=25,12"),
+//	         check=streams (the stream race checker: an operation that
+//	         races with another by CUDA's ordering rules fails with an
+//	         error wrapping ErrStreamRace, naming both; see sim.Config)
 //	"cuda:N" GPU N; needs -tags cuda
 //
 // A spec that cannot be parsed, or an option that is unknown or malformed,
@@ -130,8 +133,13 @@ func simConfig(s Spec) (sim.Config, error) {
 			}
 		case "link":
 			cfg.Link, err = parseLink(v)
+		case "check":
+			if v != "streams" {
+				err = fmt.Errorf("want streams (the stream race checker)")
+			}
+			cfg.CheckStreams = err == nil
 		default:
-			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc, fail-copy, fail-fault, latency or link): %w", s, key, ErrBadSpec)
+			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc, fail-copy, fail-fault, latency, link or check): %w", s, key, ErrBadSpec)
 		}
 		if err != nil {
 			return cfg, fmt.Errorf("device: %v: option %s=%q: %s: %w", s, key, v, withoutSentinel(err), ErrBadSpec)

@@ -3,10 +3,12 @@ package docs_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/device/sim"
 	"github.com/cuarray/cuarray/interop"
 	"github.com/cuarray/cuarray/kernels"
 	"github.com/cuarray/cuarray/pinned"
@@ -234,4 +236,69 @@ func Example_deviceFault() {
 	// read back: true
 	// free: true
 	// device bytes after Close: 0
+}
+
+// Finding stream races: with check=streams, sim judges every operation by
+// CUDA's ordering rules when it is queued, and a race fails the call.
+func Example_streamRace() {
+	dev, err := device.Open("sim:0?check=streams")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer dev.Close()
+	a, err := devarray.FromHost(dev, []float32{1, 2, 3, 4})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer a.Free()
+	fill, err := dev.NewStream()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer fill.Close()
+	read, err := dev.NewStream()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer read.Close()
+	out := make([]byte, a.NBytes())
+
+	// The bug: read copies a while fill may still be writing it.
+	if err := fill.MemsetAsync(a.Ptr(), 0, a.NBytes()); err != nil {
+		fmt.Println(err)
+		return
+	}
+	err = read.CopyDtoHAsync(out, a.Ptr())
+	fmt.Println("race:", errors.Is(err, device.ErrStreamRace))
+	var race *sim.StreamRaceError
+	if errors.As(err, &race) {
+		for _, op := range []sim.RaceOp{race.Op, race.Prev} {
+			verb := "reads"
+			if op.Write {
+				verb = "writes"
+			}
+			caller, _, _ := strings.Cut(op.Stack[0], "\n") // the program's frame that queued it
+			fmt.Printf("%s on %s %s %d bytes, queued in %s\n", op.Kind, op.Stream, verb, op.Hi-op.Lo, caller)
+		}
+	}
+
+	// The fix: an event orders the copy after the memset.
+	filled, err := dev.NewEvent()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer filled.Close()
+	fmt.Println(fill.Record(filled), read.WaitEvent(filled))
+	fmt.Println("ordered:", read.CopyDtoHAsync(out, a.Ptr()), read.Synchronize())
+	// Output:
+	// race: true
+	// async copy DtoH on stream 0x101 reads 16 bytes, queued in github.com/cuarray/cuarray/docs_test.Example_streamRace
+	// async memset on stream 0x100 writes 16 bytes, queued in github.com/cuarray/cuarray/docs_test.Example_streamRace
+	// <nil> <nil>
+	// ordered: <nil> <nil>
 }

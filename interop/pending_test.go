@@ -201,6 +201,13 @@ func TestPendingWaitOnConsumer(t *testing.T) {
 func TestPendingSeveralStreams(t *testing.T) {
 	rig := newPendingRig(t)
 	second, resumeSecond := heldStream(t, rig.dev)
+	// The second stream's write comes after the producer's: without the
+	// event the two writes race (check=streams reports it).
+	after, err := rig.dev.NewEvent()
+	require.NoError(t, err)
+	defer after.Close()
+	require.NoError(t, rig.producer.Record(after))
+	require.NoError(t, second.WaitEvent(after))
 	require.NoError(t, second.MemsetAsync(rig.a.Ptr(), rig.value+1, 16))
 	require.NoError(t, rig.pending.Queued(rig.dev, second, nil, rig.a))
 	var got uintptr

@@ -288,6 +288,7 @@ func emulateAxpy(d *argDecoder, e element) Emulation {
 	alpha := d.scalar(e)
 	ry, by := ly.extent(py, e.size)
 	rx, bx := lx.extent(px, e.size)
+	rx.ReadOnly = true
 	em := Emulation{Ranges: []driver.Range{ry, rx}, Run: ly.work(func(m [][]byte) { refAxpy(m[0], by, ly, m[1], bx, lx, e, alpha) })}
 	if ly.n > 0 && (ly.misaligned(py, e.size) || lx.misaligned(px, e.size)) {
 		em.Misaligned = fmt.Sprintf("element of %d bytes at %v or %v", e.size, py, px)
@@ -301,6 +302,7 @@ func emulateSum(d *argDecoder, e element) Emulation {
 	p, l := d.ptr(), d.layout()
 	out := d.ptr()
 	r, base := l.extent(p, e.size)
+	r.ReadOnly = true
 	em := Emulation{Ranges: []driver.Range{r, {Ptr: out, N: 8}}, Run: l.work(func(m [][]byte) {
 		sum := math.Float64frombits(binary.LittleEndian.Uint64(m[1])) + refSum(m[0], base, l, e)
 		binary.LittleEndian.PutUint64(m[1], math.Float64bits(sum))
@@ -318,7 +320,7 @@ func emulateChecksum(d *argDecoder) Emulation {
 		d.short = true
 		n = 0
 	}
-	em := Emulation{Ranges: []driver.Range{{Ptr: p, N: n}, {Ptr: out, N: 8}}, Run: func(m [][]byte) error {
+	em := Emulation{Ranges: []driver.Range{{Ptr: p, N: n, ReadOnly: true}, {Ptr: out, N: 8}}, Run: func(m [][]byte) error {
 		binary.LittleEndian.PutUint64(m[1], binary.LittleEndian.Uint64(m[1])+Checksum(m[0]))
 		return nil
 	}}
@@ -342,9 +344,11 @@ func emulateMove(d *argDecoder, item int64, pack bool) Emulation {
 	rf := driver.Range{Ptr: flat, N: d.sizes([]int64{l.n, item})[0]}
 	em := Emulation{}
 	if pack {
+		r.ReadOnly = true
 		em.Ranges = []driver.Range{rf, r}
 		em.Run = l.work(func(m [][]byte) { refPack(m[0], m[1], base, l, item) })
 	} else {
+		rf.ReadOnly = true
 		em.Ranges = []driver.Range{r, rf}
 		em.Run = l.work(func(m [][]byte) { refUnpack(m[0], base, l, m[1], item) })
 	}
@@ -401,7 +405,7 @@ func emulateRampFilter(d *argDecoder, e element, err error) (Emulation, error) {
 	}
 	rowBytes := d.sizes([]int64{rows, int64(n), e.size})[0]
 	em := Emulation{
-		Ranges: []driver.Range{{Ptr: out, N: rowBytes}, {Ptr: in, N: rowBytes}, {Ptr: h, N: int64(2*n-1) * e.size}},
+		Ranges: []driver.Range{{Ptr: out, N: rowBytes}, {Ptr: in, N: rowBytes, ReadOnly: true}, {Ptr: h, N: int64(2*n-1) * e.size, ReadOnly: true}},
 		Run:    func(m [][]byte) error { refRampFilter(m[0], m[1], m[2], rows, n, e); return nil },
 	}
 	if misalignedPtr(out, e.size) || misalignedPtr(in, e.size) || misalignedPtr(h, e.size) {
@@ -432,7 +436,7 @@ func emulateStacks(d *argDecoder, e element, err error, ref func(a, b, trig []by
 		sizes = [2]int64{img, sino}
 	}
 	em := Emulation{
-		Ranges: []driver.Range{{Ptr: first, N: sizes[0]}, {Ptr: second, N: sizes[1]}, {Ptr: trig, N: 2 * int64(a) * e.size}},
+		Ranges: []driver.Range{{Ptr: first, N: sizes[0]}, {Ptr: second, N: sizes[1], ReadOnly: true}, {Ptr: trig, N: 2 * int64(a) * e.size, ReadOnly: true}},
 		Run:    func(m [][]byte) error { ref(m[0], m[1], m[2], slices, a, nd, n, scale, e); return nil },
 	}
 	if misalignedPtr(first, e.size) || misalignedPtr(second, e.size) || misalignedPtr(trig, e.size) {

@@ -92,7 +92,7 @@ func (k *Kernels) RampFilter(sino *devarray.DevArray, ws *accounting.Workspace) 
 			if err := k.run("ramp_filter_"+suffix, n*int64(d),
 				func(a *driver.KernelArgs) { a.Ptr(out).Ptr(in).Ptr(taps).I64(n).I32(int32(d)) },
 				func(m [][]byte) { refRampFilter(m[0], m[1], m[2], n, d, e) },
-				driver.Range{Ptr: out, N: n * rowBytes}, driver.Range{Ptr: in, N: n * rowBytes}, driver.Range{Ptr: taps, N: tapBytes}); err != nil {
+				driver.Range{Ptr: out, N: n * rowBytes}, driver.Range{Ptr: in, N: n * rowBytes, ReadOnly: true}, driver.Range{Ptr: taps, N: tapBytes, ReadOnly: true}); err != nil {
 				return err
 			}
 			if err := k.copyDtoD(in, out, n*rowBytes); err != nil {
@@ -206,7 +206,7 @@ func (k *Kernels) backproject(img, sino *devarray.DevArray, ws *accounting.Works
 		}
 		return k.run("backproject_"+suffix, img.Size(), args,
 			func(m [][]byte) { refBackproject(m[0], m[1], m[2], slices, a, d, n, scale, e) },
-			driver.Range{Ptr: img.Ptr(), N: img.NBytes()}, driver.Range{Ptr: sino.Ptr(), N: sino.NBytes()}, driver.Range{Ptr: trig, N: tableBytes})
+			driver.Range{Ptr: img.Ptr(), N: img.NBytes()}, driver.Range{Ptr: sino.Ptr(), N: sino.NBytes(), ReadOnly: true}, driver.Range{Ptr: trig, N: tableBytes, ReadOnly: true})
 	}, img, sino)
 }
 

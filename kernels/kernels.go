@@ -183,12 +183,15 @@ func span(a *devarray.DevArray) (driver.Range, int64) {
 	return driver.Range{Ptr: a.Ptr() + devarray.Ptr(lo), N: hi - lo}, -lo
 }
 
-// access runs a Go reference on the memory of arrays.
-func (k *Kernels) access(f func(mem [][]byte, base []int64) error, arrays ...*devarray.DevArray) error {
+// access runs a Go reference on the memory of arrays, of which the first
+// written may be written and the rest are only read (the declaration sim's
+// stream race checker judges the launch by).
+func (k *Kernels) access(f func(mem [][]byte, base []int64) error, written int, arrays ...*devarray.DevArray) error {
 	ranges := make([]driver.Range, len(arrays))
 	bases := make([]int64, len(arrays))
 	for i, a := range arrays {
 		ranges[i], bases[i] = span(a)
+		ranges[i].ReadOnly = i >= written
 	}
 	return k.hostAccess(ranges, func(mem [][]byte) error { return f(mem, bases) })
 }

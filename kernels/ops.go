@@ -47,7 +47,7 @@ func (k *Kernels) unary(op string, a *devarray.DevArray, v float64, ref func([]b
 		return k.access(func(mem [][]byte, base []int64) error {
 			ref(mem[0], base[0], l, e, v)
 			return nil
-		}, a)
+		}, 1, a)
 	}, a)
 }
 
@@ -84,7 +84,7 @@ func (k *Kernels) Axpy(y *devarray.DevArray, alpha float64, x *devarray.DevArray
 		return k.access(func(mem [][]byte, base []int64) error {
 			refAxpy(mem[0], base[0], ly, mem[1], base[1], lx, e, alpha)
 			return nil
-		}, y, x)
+		}, 1, y, x)
 	}, y, x)
 }
 
@@ -142,7 +142,7 @@ func (k *Kernels) Sum(a *devarray.DevArray) (float64, error) {
 		return k.access(func(mem [][]byte, base []int64) error {
 			sum = refSum(mem[0], base[0], l, e)
 			return nil
-		}, a)
+		}, 0, a)
 	}, a)
 	if err != nil {
 		return 0, fmt.Errorf("kernels: sum: %w", err)
@@ -180,7 +180,7 @@ func (k *Kernels) Checksum(a *devarray.DevArray) (uint64, error) {
 		return k.access(func(mem [][]byte, base []int64) error {
 			sum = Checksum(mem[0][base[0] : base[0]+n])
 			return nil
-		}, a)
+		}, 0, a)
 	}, a)
 	if err != nil {
 		return 0, fmt.Errorf("kernels: checksum: %w", err)
@@ -270,7 +270,7 @@ func (k *Kernels) move(op string, dst, src *devarray.DevArray, pack bool) error 
 				refUnpack(mem[0], base[0], l, mem[1][base[1]:], item)
 			}
 			return nil
-		}, dst, src)
+		}, 1, dst, src)
 	}, dst, src)
 }
 

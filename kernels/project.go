@@ -38,6 +38,6 @@ func (k *Kernels) Project(sino, img *devarray.DevArray, ws *accounting.Workspace
 				scalar(args.Ptr(sino.Ptr()).Ptr(img.Ptr()).Ptr(trig).I64(slices).I32(int32(a)).I32(int32(d)).I32(int32(n)), e, ProjectStep)
 			},
 			func(m [][]byte) { refProject(m[0], m[1], m[2], slices, a, d, n, ProjectStep, e) },
-			driver.Range{Ptr: sino.Ptr(), N: sino.NBytes()}, driver.Range{Ptr: img.Ptr(), N: img.NBytes()}, driver.Range{Ptr: trig, N: tableBytes})
+			driver.Range{Ptr: sino.Ptr(), N: sino.NBytes()}, driver.Range{Ptr: img.Ptr(), N: img.NBytes(), ReadOnly: true}, driver.Range{Ptr: trig, N: tableBytes, ReadOnly: true})
 	}, sino, img)
 }

@@ -51,3 +51,32 @@ func TestMessage(t *testing.T) {
 		})
 	}
 }
+
+// A stream race (check=streams) reaches C with racePrefix in front and its
+// report's lines, both operations named: python/cuarray.py raises
+// StreamRaceError for it.
+func TestMessageStreamRace(t *testing.T) {
+	dev, err := device.Open("sim:3?check=streams&mem=1MiB")
+	if !assert.NoError(t, err) {
+		return
+	}
+	defer dev.Close()
+	p, err := dev.Malloc(4096)
+	assert.NoError(t, err)
+	a, err := dev.NewStream()
+	assert.NoError(t, err)
+	defer a.Close()
+	b, err := dev.NewStream()
+	assert.NoError(t, err)
+	defer b.Close()
+	assert.NoError(t, a.MemsetAsync(p, 1, 4096))
+	race := b.MemsetAsync(p+64, 2, 64)
+	assert.ErrorIs(t, race, device.ErrStreamRace)
+	m := message(fmt.Errorf("copy_async: %w", race))
+	assert.True(t, strings.HasPrefix(m, racePrefix+"copy_async: "), m)
+	assert.False(t, strings.HasPrefix(m, faultPrefix), m)
+	assert.Contains(t, m, fmt.Sprintf("stream %#x", a.Handle()))
+	assert.Contains(t, m, fmt.Sprintf("stream %#x", b.Handle()))
+	assert.Contains(t, m, "message_test.go", "where each was queued")
+	assert.NoError(t, dev.Synchronize())
+}

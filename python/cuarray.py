@@ -37,7 +37,7 @@ import operator
 import os
 from typing import Any, Union
 
-__all__ = ["Array", "Device", "Stream", "device", "empty", "zeros", "asarray", "from_dlpack", "ipc_open", "CuarrayError", "DeviceFaultError"]
+__all__ = ["Array", "Device", "Stream", "device", "empty", "zeros", "asarray", "from_dlpack", "ipc_open", "CuarrayError", "DeviceFaultError", "StreamRaceError"]
 
 # DLPack device types (dlpack.h)
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
@@ -59,7 +59,16 @@ class DeviceFaultError(CuarrayError):
     process can use CUDA again. Stop using the device rather than retry."""
 
 
+class StreamRaceError(CuarrayError):
+    """Two operations touch the same bytes, at least one writes, and
+    nothing orders one before the other by CUDA's rules (no stream order,
+    event or synchronization): a race on a GPU, whatever the timing.
+    "sim:N?check=streams" reports it; the message names both operations,
+    their streams, byte ranges and where each was queued."""
+
+
 _FAULT_PREFIX = "device fault: "  # libcuarray's message for ErrContextFailed
+_RACE_PREFIX = "stream race: "  # libcuarray's message for ErrStreamRace (check=streams)
 
 
 def _library_candidates():
@@ -180,6 +189,8 @@ def _check(err):
         _lib.cuarray_free_string(err)
         if msg.startswith(_FAULT_PREFIX):
             raise DeviceFaultError(msg)
+        if msg.startswith(_RACE_PREFIX):
+            raise StreamRaceError(msg)
         raise CuarrayError(msg)
 
 

@@ -5,6 +5,7 @@ Run by `go test ./python` (which builds the library), or by hand:
 """
 
 import gc
+import ctypes
 import json
 import os
 import sys
@@ -542,6 +543,33 @@ class AsyncExports(unittest.TestCase):
         host = cuarray.asarray(random((4,), "float32"))
         with self.assertRaises(cuarray.CuarrayError):
             host.copy_async(cuarray.asarray(random((4,), "float32")), 1)
+
+
+class StreamRaces(unittest.TestCase):
+    """A stream race the checker reports ("sim:N?check=streams": libcuarray's
+    message starts "stream race: ") is a StreamRaceError, a CuarrayError,
+    with the report's text; other errors stay what they were. The module's
+    own stream handling orders every handoff (copy_async waits for the work
+    queued on either array, however it was imported), so the race is
+    seeded at the C boundary."""
+
+    def raised(self, text):
+        libc = ctypes.CDLL(None)
+        libc.strdup.restype = ctypes.c_void_p
+        libc.strdup.argtypes = [ctypes.c_char_p]
+        with self.assertRaises(cuarray.CuarrayError) as cm:
+            cuarray._check(libc.strdup(text.encode()))  # freed by _check, as libcuarray's strings are
+        return cm.exception
+
+    def test_race_message_raises_stream_race_error(self):
+        report = ("stream race: device: stream race on 16 bytes at [0x1000, 0x1010) (nothing orders one before the other):\n"
+                  "  read of [0x1000, 0x1100) by async copy DtoD on stream 0x101, queued at\n"
+                  "  previous write of [0x1000, 0x1010) by async memset on stream 0x100, queued at")
+        e = self.raised(report)
+        self.assertIsInstance(e, cuarray.StreamRaceError)
+        self.assertEqual(str(e), report)
+        self.assertNotIsInstance(self.raised("view: device: invalid value"), cuarray.StreamRaceError)
+        self.assertIsInstance(self.raised("device fault: sim: kernel"), cuarray.DeviceFaultError)
 
 
 class _Copied:

@@ -71,8 +71,9 @@ type Device interface {
 	// wrapper only from a goroutine locked to the thread whose stream it
 	// means (runtime.LockOSThread; a C caller's thread, through libcuarray),
 	// as a goroutine's successive calls may otherwise run on different
-	// threads' streams. sim has no per-thread streams: there 2 is its
-	// default stream.
+	// threads' streams. sim runs 2's work on its default stream; its
+	// stream race checker (check=streams) holds each OS thread's handle-2
+	// work to CUDA's rule, a stream of its own per thread.
 	ExternalStream(handle uintptr) (Stream, error)
 	// IPCExport returns the handle by which another process opens the
 	// allocation that holds p (cuIpcGetMemHandle), with that allocation's

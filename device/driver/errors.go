@@ -42,6 +42,12 @@ var (
 	// ErrStaleIPCHandle: an IPC handle whose allocation is gone: the
 	// exporter freed it, or its process exited. It wraps ErrInvalidValue.
 	ErrStaleIPCHandle = &refinedError{"device: stale IPC handle (the exporting process freed the allocation or exited)", ErrInvalidValue}
+	// ErrStreamRace: two operations touch overlapping bytes, at least one
+	// of them writes, and CUDA's ordering rules order neither before the
+	// other (no stream order, event, synchronization or implicit default
+	// stream order between them): a race on a GPU, whatever the timing.
+	// sim reports it with check=streams; the error names both operations.
+	ErrStreamRace = errors.New("device: stream race")
 )
 
 // refinedError is a sentinel that is a more precise case of another one:

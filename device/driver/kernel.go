@@ -51,10 +51,16 @@ type MemoryAccess interface {
 	Launch(s Stream, ranges []Range, f func(mem [][]byte) error) error
 }
 
-// Range is n bytes of device memory at Ptr.
+// Range is n bytes of device memory at Ptr that a kernel touches. A kernel
+// declares each buffer it uses as a Range over the extent it may touch;
+// ReadOnly says that it only reads those bytes (the zero value: it may
+// read and write them). sim's stream race checker (check=streams) judges
+// a launch by these declarations: two kernels that only read a buffer do
+// not race, a writer and anything else unordered do.
 type Range struct {
-	Ptr devarray.Ptr
-	N   int64
+	Ptr      devarray.Ptr
+	N        int64
+	ReadOnly bool
 }
 
 // KernelArgs packs kernel parameters the way the CUDA ABI lays them out:

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"math/rand/v2"
+	"os"
 	"sync"
 	"testing"
 
@@ -20,7 +21,11 @@ import (
 func TestConcurrentAllocCopyFree(t *testing.T) {
 	const workers = 32
 	rounds := 100_000
-	if testing.Short() {
+	if testing.Short() || os.Getenv(sim.CheckEnv) != "" {
+		// The stream race checker (make test-latency turns it on for every
+		// sim device) judges each round's copies and free: under -race that
+		// takes about 15 times as long, and this test is about the
+		// allocator, which 10 000 rounds exercise as well.
 		rounds = 10_000
 	}
 	dev := newDevice(t, sim.Config{Memory: 256 << 20})

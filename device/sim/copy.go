@@ -74,23 +74,26 @@ func (d *Device) dtod(dst, src devarray.Ptr, n int64) copyFunc {
 
 // CopyHtoD copies len(src) bytes from host memory to the device.
 func (d *Device) CopyHtoD(dst devarray.Ptr, src []byte) error {
-	return d.complete(func() error { return d.runCopy("copy HtoD", d.htod(dst, src)) })
+	return d.completeChecked("copy HtoD", d.syncHostSide([]access{devBytes(dst, int64(len(src)), true)}, src, false),
+		func() error { return d.runCopy("copy HtoD", d.htod(dst, src)) })
 }
 
 // CopyDtoH copies len(dst) bytes from the device to host memory.
 func (d *Device) CopyDtoH(dst []byte, src devarray.Ptr) error {
-	return d.complete(func() error { return d.runCopy("copy DtoH", d.dtoh(dst, src)) })
+	return d.completeChecked("copy DtoH", d.syncHostSide([]access{devBytes(src, int64(len(dst)), false)}, dst, true),
+		func() error { return d.runCopy("copy DtoH", d.dtoh(dst, src)) })
 }
 
 // CopyDtoD copies n bytes within the device.
 func (d *Device) CopyDtoD(dst, src devarray.Ptr, n int64) error {
-	return d.complete(func() error { return d.runCopy("copy DtoD", d.dtod(dst, src, n)) })
+	return d.completeChecked("copy DtoD", []access{devBytes(src, n, false), devBytes(dst, n, true)},
+		func() error { return d.runCopy("copy DtoD", d.dtod(dst, src, n)) })
 }
 
 // Memcpy2D copies p.Height rows of p.Width bytes between pitched regions of
 // host or device memory, as cuMemcpy2D does.
 func (d *Device) Memcpy2D(p devarray.Memcpy2D) error {
-	return d.complete(func() error { return d.runCopy("copy 2D", d.memcpy2D(p)) })
+	return d.completeChecked("copy 2D", d.syncPitched("copy 2D", as3D(p)), func() error { return d.runCopy("copy 2D", d.memcpy2D(p)) })
 }
 
 func (d *Device) memcpy2D(p devarray.Memcpy2D) copyFunc {
@@ -135,7 +138,7 @@ func (d *Device) directionOf(dst, src devarray.Place) (accounting.Direction, acc
 // Memcpy3D copies p.Depth slices of p.Height rows of p.Width bytes, as
 // cuMemcpy3D does.
 func (d *Device) Memcpy3D(p devarray.Memcpy3D) error {
-	return d.complete(func() error { return d.runCopy("copy 3D", d.memcpy3D(p)) })
+	return d.completeChecked("copy 3D", d.syncPitched("copy 3D", p), func() error { return d.runCopy("copy 3D", d.memcpy3D(p)) })
 }
 
 func (d *Device) memcpy3D(p devarray.Memcpy3D) copyFunc {
@@ -193,7 +196,13 @@ func (d *Device) CopyPeer(dst devarray.Ptr, dstDev driver.Device, src devarray.P
 	if err := peer.legacy.drain(); err != nil {
 		return fmt.Errorf("sim: copy peer: destination %v: %w", peer.DeviceID(), err)
 	}
-	return d.complete(func() error { return d.copyPeer(dst, peer, src, n) })
+	if peer.check != nil {
+		if err := peer.check.check(opSpec{kind: "copy peer (destination)", l: peer.check.legacy,
+			accesses: []access{devBytes(dst, n, true)}, hostWaitsAfter: true}); err != nil {
+			return err
+		}
+	}
+	return d.completeChecked("copy peer (source)", []access{devBytes(src, n, false)}, func() error { return d.copyPeer(dst, peer, src, n) })
 }
 
 func (d *Device) copyPeer(dst devarray.Ptr, peer *Device, src devarray.Ptr, n int64) error {
@@ -233,7 +242,7 @@ func (d *Device) copyPeer(dst devarray.Ptr, peer *Device, src devarray.Ptr, n in
 // queued on the default stream, and returns when f has. No memory can be
 // freed while f runs.
 func (d *Device) Access(ranges []driver.Range, f func(mem [][]byte) error) error {
-	return d.complete(func() error { return d.access(ranges, f) })
+	return d.completeChecked("kernel", kernelAccesses(ranges), func() error { return d.access(ranges, f) })
 }
 
 // Launch runs f on the memory of ranges as a kernel launch does on a GPU:
@@ -243,12 +252,12 @@ func (d *Device) Access(ranges []driver.Range, f func(mem [][]byte) error) error
 // allocated by then, are the stream's and reported by its Synchronize.
 // Kernels' Go references run through it.
 func (d *Device) Launch(s driver.Stream, ranges []driver.Range, f func(mem [][]byte) error) error {
-	return d.launch(s, func() error { return d.access(ranges, f) })
+	return d.launch(s, ranges, func() error { return d.access(ranges, f) })
 }
 
 // launch queues run, a kernel, on stream s (nil: the default stream), or
 // runs it at once where nothing could tell the difference.
-func (d *Device) launch(s driver.Stream, run func() error) error {
+func (d *Device) launch(s driver.Stream, ranges []driver.Range, run func() error) error {
 	st := d.legacy
 	if s != nil {
 		var ok bool
@@ -258,6 +267,12 @@ func (d *Device) launch(s driver.Stream, run func() error) error {
 	}
 	if err := d.checkFault("launch"); err != nil {
 		return err
+	}
+	if d.check != nil {
+		_, pt := s.(perThreadStream)
+		if err := st.checkOp(pt, opSpec{kind: "kernel", accesses: kernelAccesses(ranges)}); err != nil {
+			return err
+		}
 	}
 	if st == d.legacy && d.cfg.Latency <= 0 && st.pending.Load() == 0 {
 		return safely(run)

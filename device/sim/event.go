@@ -10,8 +10,9 @@ import (
 
 // mark is one recording of an event: done closes when the stream reaches it.
 type mark struct {
-	done chan struct{}
-	at   time.Time
+	done  chan struct{}
+	at    time.Time
+	clock vclock // the recording stream's clock, for the stream race checker
 }
 
 func (m *mark) complete() {
@@ -43,13 +44,13 @@ func (d *Device) NewEvent() (driver.Event, error) {
 }
 
 // arm starts a new recording.
-func (e *event) arm() (*mark, error) {
+func (e *event) arm(clock vclock) (*mark, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil, fmt.Errorf("sim: record event: %w", driver.ErrClosed)
 	}
-	e.cur = &mark{done: make(chan struct{})}
+	e.cur = &mark{done: make(chan struct{}), clock: clock}
 	return e.cur, nil
 }
 
@@ -63,7 +64,11 @@ func (e *event) latest() *mark {
 // returns the fault, once the work before the recording has stopped (the
 // work behind the fault fails at once).
 func (e *event) Synchronize() error {
-	<-e.latest().done
+	m := e.latest()
+	<-m.done
+	if e.d.check != nil {
+		e.d.check.hostWaitsForEvent(m.clock)
+	}
 	return e.d.checkFault("event synchronize")
 }
 
@@ -74,10 +79,14 @@ func (e *event) Synchronize() error {
 // running when the device faulted is still under way: a caller that lets
 // go of memory on the query's word never does so under running work.
 func (e *event) Query() (bool, error) {
+	m := e.latest()
 	select {
-	case <-e.latest().done:
+	case <-m.done:
 		if err := e.d.checkFault("event query"); err != nil {
 			return false, err
+		}
+		if e.d.check != nil {
+			e.d.check.hostWaitsForEvent(m.clock)
 		}
 		return true, nil
 	default:

@@ -20,7 +20,7 @@ func TestEventNotReady(t *testing.T) {
 	end, err := dev.NewEvent()
 	require.NoError(t, err)
 
-	m, err := end.(*event).arm() // recorded, not yet reached
+	m, err := end.(*event).arm(nil) // recorded, not yet reached
 	require.NoError(t, err)
 	done, err := end.Query()
 	require.NoError(t, err)

@@ -66,7 +66,7 @@ func (d *Device) deviceWork(op string) error {
 // Close. Kernels' Go references call it where the kernel a GPU runs would
 // make such an access, so that sim fails where a GPU would.
 func (d *Device) LaunchMisaligned(s driver.Stream, what string) error {
-	return d.launch(s, func() error {
+	return d.launch(s, nil, func() error {
 		if err := d.checkFault("kernel"); err != nil {
 			return err
 		}

@@ -66,6 +66,9 @@ func (d *Device) HostAlloc(n int64, flags driver.HostFlags) (*driver.HostMem, er
 // used afterwards. Freeing memory this device did not allocate, or freeing
 // twice, is an error wrapping driver.ErrInvalidPointer.
 func (d *Device) HostFree(h *driver.HostMem) error {
+	if err := d.checkHostFree("host free", h); err != nil {
+		return err
+	}
 	a, err := d.takeHost("host free", h, false)
 	if err != nil {
 		return err
@@ -127,6 +130,9 @@ func (d *Device) Register(b []byte, flags driver.HostFlags) (*driver.HostMem, er
 // device pointer is cleared. Unregistering memory that was not registered,
 // or twice, is an error wrapping driver.ErrInvalidPointer.
 func (d *Device) Unregister(h *driver.HostMem) error {
+	if err := d.checkHostFree("unregister", h); err != nil {
+		return err
+	}
 	a, err := d.takeHost("unregister", h, true)
 	if err != nil {
 		return err

@@ -62,6 +62,9 @@ func (d *Device) Free(p devarray.Ptr) error {
 	if err := d.checkFault(fmt.Sprintf("free %v", p)); err != nil {
 		return err // as cuMemFree after a sticky error: the memory stays until Close
 	}
+	if err := d.checkFree(p); err != nil {
+		return err
+	}
 	if err := d.legacy.drain(); err != nil && !errors.Is(err, driver.ErrClosed) {
 		return fmt.Errorf("sim: free %v: %w", p, err)
 	}
@@ -120,7 +123,7 @@ func (d *Device) hostPath(b []byte) accounting.Path { return d.host.Path(b) }
 
 // Memset sets nbytes at dst to value and returns when they are set.
 func (d *Device) Memset(dst devarray.Ptr, value byte, nbytes int64) error {
-	return d.complete(func() error { return d.memset(dst, value, nbytes) })
+	return d.completeChecked("memset", []access{devBytes(dst, nbytes, true)}, func() error { return d.memset(dst, value, nbytes) })
 }
 
 func (d *Device) memset(dst devarray.Ptr, value byte, nbytes int64) error {

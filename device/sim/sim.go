@@ -6,7 +6,10 @@
 // in order on their own goroutine, events with timestamps, page-locked and
 // mapped host memory — and it records every operation in its ledger.
 // Fault injection fails the Nth allocation or copy on purpose, so error
-// paths can be tested.
+// paths can be tested. The stream race checker (Config.CheckStreams,
+// "sim:0?check=streams") judges every operation by CUDA's ordering rules
+// when it is queued and fails one that races with another
+// (StreamRaceError).
 //
 // Device memory is one shared mapping of a memory file (memfd), outside
 // the Go heap, so device pointers are real addresses that stay valid until
@@ -23,6 +26,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -39,6 +43,12 @@ const Alignment = 256
 
 // DefaultMemory is the capacity of a sim device when none is given: 4 GiB.
 const DefaultMemory = 4 << 30
+
+// CheckEnv names the environment variable that, set to "streams", turns
+// the stream race checker (Config.CheckStreams) on for every sim device
+// the process makes, the ones a program or test makes with its own spec
+// or Config too: make test-latency sets it.
+const CheckEnv = "CUARRAY_SIM_CHECK"
 
 // Config configures a sim device.
 type Config struct {
@@ -63,6 +73,13 @@ type Config struct {
 	Latency time.Duration
 	// Link, when set, models the host link's bandwidth (see Link).
 	Link *Link
+	// CheckStreams turns on the stream race checker ("check=streams"):
+	// every copy, memset, kernel, free and host access is judged, when it
+	// is queued, by CUDA's ordering rules, and one that races with an
+	// earlier operation (overlapping bytes, at least one write, neither
+	// ordered before the other) fails with a *StreamRaceError wrapping
+	// driver.ErrStreamRace. Off, it costs one nil check per call.
+	CheckStreams bool
 }
 
 // Device is an emulated device. It implements driver.Device.
@@ -87,6 +104,8 @@ type Device struct {
 
 	allocCountdown, copyCountdown atomic.Int64
 	fault                         faultState
+
+	check *streamChecker // the stream race checker, nil when off
 }
 
 var _ driver.Device = (*Device)(nil)
@@ -121,7 +140,10 @@ func New(cfg Config) (*Device, error) {
 		// handles start above the default streams'
 		lastHandle: 0xff,
 	}
-	d.legacy = d.startStream(driver.LegacyDefaultStream)
+	if cfg.CheckStreams || os.Getenv(CheckEnv) == "streams" {
+		d.check = newStreamChecker()
+	}
+	d.legacy = d.startStream(driver.LegacyDefaultStream, true)
 	d.allocCountdown.Store(cfg.FailAlloc)
 	d.copyCountdown.Store(cfg.FailCopy)
 	d.fault.countdown.Store(cfg.FailFault)
@@ -192,8 +214,19 @@ func injected(c *atomic.Int64) bool {
 // once it is done, with its error. With no latency and nothing queued on
 // the default stream, f runs at once on the caller's goroutine.
 func (d *Device) complete(f func() error) error {
+	return d.completeChecked("", nil, f)
+}
+
+// completeChecked is complete for a synchronous call that the stream race
+// checker judges as kind with accesses (kind "": not judged).
+func (d *Device) completeChecked(kind string, accesses []access, f func() error) error {
 	if err := d.checkFault("synchronous call"); err != nil {
 		return err
+	}
+	if d.check != nil && kind != "" {
+		if err := d.check.check(opSpec{kind: kind, l: d.check.legacy, accesses: accesses, hostWaitsAfter: true}); err != nil {
+			return err
+		}
 	}
 	if d.cfg.Latency <= 0 && d.legacy.pending.Load() == 0 {
 		return safely(f)
@@ -222,6 +255,9 @@ func (d *Device) Latency() time.Duration { return d.cfg.Latency }
 func (d *Device) Synchronize() error {
 	if d.Closed() {
 		return fmt.Errorf("sim: synchronize: %w", driver.ErrClosed)
+	}
+	if d.check != nil {
+		defer d.check.hostWaitsForAll()
 	}
 	var first error
 	for _, s := range d.streamList() {

@@ -35,6 +35,8 @@ type stream struct {
 
 	errMu sync.Mutex // guards err; never held while waiting on the queue
 	err   error      // first error of the work since the last Synchronize
+
+	lane *lane // the stream race checker's lane, nil when it is off
 }
 
 var _ driver.Stream = (*stream)(nil)
@@ -50,12 +52,26 @@ func (d *Device) NewStream() (driver.Stream, error) {
 	if err := d.checkFault("new stream"); err != nil {
 		return nil, err
 	}
-	return d.startStream(0), nil
+	return d.startStream(0, true), nil
+}
+
+// NewNonBlockingStream returns a stream made with CU_STREAM_NON_BLOCKING:
+// it does not order with the legacy default stream, which the stream race
+// checker (check=streams) holds it to. sim runs it as any other stream.
+func (d *Device) NewNonBlockingStream() (driver.Stream, error) {
+	if d.Closed() {
+		return nil, fmt.Errorf("sim: new stream: %w", driver.ErrClosed)
+	}
+	if err := d.checkFault("new stream"); err != nil {
+		return nil, err
+	}
+	return d.startStream(0, false), nil
 }
 
 // startStream makes a stream and starts its goroutine: with handle 0 it
-// gets the next free handle.
-func (d *Device) startStream(handle uintptr) *stream {
+// gets the next free handle. blocking: it orders with the legacy default
+// stream (for the stream race checker).
+func (d *Device) startStream(handle uintptr, blocking bool) *stream {
 	s := &stream{d: d, ops: make(chan streamOp, streamDepth), done: make(chan struct{})}
 	d.streamsMu.Lock()
 	if handle == 0 {
@@ -65,6 +81,13 @@ func (d *Device) startStream(handle uintptr) *stream {
 	s.handle = handle
 	d.streams[s] = struct{}{}
 	d.streamsMu.Unlock()
+	if c := d.check; c != nil {
+		if handle == driver.LegacyDefaultStream {
+			s.lane = c.legacy
+		} else {
+			s.lane = c.streamLane(handle, blocking)
+		}
+	}
 	go s.run()
 	return s
 }
@@ -139,37 +162,103 @@ func (d *Device) due() time.Time {
 }
 
 func (s *stream) CopyHtoDAsync(dst devarray.Ptr, src []byte) error {
+	return s.copyHtoD(false, dst, src)
+}
+
+func (s *stream) copyHtoD(pt bool, dst devarray.Ptr, src []byte) error {
+	if s.d.check != nil {
+		o := opSpec{kind: "async copy HtoD", accesses: []access{devBytes(dst, int64(len(src)), true)}}
+		s.d.hostSide(&o, src, false)
+		if err := s.checkOp(pt, o); err != nil {
+			return err
+		}
+	}
 	return s.enqueue(func() error { return s.d.runCopy("async copy HtoD", s.d.htod(dst, src)) })
 }
 
 func (s *stream) CopyDtoHAsync(dst []byte, src devarray.Ptr) error {
+	return s.copyDtoH(false, dst, src)
+}
+
+func (s *stream) copyDtoH(pt bool, dst []byte, src devarray.Ptr) error {
+	if s.d.check != nil {
+		o := opSpec{kind: "async copy DtoH", accesses: []access{devBytes(src, int64(len(dst)), false)}}
+		s.d.hostSide(&o, dst, true)
+		if err := s.checkOp(pt, o); err != nil {
+			return err
+		}
+	}
 	return s.enqueue(func() error { return s.d.runCopy("async copy DtoH", s.d.dtoh(dst, src)) })
 }
 
 func (s *stream) CopyDtoDAsync(dst, src devarray.Ptr, n int64) error {
+	return s.copyDtoD(false, dst, src, n)
+}
+
+func (s *stream) copyDtoD(pt bool, dst, src devarray.Ptr, n int64) error {
+	if err := s.checkOp(pt, opSpec{kind: "async copy DtoD", accesses: []access{devBytes(src, n, false), devBytes(dst, n, true)}}); err != nil {
+		return err
+	}
 	return s.enqueue(func() error { return s.d.runCopy("async copy DtoD", s.d.dtod(dst, src, n)) })
 }
 
-func (s *stream) Memcpy2DAsync(p devarray.Memcpy2D) error {
+func (s *stream) Memcpy2DAsync(p devarray.Memcpy2D) error { return s.memcpy2D(false, p) }
+
+func (s *stream) memcpy2D(pt bool, p devarray.Memcpy2D) error {
+	if s.d.check != nil {
+		if err := s.checkOp(pt, s.d.pitchedOp("async copy 2D", as3D(p))); err != nil {
+			return err
+		}
+	}
 	return s.enqueue(func() error { return s.d.runCopy("async copy 2D", s.d.memcpy2D(p)) })
 }
 
-func (s *stream) Memcpy3DAsync(p devarray.Memcpy3D) error {
+func (s *stream) Memcpy3DAsync(p devarray.Memcpy3D) error { return s.memcpy3D(false, p) }
+
+func (s *stream) memcpy3D(pt bool, p devarray.Memcpy3D) error {
+	if s.d.check != nil {
+		if err := s.checkOp(pt, s.d.pitchedOp("async copy 3D", p)); err != nil {
+			return err
+		}
+	}
 	return s.enqueue(func() error { return s.d.runCopy("async copy 3D", s.d.memcpy3D(p)) })
 }
 
 func (s *stream) MemsetAsync(dst devarray.Ptr, value byte, n int64) error {
+	return s.memset(false, dst, value, n)
+}
+
+func (s *stream) memset(pt bool, dst devarray.Ptr, value byte, n int64) error {
+	if err := s.checkOp(pt, opSpec{kind: "async memset", accesses: []access{devBytes(dst, n, true)}}); err != nil {
+		return err
+	}
 	return s.enqueue(func() error { return s.d.memset(dst, value, n) })
+}
+
+// checkOp judges o, queued on s (pt: on the calling thread's per-thread
+// default stream), with the stream race checker, if it is on.
+func (s *stream) checkOp(pt bool, o opSpec) error {
+	if s.d.check == nil {
+		return nil
+	}
+	o.l, o.perThread = s.lane, pt
+	return s.d.check.check(o)
 }
 
 // Record records e at this point of the stream: e completes when the work
 // enqueued before it is done.
-func (s *stream) Record(e driver.Event) error {
+func (s *stream) Record(e driver.Event) error { return s.record(false, e) }
+
+func (s *stream) record(pt bool, e driver.Event) error {
 	ev, ok := e.(*event)
 	if !ok || ev.d != s.d {
 		return fmt.Errorf("sim: record: the event is not from this device: %w", driver.ErrInvalidValue)
 	}
-	mark, err := ev.arm()
+	var clock vclock
+	if s.d.check != nil {
+		clock = s.d.check.record(s.lane, pt)
+	}
+	mark, err := ev.arm(clock)
 	if err != nil {
 		return err
 	}
@@ -181,7 +270,9 @@ func (s *stream) Record(e driver.Event) error {
 }
 
 // WaitEvent makes work enqueued after it wait until e's latest record completes.
-func (s *stream) WaitEvent(e driver.Event) error {
+func (s *stream) WaitEvent(e driver.Event) error { return s.waitEvent(false, e) }
+
+func (s *stream) waitEvent(pt bool, e driver.Event) error {
 	ev, ok := e.(*event)
 	if !ok || ev.d != s.d {
 		return fmt.Errorf("sim: wait event: the event is not from this device: %w", driver.ErrInvalidValue)
@@ -192,15 +283,23 @@ func (s *stream) WaitEvent(e driver.Event) error {
 	if closed {
 		return fmt.Errorf("sim: wait event: %w", driver.ErrClosed)
 	}
+	if s.d.check != nil {
+		s.d.check.wait(s.lane, pt, m.clock)
+	}
 	return s.enqueueMarker(func() error { <-m.done; return nil })
 }
 
 // Synchronize waits for the work enqueued so far and returns, and clears,
 // the first error that work returned; after a fault (Device.FailFault) it
 // returns the fault, every time.
-func (s *stream) Synchronize() error {
+func (s *stream) Synchronize() error { return s.synchronize(false) }
+
+func (s *stream) synchronize(pt bool) error {
 	if err := s.drain(); err != nil {
 		return err
+	}
+	if s.d.check != nil {
+		s.d.check.hostWaitsFor(s.lane, pt)
 	}
 	if err := s.d.checkFault("stream synchronize"); err != nil {
 		return err
@@ -250,6 +349,9 @@ func (s *stream) Close() error {
 	close(s.ops)
 	s.qmu.Unlock()
 	<-s.done
+	if s.d.check != nil {
+		s.d.check.hostWaitsFor(s.lane, false)
+	}
 	s.d.streamsMu.Lock()
 	delete(s.d.streams, s)
 	s.d.streamsMu.Unlock()
@@ -270,6 +372,9 @@ func (d *Device) ExternalStream(handle uintptr) (driver.Stream, error) {
 		return nil, fmt.Errorf("sim: external stream %#x: %w", handle, driver.ErrClosed)
 	}
 	if handle == driver.PerThreadDefaultStream {
+		if d.check != nil {
+			return perThreadStream{d.legacy}, nil
+		}
 		handle = driver.LegacyDefaultStream
 	}
 	d.streamsMu.Lock()
@@ -310,6 +415,8 @@ func simStream(s driver.Stream) (*stream, bool) {
 	case *stream:
 		return st, true
 	case borrowedStream:
+		return st.stream, true
+	case perThreadStream:
 		return st.stream, true
 	}
 	return nil, false

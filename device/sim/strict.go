@@ -14,7 +14,7 @@ import (
 // an illegal address does on a GPU, and the fault is sticky (see FailFault).
 // The emulated CUDA driver launches kernels through it.
 func (d *Device) LaunchFaulting(s driver.Stream, ranges []driver.Range, f func(mem [][]byte) error) error {
-	return d.launch(s, func() error {
+	return d.launch(s, ranges, func() error {
 		if err := d.deviceWork("kernel"); err != nil {
 			return err
 		}
@@ -34,10 +34,22 @@ func (d *Device) LaunchFaulting(s driver.Stream, ranges []driver.Range, f func(m
 }
 
 // Idle reports whether stream s (a sim stream) has finished all the work
-// queued on it so far.
+// queued on it so far. As cuStreamQuery answering done, a true answer
+// orders that work before what the host does next (for the stream race
+// checker).
 func Idle(s driver.Stream) bool {
 	st, ok := simStream(s)
-	return !ok || st.pending.Load() == 0
+	if !ok {
+		return true
+	}
+	if st.pending.Load() != 0 {
+		return false
+	}
+	if st.d.check != nil {
+		_, pt := s.(perThreadStream)
+		st.d.check.hostWaitsFor(st.lane, pt)
+	}
+	return true
 }
 
 // HostFunc queues f on stream s (a sim stream), as cuLaunchHostFunc does:

@@ -124,6 +124,9 @@ func (c *context) codeOf(err error) cuResult {
 		return success
 	case errors.Is(err, driver.ErrContextFailed):
 		return c.stickyResult()
+	case errors.Is(err, driver.ErrStreamRace):
+		noteRace(err) // CUDA has no code for it: the report goes to standard error and Races
+		return errUnknown
 	case errors.Is(err, driver.ErrOutOfMemory):
 		return errOutOfMemory
 	case errors.Is(err, driver.ErrNotReady):

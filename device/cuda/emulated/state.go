@@ -35,6 +35,7 @@ type config struct {
 	memory    int64
 	latency   time.Duration
 	failFault int64
+	check     bool            // the stream race checker of each context's sim device (check=streams)
 	version   int             // what cuDriverGetVersion reports
 	mapHost   bool            // cuCtxGetFlags reports CU_CTX_MAP_HOST whether or not it was set
 	lack      map[string]bool // driver symbols this driver does not have
@@ -67,6 +68,11 @@ func parseConfig(s string) (config, error) {
 			if err == nil && c.latency < 0 {
 				err = fmt.Errorf("want a non-negative duration")
 			}
+		case "check":
+			c.check = val == "streams"
+			if !c.check {
+				err = fmt.Errorf("want streams (the stream race checker)")
+			}
 		case "fail-fault":
 			c.failFault, err = strconv.ParseInt(val, 10, 64)
 		case "version":
@@ -91,7 +97,7 @@ func parseConfig(s string) (config, error) {
 				c.refuse = set
 			}
 		default:
-			err = fmt.Errorf("unknown option (devices, mem, latency, fail-fault, version, map-host, lack, refuse)")
+			err = fmt.Errorf("unknown option (devices, mem, latency, check, fail-fault, version, map-host, lack, refuse)")
 		}
 		if err != nil {
 			return c, fmt.Errorf("%s: %s=%q: %v", EnvVar, k, val, err)
@@ -111,6 +117,7 @@ type state struct {
 	current     map[int]*context // the current context of each OS thread
 	host        []*hostRange     // page-locked host memory of every context
 	failures    []Failure
+	races       []string // the stream race checker's reports (check=streams)
 }
 
 var drv = &state{handles: make(map[uintptr]any), current: make(map[int]*context)}
@@ -134,6 +141,25 @@ func Failures() []Failure {
 	drv.mu.Lock()
 	defer drv.mu.Unlock()
 	return append([]Failure(nil), drv.failures...)
+}
+
+// Races returns the reports of the stream races that the checker of the
+// driver's sim devices found (check=streams), oldest first: each failed
+// its call with CUDA_ERROR_UNKNOWN and was printed to standard error.
+func Races() []string {
+	drv.mu.Lock()
+	defer drv.mu.Unlock()
+	return append([]string(nil), drv.races...)
+}
+
+// noteRace remembers and prints a stream race report.
+func noteRace(err error) {
+	drv.mu.Lock()
+	if len(drv.races) < maxFailures {
+		drv.races = append(drv.races, err.Error())
+	}
+	drv.mu.Unlock()
+	fmt.Fprintf(os.Stderr, "cuarray emulated driver: %v\n", err)
 }
 
 // ResetFailures forgets the failed calls so far.

@@ -58,7 +58,11 @@ func streamCreate(flags uint32) (uintptr, cuResult) {
 	if flags&^streamCreateFlagMask != 0 {
 		return 0, errInvalidValue
 	}
-	st, err := dev.NewStream()
+	newStream := dev.NewStream
+	if flags&streamNonBlocking != 0 {
+		newStream = dev.NewNonBlockingStream // the stream race checker holds it to CUDA's rule
+	}
+	st, err := newStream()
 	if err != nil {
 		return 0, c.codeOf(err)
 	}
