@@ -51,6 +51,8 @@ func TestEventLogAndLeaks(t *testing.T) {
 		ops[i] = e.Op
 	}
 	assert.Equal(t, []accounting.Op{accounting.OpAlloc, accounting.OpAlloc, accounting.OpFree, accounting.OpCopy, accounting.OpFailed}, ops)
+	assert.Equal(t, int64(256), events[0].Level, "device level after the allocation")
+	assert.Equal(t, int64(512), events[1].Level, "pinned level after the allocation")
 	assert.Equal(t, int64(0), events[2].Level, "device level after the free")
 	_, err = l.Events()
 	assert.ErrorIs(t, err, accounting.ErrLogOff, "stopped")

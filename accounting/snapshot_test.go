@@ -2,6 +2,7 @@ package accounting_test
 
 import (
 	"encoding/json"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -99,6 +100,9 @@ func TestFormatBytes(t *testing.T) {
 	}{
 		{0, "0 B"}, {1023, "1023 B"}, {1024, "1.00 KiB"}, {1536, "1.50 KiB"},
 		{-2048, "-2.00 KiB"}, {5 << 30, "5.00 GiB"}, {1 << 62, "4.00 EiB"},
+		// each unit from its first byte, negative sizes as positive ones
+		{-1023, "-1023 B"}, {-1024, "-1.00 KiB"}, {1 << 20, "1.00 MiB"}, {-1 << 20, "-1.00 MiB"},
+		{math.MaxInt64, "8.00 EiB"}, {math.MinInt64, "-8.00 EiB"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, accounting.FormatBytes(tt.n), "FormatBytes(%d)", tt.n)
