@@ -1,6 +1,7 @@
 package accounting_test
 
 import (
+	"bytes"
 	"errors"
 	"math/rand/v2"
 	"sync"
@@ -134,6 +135,18 @@ func TestInvalidEnumsAreIgnored(t *testing.T) {
 	assert.Equal(t, int64(0), l.Limit(accounting.NumKinds))
 	assert.Zero(t, l.Snapshot().Copied())
 	assert.Zero(t, l.Snapshot().CopyTotal(accounting.NumDirections))
+
+	// A recording open: the block notes of no kind are left out of it.
+	var log bytes.Buffer
+	rec, err := l.Record(&log)
+	require.NoError(t, err)
+	l.NoteBlockAlloc(accounting.NumKinds, 0x1000, 1, 0)
+	l.NoteSegment(accounting.NumKinds, 0x1000)
+	l.NoteBlockFree(accounting.NumKinds, 0x1000, 1, 0)
+	require.NoError(t, rec.Close())
+	g, err := accounting.ReadLog(&log)
+	require.NoError(t, err)
+	assert.Empty(t, g.Events)
 }
 
 func TestNames(t *testing.T) {
