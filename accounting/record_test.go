@@ -292,7 +292,7 @@ func TestReadLogBadInput(t *testing.T) {
 		{"double free", append(head, 0x01, 0, 9, 0, 0x02, 0, 1, 0, 0x02, 0, 1, 0), "freed twice"},
 		{"free as a block", append(head, 0x01, 0, 9, 0, 0x82, 0, 1, 0), "freed as"},
 		{"undefined scope", append(head, 0x01, 0, 9, 3), "scope 3 of 0"},
-		{"scope parent after it", append(head, 0x04, 2, 1, 'a'), "parent 2"},
+		{"scope parent after it", append(head, 0x04, 2, 1, 'a'), "scope 1's parent 2"},
 		{"stream skips", append(head, 0x41, 0, 9, 0, 3), "stream 3 before stream 1"},
 		{"segment of nothing", append(head, 0x05, 1), "past the 0"},
 		{"segment twice", append(head, 0x01, 0, 9, 0, 0x05, 1, 0x05, 1), "twice"},
