@@ -416,6 +416,20 @@ func TestLogWriteToEditedLogs(t *testing.T) {
 		"streams numbered in the order of first use")
 	assert.Equal(t, []int64{n, n + 1, n, n + 1}, []int64{g.Events[0].Bytes, g.Events[1].Bytes, g.Events[2].Bytes, g.Events[3].Bytes})
 
+	// Frees of allocations made before the recording (id 0), of any kind
+	// and as blocks or not, write back as they read.
+	var before []accounting.LogEvent
+	for k := range accounting.NumKinds {
+		before = append(before, accounting.LogEvent{Op: accounting.OpFree, Kind: k, Bytes: n + int64(k)},
+			accounting.LogEvent{Op: accounting.OpFree, Kind: k, Bytes: n, Block: true})
+	}
+	buf.Reset()
+	_, err = (&accounting.Log{Name: "before", Events: before}).WriteTo(&buf)
+	require.NoError(t, err)
+	g, err = accounting.ReadLog(&buf)
+	require.NoError(t, err)
+	assert.Equal(t, before, g.Events)
+
 	alloc := accounting.LogEvent{Op: accounting.OpAlloc, ID: 1, Bytes: n}
 	free := accounting.LogEvent{Op: accounting.OpFree, ID: 1, Bytes: n}
 	pinnedFree, blockFree := free, free

@@ -3,6 +3,7 @@ package accounting_test
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -91,6 +92,32 @@ func TestReport(t *testing.T) {
 	}
 	assert.Regexp(t, `memset\s+-\s+1\s+100 B`, r)
 	assert.NotContains(t, r, "managed")
+}
+
+// The report explains the device's 256-byte granules when it shows device
+// memory (allocated, or reserved and not yet committed), and only then.
+func TestReportNotesGranulesForDeviceMemory(t *testing.T) {
+	n := rand.Int64N(1<<20) + 1
+	for _, tc := range []struct {
+		name string
+		use  func(l *accounting.Ledger)
+		note bool
+	}{
+		{"pinned memory only", func(l *accounting.Ledger) { require.NoError(t, l.Alloc(accounting.Pinned, 0x1000, n)) }, false},
+		{"a failed device allocation only", func(l *accounting.Ledger) { l.RecordFailure(accounting.Device, n) }, false},
+		{"a device allocation", func(l *accounting.Ledger) { require.NoError(t, l.Alloc(accounting.Device, 0x1000, n)) }, true},
+		{"a device reservation", func(l *accounting.Ledger) { require.NoError(t, l.Reserve(accounting.Device, n)) }, true},
+	} {
+		l := accounting.NewLedger("sim:0")
+		tc.use(l)
+		r := l.Report()
+		assert.NotContains(t, r, "(no allocations)", tc.name)
+		if tc.note {
+			assert.Contains(t, r, "256-byte granules", tc.name)
+		} else {
+			assert.NotContains(t, r, "granules", tc.name)
+		}
+	}
 }
 
 func TestFormatBytes(t *testing.T) {
