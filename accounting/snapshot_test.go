@@ -81,6 +81,9 @@ func TestReport(t *testing.T) {
 	assert.Regexp(t, `HtoD\s+pinned\s+1\s+1\.86 GiB\s+1\.000 s\s+2\.00`, r, "GB/s is bytes per second / 1e9")
 	assert.Regexp(t, `DtoH\s+direct\s+1\s+10 B\s+-\s+-`, r, "no time, no rate")
 	assert.Contains(t, r, "256-byte granules", "the device's rounding is explained")
+	rated := accounting.NewLedger("x")
+	rated.RecordCopy(accounting.DtoD, accounting.PathD2D, 3e9, 1500*time.Millisecond)
+	assert.Regexp(t, `DtoD\s+\S+\s+1\s+2\.79 GiB\s+1\.500 s\s+2\.00\s`, rated.Report(), "3 GB in 1.5 s: 2 GB/s")
 	for _, tc := range []struct {
 		sec  float64
 		want string
