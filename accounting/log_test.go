@@ -114,6 +114,84 @@ func TestTraceIsChromeTraceJSON(t *testing.T) {
 	assert.True(t, strings.Contains(buf.String(), `"HtoD direct 1.00 MiB"`))
 }
 
+// The trace names the process after the ledger and gives each copy
+// direction, memory and memsets a track of their own; every event sits at
+// its time in microseconds, a copy or memset as a slice that ends when it
+// was recorded.
+func TestTraceTracksAndTimes(t *testing.T) {
+	type traceEvent struct {
+		Name string
+		Ph   string
+		Ts   float64
+		Dur  float64
+		Tid  int
+		Args map[string]any
+	}
+	trace := func(l *accounting.Ledger) []traceEvent {
+		var buf bytes.Buffer
+		require.NoError(t, l.Trace(&buf))
+		var tr struct{ TraceEvents []traceEvent }
+		require.NoError(t, json.Unmarshal(buf.Bytes(), &tr))
+		return tr.TraceEvents
+	}
+	for name, want := range map[string]string{"sim:2": "sim:2", "": "cuarray"} {
+		l := accounting.NewLedger(name)
+		l.StartLog(accounting.LogConfig{})
+		events := trace(l)
+		require.NotEmpty(t, events)
+		assert.Equal(t, "process_name", events[0].Name)
+		assert.Equal(t, want, events[0].Args["name"], "the process of ledger %q", name)
+	}
+
+	l := accounting.NewLedger("sim:0")
+	l.StartLog(accounting.LogConfig{})
+	n := rand.Int64N(1<<20) + 1
+	require.NoError(t, l.Alloc(accounting.Device, 1, n))
+	for d := range accounting.NumDirections {
+		l.RecordCopy(d, accounting.PathDirect, n, time.Duration(1+rand.IntN(1e6))*time.Nanosecond)
+	}
+	l.RecordMemset(n, time.Duration(1+rand.IntN(1e6))*time.Nanosecond)
+	l.Free(accounting.Device, 1, n)
+	logged, err := l.Events()
+	require.NoError(t, err)
+	events := trace(l)
+
+	tracks := map[int]string{}
+	var timed []traceEvent
+	for _, e := range events {
+		if e.Name == "thread_name" {
+			assert.NotContains(t, tracks, e.Tid, "track %d named twice", e.Tid)
+			tracks[e.Tid] = e.Args["name"].(string)
+		} else if e.Ph != "M" {
+			timed = append(timed, e)
+		}
+	}
+	want := map[int]string{0: "memory", 1 + int(accounting.NumDirections): "memset"}
+	for d := range accounting.NumDirections {
+		want[1+int(d)] = "copy " + d.String()
+	}
+	assert.Equal(t, want, tracks, "one track per direction, memory and memsets")
+
+	require.Len(t, timed, len(logged))
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+	for i, e := range logged {
+		got := timed[i]
+		switch e.Op {
+		case accounting.OpAlloc, accounting.OpFree:
+			assert.Equal(t, 0, got.Tid, "%v on the memory track", e.Op)
+			assert.InDelta(t, us(e.At), got.Ts, 1e-6, "%v at its time in µs", e.Op)
+		case accounting.OpCopy, accounting.OpMemset:
+			tid := 1 + int(accounting.NumDirections)
+			if e.Op == accounting.OpCopy {
+				tid = 1 + int(e.Dir)
+			}
+			assert.Equal(t, tid, got.Tid, "%v %v on its track", e.Op, e.Dir)
+			assert.InDelta(t, us(e.Dur), got.Dur, 1e-6, "%v %v lasts its time in µs", e.Op, e.Dir)
+			assert.InDelta(t, us(e.At-e.Dur), got.Ts, 1e-6, "%v %v ends when it was recorded", e.Op, e.Dir)
+		}
+	}
+}
+
 func TestPublishExpvar(t *testing.T) {
 	l := accounting.NewLedger("svc")
 	require.NoError(t, l.Alloc(accounting.Host, 1, 42))

@@ -32,6 +32,35 @@ func TestDiff(t *testing.T) {
 	assert.Equal(t, int64(1), k.Allocs)
 	assert.Equal(t, int64(1), k.Frees)
 	assert.Equal(t, int64(150), k.Peak, "peak is b's")
+	assert.Equal(t, int64(50), k.Allocated, "allocated between the two")
+	assert.Equal(t, int64(100), k.Freed, "freed between the two")
+
+	// Every count of every kind is b's less a's, with random counts on both sides.
+	var m accounting.Ledger
+	kinds := []accounting.Kind{accounting.Device, accounting.Pinned, accounting.Mapped}
+	run := func() {
+		for _, k := range kinds {
+			for range 1 + rand.IntN(5) {
+				n := rand.Int64N(1<<20) + 1
+				require.NoError(t, m.Alloc(k, 1, n))
+				m.Free(k, 1, n)
+			}
+			for range rand.IntN(3) {
+				m.RecordFailure(k, 1)
+			}
+		}
+	}
+	run()
+	x := m.Snapshot()
+	run()
+	y := m.Snapshot()
+	for _, k := range kinds {
+		got, a, b := accounting.Diff(x, y).Kinds[k], x.Kinds[k], y.Kinds[k]
+		assert.Equal(t, accounting.KindStats{Current: b.Current - a.Current, Peak: b.Peak, Allocs: b.Allocs - a.Allocs,
+			Frees: b.Frees - a.Frees, Allocated: b.Allocated - a.Allocated, Freed: b.Freed - a.Freed,
+			Failed: b.Failed - a.Failed, Limit: b.Limit, Base: b.Base}, got, "%v", k)
+		assert.Positive(t, got.Frees, "%v", k)
+	}
 	assert.Equal(t, accounting.CopyStats{Count: 1, Bytes: 30, Seconds: 2}, d.Copies[accounting.DtoH][accounting.PathDirect])
 	assert.Equal(t, accounting.CopyStats{Count: 1, Bytes: 7, Seconds: 1}, d.Memsets)
 }
@@ -56,6 +85,28 @@ func TestJSON(t *testing.T) {
 	assert.Equal(t, int64(8192), got.Copies["HtoD"]["staged"].Bytes)
 	assert.NotContains(t, got.Copies, "DtoH", "directions without copies are left out of copies")
 	assert.Equal(t, int64(0), got.Totals["DtoH"].Bytes, "but totals has every direction")
+
+	// Copies in every direction: each in its total, and all in Copied.
+	var all accounting.CopyStats
+	for d := range accounting.NumDirections {
+		n := rand.Int64N(1<<20) + 1
+		l.RecordCopy(d, accounting.PathDirect, n, time.Millisecond)
+		all.Count++
+		all.Bytes += n
+	}
+	all.Count++ // the staged copy above
+	all.Bytes += 8192
+	s := l.Snapshot()
+	assert.Equal(t, all.Count, s.Copied().Count)
+	assert.Equal(t, all.Bytes, s.Copied().Bytes)
+	raw, err = l.JSON()
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &got))
+	assert.Len(t, got.Totals, int(accounting.NumDirections))
+	for d := range accounting.NumDirections {
+		assert.Equal(t, s.CopyTotal(d), got.Totals[d.String()], "%v", d)
+		assert.Positive(t, got.Totals[d.String()].Count, "%v", d)
+	}
 }
 
 func TestReport(t *testing.T) {
