@@ -35,6 +35,7 @@ func TestEventLogAndLeaks(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, out, 1, "only the pinned allocation is still live")
 	assert.Equal(t, uintptr(0xb000), out[0].Addr)
+
 	assert.Contains(t, out[0].Stack, "TestEventLogAndLeaks", "the stack names the allocating test")
 
 	var buf bytes.Buffer
@@ -206,4 +207,43 @@ func TestPublishExpvar(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(expvar.Get(name).String()), &got))
 	assert.Equal(t, int64(42), got.Memory["host"].Current)
+}
+
+// Outstanding lists the live allocations oldest first, whatever their
+// addresses, and leaves the freed ones out.
+func TestOutstandingOldestFirst(t *testing.T) {
+	l := accounting.NewLedger("sim:0")
+	l.StartLog(accounting.LogConfig{})
+	addrs := randomAddrs(8)
+	for _, a := range addrs {
+		require.NoError(t, l.Alloc(accounting.Host, a, 64))
+		time.Sleep(time.Microsecond) // each at a time of its own
+	}
+	gone := rand.IntN(len(addrs))
+	l.Free(accounting.Host, addrs[gone], 64)
+	out, err := l.Outstanding()
+	require.NoError(t, err)
+	var got []uintptr
+	for _, a := range out {
+		got = append(got, a.Addr)
+	}
+	want := append(append([]uintptr{}, addrs[:gone]...), addrs[gone+1:]...)
+	assert.Equal(t, want, got, "oldest first")
+	for _, a := range want {
+		l.Free(accounting.Host, a, 64)
+	}
+}
+
+// randomAddrs returns n distinct random addresses, in no order.
+func randomAddrs(n int) []uintptr {
+	seen := map[uintptr]bool{}
+	var out []uintptr
+	for len(out) < n {
+		a := uintptr(rand.Uint64N(1<<40)) &^ 0xff
+		if a != 0 && !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -450,6 +450,19 @@ func TestLogWriteToEditedLogs(t *testing.T) {
 		_, err := (&accounting.Log{Events: events}).WriteTo(io.Discard)
 		assert.ErrorIs(t, err, accounting.ErrBadLog, name)
 	}
+	badScope := &accounting.Log{Scopes: []accounting.LogScope{{Name: "a"}, {Name: "b", Parent: 3}}}
+	_, err = badScope.WriteTo(io.Discard)
+	assert.ErrorIs(t, err, accounting.ErrBadLog)
+	assert.ErrorContains(t, err, "scope 2's parent 3")
+
+	// A log longer than WriteTo's 4 KiB buffer, to a writer that fails: its error.
+	long := &accounting.Log{Name: "long"}
+	for i := range 2000 {
+		long.Events = append(long.Events, accounting.LogEvent{Op: accounting.OpAlloc, ID: i + 1, Bytes: n})
+	}
+	werr := errors.New("disk full")
+	_, err = long.WriteTo(failWriter{werr})
+	assert.ErrorIs(t, err, werr)
 }
 
 // ReadLog takes every log the format allows up to its limits: a name of
