@@ -463,6 +463,14 @@ func TestLogWriteToEditedLogs(t *testing.T) {
 	werr := errors.New("disk full")
 	_, err = long.WriteTo(failWriter{werr})
 	assert.ErrorIs(t, err, werr)
+	buf.Reset()
+	_, err = long.WriteTo(&buf)
+	require.NoError(t, err)
+	g, err = accounting.ReadLog(&buf)
+	require.NoError(t, err)
+	assert.Equal(t, long.Events, g.Events, "a log past the buffer writes back whole")
+	_, err = (&accounting.Log{Events: []accounting.LogEvent{{Op: accounting.OpAlloc, ID: 2, Bytes: n}}}).WriteTo(io.Discard)
+	assert.ErrorContains(t, err, "allocation id 2; the log's allocation 1")
 }
 
 // ReadLog takes every log the format allows up to its limits: a name of
