@@ -1,6 +1,7 @@
 package accounting_test
 
 import (
+	"math"
 	"strconv"
 	"testing"
 
@@ -18,13 +19,17 @@ func TestParseBytes(t *testing.T) {
 		{"0", 0}, {"4096", 4096}, {"1KiB", 1024}, {"1kb", 1000}, {"256MiB", 256 << 20},
 		{"1.5 GiB", 3 << 29}, {"2GB", 2e9}, {"4G", 4 << 30}, {" 7 b ", 7}, {"1TiB", 1 << 40},
 		{"1PiB", 1 << 50}, {"1EiB", 1 << 60}, {"7.5 EiB", 15 << 59}, {"2EB", 2e18},
+		// the most each unit holds: 8 EiB less one byte, less what the unit cannot say
+		{"9223372036854775807", math.MaxInt64}, {"9223372036854775807 B", math.MaxInt64},
+		{"8796093022207MiB", 8796093022207 << 20}, {"9223372036854775KB", 9223372036854775000},
 	}
 	for _, tt := range tests {
 		got, err := accounting.ParseBytes(tt.in)
 		require.NoError(t, err, tt.in)
 		assert.Equal(t, tt.want, got, tt.in)
 	}
-	for _, bad := range []string{"", "MiB", "-1", "1.2.3GiB", "12 parsecs", "0.3B", "9223372036854775807KiB", "1e3", "99999999999999999999"} {
+	for _, bad := range []string{"", "MiB", "-1", "1.2.3GiB", "12 parsecs", "0.3B", "9223372036854775807KiB", "1e3", "99999999999999999999",
+		"8796093022208MiB", "8.0EiB", "8.0 EiB", "9223372036854775808"} {
 		_, err := accounting.ParseBytes(bad)
 		assert.ErrorIs(t, err, accounting.ErrInvalidArgument, "%q must be refused", bad)
 	}

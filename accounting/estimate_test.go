@@ -40,7 +40,8 @@ func TestEstimateBytes(t *testing.T) {
 }
 
 func TestAlignUp(t *testing.T) {
-	for in, want := range map[int64]int64{0: 0, 1: 256, 255: 256, 256: 256, 257: 512, -5: -1, math.MaxInt64: -1} {
+	for in, want := range map[int64]int64{0: 0, 1: 256, 255: 256, 256: 256, 257: 512, -5: -1, math.MaxInt64: -1,
+		math.MaxInt64 - 255: math.MaxInt64 - 255, math.MaxInt64 - 254: -1} { // the largest that rounds, and one more
 		assert.Equal(t, want, accounting.AlignUp(in), "AlignUp(%d)", in)
 	}
 	assert.Equal(t, int64(256), accounting.AllocBytes(0))
@@ -58,6 +59,7 @@ func TestWouldFit(t *testing.T) {
 	assert.True(t, l.WouldFit(909), "909 × 1.1 = 999.9")
 	assert.False(t, l.WouldFit(910), "910 × 1.1 = 1001")
 	assert.False(t, l.WouldFit(-1))
+	assert.True(t, l.WouldFit(0), "nothing fits in any room")
 
 	require.NoError(t, l.SetOverhead(1))
 	assert.True(t, l.WouldFit(1000))

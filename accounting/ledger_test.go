@@ -1,6 +1,7 @@
 package accounting_test
 
 import (
+	"bytes"
 	"errors"
 	"math/rand/v2"
 	"sync"
@@ -83,7 +84,9 @@ func TestOutOfMemoryFromDevice(t *testing.T) {
 	var l accounting.Ledger
 	e := l.OutOfMemory(accounting.Device, 1<<30, 5, false)
 	assert.Equal(t, int64(-1), e.DeviceTotal, "unknown without a MemInfoFunc")
+	assert.Equal(t, int64(-1), e.DeviceFree, "unknown without a MemInfoFunc")
 	assert.Contains(t, e.Error(), "the device has no room")
+	assert.NotContains(t, e.Error(), "device free", "no figures it does not have")
 	assert.ErrorIs(t, e, accounting.ErrOutOfMemory)
 }
 
@@ -122,12 +125,28 @@ func TestInvalidEnumsAreIgnored(t *testing.T) {
 	l.Commit(accounting.NumKinds, 1, 1)
 	l.Free(accounting.NumKinds, 1, 1)
 	l.Cancel(accounting.NumKinds, 1)
+	l.RecordFailure(accounting.NumKinds, 1)
+	assert.ErrorIs(t, l.Alloc(accounting.NumKinds, 1, 1), accounting.ErrInvalidArgument)
+	assert.ErrorIs(t, l.Reserve(accounting.NumKinds, 1), accounting.ErrInvalidArgument)
+	assert.Zero(t, l.Snapshot().Allocations())
 	l.RecordCopy(accounting.NumDirections, 0, 1, 0)
 	l.RecordCopy(0, accounting.NumPaths, 1, 0)
 	assert.Equal(t, int64(0), l.Current(accounting.NumKinds))
 	assert.Equal(t, int64(0), l.Limit(accounting.NumKinds))
 	assert.Zero(t, l.Snapshot().Copied())
 	assert.Zero(t, l.Snapshot().CopyTotal(accounting.NumDirections))
+
+	// A recording open: the block notes of no kind are left out of it.
+	var log bytes.Buffer
+	rec, err := l.Record(&log)
+	require.NoError(t, err)
+	l.NoteBlockAlloc(accounting.NumKinds, 0x1000, 1, 0)
+	l.NoteSegment(accounting.NumKinds, 0x1000)
+	l.NoteBlockFree(accounting.NumKinds, 0x1000, 1, 0)
+	require.NoError(t, rec.Close())
+	g, err := accounting.ReadLog(&log)
+	require.NoError(t, err)
+	assert.Empty(t, g.Events)
 }
 
 func TestNames(t *testing.T) {
@@ -148,6 +167,8 @@ func TestNames(t *testing.T) {
 		{accounting.NumPaths.String(), "Path(10)"},
 		{accounting.OpAlloc.String(), "alloc"},
 		{accounting.Op(99).String(), "Op(99)"},
+		{accounting.Op(0).String(), "Op(0)"},
+		{(accounting.OpMemset + 1).String(), "Op(6)"}, // the first past the last
 		{accounting.NewLedger("sim:3").Name(), "sim:3"},
 	}
 	for _, tt := range tests {
@@ -167,4 +188,64 @@ func TestNames(t *testing.T) {
 	assert.Error(t, err)
 	_, err = accounting.ParsePath("teleport")
 	assert.Error(t, err)
+}
+
+// A failure recorded without a reservation (an allocation the device
+// refused, larger than all its memory) counts as a failed allocation of
+// its kind, changes no bytes in use, and is logged with the level at the
+// time.
+func TestRecordFailureCounts(t *testing.T) {
+	for _, k := range []accounting.Kind{accounting.Device, accounting.Pinned, accounting.IPC} {
+		l := accounting.NewLedger("test")
+		l.StartLog(accounting.LogConfig{})
+		held := rand.Int64N(1<<20) + 1
+		require.NoError(t, l.Alloc(k, 0x1000, held))
+		n := rand.Int64N(1<<40) + 1
+		l.RecordFailure(k, n)
+		s := l.Snapshot().Kinds[k]
+		assert.Equal(t, int64(1), s.Failed, "%v", k)
+		assert.Equal(t, held, s.Current, "%v: no bytes in use", k)
+		assert.Equal(t, int64(1), s.Allocs)
+		events, _, err := l.StopLog()
+		require.NoError(t, err)
+		require.Len(t, events, 2)
+		assert.Equal(t, accounting.OpFailed, events[1].Op)
+		assert.Equal(t, k, events[1].Kind)
+		assert.Equal(t, n, events[1].Bytes)
+		assert.Equal(t, held, events[1].Level)
+		l.Free(k, 0x1000, held)
+	}
+}
+
+// A zero-byte allocation (an empty array) is an allocation like any other:
+// counted, logged, and never refused by a limit, however full.
+func TestZeroByteAllocations(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		alloc func(l *accounting.Ledger) error
+	}{
+		{"Alloc", func(l *accounting.Ledger) error { return l.Alloc(accounting.Device, 0x2000, 0) }},
+		{"Reserve and Commit", func(l *accounting.Ledger) error {
+			if err := l.Reserve(accounting.Device, 0); err != nil {
+				return err
+			}
+			l.Commit(accounting.Device, 0x2000, 0)
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := accounting.NewLedger("test")
+			limit := rand.Int64N(1<<20) + 1
+			require.NoError(t, l.SetLimit(accounting.Device, limit))
+			require.NoError(t, l.Alloc(accounting.Device, 0x1000, limit)) // full
+			require.NoError(t, tc.alloc(l), "a zero-byte allocation at the limit")
+			s := l.Snapshot().Kinds[accounting.Device]
+			assert.Equal(t, int64(2), s.Allocs)
+			assert.Equal(t, limit, s.Current)
+			assert.Zero(t, s.Failed)
+			l.Free(accounting.Device, 0x2000, 0)
+			l.Free(accounting.Device, 0x1000, limit)
+			assert.Zero(t, l.Current(accounting.Device))
+		})
+	}
 }

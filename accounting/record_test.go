@@ -2,13 +2,17 @@ package accounting_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -279,13 +283,17 @@ func TestReadLogBadInput(t *testing.T) {
 		{"later version", []byte("CUALLOG\x02"), "version 2"},
 		{"truncated name", []byte("CUALLOG\x01\x09sim"), "ledger name"},
 		{"unknown record", append(head, 0x07), "unknown record type 7"},
-		{"truncated alloc", append(head, 0x01, 5), "size"},
+		{"truncated alloc", append(head, 0x01, 5), "byte 17: size: unexpected EOF"},
+		{"no start time", []byte("CUALLOG\x01\x05sim:0"), "byte 14: start time"},
+		{"truncated start time", []byte("CUALLOG\x01\x05sim:0\x80"), "start time"},
+		{"a scope with a kind", append(head, 0x0c, 0, 1, 'a'), "flags on a scope record"},
+		{"time past int64", append(head, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 9, 0, 0x01, 1, 9, 0), "byte 29: time past"},
 		{"free past the allocations", append(head, 0x01, 0, 9, 0, 0x02, 0, 2, 0), "past the 1 allocations"},
 		{"double free", append(head, 0x01, 0, 9, 0, 0x02, 0, 1, 0, 0x02, 0, 1, 0), "freed twice"},
 		{"free as a block", append(head, 0x01, 0, 9, 0, 0x82, 0, 1, 0), "freed as"},
 		{"undefined scope", append(head, 0x01, 0, 9, 3), "scope 3 of 0"},
-		{"scope parent after it", append(head, 0x04, 2, 1, 'a'), "parent 2"},
-		{"stream skips", append(head, 0x41, 0, 9, 0, 3), "stream 3"},
+		{"scope parent after it", append(head, 0x04, 2, 1, 'a'), "scope 1's parent 2"},
+		{"stream skips", append(head, 0x41, 0, 9, 0, 3), "stream 3 before stream 1"},
 		{"segment of nothing", append(head, 0x05, 1), "past the 0"},
 		{"segment twice", append(head, 0x01, 0, 9, 0, 0x05, 1, 0x05, 1), "twice"},
 		{"failed block", append(head, 0x83, 0, 9, 0), "block"},
@@ -408,6 +416,20 @@ func TestLogWriteToEditedLogs(t *testing.T) {
 		"streams numbered in the order of first use")
 	assert.Equal(t, []int64{n, n + 1, n, n + 1}, []int64{g.Events[0].Bytes, g.Events[1].Bytes, g.Events[2].Bytes, g.Events[3].Bytes})
 
+	// Frees of allocations made before the recording (id 0), of any kind
+	// and as blocks or not, write back as they read.
+	var before []accounting.LogEvent
+	for k := range accounting.NumKinds {
+		before = append(before, accounting.LogEvent{Op: accounting.OpFree, Kind: k, Bytes: n + int64(k)},
+			accounting.LogEvent{Op: accounting.OpFree, Kind: k, Bytes: n, Block: true})
+	}
+	buf.Reset()
+	_, err = (&accounting.Log{Name: "before", Events: before}).WriteTo(&buf)
+	require.NoError(t, err)
+	g, err = accounting.ReadLog(&buf)
+	require.NoError(t, err)
+	assert.Equal(t, before, g.Events)
+
 	alloc := accounting.LogEvent{Op: accounting.OpAlloc, ID: 1, Bytes: n}
 	free := accounting.LogEvent{Op: accounting.OpFree, ID: 1, Bytes: n}
 	pinnedFree, blockFree := free, free
@@ -428,4 +450,65 @@ func TestLogWriteToEditedLogs(t *testing.T) {
 		_, err := (&accounting.Log{Events: events}).WriteTo(io.Discard)
 		assert.ErrorIs(t, err, accounting.ErrBadLog, name)
 	}
+	badScope := &accounting.Log{Scopes: []accounting.LogScope{{Name: "a"}, {Name: "b", Parent: 3}}}
+	_, err = badScope.WriteTo(io.Discard)
+	assert.ErrorIs(t, err, accounting.ErrBadLog)
+	assert.ErrorContains(t, err, "scope 2's parent 3")
+
+	// A log longer than WriteTo's 4 KiB buffer, to a writer that fails: its error.
+	long := &accounting.Log{Name: "long"}
+	for i := range 2000 {
+		long.Events = append(long.Events, accounting.LogEvent{Op: accounting.OpAlloc, ID: i + 1, Bytes: n})
+	}
+	werr := errors.New("disk full")
+	_, err = long.WriteTo(failWriter{werr})
+	assert.ErrorIs(t, err, werr)
+	buf.Reset()
+	_, err = long.WriteTo(&buf)
+	require.NoError(t, err)
+	g, err = accounting.ReadLog(&buf)
+	require.NoError(t, err)
+	assert.Equal(t, long.Events, g.Events, "a log past the buffer writes back whole")
+	_, err = (&accounting.Log{Events: []accounting.LogEvent{{Op: accounting.OpAlloc, ID: 2, Bytes: n}}}).WriteTo(io.Discard)
+	assert.ErrorContains(t, err, "allocation id 2; the log's allocation 1")
+}
+
+// ReadLog takes every log the format allows up to its limits: a name of
+// the longest length it reads (64 KiB), a segment of any memory kind, and
+// events up to the last nanosecond a time.Duration holds.
+func TestReadLogAtItsLimits(t *testing.T) {
+	event := func(tag byte, dt uint64, rest ...byte) []byte {
+		return append(binary.AppendUvarint([]byte{tag}, dt), rest...)
+	}
+	name := strings.Repeat(string(rune('a'+rand.IntN(26))), 1<<16)
+	kind := accounting.Kind(rand.IntN(int(accounting.NumKinds)))
+	head := append(binary.AppendUvarint([]byte("CUALLOG\x01"), 1<<16), name...)
+	head = binary.AppendVarint(head, time.Now().UnixNano())
+	var in []byte
+	in = append(in, head...)
+	in = append(in, event(0x01|byte(kind)<<3, 1, 9, 0)...)               // an allocation of 9 bytes
+	in = append(in, 0x05|byte(kind)<<3, 1)                               // it is a segment
+	in = append(in, event(0x02|byte(kind)<<3, math.MaxInt64-1, 1, 0)...) // freed at the last nanosecond
+	g, err := accounting.ReadLog(bytes.NewReader(in))
+	require.NoError(t, err)
+	assert.Equal(t, name, g.Name)
+	require.Len(t, g.Events, 2)
+	assert.True(t, g.Events[0].Segment, "a segment of %v", kind)
+	assert.Equal(t, kind, g.Events[0].Kind)
+	assert.Equal(t, time.Duration(math.MaxInt64), g.Events[1].At)
+	assert.Equal(t, 1, g.Events[1].ID)
+
+	// A ledger with a name that long records a log that reads back.
+	l := accounting.NewLedger(name)
+	var buf bytes.Buffer
+	rec, err := l.Record(&buf)
+	require.NoError(t, err)
+	n := rand.Int64N(1<<20) + 1
+	require.NoError(t, l.Alloc(accounting.Device, 0x1000, n))
+	l.Free(accounting.Device, 0x1000, n)
+	require.NoError(t, rec.Close())
+	g, err = accounting.ReadLog(&buf)
+	require.NoError(t, err)
+	assert.Equal(t, name, g.Name)
+	assert.Len(t, g.Events, 2)
 }

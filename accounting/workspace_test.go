@@ -137,14 +137,17 @@ func TestWorkspaceBorrowRange(t *testing.T) {
 		min, want int64
 		got       int64
 		err       error
+		refused   int64 // allocations the device refused: each size is asked for once
 	}{
-		{"default grows to the faster size", func(*accounting.Workspace) error { return nil }, 1 << 20, 4 << 20, 4 << 20, nil},
-		{"default falls back when the device is full", func(*accounting.Workspace) error { return nil }, 1 << 20, 40 << 20, 1 << 20, nil},
-		{"manual between the two sizes lends the smaller", func(w *accounting.Workspace) error { return w.SetManual(2 << 20) }, 1 << 20, 4 << 20, 2 << 20, nil},
-		{"manual above both lends the faster size", func(w *accounting.Workspace) error { return w.SetManual(8 << 20) }, 1 << 20, 4 << 20, 4 << 20, nil},
-		{"manual below both fails", func(w *accounting.Workspace) error { return w.SetManual(512 << 10) }, 1 << 20, 4 << 20, 0, accounting.ErrWorkspaceTooSmall},
-		{"default with no room for either", func(*accounting.Workspace) error { return nil }, 40 << 20, 80 << 20, 0, accounting.ErrOutOfMemory},
-		{"bad range", func(*accounting.Workspace) error { return nil }, 4 << 20, 1 << 20, 0, accounting.ErrInvalidArgument},
+		{"default grows to the faster size", func(*accounting.Workspace) error { return nil }, 1 << 20, 4 << 20, 4 << 20, nil, 0},
+		{"default falls back when the device is full", func(*accounting.Workspace) error { return nil }, 1 << 20, 40 << 20, 1 << 20, nil, 1},
+		{"manual between the two sizes lends the smaller", func(w *accounting.Workspace) error { return w.SetManual(2 << 20) }, 1 << 20, 4 << 20, 2 << 20, nil, 0},
+		{"manual above both lends the faster size", func(w *accounting.Workspace) error { return w.SetManual(8 << 20) }, 1 << 20, 4 << 20, 4 << 20, nil, 0},
+		{"manual at exactly the minimum lends it", func(w *accounting.Workspace) error { return w.SetManual(1 << 20) }, 1 << 20, 4 << 20, 1 << 20, nil, 0},
+		{"manual below both fails", func(w *accounting.Workspace) error { return w.SetManual(512 << 10) }, 1 << 20, 4 << 20, 0, accounting.ErrWorkspaceTooSmall, 0},
+		{"default with no room for either", func(*accounting.Workspace) error { return nil }, 40 << 20, 80 << 20, 0, accounting.ErrOutOfMemory, 2},
+		{"default with no room for the one size asked", func(*accounting.Workspace) error { return nil }, 40 << 20, 40 << 20, 0, accounting.ErrOutOfMemory, 1},
+		{"bad range", func(*accounting.Workspace) error { return nil }, 4 << 20, 1 << 20, 0, accounting.ErrInvalidArgument, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dev, err := device.Open("sim:0?mem=32MiB")
@@ -161,6 +164,7 @@ func TestWorkspaceBorrowRange(t *testing.T) {
 				assert.Equal(t, tc.got, got)
 				release()
 			}
+			assert.Equal(t, tc.refused, dev.Ledger().Snapshot().Kinds[accounting.Device].Failed, "device refusals")
 			require.NoError(t, w.Free())
 			assert.Zero(t, dev.Ledger().Current(accounting.Device), "a failure leaves nothing allocated")
 		})

@@ -163,6 +163,22 @@ func TestFastPathLimit(t *testing.T) {
 			require.NoError(t, p.Free(ptr))
 		}
 	})
+	t.Run("up to the limit exactly", func(t *testing.T) {
+		p := newPool(t, dev)
+		size := parkedSize()
+		require.NoError(t, p.SetLimit(2*accounting.AllocBytes(size)))
+		a, err := p.Alloc(size)
+		require.NoError(t, err)
+		b, err := p.Alloc(size)
+		require.NoError(t, err)
+		require.NoError(t, p.Free(b)) // parked
+		got, err := p.Alloc(size)     // in use reaches the limit, not past it
+		require.NoError(t, err)
+		assert.Equal(t, b, got, "the parked block, handed out at the limit")
+		assert.Equal(t, 2*accounting.AllocBytes(size), p.Stats().InUse)
+		require.NoError(t, p.Free(a))
+		require.NoError(t, p.Free(got))
+	})
 	t.Run("many goroutines", func(t *testing.T) {
 		p := newPool(t, dev)
 		limit := int64(256 * (64 + rand.IntN(256)))

@@ -89,3 +89,55 @@ func TestParkedSmallBlocks(t *testing.T) {
 
 // parkMaxBytes is the largest request the tests above treat as parked.
 const parkMaxBytes = 64 << 10
+
+// Every request the pool parks, from 0 bytes (one granule) to 64 KiB
+// inclusive, gets back the block of its size freed last on the default
+// stream, with no search of the free index: of two freed blocks, the later
+// one, though the earlier is the lower address and the free index's best
+// fit. A block one granule larger is not parked: it goes back to the free
+// index at once, and the request gets the best fit.
+func TestParkedSizesComeBackLastFreedFirst(t *testing.T) {
+	dev := testdev.Open(t)
+	for _, tc := range []struct {
+		name   string
+		size   int64
+		parked bool
+	}{
+		{"0 bytes", 0, true},
+		{"one byte", 1, true},
+		{"one granule", 256, true},
+		{"a size between", int64(256 * (2 + rand.IntN(parkMaxBytes/256-2))), true},
+		{"64 KiB, the largest parked", parkMaxBytes, true},
+		{"a granule more than 64 KiB", parkMaxBytes + 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPool(t, dev)
+			var ptrs [3]devarray.Ptr // in a row in one small segment, the segment's free tail after them
+			for i := range ptrs {
+				var err error
+				ptrs[i], err = p.Alloc(tc.size)
+				require.NoError(t, err)
+			}
+			held := testdev.RandomBytes(int(accounting.AllocBytes(tc.size)))
+			require.NoError(t, p.CopyHtoD(ptrs[1], held))
+			require.NoError(t, p.Free(ptrs[0]))
+			require.NoError(t, p.Free(ptrs[2]))
+			got, err := p.Alloc(tc.size)
+			require.NoError(t, err)
+			want, why := ptrs[2], "the block freed last"
+			if !tc.parked {
+				want, why = ptrs[0], "the best fit: the hole the first block left"
+			}
+			assert.Equal(t, want, got, "%d bytes: %s", tc.size, why)
+			back := make([]byte, len(held))
+			require.NoError(t, p.CopyDtoH(back, ptrs[1]))
+			assert.Equal(t, held, back, "the block between keeps its bytes")
+			require.NoError(t, p.Free(got))
+			require.NoError(t, p.Free(ptrs[1]))
+			st := p.Stats()
+			assert.Equal(t, int64(4), st.Allocs)
+			assert.Equal(t, int64(4), st.Frees)
+			assert.Equal(t, 1, st.FreeBlocks, "the segment is whole again")
+		})
+	}
+}

@@ -144,6 +144,8 @@ func TestReserveRatio(t *testing.T) {
 		{"keeps it under a loose ratio", 2, 40 << 20, 12 << 20, 52 << 20, 2, 0, false},
 		{"off: splits it", 0, 40 << 20, 12 << 20, 40 << 20, 1, 0, true},
 		{"splits a segment not much larger", pool.DefaultReserveRatio, 20 << 20, 14 << 20, 20 << 20, 1, 0, true},
+		{"splits a segment exactly half as large again", pool.DefaultReserveRatio, 18 << 20, 12 << 20, 18 << 20, 1, 0, true},
+		{"a medium request splits a whole segment", pool.DefaultReserveRatio, 20 << 20, 10 << 20, 20 << 20, 1, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPool(t, dev)
@@ -265,6 +267,8 @@ func TestOutOfMemoryFreesCacheAndRetries(t *testing.T) {
 	assert.Equal(t, int64(1), st.OOMRetries)
 	assert.Equal(t, int64(24<<20), st.Reserved, "the cached segment was freed")
 	assert.Equal(t, int64(24<<20), dev.Ledger().Current(accounting.Device))
+	failed := func() int64 { return dev.Ledger().Snapshot().Kinds[accounting.Device].Failed }
+	assert.Equal(t, int64(1), failed(), "the device refused once, before the cache was freed")
 
 	// More than the device has left: a typed error with the device's figures.
 	_, err = p.Alloc(20 << 20)
@@ -277,6 +281,7 @@ func TestOutOfMemoryFreesCacheAndRetries(t *testing.T) {
 	assert.Equal(t, int64(24<<20), oom.InUse)
 	assert.Zero(t, oom.Cached)
 	assert.Equal(t, int64(2), p.Stats().OOMRetries)
+	assert.Equal(t, int64(3), failed(), "the device refused it twice: before and after the (empty) cache was freed")
 	assert.ErrorIs(t, err, accounting.ErrOutOfMemory)
 	var devOOM *accounting.OutOfMemoryError
 	assert.ErrorAs(t, err, &devOOM, "unwraps to the device's error")
