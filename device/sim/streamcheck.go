@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"syscall"
 	"unsafe"
 
 	"github.com/cuarray/cuarray/accounting"
@@ -79,7 +78,7 @@ func (c *streamChecker) streamLane(handle uintptr, blocking bool) *lane {
 // threadLane returns the calling OS thread's per-thread default stream.
 // The caller holds c.mu.
 func (c *streamChecker) threadLane() *lane {
-	tid := syscall.Gettid()
+	tid := osThreadID()
 	l, ok := c.perThread[tid]
 	if !ok {
 		l = c.newLane(fmt.Sprintf("the per-thread default stream of thread %d", tid), true)
