@@ -14,13 +14,7 @@ import (
 // for a CUDA-aware library) to rank dest with tag (MPI_Send). Spans longer
 // than ChunkBytes go as a derived datatype.
 func (c Comm) SendBytes(p uintptr, n int64, dest, tag int) error {
-	if err := ready("send"); err != nil {
-		return err
-	}
-	if err := c.checkPeer("send", dest); err != nil {
-		return err
-	}
-	t, err := typeOf(Span{Len: n}, ChunkBytes())
+	t, err := c.pointToPoint("send", dest, n)
 	if err != nil {
 		return err
 	}
@@ -33,13 +27,7 @@ func (c Comm) SendBytes(p uintptr, n int64, dest, tag int) error {
 // RecvBytes receives exactly n bytes into address p from rank src with
 // tag (MPI_Recv); a message of another length is an error.
 func (c Comm) RecvBytes(p uintptr, n int64, src, tag int) error {
-	if err := ready("recv"); err != nil {
-		return err
-	}
-	if err := c.checkPeer("recv", src); err != nil {
-		return err
-	}
-	t, err := typeOf(Span{Len: n}, ChunkBytes())
+	t, err := c.pointToPoint("recv", src, n)
 	if err != nil {
 		return err
 	}
@@ -51,4 +39,16 @@ func (c Comm) RecvBytes(p uintptr, n int64, src, tag int) error {
 		err = fmt.Errorf("mpi: recv from rank %d: a message of %d bytes, want %d: %w", src, int64(got), n, ErrInvalidSpan)
 	}
 	return errors.Join(err, t.free())
+}
+
+// pointToPoint checks that MPI is ready and that peer is a rank of c, and
+// returns the datatype that carries n bytes (free it after the call).
+func (c Comm) pointToPoint(op string, peer int, n int64) (datatype, error) {
+	if err := ready(op); err != nil {
+		return datatype{}, err
+	}
+	if err := c.checkPeer(op, peer); err != nil {
+		return datatype{}, err
+	}
+	return typeOf(Span{Len: n}, ChunkBytes())
 }

@@ -206,9 +206,8 @@ func TestRankAlltoallv(t *testing.T) {
 	world, dev := rankSetup(t)
 	r, n := world.Rank(), world.Size()
 	// counts[p][q]: what rank p sends rank q, the same table on every rank
-	seed, err := world.AllreduceInt64([]int64{rand.Int64N(1 << 40)}, true)
-	require.NoError(t, err)
-	g := rand.New(rand.NewPCG(uint64(seed[0]), 3))
+	seed := sharedSeed(t, world)
+	g := rand.New(rand.NewPCG(seed, 3))
 	counts := make([][]int64, n)
 	for p := range counts {
 		counts[p] = make([]int64, n)
@@ -231,7 +230,7 @@ func TestRankAlltoallv(t *testing.T) {
 				sendTotal += send[q]
 				recvTotal += recv[q]
 			}
-			values := seeded(r, int(sendTotal), uint64(seed[0])+uint64(chunk))
+			values := seeded(r, int(sendTotal), seed+uint64(chunk))
 			src := upload(t, dev, values, int(sendTotal))
 			dst, err := devarray.Empty(dev, devarray.Float32, int(recvTotal))
 			require.NoError(t, err)
@@ -250,7 +249,7 @@ func TestRankAlltoallv(t *testing.T) {
 				for k := range r {
 					off += counts[q][k]
 				}
-				theirs := seeded(q, int(sumOf(counts[q])), uint64(seed[0])+uint64(chunk))
+				theirs := seeded(q, int(sumOf(counts[q])), seed+uint64(chunk))
 				assert.Equal(t, theirs[off:off+counts[q][r]], got[at:at+counts[q][r]], "the block from rank %d", q)
 				at += counts[q][r]
 			}
@@ -397,8 +396,7 @@ func TestRankErrorsAreReturned(t *testing.T) {
 func TestRankAlltoallvLeavesTheRestOfRecv(t *testing.T) {
 	world, dev := rankSetup(t)
 	r, n := world.Rank(), world.Size()
-	seed, err := world.AllreduceInt64([]int64{rand.Int64N(1 << 40)}, true)
-	require.NoError(t, err)
+	seed := sharedSeed(t, world)
 	const per, spare = 5, 7 // elements each rank sends each rank; elements of recv past the received ones
 	tests := []struct {
 		name    string
@@ -407,7 +405,7 @@ func TestRankAlltoallvLeavesTheRestOfRecv(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if i == 0 {
-				defer t.Run("transposed receive", func(t *testing.T) { transposedAlltoallv(t, world, dev, uint64(seed[0])) })
+				defer t.Run("transposed receive", func(t *testing.T) { transposedAlltoallv(t, world, dev, seed) })
 			}
 			tr, err := NewTransport(world, dev)
 			require.NoError(t, err)
@@ -416,14 +414,14 @@ func TestRankAlltoallvLeavesTheRestOfRecv(t *testing.T) {
 			for q := range counts {
 				counts[q] = per
 			}
-			src := upload(t, dev, seeded(r, n*per, uint64(seed[0])+uint64(i)), n*per)
+			src := upload(t, dev, seeded(r, n*per, seed+uint64(i)), n*per)
 			total := n*per + spare
-			before := seeded(r+1000, total, uint64(seed[0])+uint64(i)) // the receive's own values, fresh
+			before := seeded(r+1000, total, seed+uint64(i)) // the receive's own values, fresh
 			var dst, into *devarray.DevArray
 			if tt.strided {
 				// every other element of an array twice as long: strided, and the elements
 				// between must stay as they were too
-				both := seeded(r+2000, 2*total, uint64(seed[0])+uint64(i))
+				both := seeded(r+2000, 2*total, seed+uint64(i))
 				for k := range total {
 					both[2*k] = before[k]
 				}
@@ -447,7 +445,7 @@ func TestRankAlltoallvLeavesTheRestOfRecv(t *testing.T) {
 			got := download(t, dst)
 			assert.Equal(t, before[n*per:], got[n*per:], "the elements past the received ones")
 			for q := range n {
-				theirs := seeded(q, n*per, uint64(seed[0])+uint64(i))
+				theirs := seeded(q, n*per, seed+uint64(i))
 				assert.Equal(t, theirs[r*per:(r+1)*per], got[q*per:(q+1)*per], "the block from rank %d", q)
 			}
 		})
@@ -495,14 +493,13 @@ func TestRankAlltoallvRanksAgreeOnRefusal(t *testing.T) {
 	world, dev := rankSetup(t)
 	r, n := world.Rank(), world.Size()
 	bad := n - 1 // the last rank misbehaves: rank 0 too when it is alone
-	seed, err := world.AllreduceInt64([]int64{rand.Int64N(1 << 40)}, true)
-	require.NoError(t, err)
+	seed := sharedSeed(t, world)
 	fails, ok := dev.(interface {
 		FailAlloc(int64)
 		FailCopy(int64)
 	})
 	require.True(t, ok, "a sim device injects failures")
-	per := 1 + int(uint64(seed[0])%17)
+	per := 1 + int(seed%17)
 	tests := []struct {
 		name string
 		// breaks this rank's call: counts or arrays, or the device
@@ -536,7 +533,7 @@ func TestRankAlltoallvRanksAgreeOnRefusal(t *testing.T) {
 				}
 				return c
 			}
-			src := upload(t, dev, seeded(r, n*per, uint64(seed[0])+uint64(i)), n*per)
+			src := upload(t, dev, seeded(r, n*per, seed+uint64(i)), n*per)
 			dst, err := devarray.Empty(dev, devarray.Float32, n*per)
 			require.NoError(t, err)
 			defer dst.Free()
@@ -569,7 +566,7 @@ func TestRankAlltoallvRanksAgreeOnRefusal(t *testing.T) {
 			require.NoError(t, tr.Alltoallv(src, counts(), dst, counts()))
 			got := download(t, dst)
 			for q := range n {
-				assert.Equal(t, seeded(q, n*per, uint64(seed[0])+uint64(i))[r*per:(r+1)*per], got[q*per:(q+1)*per], "the block from rank %d", q)
+				assert.Equal(t, seeded(q, n*per, seed+uint64(i))[r*per:(r+1)*per], got[q*per:(q+1)*per], "the block from rank %d", q)
 			}
 		})
 	}
@@ -583,9 +580,8 @@ func TestRankGatherRefusedByEveryRank(t *testing.T) {
 	world, _ := rankSetup(t)
 	r, n := world.Rank(), world.Size()
 	defer func(old int64) { maxGather = old }(maxGather)
-	seed, err := world.AllreduceInt64([]int64{rand.Int64N(1 << 40)}, true)
-	require.NoError(t, err)
-	g := rand.New(rand.NewPCG(uint64(seed[0]), uint64(r)))
+	seed := sharedSeed(t, world)
+	g := rand.New(rand.NewPCG(seed, uint64(r)))
 	part := func(k int) []byte {
 		b := make([]byte, k)
 		for i := range b {
@@ -611,6 +607,7 @@ func TestRankGatherRefusedByEveryRank(t *testing.T) {
 			maxGather = tt.limit
 			done := make(chan error, 1)
 			go func() { _, err := world.Gather(part(tt.size(r)), 0); done <- err }()
+			var err error
 			select {
 			case err = <-done:
 			case <-time.After(20 * time.Second):
@@ -642,8 +639,7 @@ func TestRankAlltoallvReturnsEveryFailedCopy(t *testing.T) {
 	r, n := world.Rank(), world.Size()
 	fails, ok := dev.(interface{ FailCopy(int64) })
 	require.True(t, ok, "a sim device injects failed copies")
-	seed, err := world.AllreduceInt64([]int64{rand.Int64N(1 << 40)}, true)
-	require.NoError(t, err)
+	seed := sharedSeed(t, world)
 	const per = 6
 	counts := make([]int64, n)
 	for q := range counts {
@@ -652,10 +648,10 @@ func TestRankAlltoallvReturnsEveryFailedCopy(t *testing.T) {
 	tr, err := NewTransport(world, dev)
 	require.NoError(t, err)
 	defer tr.Close()
-	src := upload(t, dev, seeded(r, 2*n*per, uint64(seed[0])), 2*n*per)
+	src := upload(t, dev, seeded(r, 2*n*per, seed), 2*n*per)
 	send, err := src.Slice(0, 0, 2*n*per, 2) // strided: packed first
 	require.NoError(t, err)
-	dst := upload(t, dev, seeded(r+500, 2*n*per, uint64(seed[0])), 2*n*per)
+	dst := upload(t, dev, seeded(r+500, 2*n*per, seed), 2*n*per)
 	recv, err := dst.Slice(0, 1, 2*n*per, 2) // strided: unpacked after
 	require.NoError(t, err)
 	before := dev.Ledger().Snapshot()
@@ -680,17 +676,16 @@ func TestRankFailedStridedRecvLeavesTheArray(t *testing.T) {
 	if n < 2 {
 		t.Skip("a message between two ranks")
 	}
-	seed, err := world.AllreduceInt64([]int64{rand.Int64N(1 << 40)}, true)
-	require.NoError(t, err)
+	seed := sharedSeed(t, world)
 	tr, err := NewTransport(world, dev)
 	require.NoError(t, err)
 	defer tr.Close()
 	const long, short = 64, 16
 	switch r {
 	case 0:
-		require.NoError(t, tr.Send(upload(t, dev, seeded(0, long, uint64(seed[0])), long), 1, 5))
+		require.NoError(t, tr.Send(upload(t, dev, seeded(0, long, seed), long), 1, 5))
 	case 1:
-		mine := seeded(1, 2*short, uint64(seed[0]))
+		mine := seeded(1, 2*short, seed)
 		dst := upload(t, dev, mine, 2*short)
 		into, err := dst.Slice(0, 0, 2*short, 2)
 		require.NoError(t, err)
@@ -768,9 +763,8 @@ func seededBytes(r, n int) []byte {
 func TestRankAlltoallvEmptyBlocks(t *testing.T) {
 	world, dev := rankSetup(t)
 	r, n := world.Rank(), world.Size()
-	seed, err := world.AllreduceInt64([]int64{rand.Int64N(1 << 40)}, true)
-	require.NoError(t, err)
-	g := rand.New(rand.NewPCG(uint64(seed[0]), 11))
+	seed := sharedSeed(t, world)
+	g := rand.New(rand.NewPCG(seed, 11))
 	counts := make([][]int64, n)
 	for p := range counts {
 		counts[p] = make([]int64, n)
@@ -791,7 +785,7 @@ func TestRankAlltoallvEmptyBlocks(t *testing.T) {
 			for q := range n {
 				send[q], recv[q] = counts[r][q], counts[q][r]
 			}
-			src := upload(t, dev, seeded(r, int(sumOf(send))+1, uint64(seed[0])+uint64(chunk)), int(sumOf(send))+1)
+			src := upload(t, dev, seeded(r, int(sumOf(send))+1, seed+uint64(chunk)), int(sumOf(send))+1)
 			dst, err := devarray.Empty(dev, devarray.Float32, int(sumOf(recv))+1)
 			require.NoError(t, err)
 			defer dst.Free()
@@ -803,10 +797,19 @@ func TestRankAlltoallvEmptyBlocks(t *testing.T) {
 				for k := range r {
 					off += counts[q][k]
 				}
-				theirs := seeded(q, int(sumOf(counts[q]))+1, uint64(seed[0])+uint64(chunk))
+				theirs := seeded(q, int(sumOf(counts[q]))+1, seed+uint64(chunk))
 				assert.Equal(t, theirs[off:off+counts[q][r]], got[at:at+counts[q][r]], "the block from rank %d", q)
 				at += counts[q][r]
 			}
 		})
 	}
+}
+
+// sharedSeed is a fresh random seed that every rank of world gets alike
+// (the largest of the ranks' own draws), so the ranks build the same tables.
+func sharedSeed(t *testing.T, world Comm) uint64 {
+	t.Helper()
+	seed, err := world.AllreduceInt64([]int64{rand.Int64N(1 << 40)}, true)
+	require.NoError(t, err)
+	return uint64(seed[0])
 }
