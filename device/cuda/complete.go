@@ -23,24 +23,11 @@ package cuda
 
 static CUresult cuarray_sync_legacy(void) { return cuStreamSynchronize(CU_STREAM_LEGACY); }
 
-// cuarray_peek copies device memory to the host on a stream of its own that
-// does not wait for the default stream: what the memory holds right now.
-static CUresult cuarray_peek(void *dst, CUdeviceptr src, size_t n)
-{
-	CUstream s;
-	CUresult r = cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
-	if (r != CUDA_SUCCESS) return r;
-	r = cuMemcpyDtoHAsync(dst, src, n, s);
-	CUresult r2 = cuStreamSynchronize(s);
-	cuStreamDestroy(s);
-	return r != CUDA_SUCCESS ? r : r2;
-}
 */
 import "C"
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
@@ -52,8 +39,9 @@ import (
 func settle() error { return check(code(C.cuarray_sync_legacy())) }
 
 // Peek returns a copy of n bytes of device memory at p as they are now,
-// read on a non-blocking stream that waits for no other work: tests use it
-// to check that a synchronous call's result is there the moment it returns.
+// read on a non-blocking stream that waits for no other work (peek): tests
+// use it to check that a synchronous call's result is there the moment it
+// returns.
 func (d *Device) Peek(p devarray.Ptr, n int64) ([]byte, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("cuda: peek %d bytes: %w", n, driver.ErrInvalidValue)
@@ -62,7 +50,7 @@ func (d *Device) Peek(p devarray.Ptr, n int64) ([]byte, error) {
 	if n == 0 {
 		return b, nil
 	}
-	err := d.call(func() error { return check(code(C.cuarray_peek(unsafe.Pointer(&b[0]), C.CUdeviceptr(p), C.size_t(n)))) })
+	err := d.call(func() error { return check(peek(b, p)) })
 	if err != nil {
 		return nil, fmt.Errorf("cuda: peek %d bytes at %v: %w", n, p, err)
 	}

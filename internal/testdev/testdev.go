@@ -24,7 +24,6 @@ import (
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
-	"github.com/cuarray/cuarray/device/driver"
 )
 
 // EnvVar names the environment variable that picks the test device.
@@ -87,24 +86,6 @@ func OpenPeer(t testing.TB, dev device.Device, mem string) device.Device {
 		}
 	})
 	return other
-}
-
-// Hold holds stream s at this point until the returned resume is called
-// (or the test ends): work queued on s afterwards waits, as behind a long
-// kernel. sim's streams and the cuda backend's can be held (driver.Holder);
-// on a device whose streams cannot, the test skips.
-func Hold(t testing.TB, s driver.Stream) (resume func()) {
-	t.Helper()
-	h, ok := s.(driver.Holder)
-	if !ok {
-		t.Skipf("the stream (%T) cannot be held at a point", s)
-	}
-	resume, err := h.Hold()
-	if err != nil {
-		t.Fatalf("hold a stream: %v", err)
-	}
-	t.Cleanup(resume)
-	return resume
 }
 
 // RandomBytes returns n fresh random bytes: tests never copy zeros.
