@@ -194,18 +194,29 @@ cuda-test:
 ## cuda-emu-test: the cuda backend on the emulated CUDA driver (device/cuda/emulated, -tags
 ## cuda,cudaemu), two emulated GPUs: every package's tests on cuda:0 with the race detector, then
 ## the packages that move data again with each stream operation completing LATENCY after it is
-## queued (device/cuda's TestStreamRaceCheckerOnTheEmulatedDriver runs the backend under the
-## stream race checker, CUARRAY_EMULATED_DRIVER check=streams, in a child process). It needs
+## queued, under the stream race checker (CHECK=streams, CUARRAY_EMULATED_DRIVER check=; CHECK=
+## turns it off), so the cuda backend's own stream use is checked. The driver conformance tests
+## (device/cuda/conformance) run that pass without the checker: they read on a stream that waits
+## for no other while a second one writes, on purpose, to show that a call did not wait. It needs
 ## cuda.h (make cuda-deps), not a GPU. EMU_PKGS narrows the packages (both passes), EMU_RUN the
 ## tests (go test -run): make cuda-emu-test EMU_PKGS=./transfer/... EMU_RUN=Finding
 EMU_TAGS := -tags cuda,cudaemu
 EMU_PKGS ?=
 EMU_RUN  ?= .
+EMU_UNCHECKED := %/device/cuda/conformance
 cuda-emu-test:
 	env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_EMULATED_DRIVER='devices=2' \
 		$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $(or $(EMU_PKGS),$(PKGS))
-	env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_EMULATED_DRIVER='devices=2&latency=$(LATENCY)' \
-		$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $(or $(EMU_PKGS),$(LATENCY_PKGS))
+	@pkgs="$$($(GO) list $(EMU_TAGS) $(or $(EMU_PKGS),$(LATENCY_PKGS)))"; \
+	checked=$$(for p in $$pkgs; do case $$p in $(subst %,*,$(EMU_UNCHECKED))) ;; *) echo $$p;; esac; done); \
+	unchecked=$$(for p in $$pkgs; do case $$p in $(subst %,*,$(EMU_UNCHECKED))) echo $$p;; esac; done); \
+	set -x; \
+	if [ -n "$$checked" ]; then \
+		env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_EMULATED_DRIVER='devices=2&latency=$(LATENCY)$(if $(CHECK),&check=$(CHECK))' \
+			$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $$checked || exit 1; fi; \
+	if [ -n "$$unchecked" ]; then \
+		env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_EMULATED_DRIVER='devices=2&latency=$(LATENCY)' \
+			$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $$unchecked || exit 1; fi
 
 ## bench-gpu: the GPU bundle with the benchmark suite: cuarray's side and its PyTorch and CuPy
 ## peers, run in one call on the GPU machine (bash .gpu/bench.sh), reported side by side as ratios
