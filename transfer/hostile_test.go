@@ -48,6 +48,10 @@ func TestHostileInput(t *testing.T) {
 			_, err := transfer.New(dev, transfer.WithOptions(transfer.Options{StagedMin: -1}))
 			return err
 		}, device.ErrInvalidValue},
+		{"WithOptions with a bad profile", func() error {
+			_, err := transfer.New(dev, transfer.WithOptions(transfer.Options{Profile: &transfer.Profile{Model: "x"}}))
+			return err
+		}, transfer.ErrProfile},
 		{"negative ring on one copy", func() error {
 			return transfer.Copy(transfer.Host(host, 3, 4), transfer.Dev(a), transfer.WithRing(math.MinInt64, 0, 0))
 		}, device.ErrInvalidValue},

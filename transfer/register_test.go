@@ -456,3 +456,43 @@ func TestRegisteredLooseShared(t *testing.T) {
 		})
 	}
 }
+
+// Unregister of a buffer that an async copy still uses leaves that
+// registration in place and says so (pinned.ErrBusy), while it releases
+// the others it was asked for; once the copy is done, Unregister releases
+// it too and the ledger shows no registered byte.
+func TestUnregisterBusy(t *testing.T) {
+	dev := testdev.Open(t)
+	c, err := transfer.New(dev)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	const n = 1 << 16
+	mem := testdev.RandomBytes(3 * n) // three buffers side by side: idle, busy, idle
+	parts := [][]byte{mem[:n:n], mem[n : 2*n : 2*n], mem[2*n:]}
+	d, err := devarray.Empty(dev, devarray.Uint8, n)
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Free() })
+	for _, p := range parts {
+		require.NoError(t, c.Copy(transfer.Dev(d), transfer.HostBytes(p, devarray.Uint8), transfer.Via(transfer.PathRegistered)))
+	}
+	_, count := c.Registered()
+	require.Equal(t, 3, count)
+
+	resume := testdev.Hold(t, s)
+	op, err := c.CopyAsync(s, transfer.HostBytes(parts[1], devarray.Uint8), transfer.Dev(d), transfer.Via(transfer.PathRegistered))
+	require.NoError(t, err)
+	err = c.Unregister(mem)
+	require.ErrorIs(t, err, pinned.ErrBusy, "the middle buffer's copy is queued")
+	bytes, count := c.Registered()
+	assert.Equal(t, 1, count, "the idle ones are released, the busy one stays")
+	assert.Equal(t, int64(n), bytes)
+	resume()
+	require.NoError(t, op.Wait())
+	require.NoError(t, c.Unregister(mem), "the copy is done: nothing is busy")
+	_, count = c.Registered()
+	assert.Zero(t, count)
+	assert.Zero(t, dev.Ledger().Current(accounting.Registered), "no registered byte left")
+}

@@ -1,6 +1,7 @@
 package transfer_test
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"testing"
 
@@ -241,4 +242,35 @@ func TestHostToHost(t *testing.T) {
 		require.NoError(t, transfer.Copy(b.ep, a.ep), "two Go slices need no device")
 		assert.Equal(t, want, b.read(t))
 	}
+}
+
+// An async copy to another device follows its stream: work queued on the
+// stream before it (here a memset of the source) is in what it copies.
+func TestPeerAsyncFollowsItsStream(t *testing.T) {
+	dev := testdev.Open(t)
+	other := testdev.OpenPeer(t, dev, "16MiB")
+	c, err := transfer.New(dev)
+	require.NoError(t, err)
+	defer c.Close()
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s.Close()
+	const n = 64 << 10
+	a, err := devarray.FromBytes(dev, testdev.RandomBytes(n), devarray.Uint8, n)
+	require.NoError(t, err)
+	defer a.Free()
+	b, err := devarray.FromBytes(other, testdev.RandomBytes(n), devarray.Uint8, n)
+	require.NoError(t, err)
+	defer b.Free()
+	v := byte(1 + rand.IntN(255))
+	require.NoError(t, s.MemsetAsync(a.Ptr(), v, n))
+	before := dev.Ledger().Snapshot()
+	op, err := c.CopyAsync(s, transfer.Dev(b), transfer.Dev(a))
+	require.NoError(t, err)
+	require.NoError(t, op.Wait())
+	got, err := devarray.ToHost[uint8](b)
+	require.NoError(t, err)
+	assert.Equal(t, bytes.Repeat([]byte{v}, n), got, "the peer copy saw the memset queued before it")
+	diff := accounting.Diff(before, dev.Ledger().Snapshot())
+	assert.Equal(t, int64(n), diff.Copies[accounting.Peer][accounting.PathPeer].Bytes)
 }
