@@ -311,6 +311,12 @@ func modulePath(root string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("mutatecases: %w", err)
 	}
+	return parseModulePath(data)
+}
+
+// parseModulePath returns the path of a go.mod's module line (module P,
+// module "P", with a comment after it or not).
+func parseModulePath(data []byte) (string, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -318,7 +324,7 @@ func modulePath(root string) (string, error) {
 			if i := strings.Index(rest, "//"); i >= 0 {
 				rest = rest[:i]
 			}
-			if p := strings.Trim(strings.TrimSpace(rest), `"`+"`"); p != "" {
+			if p := strings.Trim(strings.TrimSpace(rest), `"`+"`"); p != "" && !strings.ContainsAny(p, " \t\"`") {
 				return p, nil
 			}
 		}

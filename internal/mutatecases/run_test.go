@@ -303,3 +303,19 @@ func TestRunStopped(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left, "the copy of the module is removed")
 }
+
+// FuzzParseModulePath checks that parseModulePath never panics and that a
+// path it returns is one word, without quotes.
+func FuzzParseModulePath(f *testing.F) {
+	f.Add("module example.com/a\n\ngo 1.21\n")
+	f.Add("module \"example.com/q\" // quoted\n")
+	f.Add("module\n")
+	f.Fuzz(func(t *testing.T, gomod string) {
+		p, err := parseModulePath([]byte(gomod))
+		if err != nil {
+			return
+		}
+		require.NotEmpty(t, p)
+		require.False(t, strings.ContainsAny(p, " \t\n\"`"), "%q", p)
+	})
+}
