@@ -38,8 +38,8 @@ func TestDTypeAlign(t *testing.T) {
 func TestWrapAlignment(t *testing.T) {
 	kernelKinds := []devarray.DeviceKind{devarray.CUDA, devarray.CUDAHost, devarray.CUDAManaged, devarray.Sim}
 	type tcase struct {
-		name      string
-		d         devarray.Descriptor
+		name       string
+		d          devarray.Descriptor
 		misaligned bool // refused unless the memory is pageable host memory
 	}
 	for d := devarray.Bool; d.Valid(); d++ {
