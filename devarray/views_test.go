@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -361,6 +362,61 @@ func TestErrorsAreDistinct(t *testing.T) {
 	for i, a := range all {
 		for j, b := range all {
 			assert.Equal(t, i == j, errors.Is(a, b), "%v vs %v", a, b)
+		}
+	}
+}
+
+// Every element of a random view (flipped, stepped, permuted) is where the
+// reference model says: Ptr()+ByteOffset(idx) is the address of the
+// element of the original C-contiguous array it reads, index 0 included;
+// Uintptr and MemSize span exactly the lowest to one past the highest byte
+// of those elements (gorgonia's Memory), and an index outside its axis is
+// ErrShape.
+func TestByteOffsetsOfRandomViews(t *testing.T) {
+	const item = 4
+	for range 50 {
+		shape := []int{1 + rand.IntN(6), 1 + rand.IntN(6), 1 + rand.IntN(6)}
+		a, err := devarray.Wrap(nil, devarray.Descriptor{Ptr: randomBase(), Shape: shape, DType: devarray.Float32,
+			Device: devarray.DeviceID{Kind: devarray.CUDA}})
+		require.NoError(t, err)
+		v, r := a, identity(shape)
+		for ax := range shape {
+			if rand.IntN(2) == 0 {
+				v, err = v.Flip(ax)
+				require.NoError(t, err)
+				r = r.flip(ax)
+			}
+			if n := shape[ax]; n > 1 {
+				start, step := rand.IntN(n-1), 1+rand.IntN(2)
+				v, err = v.Slice(ax, start, n, step)
+				require.NoError(t, err)
+				r = r.slice(ax, start, n, step)
+			}
+		}
+		perm := rand.Perm(len(shape))
+		v, err = v.Permute(perm...)
+		require.NoError(t, err)
+		r = r.permute(perm)
+		require.Equal(t, r.shape, v.Shape())
+
+		lowest, highest := uintptr(math.MaxUint64), uintptr(0)
+		for f := range int(v.Size()) {
+			idx := unflatten(f, r.shape)
+			off, err := v.ByteOffset(idx...)
+			require.NoError(t, err, "index %v of %v", idx, r.shape)
+			addr := uintptr(v.Ptr()) + uintptr(off)
+			assert.Equal(t, uintptr(a.Ptr())+uintptr(flatten(r.src(idx), shape)*item), addr, "index %v", idx)
+			lowest, highest = min(lowest, addr), max(highest, addr+item)
+		}
+		assert.Equal(t, lowest, v.Uintptr(), "the lowest byte of strides %v", v.Strides())
+		assert.Equal(t, highest-lowest, v.MemSize(), "the span of strides %v", v.Strides())
+		for ax, n := range r.shape {
+			for _, bad := range []int{-1, n, n + rand.IntN(5)} {
+				idx := make([]int, len(r.shape))
+				idx[ax] = bad
+				_, err := v.ByteOffset(idx...)
+				assert.ErrorIs(t, err, devarray.ErrShape, "index %v of %v", idx, r.shape)
+			}
 		}
 	}
 }
