@@ -177,17 +177,58 @@ func TestHostStridedErrors(t *testing.T) {
 	require.NoError(t, err)
 	_, err = devarray.NewHostStrided(mem, 4, []int{4, 4}, []int64{16, 4}, 4)
 	require.ErrorIs(t, err, devarray.ErrBounds, "one element past the memory")
-	_, err = devarray.NewHostStrided(mem, 0, []int{4, 4}, []int64{-16, 4}, 4)
+	require.Contains(t, err.Error(), "bytes [4, 68) of 64 bytes", "the error names the bytes the elements need")
+	_, err = devarray.NewHostStrided(mem, 8, []int{4, 4}, []int64{-16, 4}, 4)
 	require.ErrorIs(t, err, devarray.ErrBounds, "negative stride below the memory")
+	require.Contains(t, err.Error(), "bytes [-40, 24) of 64 bytes", "the error names the bytes the elements need")
 	_, err = devarray.NewHostStrided(mem, 0, []int{4}, []int64{4, 4}, 4)
 	require.ErrorIs(t, err, devarray.ErrShape)
 	_, err = devarray.NewHostStrided(mem, 0, []int{4}, nil, 0)
 	require.ErrorIs(t, err, devarray.ErrShape)
 	h, err := devarray.NewHostStrided(mem, 0, []int{4, 4}, []int64{4, 16}, 4)
 	require.NoError(t, err)
-	require.ErrorIs(t, h.Gather(make([]byte, 8), 60), devarray.ErrBounds, "past the stream's end")
+	err = h.Gather(make([]byte, 8), 60)
+	require.ErrorIs(t, err, devarray.ErrBounds, "past the stream's end")
+	require.Contains(t, err.Error(), "bytes [60, 68) of a 64-byte stream", "the error names the range asked for")
 	require.ErrorIs(t, h.Scatter(make([]byte, 8), -1), devarray.ErrBounds, "before its start")
 	require.NoError(t, h.Gather(nil, 64), "an empty range at the end")
+}
+
+// Contiguous reports whether the elements are one packed run in C order
+// (length-1 axes and their strides do not matter), as the copies that
+// take the one-copy path rely on.
+func TestHostStridedContiguous(t *testing.T) {
+	rows, cols := 2+rand.IntN(20), 2+rand.IntN(20)
+	item := []int64{1, 2, 4, 8, 16}[rand.IntN(5)]
+	row := int64(cols) * item
+	tests := []struct {
+		name    string
+		shape   []int
+		strides []int64
+		want    bool
+	}{
+		{"nil strides", []int{rows, cols}, nil, true},
+		{"C strides", []int{rows, cols}, []int64{row, item}, true},
+		{"a length-1 axis with any stride", []int{rows, 1, cols}, []int64{row, 7 * row, item}, true},
+		{"one element", []int{1, 1}, []int64{5, 3}, true},
+		{"transposed", []int{cols, rows}, []int64{item, row}, false},
+		{"padded rows", []int{rows, cols}, []int64{row + item, item}, false},
+		{"every other element", []int{rows * cols / 2}, []int64{2 * item}, false},
+		{"reversed", []int{rows * cols}, []int64{-item}, false},
+		{"broadcast rows", []int{rows, cols}, []int64{0, item}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := make([]byte, 2*int64(rows*cols)*item+7*row)
+			zero := int64(0)
+			if tt.strides != nil && tt.strides[0] < 0 {
+				zero = int64(rows*cols-1) * item
+			}
+			h, err := devarray.NewHostStrided(mem, zero, tt.shape, tt.strides, item)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, h.Contiguous())
+		})
+	}
 }
 
 // FuzzHostStrided checks the specialised loops against the plain
