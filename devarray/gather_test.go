@@ -194,6 +194,73 @@ func TestHostStridedErrors(t *testing.T) {
 	require.NoError(t, h.Gather(nil, 64), "an empty range at the end")
 }
 
+// plainScatter is Scatter's reference: bytes [lo, lo+len(src)) of the
+// packed stream written one at a time in C order, so where elements
+// overlap the last in C order wins.
+func plainScatter(mem []byte, zero int64, shape []int, strides []int64, item int64, src []byte, lo int64) {
+	offs := elementOffsets(shape, strides)
+	for i, b := range src {
+		at := lo + int64(i)
+		mem[zero+offs[at/item]+at%item] = b
+	}
+}
+
+// Scatter into a layout with broadcast axes (stride 0) writes each byte
+// of memory from the last element in C order that lies on it, on every
+// path: random views, and large ones whose broadcast axis is the one the
+// tiled loops would pair with a spread-out innermost axis.
+func TestHostStridedScatterBroadcastLastWins(t *testing.T) {
+	r := rand.New(rand.NewPCG(rand.Uint64(), 4))
+	type layout struct {
+		shape   []int
+		strides []int64
+		item    int64
+	}
+	fixed := []layout{
+		{[]int{8, 100}, []int64{0, 8}, 4},
+		{[]int{3, 5, 90}, []int64{0, 0, 16}, 8},
+		{[]int{4, 3, 80}, []int64{0, 2 * 80 * 4, 4 * 2}, 4},
+		{[]int{6, 70, 3}, []int64{0, 3 * 2, 2}, 2},
+		{[]int{20, 2, 130}, []int64{0, 130 * 16, 16}, 8},
+	}
+	for i := range 300 {
+		var mem []byte
+		var zero int64
+		var l layout
+		if i < len(fixed) {
+			l = fixed[i]
+			var hi int64 = l.item
+			for ax, n := range l.shape {
+				hi += int64(n-1) * l.strides[ax]
+			}
+			mem = make([]byte, hi)
+		} else {
+			mem, zero, l.shape, l.strides, l.item = randomView(r, 70, true)
+		}
+		h, err := devarray.NewHostStrided(mem, zero, l.shape, l.strides, l.item)
+		require.NoError(t, err)
+		n := h.Len()
+		lo, hi := int64(0), n
+		if n > 0 && r.IntN(2) == 0 {
+			lo = r.Int64N(n/l.item) * l.item
+			hi = lo + r.Int64N((n-lo)/l.item+1)*l.item
+		}
+		src := make([]byte, hi-lo)
+		for j := range src {
+			src[j] = byte(r.Uint32())
+		}
+		want := append([]byte(nil), mem...)
+		plainScatter(want, zero, l.shape, l.strides, l.item, src, lo)
+		require.NoError(t, h.Scatter(src, lo))
+		for b := range mem {
+			if mem[b] != want[b] {
+				require.Failf(t, "scatter: not the last element's byte", "byte %d of memory: got %#x, want %#x; scatter [%d, %d) into shape %v strides %v item %d",
+					b, mem[b], want[b], lo, hi, l.shape, l.strides, l.item)
+			}
+		}
+	}
+}
+
 // Contiguous reports whether the elements are one packed run in C order
 // (length-1 axes and their strides do not matter), as the copies that
 // take the one-copy path rely on.
