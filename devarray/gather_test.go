@@ -335,6 +335,10 @@ func TestHostStridedParallel(t *testing.T) {
 		{"3-D (0,2,1)", []int{16, 256, 300}, []int{0, 2, 1}, false, 4},
 		{"row slice", []int{2048, 1024}, []int{0, 1}, false, 8},
 		{"flipped", []int{1024, 1030}, []int{0, 1}, true, 8},
+		// Elements wider than a cache line (records of 128 bytes).
+		{"flipped, wide elements", []int{320, 128}, []int{0, 1}, true, 128},
+		{"transposed, wide elements", []int{100, 420}, []int{1, 0}, false, 128},
+		{"4-D (0,3,2,1), wide elements", []int{2100, 4, 2, 2}, []int{0, 3, 2, 1}, false, 128},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
