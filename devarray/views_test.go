@@ -420,3 +420,56 @@ func TestByteOffsetsOfRandomViews(t *testing.T) {
 		}
 	}
 }
+
+// Views with an empty axis are valid wherever they sit: the empty slice
+// at either end of a flipped axis, a flipped empty axis, and views of
+// those, all with no elements and no bytes.
+func TestViewsOfEmptyAxes(t *testing.T) {
+	dev := newDev(t)
+	rows, cols := 2+rand.IntN(10), 2+rand.IntN(10)
+	a, err := devarray.FromHost(dev, randomFloat32(rows*cols), rows, cols)
+	require.NoError(t, err)
+	defer a.Free()
+	empty, err := a.Slice(0, rows, rows)
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		view func() (*devarray.DevArray, error)
+	}{
+		{"empty slice at the end", func() (*devarray.DevArray, error) { return a.Slice(1, cols, cols) }},
+		{"empty slice at the end of a flipped axis", func() (*devarray.DevArray, error) {
+			f, err := a.Flip(0)
+			if err != nil {
+				return nil, err
+			}
+			return f.Slice(0, rows, rows)
+		}},
+		{"empty slice at the start of a flipped axis", func() (*devarray.DevArray, error) {
+			f, err := a.Flip(1)
+			if err != nil {
+				return nil, err
+			}
+			return f.Slice(1, 0, 0)
+		}},
+		{"flipped empty axis", func() (*devarray.DevArray, error) { return empty.Flip(0) }},
+		{"flipped empty axis, then its other axis flipped", func() (*devarray.DevArray, error) {
+			f, err := empty.Flip(0)
+			if err != nil {
+				return nil, err
+			}
+			return f.Flip(1)
+		}},
+		{"empty slice of an empty axis", func() (*devarray.DevArray, error) { return empty.Slice(0, 0, 0) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := tt.view()
+			require.NoError(t, err)
+			assert.Zero(t, v.Size())
+			assert.Zero(t, v.MemSize())
+			got, err := devarray.ToHost[float32](v)
+			require.NoError(t, err)
+			assert.Empty(t, got)
+		})
+	}
+}
