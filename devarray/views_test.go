@@ -217,6 +217,13 @@ func TestViewErrors(t *testing.T) {
 	}
 	_, err = tr.Reshape(24)
 	assert.Contains(t, err.Error(), "needs a copy, and views never copy")
+	// The messages name the bad input and what was allowed.
+	_, err = a.Index(2, 4)
+	assert.Contains(t, err.Error(), "4 out of range [0, 4) on axis 2")
+	_, err = a.Permute(0, 1, 3)
+	assert.Contains(t, err.Error(), "[0 1 3] is not a permutation of 0..2")
+	_, err = a.Permute(2, 0, 2)
+	assert.Contains(t, err.Error(), "[2 0 2] is not a permutation of 0..2")
 }
 
 func TestSqueezeExpandDims(t *testing.T) {
