@@ -429,8 +429,9 @@ func TestByteOffsetsOfRandomViews(t *testing.T) {
 }
 
 // Views with an empty axis are valid wherever they sit: the empty slice
-// at either end of a flipped axis, a flipped empty axis, and views of
-// those, all with no elements and no bytes.
+// at either end of a flipped axis, a flipped empty axis, a broadcast to a
+// length of 0 (as NumPy allows), and views of those, all with no elements
+// and no bytes.
 func TestViewsOfEmptyAxes(t *testing.T) {
 	dev := newDev(t)
 	rows, cols := 2+rand.IntN(10), 2+rand.IntN(10)
@@ -467,6 +468,14 @@ func TestViewsOfEmptyAxes(t *testing.T) {
 			return f.Flip(1)
 		}},
 		{"empty slice of an empty axis", func() (*devarray.DevArray, error) { return empty.Slice(0, 0, 0) }},
+		{"a new leading axis of length 0", func() (*devarray.DevArray, error) { return a.Broadcast(0, rows, cols) }},
+		{"a length-1 axis broadcast to length 0", func() (*devarray.DevArray, error) {
+			row, err := a.Slice(0, 0, 1)
+			if err != nil {
+				return nil, err
+			}
+			return row.Broadcast(0, cols)
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
