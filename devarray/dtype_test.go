@@ -67,6 +67,9 @@ func TestInvalidDType(t *testing.T) {
 		assert.ErrorIs(t, err, devarray.ErrDType)
 	}
 	assert.Equal(t, "DType(200)", devarray.DType(200).String())
+	next := devarray.Complex128 + 1 // the first value past the last type
+	assert.False(t, next.Valid())
+	assert.Equal(t, "DType("+strconv.Itoa(int(next))+")", next.String(), "named by number, not a table entry")
 	_, err := devarray.ParseDType("float128")
 	assert.ErrorIs(t, err, devarray.ErrDType)
 }
@@ -132,6 +135,8 @@ func TestDeviceKinds(t *testing.T) {
 	_, err = devarray.KindFromDLPack(7)
 	assert.ErrorIs(t, err, devarray.ErrDevice)
 	assert.Equal(t, "DeviceKind(99)", devarray.DeviceKind(99).String())
+	next := devarray.Sim + 1 // the first value past the last kind
+	assert.Equal(t, "DeviceKind("+strconv.Itoa(int(next))+")", next.String(), "named by number, not a table entry")
 	assert.Equal(t, "cuda:2", devarray.DeviceID{Kind: devarray.CUDA, Ordinal: 2}.String())
 	assert.Equal(t, "0x7f00", devarray.Ptr(0x7f00).String())
 }

@@ -177,17 +177,125 @@ func TestHostStridedErrors(t *testing.T) {
 	require.NoError(t, err)
 	_, err = devarray.NewHostStrided(mem, 4, []int{4, 4}, []int64{16, 4}, 4)
 	require.ErrorIs(t, err, devarray.ErrBounds, "one element past the memory")
-	_, err = devarray.NewHostStrided(mem, 0, []int{4, 4}, []int64{-16, 4}, 4)
+	require.Contains(t, err.Error(), "bytes [4, 68) of 64 bytes", "the error names the bytes the elements need")
+	_, err = devarray.NewHostStrided(mem, 8, []int{4, 4}, []int64{-16, 4}, 4)
 	require.ErrorIs(t, err, devarray.ErrBounds, "negative stride below the memory")
+	require.Contains(t, err.Error(), "bytes [-40, 24) of 64 bytes", "the error names the bytes the elements need")
 	_, err = devarray.NewHostStrided(mem, 0, []int{4}, []int64{4, 4}, 4)
 	require.ErrorIs(t, err, devarray.ErrShape)
 	_, err = devarray.NewHostStrided(mem, 0, []int{4}, nil, 0)
 	require.ErrorIs(t, err, devarray.ErrShape)
 	h, err := devarray.NewHostStrided(mem, 0, []int{4, 4}, []int64{4, 16}, 4)
 	require.NoError(t, err)
-	require.ErrorIs(t, h.Gather(make([]byte, 8), 60), devarray.ErrBounds, "past the stream's end")
+	err = h.Gather(make([]byte, 8), 60)
+	require.ErrorIs(t, err, devarray.ErrBounds, "past the stream's end")
+	require.Contains(t, err.Error(), "bytes [60, 68) of a 64-byte stream", "the error names the range asked for")
 	require.ErrorIs(t, h.Scatter(make([]byte, 8), -1), devarray.ErrBounds, "before its start")
 	require.NoError(t, h.Gather(nil, 64), "an empty range at the end")
+}
+
+// plainScatter is Scatter's reference: bytes [lo, lo+len(src)) of the
+// packed stream written one at a time in C order, so where elements
+// overlap the last in C order wins.
+func plainScatter(mem []byte, zero int64, shape []int, strides []int64, item int64, src []byte, lo int64) {
+	offs := elementOffsets(shape, strides)
+	for i, b := range src {
+		at := lo + int64(i)
+		mem[zero+offs[at/item]+at%item] = b
+	}
+}
+
+// Scatter into a layout with broadcast axes (stride 0) writes each byte
+// of memory from the last element in C order that lies on it, on every
+// path: random views, and large ones whose broadcast axis is the one the
+// tiled loops would pair with a spread-out innermost axis.
+func TestHostStridedScatterBroadcastLastWins(t *testing.T) {
+	r := rand.New(rand.NewPCG(rand.Uint64(), 4))
+	type layout struct {
+		shape   []int
+		strides []int64
+		item    int64
+	}
+	fixed := []layout{
+		{[]int{8, 100}, []int64{0, 8}, 4},
+		{[]int{3, 5, 90}, []int64{0, 0, 16}, 8},
+		{[]int{4, 3, 80}, []int64{0, 2 * 80 * 4, 4 * 2}, 4},
+		{[]int{6, 70, 3}, []int64{0, 3 * 2, 2}, 2},
+		{[]int{20, 2, 130}, []int64{0, 130 * 16, 16}, 8},
+	}
+	for i := range 300 {
+		var mem []byte
+		var zero int64
+		var l layout
+		if i < len(fixed) {
+			l = fixed[i]
+			var hi int64 = l.item
+			for ax, n := range l.shape {
+				hi += int64(n-1) * l.strides[ax]
+			}
+			mem = make([]byte, hi)
+		} else {
+			mem, zero, l.shape, l.strides, l.item = randomView(r, 70, true)
+		}
+		h, err := devarray.NewHostStrided(mem, zero, l.shape, l.strides, l.item)
+		require.NoError(t, err)
+		n := h.Len()
+		lo, hi := int64(0), n
+		if n > 0 && r.IntN(2) == 0 {
+			lo = r.Int64N(n/l.item) * l.item
+			hi = lo + r.Int64N((n-lo)/l.item+1)*l.item
+		}
+		src := make([]byte, hi-lo)
+		for j := range src {
+			src[j] = byte(r.Uint32())
+		}
+		want := append([]byte(nil), mem...)
+		plainScatter(want, zero, l.shape, l.strides, l.item, src, lo)
+		require.NoError(t, h.Scatter(src, lo))
+		for b := range mem {
+			if mem[b] != want[b] {
+				require.Failf(t, "scatter: not the last element's byte", "byte %d of memory: got %#x, want %#x; scatter [%d, %d) into shape %v strides %v item %d",
+					b, mem[b], want[b], lo, hi, l.shape, l.strides, l.item)
+			}
+		}
+	}
+}
+
+// Contiguous reports whether the elements are one packed run in C order
+// (length-1 axes and their strides do not matter), as the copies that
+// take the one-copy path rely on.
+func TestHostStridedContiguous(t *testing.T) {
+	rows, cols := 2+rand.IntN(20), 2+rand.IntN(20)
+	item := []int64{1, 2, 4, 8, 16}[rand.IntN(5)]
+	row := int64(cols) * item
+	tests := []struct {
+		name    string
+		shape   []int
+		strides []int64
+		want    bool
+	}{
+		{"nil strides", []int{rows, cols}, nil, true},
+		{"C strides", []int{rows, cols}, []int64{row, item}, true},
+		{"a length-1 axis with any stride", []int{rows, 1, cols}, []int64{row, 7 * row, item}, true},
+		{"one element", []int{1, 1}, []int64{5, 3}, true},
+		{"transposed", []int{cols, rows}, []int64{item, row}, false},
+		{"padded rows", []int{rows, cols}, []int64{row + item, item}, false},
+		{"every other element", []int{rows * cols / 2}, []int64{2 * item}, false},
+		{"reversed", []int{rows * cols}, []int64{-item}, false},
+		{"broadcast rows", []int{rows, cols}, []int64{0, item}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := make([]byte, 2*int64(rows*cols)*item+7*row)
+			zero := int64(0)
+			if tt.strides != nil && tt.strides[0] < 0 {
+				zero = int64(rows*cols-1) * item
+			}
+			h, err := devarray.NewHostStrided(mem, zero, tt.shape, tt.strides, item)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, h.Contiguous())
+		})
+	}
 }
 
 // FuzzHostStrided checks the specialised loops against the plain
@@ -227,6 +335,10 @@ func TestHostStridedParallel(t *testing.T) {
 		{"3-D (0,2,1)", []int{16, 256, 300}, []int{0, 2, 1}, false, 4},
 		{"row slice", []int{2048, 1024}, []int{0, 1}, false, 8},
 		{"flipped", []int{1024, 1030}, []int{0, 1}, true, 8},
+		// Elements wider than a cache line (records of 128 bytes).
+		{"flipped, wide elements", []int{320, 128}, []int{0, 1}, true, 128},
+		{"transposed, wide elements", []int{100, 420}, []int{1, 0}, false, 128},
+		{"4-D (0,3,2,1), wide elements", []int{2100, 4, 2, 2}, []int{0, 3, 2, 1}, false, 128},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,6 +2,8 @@ package devarray_test
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -211,4 +213,42 @@ func TestUseHoldsMemory(t *testing.T) {
 	err = devarray.Use(func() error { t.Fatal("f ran on freed memory"); return nil }, b, tr)
 	assert.ErrorIs(t, err, devarray.ErrFreed)
 	require.NoError(t, b.Free())
+}
+
+// Use names the array it refuses by its place among the arrays given, so
+// a caller passing many can tell which: a nil or zero one is ErrNil, a
+// freed one ErrFreed, and the memory of the arrays before it is not held
+// afterwards (their Free releases it at once).
+func TestUseNamesTheArrayItRefuses(t *testing.T) {
+	dev := newDev(t)
+	for _, bad := range []string{"nil", "zero", "freed"} {
+		t.Run(bad, func(t *testing.T) {
+			n := 2 + rand.IntN(6)
+			k := rand.IntN(n) // the refused array's index
+			arrays := make([]*devarray.DevArray, n)
+			for i := range arrays {
+				a, err := devarray.FromHost(dev, randomFloat32(1+rand.IntN(64)))
+				require.NoError(t, err)
+				arrays[i] = a
+			}
+			refused := arrays[k]
+			want := devarray.ErrFreed
+			switch bad {
+			case "nil":
+				arrays[k], want = nil, devarray.ErrNil
+			case "zero":
+				arrays[k], want = &devarray.DevArray{}, devarray.ErrNil
+			}
+			require.NoError(t, refused.Free())
+			err := devarray.Use(func() error { t.Fatal("f ran"); return nil }, arrays...)
+			require.ErrorIs(t, err, want)
+			assert.Contains(t, err.Error(), fmt.Sprintf("array %d of %d", k+1, n))
+			for i, a := range arrays {
+				if i != k {
+					require.NoError(t, a.Free())
+				}
+			}
+			assert.Zero(t, dev.Ledger().Current(accounting.Device), "no hold kept memory")
+		})
+	}
 }

@@ -84,6 +84,7 @@ func TestPitchedPair(t *testing.T) {
 		{"transposed", []int{8, 4}, []int64{4, 32}, nil, false, 0, 0, 0},
 		{"flipped", []int{4, 8}, []int64{-32, 4}, nil, false, 0, 0, 0},
 		{"4-D", []int{2, 3, 4, 8}, []int64{4096, 5 * 64, 64, 4}, nil, false, 0, 0, 0},
+		{"pitch at the driver's limit", []int{2, 8}, []int64{1<<31 - 1, 4}, nil, true, 32, 2, 1},
 		{"pitch past the driver's limit", []int{2, 8}, []int64{1 << 31, 4}, nil, false, 0, 0, 0},
 		{"empty", []int{0, 8}, nil, nil, false, 0, 0, 0},
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -216,6 +217,13 @@ func TestViewErrors(t *testing.T) {
 	}
 	_, err = tr.Reshape(24)
 	assert.Contains(t, err.Error(), "needs a copy, and views never copy")
+	// The messages name the bad input and what was allowed.
+	_, err = a.Index(2, 4)
+	assert.Contains(t, err.Error(), "4 out of range [0, 4) on axis 2")
+	_, err = a.Permute(0, 1, 3)
+	assert.Contains(t, err.Error(), "[0 1 3] is not a permutation of 0..2")
+	_, err = a.Permute(2, 0, 2)
+	assert.Contains(t, err.Error(), "[2 0 2] is not a permutation of 0..2")
 }
 
 func TestSqueezeExpandDims(t *testing.T) {
@@ -362,5 +370,122 @@ func TestErrorsAreDistinct(t *testing.T) {
 		for j, b := range all {
 			assert.Equal(t, i == j, errors.Is(a, b), "%v vs %v", a, b)
 		}
+	}
+}
+
+// Every element of a random view (flipped, stepped, permuted) is where the
+// reference model says: Ptr()+ByteOffset(idx) is the address of the
+// element of the original C-contiguous array it reads, index 0 included;
+// Uintptr and MemSize span exactly the lowest to one past the highest byte
+// of those elements (gorgonia's Memory), and an index outside its axis is
+// ErrShape.
+func TestByteOffsetsOfRandomViews(t *testing.T) {
+	const item = 4
+	for range 50 {
+		shape := []int{1 + rand.IntN(6), 1 + rand.IntN(6), 1 + rand.IntN(6)}
+		a, err := devarray.Wrap(nil, devarray.Descriptor{Ptr: randomBase(), Shape: shape, DType: devarray.Float32,
+			Device: devarray.DeviceID{Kind: devarray.CUDA}})
+		require.NoError(t, err)
+		v, r := a, identity(shape)
+		for ax := range shape {
+			if rand.IntN(2) == 0 {
+				v, err = v.Flip(ax)
+				require.NoError(t, err)
+				r = r.flip(ax)
+			}
+			if n := shape[ax]; n > 1 {
+				start, step := rand.IntN(n-1), 1+rand.IntN(2)
+				v, err = v.Slice(ax, start, n, step)
+				require.NoError(t, err)
+				r = r.slice(ax, start, n, step)
+			}
+		}
+		perm := rand.Perm(len(shape))
+		v, err = v.Permute(perm...)
+		require.NoError(t, err)
+		r = r.permute(perm)
+		require.Equal(t, r.shape, v.Shape())
+
+		lowest, highest := uintptr(math.MaxUint64), uintptr(0)
+		for f := range int(v.Size()) {
+			idx := unflatten(f, r.shape)
+			off, err := v.ByteOffset(idx...)
+			require.NoError(t, err, "index %v of %v", idx, r.shape)
+			addr := uintptr(v.Ptr()) + uintptr(off)
+			assert.Equal(t, uintptr(a.Ptr())+uintptr(flatten(r.src(idx), shape)*item), addr, "index %v", idx)
+			lowest, highest = min(lowest, addr), max(highest, addr+item)
+		}
+		assert.Equal(t, lowest, v.Uintptr(), "the lowest byte of strides %v", v.Strides())
+		assert.Equal(t, highest-lowest, v.MemSize(), "the span of strides %v", v.Strides())
+		for ax, n := range r.shape {
+			for _, bad := range []int{-1, n, n + rand.IntN(5)} {
+				idx := make([]int, len(r.shape))
+				idx[ax] = bad
+				_, err := v.ByteOffset(idx...)
+				assert.ErrorIs(t, err, devarray.ErrShape, "index %v of %v", idx, r.shape)
+			}
+		}
+	}
+}
+
+// Views with an empty axis are valid wherever they sit: the empty slice
+// at either end of a flipped axis, a flipped empty axis, a broadcast to a
+// length of 0 (as NumPy allows), and views of those, all with no elements
+// and no bytes.
+func TestViewsOfEmptyAxes(t *testing.T) {
+	dev := newDev(t)
+	rows, cols := 2+rand.IntN(10), 2+rand.IntN(10)
+	a, err := devarray.FromHost(dev, randomFloat32(rows*cols), rows, cols)
+	require.NoError(t, err)
+	defer a.Free()
+	empty, err := a.Slice(0, rows, rows)
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		view func() (*devarray.DevArray, error)
+	}{
+		{"empty slice at the end", func() (*devarray.DevArray, error) { return a.Slice(1, cols, cols) }},
+		{"empty slice at the end of a flipped axis", func() (*devarray.DevArray, error) {
+			f, err := a.Flip(0)
+			if err != nil {
+				return nil, err
+			}
+			return f.Slice(0, rows, rows)
+		}},
+		{"empty slice at the start of a flipped axis", func() (*devarray.DevArray, error) {
+			f, err := a.Flip(1)
+			if err != nil {
+				return nil, err
+			}
+			return f.Slice(1, 0, 0)
+		}},
+		{"flipped empty axis", func() (*devarray.DevArray, error) { return empty.Flip(0) }},
+		{"flipped empty axis, then its other axis flipped", func() (*devarray.DevArray, error) {
+			f, err := empty.Flip(0)
+			if err != nil {
+				return nil, err
+			}
+			return f.Flip(1)
+		}},
+		{"empty slice of an empty axis", func() (*devarray.DevArray, error) { return empty.Slice(0, 0, 0) }},
+		{"a new leading axis of length 0", func() (*devarray.DevArray, error) { return a.Broadcast(0, rows, cols) }},
+		{"a length-1 axis broadcast to length 0", func() (*devarray.DevArray, error) {
+			row, err := a.Slice(0, 0, 1)
+			if err != nil {
+				return nil, err
+			}
+			return row.Broadcast(0, cols)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := tt.view()
+			require.NoError(t, err)
+			assert.Zero(t, v.Size())
+			assert.Zero(t, v.MemSize())
+			got, err := devarray.ToHost[float32](v)
+			require.NoError(t, err)
+			assert.Empty(t, got)
+		})
 	}
 }
