@@ -34,6 +34,16 @@ func add64(a, b int64) (int64, bool) {
 	return s, true
 }
 
+// sub64 subtracts with overflow detection (a - b for b = math.MinInt64
+// too, whose negation is itself).
+func sub64(a, b int64) (int64, bool) {
+	d := a - b
+	if (b < 0 && d < a) || (b > 0 && d > a) {
+		return 0, false
+	}
+	return d, true
+}
+
 func abs64(a int64) uint64 {
 	if a < 0 {
 		return uint64(-(a + 1)) + 1
@@ -92,7 +102,7 @@ func newLayout(shape []int, strides []int64, itemsize int64) (layout, error) {
 			return layout{}, fmt.Errorf("devarray: shape %v strides %v: extent %w", shape, strides, ErrOverflow)
 		}
 	}
-	if _, ok := add64(l.hi, -l.lo); !ok {
+	if _, ok := sub64(l.hi, l.lo); !ok {
 		return layout{}, fmt.Errorf("devarray: shape %v strides %v: extent %w", shape, strides, ErrOverflow)
 	}
 	return l, nil

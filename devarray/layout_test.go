@@ -38,6 +38,10 @@ func TestLayoutLimits(t *testing.T) {
 		{"a reach just below -2^63", []int{4}, []int64{-q - 8}, devarray.Float32, 0, 0, 0, devarray.ErrOverflow},
 		{"a reach of 3 * -2^63", []int{4}, []int64{math.MinInt64}, devarray.Float32, 0, 0, 0, devarray.ErrOverflow},
 		{"a reach of 3 * 2^62", []int{4}, []int64{q}, devarray.Float32, 0, 0, 0, devarray.ErrOverflow},
+		{"a reach of exactly -2^63", []int{3}, []int64{-q}, devarray.Float32, 0, 0, 0, devarray.ErrOverflow},
+		{"a reach of -2^63 from a one-byte element", []int{3}, []int64{-q}, devarray.Uint8, 0, 0, 0, devarray.ErrOverflow},
+		{"an extent of math.MaxInt64 bytes below", []int{2}, []int64{math.MinInt64 + 2}, devarray.Uint8, 2, math.MinInt64 + 2, 1, nil},
+		{"an extent of 2^63 bytes below", []int{2}, []int64{math.MinInt64 + 1}, devarray.Uint8, 0, 0, 0, devarray.ErrOverflow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
