@@ -14,7 +14,8 @@ import (
 	"github.com/cuarray/cuarray/transfer"
 )
 
-// Bad copies get a clear error, move nothing and allocate nothing.
+// Bad copies get a clear error, move nothing and allocate nothing; Plan
+// refuses them with the same error.
 func TestCopyErrors(t *testing.T) {
 	dev := testdev.Open(t)
 	c, err := transfer.New(dev)
@@ -70,6 +71,8 @@ func TestCopyErrors(t *testing.T) {
 			before := dev.Ledger().Snapshot()
 			err := c.Copy(tc.dst, tc.src, tc.opts...)
 			require.ErrorIs(t, err, tc.want)
+			_, err = c.Plan(tc.dst, tc.src, tc.opts...)
+			assert.ErrorIs(t, err, tc.want, "Plan")
 			diff := accounting.Diff(before, dev.Ledger().Snapshot())
 			assert.Zero(t, diff.Copied().Bytes, "nothing moved")
 			assert.Zero(t, diff.Allocations(), "nothing allocated")
@@ -165,4 +168,43 @@ func TestPinnedEndpointFreedBeforeCopy(t *testing.T) {
 	err = transfer.Copy(transfer.Dev(a), ep)
 	assert.ErrorIs(t, err, pinned.ErrFreed)
 	assert.Zero(t, dev.Ledger().Snapshot().CopyTotal(accounting.HtoD).Bytes)
+}
+
+// A pinned buffer that is gone by the time of the copy is refused with
+// the reason it is gone: freed (pinned.ErrFreed), or its device closed
+// (pinned.ErrClosed, not a Free the caller never made), by Copy and Plan.
+func TestPinnedEndpointGoneBeforeCopy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		gone func(t *testing.T, dev device.Device, buf *pinned.Buffer)
+		want error
+	}{
+		{"freed", func(t *testing.T, _ device.Device, buf *pinned.Buffer) { require.NoError(t, buf.Free()) }, pinned.ErrFreed},
+		{"device closed", func(t *testing.T, dev device.Device, _ *pinned.Buffer) { require.NoError(t, dev.Close()) }, pinned.ErrClosed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dev, err := device.Open("sim:3?mem=1MiB")
+			require.NoError(t, err)
+			defer dev.Close()
+			c, err := transfer.New(dev)
+			require.NoError(t, err)
+			defer c.Close()
+			const n = 4096
+			buf, err := pinned.Alloc(dev, n, 0)
+			require.NoError(t, err)
+			copy(buf.Bytes(), testdev.RandomBytes(n))
+			ep := transfer.Pinned(buf, devarray.Uint8)
+			tc.gone(t, dev, buf)
+			out := testdev.RandomBytes(n)
+			want := append([]byte(nil), out...)
+			err = c.Copy(transfer.HostBytes(out, devarray.Uint8), ep)
+			assert.ErrorIs(t, err, tc.want)
+			if tc.want != pinned.ErrFreed {
+				assert.NotErrorIs(t, err, pinned.ErrFreed)
+			}
+			assert.Equal(t, want, out, "nothing was copied")
+			_, err = c.Plan(transfer.HostBytes(out, devarray.Uint8), ep)
+			assert.ErrorIs(t, err, tc.want, "Plan")
+		})
+	}
 }

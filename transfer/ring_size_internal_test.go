@@ -1,6 +1,7 @@
 package transfer
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/internal/testdev"
 )
@@ -89,4 +91,32 @@ func TestStagedPieces(t *testing.T) {
 		assert.Equal(t, want, got.Count, "%v: a copy per chunk of %d bytes", dir, size)
 	}
 	assert.Equal(t, src, back)
+}
+
+// A Copier on sim sizes its ring with SimChunkBytes chunks, which stay in
+// the CPU's cache, and a chunk per goroutine plus two: the first staged
+// copy allocates that many bytes of staging memory, and Close frees them.
+func TestCopierRingOnSim(t *testing.T) {
+	dev, err := device.Open("sim:3?mem=64MiB")
+	require.NoError(t, err)
+	defer func() { require.NoError(t, dev.Close()) }()
+	c, err := New(dev, WithProfile(DefaultProfile(dev.Info())))
+	require.NoError(t, err)
+	procs := runtime.GOMAXPROCS(0)
+	want := RingShape{ChunkBytes: SimChunkBytes, Chunks: min(procs, maxWorkers) + 2, Streams: DefaultStreams}
+	assert.Equal(t, want, c.Ring())
+	n := int(want.ChunkBytes)*want.Chunks + 12345
+	src := testdev.RandomBytes(n)
+	a, err := devarray.Empty(dev, devarray.Uint8, n)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, a.Free()) }()
+	require.NoError(t, c.Copy(Dev(a), HostBytes(src, devarray.Uint8), Via(PathStaged)))
+	got, err := devarray.ToHost[uint8](a)
+	require.NoError(t, err)
+	assert.Equal(t, src, got)
+	ring := dev.Ledger().Snapshot().Kinds[accounting.Pinned]
+	assert.Equal(t, want.ChunkBytes*int64(want.Chunks), ring.Current, "the ring's chunks are allocated")
+	assert.Equal(t, int64(want.Chunks), ring.Allocs, "a chunk at a time")
+	require.NoError(t, c.Close())
+	assert.Zero(t, dev.Ledger().Current(accounting.Pinned), "Close frees the ring")
 }
