@@ -38,6 +38,8 @@ func TestCopyErrors(t *testing.T) {
 	elsewhere, err := devarray.Empty(other, devarray.Float32, 3, 4)
 	require.NoError(t, err)
 	host := make([]float32, 12)
+	paths := transfer.Paths()
+	afterLast := paths[len(paths)-1] + 1
 
 	for _, tc := range []struct {
 		name     string
@@ -59,7 +61,9 @@ func TestCopyErrors(t *testing.T) {
 		{"peer path on one device", transfer.Dev(a), transfer.Dev(a), []transfer.Option{transfer.Via(transfer.PathPeer)}, transfer.ErrPath},
 		{"staged host to host", transfer.Host(host), transfer.Host(make([]float32, 12)), []transfer.Option{transfer.Via(transfer.PathStaged)}, transfer.ErrPath},
 		{"unknown path", transfer.Dev(a), transfer.Host(host, 3, 4), []transfer.Option{transfer.Via(transfer.Path(99))}, transfer.ErrPath},
+		{"the path after the last", transfer.Dev(a), transfer.Host(host, 3, 4), []transfer.Option{transfer.Via(afterLast)}, transfer.ErrPath},
 		{"array of another device", transfer.Host(host, 3, 4), transfer.Dev(elsewhere), nil, devarray.ErrDevice},
+		{"device to device from another device", transfer.Dev(a), transfer.Dev(elsewhere), nil, devarray.ErrDevice},
 		{"strided device endpoint", transfer.Host(host), transfer.Dev(a).Strided(0, 4), nil, device.ErrInvalidValue},
 		{"strides outside the memory", transfer.Dev(a), transfer.Host(host, 3, 4).Strided(0, 20, 4), nil, devarray.ErrBounds},
 		{"negative offset", transfer.Dev(a), transfer.Host(host, 3, 4).Strided(-4, 16, 4), nil, devarray.ErrBounds},
