@@ -29,6 +29,8 @@ func TestCostTime(t *testing.T) {
 		{"no bandwidth, no latency, no bytes", transfer.Cost{}, 0, never},
 		{"negative bandwidth", transfer.Cost{GBps: -1}, 1 << 20, never},
 		{"longer than a Duration holds", transfer.Cost{GBps: 1e-12}, 1 << 40, never},
+		{"2^63 ns of bytes, one past the longest Duration", transfer.Cost{GBps: 0.5}, 1 << 62, never},
+		{"the longest latency", transfer.Cost{Latency: never, GBps: 1}, 0, never},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, tc.cost.Time(tc.n))

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -495,4 +496,53 @@ func TestUnregisterBusy(t *testing.T) {
 	_, count = c.Registered()
 	assert.Zero(t, count)
 	assert.Zero(t, dev.Ledger().Current(accounting.Registered), "no registered byte left")
+}
+
+// The planner charges a fresh registration for the pages the buffer may
+// cover: k whole pages at any address may straddle k+1. With registering
+// at one byte per nanosecond, a DMA that costs next to nothing and the
+// direct path costing only its latency, a buffer of k pages takes the
+// registered path when the direct latency is half a page's charge more
+// than k+1 pages' and the direct path when it is half a page's less.
+func TestPlanRegisteredChargesSpannedPages(t *testing.T) {
+	dev := testdev.Open(t)
+	c, err := transfer.New(dev)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	pg := os.Getpagesize()
+	profile := func(directLatency time.Duration) *transfer.Profile {
+		p := transfer.DefaultProfile(driver.Info{Model: "a GPU", Backend: "cuda"})
+		for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
+			p.SetCost(transfer.PathDirect, dir, transfer.Cost{Latency: directLatency, GBps: 1e5}, 0)
+			p.SetCost(transfer.PathRegistered, dir, transfer.Cost{GBps: 1e5}, 0)
+			p.SetCost(transfer.PathStaged, dir, transfer.Cost{Latency: time.Second, GBps: 1}, 0)
+		}
+		p.SetRegistrationCost(transfer.Cost{GBps: 1}) // a page costs pg ns
+		return p
+	}
+	for _, pages := range []int{1, 4} {
+		n := pages * pg
+		d, err := devarray.Empty(dev, devarray.Uint8, n)
+		require.NoError(t, err)
+		host := testdev.RandomBytes(n)
+		charged := time.Duration((pages + 1) * pg) // ns: k+1 pages at a byte per ns
+		for _, tc := range []struct {
+			direct time.Duration
+			want   transfer.Path
+		}{
+			{charged + time.Duration(pg/2), transfer.PathRegistered},
+			{charged - time.Duration(pg/2), transfer.PathDirect},
+		} {
+			for _, dir := range []struct {
+				name     string
+				dst, src transfer.Endpoint
+			}{{"HtoD", transfer.Dev(d), transfer.HostBytes(host, devarray.Uint8)}, {"DtoH", transfer.HostBytes(host, devarray.Uint8), transfer.Dev(d)}} {
+				ch, err := c.Plan(dir.dst, dir.src, transfer.WithProfile(profile(tc.direct)))
+				require.NoError(t, err)
+				assert.Equal(t, tc.want, ch.Path, "%d pages %s, direct latency %v: %s", pages, dir.name, tc.direct, ch.Reason)
+			}
+		}
+		require.NoError(t, d.Free())
+	}
+	assert.Zero(t, dev.Ledger().Snapshot().Kinds[accounting.Registered].Allocs, "Plan registers nothing")
 }
