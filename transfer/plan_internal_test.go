@@ -112,3 +112,77 @@ func BenchmarkChoose(b *testing.B) {
 		})
 	}
 }
+
+// A strided host side that takes B driver copies costs the direct path B
+// latencies: with the direct and staged paths the same but for their
+// latency L and S, the direct path wins when S is half an L more than
+// B·L, and the staged one when it is half an L less.
+func TestChooseChargesEachBlock(t *testing.T) {
+	dev := testdev.Open(t)
+	const L = 10 * time.Microsecond
+	for _, tc := range []struct{ rows, cols int }{{16, 3}, {5, 40}} {
+		a, err := devarray.Empty(dev, devarray.Float32, tc.rows, tc.cols)
+		require.NoError(t, err)
+		host := Host(make([]float32, tc.rows*tc.cols), tc.rows, tc.cols).Strided(0, 4, int64(4*tc.rows)) // transposed
+		require.NoError(t, host.Err())
+		blocks := 0
+		require.NoError(t, devarray.Blocks(host.arr.Shape(), host.arr.Strides(), 4, func(devarray.Block) error { blocks++; return nil }))
+		require.Greater(t, blocks, 1)
+		n := int64(4 * tc.rows * tc.cols)
+		for _, staged := range []struct {
+			latency time.Duration
+			want    Path
+		}{
+			{time.Duration(blocks)*L + L/2, PathDirect},
+			{time.Duration(blocks)*L - L/2, PathStaged},
+		} {
+			p := DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"})
+			for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
+				p.SetCost(PathDirect, dir, Cost{Latency: L, GBps: 1e5}, 0)
+				p.SetCost(PathStaged, dir, Cost{Latency: staged.latency, GBps: 1e5}, 0)
+			}
+			o := Options{Profile: p}.withDefaults()
+			in := choose(Dev(a), host, n, o, true)
+			assert.Equal(t, staged.want, in.Path, "%d blocks, staged latency %v: %s", blocks, staged.latency, in.Reason)
+			assert.Equal(t, staged.want, choose(host, Dev(a), n, o, false).Path, "%d blocks, staged latency %v, DtoH", blocks, staged.latency)
+		}
+		require.NoError(t, a.Free())
+	}
+}
+
+// Where two paths cost the same, the planner takes the earlier one of
+// the order it tries them in: direct before staged for pageable memory,
+// pinned before mapped for a mapped buffer.
+func TestChooseTiesGoToTheEarlierPath(t *testing.T) {
+	dev := testdev.Open(t)
+	const n = 1 << 20
+	a, err := devarray.Empty(dev, devarray.Uint8, n)
+	require.NoError(t, err)
+	defer a.Free()
+	mbuf, err := pinned.Alloc(dev, n, pinned.Mapped)
+	require.NoError(t, err)
+	defer mbuf.Free()
+	same := Cost{Latency: 7 * time.Microsecond, GBps: 9}
+	p := DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"})
+	for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
+		for _, path := range []Path{PathDirect, PathStaged, PathPinned, PathMapped} {
+			p.SetCost(path, dir, same, 0)
+		}
+	}
+	p.SetRegistrationCost(Cost{Latency: time.Second, GBps: 1e-3}) // registering never pays
+	o := Options{Profile: p}.withDefaults()
+	for _, tc := range []struct {
+		name     string
+		dst, src Endpoint
+		want     Path
+	}{
+		{"pageable HtoD", Dev(a), HostBytes(testdev.RandomBytes(n), devarray.Uint8), PathDirect},
+		{"pageable DtoH", HostBytes(testdev.RandomBytes(n), devarray.Uint8), Dev(a), PathDirect},
+		{"mapped HtoD", Dev(a), Pinned(mbuf, devarray.Uint8), PathPinned},
+		{"mapped DtoH", Pinned(mbuf, devarray.Uint8), Dev(a), PathPinned},
+	} {
+		c := choose(tc.dst, tc.src, n, o, true)
+		assert.Equal(t, tc.want, c.Path, "%s: %s", tc.name, c.Reason)
+		assert.Equal(t, tc.want, choose(tc.dst, tc.src, n, o, false).Path, tc.name)
+	}
+}

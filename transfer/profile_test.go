@@ -17,6 +17,7 @@ import (
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/internal/testdev"
+	"github.com/cuarray/cuarray/pinned"
 	"github.com/cuarray/cuarray/transfer"
 )
 
@@ -199,6 +200,64 @@ func TestCopierProfile(t *testing.T) {
 	}
 	_, err = transfer.New(dev, transfer.WithProfile(&transfer.Profile{}))
 	assert.ErrorIs(t, err, transfer.ErrProfile, "a bad profile given explicitly is an error")
+}
+
+// A profile with no figure for any path a host copy can take (here only
+// a device-to-device one): the planner takes the first path that fits,
+// direct for pageable memory and pinned for a pinned buffer, and the
+// copy moves the data along it.
+func TestProfileWithoutHostFigures(t *testing.T) {
+	dev := testdev.Open(t)
+	p := transfer.DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"})
+	var d2d []transfer.PathCost
+	for _, c := range p.Costs {
+		if c.Path == transfer.PathD2D.String() {
+			d2d = append(d2d, c)
+		}
+	}
+	require.NotEmpty(t, d2d)
+	p.Costs = d2d
+	c, err := transfer.New(dev, transfer.WithProfile(p))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	const n = 64 << 10
+	a, err := devarray.Empty(dev, devarray.Uint8, n)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, a.Free()) }()
+	buf, err := pinned.Alloc(dev, n, 0)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, buf.Free()) }()
+	copy(buf.Bytes(), testdev.RandomBytes(n))
+	pageable := testdev.RandomBytes(n)
+	for _, tc := range []struct {
+		name     string
+		dst, src transfer.Endpoint
+		dir      accounting.Direction
+		want     transfer.Path
+		data     func() []byte // what dst must hold after
+	}{
+		{"pageable HtoD", transfer.Dev(a), transfer.HostBytes(pageable, devarray.Uint8), accounting.HtoD, transfer.PathDirect, func() []byte { return pageable }},
+		{"pinned HtoD", transfer.Dev(a), transfer.Pinned(buf, devarray.Uint8), accounting.HtoD, transfer.PathPinned, buf.Bytes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ch, err := c.Plan(tc.dst, tc.src)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, ch.Path, ch.Reason)
+			before := dev.Ledger().Snapshot()
+			require.NoError(t, c.Copy(tc.dst, tc.src))
+			diff := accounting.Diff(before, dev.Ledger().Snapshot())
+			assert.Equal(t, int64(n), diff.Copies[tc.dir][tc.want.Ledger()].Bytes, "the copy took %v", tc.want)
+			got, err := devarray.ToHost[uint8](a)
+			require.NoError(t, err)
+			assert.Equal(t, tc.data(), got)
+		})
+	}
+	back := testdev.RandomBytes(n)
+	ch, err := c.Plan(transfer.HostBytes(back, devarray.Uint8), transfer.Dev(a))
+	require.NoError(t, err)
+	assert.Equal(t, transfer.PathDirect, ch.Path, "pageable DtoH: %s", ch.Reason)
+	require.NoError(t, c.Copy(transfer.HostBytes(back, devarray.Uint8), transfer.Dev(a)))
+	assert.Equal(t, buf.Bytes(), back)
 }
 
 func slugOf(model string) string {
