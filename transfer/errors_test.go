@@ -176,15 +176,19 @@ func TestPinnedEndpointFreedBeforeCopy(t *testing.T) {
 
 // A pinned buffer that is gone by the time of the copy is refused with
 // the reason it is gone: freed (pinned.ErrFreed), or its device closed
-// (pinned.ErrClosed, not a Free the caller never made), by Copy and Plan.
+// (pinned.ErrClosed, not a Free the caller never made), by Copy and Plan,
+// whether its endpoint was made before it went or after.
 func TestPinnedEndpointGoneBeforeCopy(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		gone func(t *testing.T, dev device.Device, buf *pinned.Buffer)
-		want error
+		name  string
+		gone  func(t *testing.T, dev device.Device, buf *pinned.Buffer)
+		want  error
+		after bool // the endpoint is made after the buffer went
 	}{
-		{"freed", func(t *testing.T, _ device.Device, buf *pinned.Buffer) { require.NoError(t, buf.Free()) }, pinned.ErrFreed},
-		{"device closed", func(t *testing.T, dev device.Device, _ *pinned.Buffer) { require.NoError(t, dev.Close()) }, pinned.ErrClosed},
+		{"freed", func(t *testing.T, _ device.Device, buf *pinned.Buffer) { require.NoError(t, buf.Free()) }, pinned.ErrFreed, false},
+		{"device closed", func(t *testing.T, dev device.Device, _ *pinned.Buffer) { require.NoError(t, dev.Close()) }, pinned.ErrClosed, false},
+		{"freed, endpoint made after", func(t *testing.T, _ device.Device, buf *pinned.Buffer) { require.NoError(t, buf.Free()) }, pinned.ErrFreed, true},
+		{"device closed, endpoint made after", func(t *testing.T, dev device.Device, _ *pinned.Buffer) { require.NoError(t, dev.Close()) }, pinned.ErrClosed, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dev, err := device.Open("sim:3?mem=1MiB")
@@ -199,6 +203,10 @@ func TestPinnedEndpointGoneBeforeCopy(t *testing.T) {
 			copy(buf.Bytes(), testdev.RandomBytes(n))
 			ep := transfer.Pinned(buf, devarray.Uint8)
 			tc.gone(t, dev, buf)
+			if tc.after {
+				ep = transfer.Pinned(buf, devarray.Uint8)
+				assert.ErrorIs(t, ep.Err(), tc.want, "the endpoint says so")
+			}
 			out := testdev.RandomBytes(n)
 			want := append([]byte(nil), out...)
 			err = c.Copy(transfer.HostBytes(out, devarray.Uint8), ep)
