@@ -10,6 +10,7 @@ import (
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/internal/testdev"
+	"github.com/cuarray/cuarray/pinned"
 	"github.com/cuarray/cuarray/transfer"
 )
 
@@ -48,4 +49,52 @@ func TestStagedRecordsItsWallTime(t *testing.T) {
 		})
 	}
 	assert.Equal(t, src, back, "the data made the round trip")
+}
+
+// A synchronous copy that a kernel makes (the mapped path, a strided
+// device side's pack) records the kernel's time, which has passed when
+// the call returns: more than nothing, no more than the call took.
+func TestKernelCopiesRecordTheirTime(t *testing.T) {
+	dev := testdev.Open(t)
+	c, err := transfer.New(dev)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, c.Close()) }()
+	const rows, cols = 64, 96
+	mbuf, err := pinned.Alloc(dev, 4*rows*cols, pinned.Mapped)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, mbuf.Free()) }()
+	copy(mbuf.Bytes(), testdev.RandomBytes(4*rows*cols))
+	a, err := devarray.Empty(dev, devarray.Float32, rows, cols)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, a.Free()) }()
+	wide, err := devarray.FromBytes(dev, testdev.RandomBytes(8*rows*cols), devarray.Float32, rows, 2*cols)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, wide.Free()) }()
+	columns, err := wide.Slice(1, 0, 2*cols, 2) // every other column: a kernel packs it
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name     string
+		dst, src transfer.Endpoint
+		dir      accounting.Direction
+		path     accounting.Path
+	}{
+		{"mapped HtoD", transfer.Dev(a), transfer.Pinned(mbuf, devarray.Float32, rows, cols), accounting.HtoD, accounting.PathMapped},
+		{"mapped DtoH", transfer.Pinned(mbuf, devarray.Float32, rows, cols), transfer.Dev(a), accounting.DtoH, accounting.PathMapped},
+		{"device to device, strided", transfer.Dev(a), transfer.Dev(columns), accounting.DtoD, accounting.PathKernel},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := []transfer.Option{}
+			if tc.path == accounting.PathMapped {
+				opts = append(opts, transfer.Via(transfer.PathMapped))
+			}
+			before := dev.Ledger().Snapshot()
+			start := time.Now()
+			require.NoError(t, c.Copy(tc.dst, tc.src, opts...))
+			call := time.Since(start)
+			got := accounting.Diff(before, dev.Ledger().Snapshot()).Copies[tc.dir][tc.path]
+			assert.Equal(t, int64(4*rows*cols), got.Bytes)
+			assert.Positive(t, got.Seconds, "the kernel's time is recorded")
+			assert.LessOrEqual(t, got.Seconds, call.Seconds(), "no more than the call took")
+		})
+	}
 }
