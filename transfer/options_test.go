@@ -14,7 +14,8 @@ import (
 
 // WithRing's zero values keep the ring the Copier sizes itself, each on
 // its own: the ring is the sized one with the non-zero values in their
-// place, and a copy's WithRing(0, 0, 0) changes nothing.
+// place, and a copy's WithRing(0, 0, 0) changes nothing: it reuses the
+// copier's ring.
 func TestWithRingZeroKeepsDefaults(t *testing.T) {
 	dev := testdev.Open(t)
 	profile := transfer.WithProfile(transfer.DefaultProfile(dev.Info()))
@@ -41,19 +42,25 @@ func TestWithRingZeroKeepsDefaults(t *testing.T) {
 			defer func() { require.NoError(t, c.Close()) }()
 			assert.Equal(t, tc.want, c.Ring())
 			const n = 256<<10 + 7
-			src := testdev.RandomBytes(n)
 			a, err := devarray.Empty(dev, devarray.Uint8, n)
 			require.NoError(t, err)
 			defer func() { require.NoError(t, a.Free()) }()
-			before := dev.Ledger().Snapshot()
-			require.NoError(t, c.Copy(transfer.Dev(a), transfer.HostBytes(src, devarray.Uint8), transfer.Via(transfer.PathStaged), transfer.WithRing(0, 0, 0)))
-			diff := accounting.Diff(before, dev.Ledger().Snapshot())
-			assert.Equal(t, int64(n), diff.Copies[accounting.HtoD][accounting.PathStaged].Bytes)
-			assert.Equal(t, tc.want.ChunkBytes*int64(tc.want.Chunks), diff.Kinds[accounting.Pinned].Current, "the copy made a ring of this shape")
-			assert.Equal(t, int64(tc.want.Chunks), diff.Kinds[accounting.Pinned].Allocs, "a chunk at a time")
-			got, err := devarray.ToHost[uint8](a)
-			require.NoError(t, err)
-			assert.Equal(t, src, got)
+			for i, opts := range [][]transfer.Option{nil, {transfer.WithRing(0, 0, 0)}} {
+				src := testdev.RandomBytes(n)
+				before := dev.Ledger().Snapshot()
+				require.NoError(t, c.Copy(transfer.Dev(a), transfer.HostBytes(src, devarray.Uint8), append(opts, transfer.Via(transfer.PathStaged))...))
+				diff := accounting.Diff(before, dev.Ledger().Snapshot())
+				assert.Equal(t, int64(n), diff.Copies[accounting.HtoD][accounting.PathStaged].Bytes)
+				if i == 0 {
+					assert.Equal(t, tc.want.ChunkBytes*int64(tc.want.Chunks), diff.Kinds[accounting.Pinned].Current, "the first copy makes a ring of this shape")
+					assert.Equal(t, int64(tc.want.Chunks), diff.Kinds[accounting.Pinned].Allocs, "a chunk at a time")
+				} else {
+					assert.Zero(t, diff.Kinds[accounting.Pinned].Allocs+diff.Kinds[accounting.Pinned].Frees, "a copy given WithRing(0, 0, 0) uses the same ring")
+				}
+				got, err := devarray.ToHost[uint8](a)
+				require.NoError(t, err)
+				assert.Equal(t, src, got)
+			}
 		})
 	}
 }

@@ -162,6 +162,32 @@ func TestRegisterCacheBound(t *testing.T) {
 	assert.Equal(t, int64(size), reg().Current-start.Current)
 }
 
+// WithRegisterCache(0) keeps the default bound (a negative one is an
+// error): a registered copy's buffer stays registered for later copies.
+func TestRegisterCacheZeroKeepsDefault(t *testing.T) {
+	dev := testdev.Open(t)
+	_, err := transfer.New(dev, transfer.WithRegisterCache(-1))
+	assert.ErrorIs(t, err, driver.ErrInvalidValue)
+	c, err := transfer.New(dev, transfer.WithRegisterCache(0))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	const n = 64 << 10
+	d, err := devarray.Empty(dev, devarray.Uint8, n)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, d.Free()) }()
+	h := testdev.RandomBytes(n)
+	for range 2 {
+		require.NoError(t, c.Copy(transfer.Dev(d), transfer.HostBytes(h, devarray.Uint8), transfer.Via(transfer.PathRegistered)))
+	}
+	got, err := devarray.ToHost[uint8](d)
+	require.NoError(t, err)
+	assert.Equal(t, h, got)
+	bytes, count := c.Registered()
+	assert.Equal(t, int64(n), bytes, "kept registered")
+	assert.Equal(t, 1, count)
+	assert.Equal(t, int64(1), dev.Ledger().Snapshot().Kinds[accounting.Registered].Allocs, "registered once for both copies")
+}
+
 // Memory that shares a page with a registration: the driver refuses a
 // second registration of a page (sim refuses overlapping bytes, and counts
 // the refusal), so the copier unregisters the overlapping one first.
