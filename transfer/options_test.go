@@ -64,3 +64,27 @@ func TestWithRingZeroKeepsDefaults(t *testing.T) {
 		})
 	}
 }
+
+// WithOptions replaces the options wholesale, and its zero fields take
+// the defaults: a staged copy given WithOptions(Options{}) runs through
+// a ring of DefaultChunks chunks of DefaultChunkBytes.
+func TestWithOptionsZeroTakesDefaults(t *testing.T) {
+	dev := testdev.Open(t)
+	c, err := transfer.New(dev, transfer.WithRing(64<<10, 3, 1))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	const n = 1<<20 + 5
+	src := testdev.RandomBytes(n)
+	a, err := devarray.Empty(dev, devarray.Uint8, n)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, a.Free()) }()
+	before := dev.Ledger().Snapshot()
+	require.NoError(t, c.Copy(transfer.Dev(a), transfer.HostBytes(src, devarray.Uint8), transfer.WithOptions(transfer.Options{Path: transfer.PathStaged})))
+	diff := accounting.Diff(before, dev.Ledger().Snapshot())
+	assert.Equal(t, int64(n), diff.Copies[accounting.HtoD][accounting.PathStaged].Bytes)
+	assert.Equal(t, int64(transfer.DefaultChunks), diff.Kinds[accounting.Pinned].Allocs, "a ring of the default chunks")
+	assert.Equal(t, int64(transfer.DefaultChunks*transfer.DefaultChunkBytes), diff.Kinds[accounting.Pinned].Current, "of the default size")
+	got, err := devarray.ToHost[uint8](a)
+	require.NoError(t, err)
+	assert.Equal(t, src, got)
+}
