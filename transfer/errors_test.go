@@ -1,6 +1,7 @@
 package transfer_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -105,6 +106,11 @@ func TestParsePath(t *testing.T) {
 	_, err := transfer.ParsePath("teleport")
 	assert.ErrorContains(t, err, "staged")
 	assert.Equal(t, "Path(42)", transfer.Path(42).String())
+	paths := transfer.Paths()
+	afterLast := paths[len(paths)-1] + 1
+	assert.Equal(t, fmt.Sprintf("Path(%d)", uint8(afterLast)), afterLast.String(), "the number after the last path is no path")
+	_, err = transfer.ParsePath(afterLast.String())
+	assert.Error(t, err)
 }
 
 func FuzzParsePath(f *testing.F) {
