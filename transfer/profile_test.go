@@ -311,30 +311,34 @@ func FuzzParseProfile(f *testing.F) {
 }
 
 // PlanHost plans by the kind of host memory alone, as Plan does for real
-// endpoints, and refuses what no copy could be.
+// endpoints (an empty copy too, and with a profile given to the call),
+// and refuses what no copy could be.
 func TestPlanHost(t *testing.T) {
 	dev := testdev.Open(t)
 	h100 := transfer.DefaultProfile(driver.Info{Backend: "cuda", Model: "NVIDIA H100"})
+	generic := transfer.DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"})
 	c, err := transfer.New(dev, transfer.WithProfile(h100))
 	require.NoError(t, err)
 	defer c.Close()
 	a, err := devarray.Empty(dev, devarray.Uint8, 8<<20)
 	require.NoError(t, err)
 	defer a.Free()
-	for _, n := range []int{4 << 10, 1 << 20, 8 << 20} {
-		v, err := a.Slice(0, 0, n)
-		require.NoError(t, err)
-		host := transfer.HostBytes(testdev.RandomBytes(n), devarray.Uint8)
-		for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
-			dst, src := transfer.Dev(v), host
-			if dir == accounting.DtoH {
-				dst, src = host, transfer.Dev(v)
+	for _, opts := range [][]transfer.Option{nil, {transfer.WithProfile(generic)}} {
+		for _, n := range []int{0, 4 << 10, 1 << 20, 8 << 20} {
+			v, err := a.Slice(0, 0, n)
+			require.NoError(t, err)
+			host := transfer.HostBytes(testdev.RandomBytes(n), devarray.Uint8)
+			for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
+				dst, src := transfer.Dev(v), host
+				if dir == accounting.DtoH {
+					dst, src = host, transfer.Dev(v)
+				}
+				want, err := c.Plan(dst, src, opts...)
+				require.NoError(t, err)
+				got, err := c.PlanHost(transfer.InPageable, false, dir, int64(n), opts...)
+				require.NoError(t, err)
+				assert.Equal(t, want, got, "%v %d, %d options", dir, n, len(opts))
 			}
-			want, err := c.Plan(dst, src)
-			require.NoError(t, err)
-			got, err := c.PlanHost(transfer.InPageable, false, dir, int64(n))
-			require.NoError(t, err)
-			assert.Equal(t, want, got, "%v %d", dir, n)
 		}
 	}
 	for _, bad := range []struct {

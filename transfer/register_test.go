@@ -566,6 +566,11 @@ func TestPlanRegisteredChargesSpannedPages(t *testing.T) {
 				ch, err := c.Plan(dir.dst, dir.src, transfer.WithProfile(profile(tc.direct)))
 				require.NoError(t, err)
 				assert.Equal(t, tc.want, ch.Path, "%d pages %s, direct latency %v: %s", pages, dir.name, tc.direct, ch.Reason)
+				if tc.want == transfer.PathRegistered {
+					assert.Contains(t, ch.Reason, "registering the memory pays", "the reason says why")
+				} else {
+					assert.NotContains(t, ch.Reason, "registering", "the reason of a path that does not register")
+				}
 			}
 		}
 		require.NoError(t, d.Free())
