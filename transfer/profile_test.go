@@ -122,6 +122,137 @@ func TestParseProfileRefuses(t *testing.T) {
 	}
 }
 
+// The bounds ParseProfile checks are inclusive: a figure at a bound is
+// read, one past it is refused (ErrProfile); every default profile passes.
+func TestParseProfileBounds(t *testing.T) {
+	good, err := goodProfile("M").JSON()
+	require.NoError(t, err)
+	edit := func(f func(m map[string]any)) []byte {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(good, &m))
+		f(m)
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		return b
+	}
+	threads := func(n int) []byte {
+		return edit(func(m map[string]any) { m["host_memcpy"] = []any{map[string]any{"threads": n, "GB_per_s": 1}} })
+	}
+	ring := func(chunkBytes int64, chunks, streams int) []byte {
+		return edit(func(m map[string]any) {
+			m["staged_ring"] = map[string]any{"chunk_bytes": chunkBytes, "chunks": chunks, "streams": streams}
+		})
+	}
+	peer := func(dir string) []byte {
+		return edit(func(m map[string]any) {
+			m["costs"] = append(m["costs"].([]any), map[string]any{"path": "peer", "direction": dir, "latency_us": 5, "GB_per_s": 20})
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		ok   bool
+	}{
+		{"65536 threads", threads(1 << 16), true},
+		{"65537 threads", threads(1<<16 + 1), false},
+		{"1 thread", threads(1), true},
+		{"smallest ring", ring(4<<10, 1, 1), true},
+		{"largest ring", ring(1<<30, 1024, 1024), true},
+		{"chunks a byte under 4 KiB", ring(4<<10-1, 1, 1), false},
+		{"chunks a byte over 1 GiB", ring(1<<30+1, 1, 1), false},
+		{"no chunks", ring(4<<10, 0, 1), false},
+		{"1025 chunks", ring(4<<10, 1025, 1), false},
+		{"no streams", ring(4<<10, 3, 0), false},
+		{"a stream per chunk", ring(4<<10, 3, 3), true},
+		{"a stream more than chunks", ring(4<<10, 3, 4), false},
+		{"a peer cost", peer("peer"), true},
+		{"a peer cost HtoD", peer("HtoD"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := transfer.ParseProfile(tc.data)
+			if tc.ok {
+				require.NoError(t, err)
+				assert.NotNil(t, p)
+			} else {
+				assert.ErrorIs(t, err, transfer.ErrProfile)
+				assert.Nil(t, p)
+			}
+		})
+	}
+	for _, info := range []driver.Info{
+		{Backend: "sim", Model: "sim"},
+		{Backend: "cuda", Model: "NVIDIA H100 80GB HBM3"},
+		{Backend: "cuda", Model: "a GPU"},
+	} {
+		p := transfer.DefaultProfile(info)
+		require.NoError(t, p.Validate(), "the %s default", info.Model)
+		data, err := p.JSON()
+		require.NoError(t, err)
+		q, err := transfer.ParseProfile(data)
+		require.NoError(t, err, "the %s default reads back", info.Model)
+		assert.Equal(t, p.Costs, q.Costs)
+	}
+}
+
+// A profile applies to devices of its model and backend; one saved
+// without a backend applies to its model on any.
+func TestProfileMatches(t *testing.T) {
+	p := goodProfile("NVIDIA H100 80GB HBM3")
+	noBackend := goodProfile("NVIDIA H100 80GB HBM3")
+	noBackend.Backend = ""
+	for _, tc := range []struct {
+		name string
+		p    *transfer.Profile
+		info driver.Info
+		ok   bool
+	}{
+		{"same model and backend", p, driver.Info{Backend: "cuda", Model: "NVIDIA H100 80GB HBM3"}, true},
+		{"another model", p, driver.Info{Backend: "cuda", Model: "NVIDIA A100"}, false},
+		{"another backend", p, driver.Info{Backend: "sim", Model: "NVIDIA H100 80GB HBM3"}, false},
+		{"no backend saved", noBackend, driver.Info{Backend: "cuda", Model: "NVIDIA H100 80GB HBM3"}, true},
+		{"no backend saved, another model", noBackend, driver.Info{Backend: "cuda", Model: "NVIDIA A100"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.p.Matches(tc.info)
+			if tc.ok {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorIs(t, err, transfer.ErrProfile)
+			}
+		})
+	}
+}
+
+// Copier.Profile returns a copy: changing it, its ring and registration
+// cost included, changes neither the copier's profile nor its plans; a
+// profile without a ring or registration cost is copied too.
+func TestCopierProfileIsACopy(t *testing.T) {
+	dev := testdev.Open(t)
+	bare := transfer.DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"})
+	bare.Registration, bare.Ring, bare.HostCopy = nil, nil, nil
+	for _, given := range []*transfer.Profile{goodProfile("a GPU"), bare} {
+		c, err := transfer.New(dev, transfer.WithProfile(given))
+		require.NoError(t, err)
+		p, notice := c.Profile()
+		require.NoError(t, notice)
+		assert.Equal(t, given, p)
+		want, err := p.JSON()
+		require.NoError(t, err)
+		p.Costs[0].GBps = 1e-3
+		if p.Ring != nil {
+			p.Ring.Chunks = 1000
+		}
+		if p.Registration != nil {
+			p.Registration.GBps = 1e-6
+		}
+		q, _ := c.Profile()
+		got, err := q.JSON()
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got), "the copier's profile is unchanged")
+		require.NoError(t, c.Close())
+	}
+}
+
 // The Copier plans with the profile at CUARRAY_PROFILE, or the one saved
 // in the user's config dir; a bad, unreadable or foreign one is a notice,
 // and the planner uses the defaults; copies work either way.
