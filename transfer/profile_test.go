@@ -391,6 +391,37 @@ func TestProfileWithoutHostFigures(t *testing.T) {
 	assert.Equal(t, buf.Bytes(), back)
 }
 
+// ProfileFor reads a profile file once, and again when it changes: also
+// when it is rewritten within the file system's time granularity (the
+// same modification time) with another size.
+func TestProfileForRereadsAChangedFile(t *testing.T) {
+	info := driver.Info{Backend: "cuda", Model: "NVIDIA H100 80GB HBM3"}
+	path := filepath.Join(t.TempDir(), "profile.json")
+	t.Setenv(transfer.ProfileEnv, path)
+	when := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	save := func(gbps float64) {
+		t.Helper()
+		p := goodProfile(info.Model)
+		p.Backend = info.Backend
+		p.SetCost(transfer.PathStaged, accounting.HtoD, transfer.Cost{Latency: time.Microsecond, GBps: gbps}, 0)
+		require.NoError(t, p.Save(path))
+		require.NoError(t, os.Chtimes(path, when, when))
+	}
+	staged := func() float64 {
+		t.Helper()
+		p, notice := transfer.ProfileFor(info)
+		require.NoError(t, notice)
+		c, ok := p.Cost(transfer.PathStaged, accounting.HtoD)
+		require.True(t, ok)
+		return c.GBps
+	}
+	save(12)
+	assert.Equal(t, 12.0, staged())
+	assert.Equal(t, 12.0, staged(), "read again, the same")
+	save(12.5) // one more character, the same time
+	assert.Equal(t, 12.5, staged(), "the file changed")
+}
+
 func slugOf(model string) string {
 	f := strings.FieldsFunc(model, func(r rune) bool {
 		return !(r == '.' || r == '_' || r == '-' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'))

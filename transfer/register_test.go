@@ -2,10 +2,12 @@ package transfer_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -218,6 +220,80 @@ func TestRegisterOverlap(t *testing.T) {
 	_, err = pinned.Register(dev, first[10:20], 0)
 	require.Error(t, err)
 	assert.Equal(t, failed+1, dev.Ledger().Snapshot().Kinds[accounting.Registered].Failed)
+}
+
+// Memory on the pages next to a registration's shares none of them: both
+// registrations are kept, whichever way round, at every page the buffers
+// meet on (here an even and an odd page number).
+func TestRegisterNeighbourPages(t *testing.T) {
+	dev := testdev.Open(t)
+	page := os.Getpagesize()
+	raw := testdev.RandomBytes(8 * page)
+	off := 0
+	for uintptr(unsafe.Pointer(&raw[off]))%uintptr(page) != 0 {
+		off++
+	}
+	mem := raw[off : off+6*page] // page-aligned
+	for meet := 2; meet <= 3; meet++ {
+		for _, order := range []string{"low first", "high first"} {
+			t.Run(fmt.Sprintf("page %d, %s", meet, order), func(t *testing.T) {
+				c, err := transfer.New(dev)
+				require.NoError(t, err)
+				defer func() { require.NoError(t, c.Close()) }()
+				low, high := mem[page:meet*page], mem[meet*page:(meet+2)*page]
+				bufs := [][]byte{low, high}
+				if order == "high first" {
+					bufs = [][]byte{high, low}
+				}
+				before := dev.Ledger().Snapshot().Kinds[accounting.Registered]
+				for _, h := range bufs {
+					copy(h, testdev.RandomBytes(len(h)))
+					d, err := devarray.Empty(dev, devarray.Uint8, len(h))
+					require.NoError(t, err)
+					require.NoError(t, c.Copy(transfer.Dev(d), transfer.HostBytes(h, devarray.Uint8), transfer.Via(transfer.PathRegistered)))
+					got, err := devarray.ToHost[uint8](d)
+					require.NoError(t, err)
+					assert.Equal(t, h, got)
+					require.NoError(t, d.Free())
+				}
+				bytes, count := c.Registered()
+				assert.Equal(t, 2, count, "both kept")
+				assert.Equal(t, int64(len(low)+len(high)), bytes)
+				k := dev.Ledger().Snapshot().Kinds[accounting.Registered]
+				assert.Zero(t, k.Frees-before.Frees, "neither unregistered")
+			})
+		}
+	}
+}
+
+// A buffer of exactly the cache's bound is cached: it makes room by
+// unregistering the others, and a later copy of it registers nothing.
+func TestRegisterCacheExactBound(t *testing.T) {
+	dev := testdev.Open(t)
+	const size = 64 << 10
+	c, err := transfer.New(dev, transfer.WithRegisterCache(2*size))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	d, err := devarray.Empty(dev, devarray.Uint8, 2*size)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, d.Free()) }()
+	small, whole := testdev.RandomBytes(size), testdev.RandomBytes(2*size)
+	part, err := d.Slice(0, 0, size)
+	require.NoError(t, err)
+	require.NoError(t, c.Copy(transfer.Dev(part), transfer.HostBytes(small, devarray.Uint8), transfer.Via(transfer.PathRegistered)))
+	start := dev.Ledger().Snapshot().Kinds[accounting.Registered]
+	for range 2 {
+		require.NoError(t, c.Copy(transfer.Dev(d), transfer.HostBytes(whole, devarray.Uint8), transfer.Via(transfer.PathRegistered)))
+		got, err := devarray.ToHost[uint8](d)
+		require.NoError(t, err)
+		assert.Equal(t, whole, got)
+		bytes, count := c.Registered()
+		assert.Equal(t, int64(2*size), bytes, "the bound's worth, cached")
+		assert.Equal(t, 1, count)
+	}
+	k := dev.Ledger().Snapshot().Kinds[accounting.Registered]
+	assert.Equal(t, int64(1), k.Allocs-start.Allocs, "registered once for both copies")
+	assert.Equal(t, int64(1), k.Frees-start.Frees, "the small one made room")
 }
 
 // A copy that fails after registering unregisters what it registered:
