@@ -24,6 +24,8 @@ func TestSizeRing(t *testing.T) {
 	simP := DefaultProfile(driver.Info{Backend: "sim", Model: "sim"})
 	calibrated := h100.clone()
 	calibrated.Ring = &RingShape{ChunkBytes: 3 << 20, Chunks: 7, Streams: 3}
+	noFigures := DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"})
+	noFigures.HostCopy = nil
 	for _, tc := range []struct {
 		name  string
 		o     Options
@@ -40,6 +42,10 @@ func TestSizeRing(t *testing.T) {
 		{"sim without figures: every core", Options{Profile: simP}, true, 2, RingShape{SimChunkBytes, 4, 2}, true},
 		{"calibrated", Options{Profile: calibrated}, false, 16, RingShape{3 << 20, 7, 3}, true},
 		{"given", Options{Profile: h100, ChunkBytes: 64 << 10, Chunks: 3}, false, 16, RingShape{64 << 10, 3, 2}, false},
+		{"given, not mixed with a calibrated ring", Options{Profile: calibrated, ChunkBytes: 64 << 10, Chunks: 3}, false, 16, RingShape{64 << 10, 3, 2}, false},
+		{"chunk size given, H100, 16 cores", Options{Profile: h100, ChunkBytes: 64 << 10}, false, 16, RingShape{64 << 10, 18, 2}, false},
+		{"chunks given, H100, 16 cores", Options{Profile: h100, Chunks: 5}, false, 16, RingShape{2 << 20, 5, 2}, true},
+		{"no figures, 100 cores: 66 chunks cut to 1 MiB, no less", Options{Profile: noFigures}, false, 100, RingShape{1 << 20, 66, 2}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := sizeRing(tc.o, tc.sim, tc.procs).withDefaults()
