@@ -224,7 +224,8 @@ func TestRegisterOverlap(t *testing.T) {
 
 // Memory on the pages next to a registration's shares none of them: both
 // registrations are kept, whichever way round, at every page the buffers
-// meet on (here an even and an odd page number).
+// meet on (here an even and an odd page number), and Unregister of one
+// leaves the other.
 func TestRegisterNeighbourPages(t *testing.T) {
 	dev := testdev.Open(t)
 	page := os.Getpagesize()
@@ -261,6 +262,13 @@ func TestRegisterNeighbourPages(t *testing.T) {
 				assert.Equal(t, int64(len(low)+len(high)), bytes)
 				k := dev.Ledger().Snapshot().Kinds[accounting.Registered]
 				assert.Zero(t, k.Frees-before.Frees, "neither unregistered")
+				require.NoError(t, c.Unregister(bufs[0]))
+				bytes, count = c.Registered()
+				assert.Equal(t, 1, count, "Unregister released only the memory it was given, not its neighbour")
+				assert.Equal(t, int64(len(bufs[1])), bytes)
+				require.NoError(t, c.Unregister(bufs[1]))
+				bytes, count = c.Registered()
+				assert.Zero(t, bytes+int64(count))
 			})
 		}
 	}
@@ -324,6 +332,45 @@ func TestRegisteredFailure(t *testing.T) {
 		require.NoError(t, d.Free())
 		require.NoError(t, c.Close())
 		assert.Zero(t, dev.Ledger().Current(accounting.Device))
+	}
+}
+
+// An async registered copy that fails on its stream leaves its
+// registration kept; releasing it, by Unregister or by Close, reports the
+// failed copy as a pinned buffer's Free does (Wait reported it first),
+// once, and the memory is unregistered all the same.
+func TestRegisteredAsyncFailureReported(t *testing.T) {
+	for _, by := range []string{"Unregister", "Close"} {
+		t.Run(by, func(t *testing.T) {
+			dev := openSim(t, "sim:8?mem=16MiB")
+			c, err := transfer.New(dev)
+			require.NoError(t, err)
+			s, err := dev.NewStream()
+			require.NoError(t, err)
+			defer s.Close()
+			const n = 64 << 10
+			d, err := devarray.Empty(dev, devarray.Uint8, n)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, d.Free()) }()
+			h := testdev.RandomBytes(n)
+			dev.(interface{ FailCopy(int64) }).FailCopy(1)
+			op, err := c.CopyAsync(s, transfer.Dev(d), transfer.HostBytes(h, devarray.Uint8), transfer.Via(transfer.PathRegistered))
+			require.NoError(t, err, "queueing succeeds; the copy fails on the stream")
+			assert.ErrorIs(t, op.Wait(), device.ErrInjected)
+			bytes, count := c.Registered()
+			assert.Equal(t, int64(n), bytes, "kept for later copies")
+			assert.Equal(t, 1, count)
+			if by == "Unregister" {
+				assert.ErrorIs(t, c.Unregister(h), device.ErrInjected)
+				assert.NoError(t, c.Unregister(h), "once")
+				assert.NoError(t, c.Close())
+			} else {
+				assert.ErrorIs(t, c.Close(), device.ErrInjected)
+			}
+			bytes, count = c.Registered()
+			assert.Zero(t, bytes+int64(count))
+			assert.Zero(t, dev.Ledger().Current(accounting.Registered), "unregistered")
+		})
 	}
 }
 
