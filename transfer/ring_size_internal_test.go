@@ -3,6 +3,7 @@ package transfer
 import (
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,6 +27,26 @@ func TestSizeRing(t *testing.T) {
 	calibrated.Ring = &RingShape{ChunkBytes: 3 << 20, Chunks: 7, Streams: 3}
 	noFigures := DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"})
 	noFigures.HostCopy = nil
+	// withHostCopy is the generic GPU's profile (the pinned path's link at
+	// 25 GB/s) with these host copy figures, and the link at link GB/s
+	// (0: no pinned figure at all).
+	withHostCopy := func(link float64, hc ...HostCopy) *Profile {
+		p := DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"})
+		p.HostCopy = hc
+		var costs []PathCost
+		for _, c := range p.Costs {
+			if c.Path != PathPinned.String() || link > 0 {
+				costs = append(costs, c)
+			}
+		}
+		p.Costs = costs
+		if link > 0 {
+			for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
+				p.SetCost(PathPinned, dir, Cost{Latency: 10 * time.Microsecond, GBps: link}, 0)
+			}
+		}
+		return p
+	}
 	for _, tc := range []struct {
 		name  string
 		o     Options
@@ -46,6 +67,12 @@ func TestSizeRing(t *testing.T) {
 		{"chunk size given, H100, 16 cores", Options{Profile: h100, ChunkBytes: 64 << 10}, false, 16, RingShape{64 << 10, 18, 2}, false},
 		{"chunks given, H100, 16 cores", Options{Profile: h100, Chunks: 5}, false, 16, RingShape{2 << 20, 5, 2}, true},
 		{"no figures, 100 cores: 66 chunks cut to 1 MiB, no less", Options{Profile: noFigures}, false, 100, RingShape{1 << 20, 66, 2}, true},
+		{"no figures, 14 cores: 16 chunks of 4 MiB are 64 MiB, not cut", Options{Profile: noFigures}, false, 14, RingShape{4 << 20, 16, 2}, true},
+		{"one figure on 2 goroutines scales: 5 × 5 GB/s reach 25", Options{Profile: withHostCopy(25, HostCopy{2, 10})}, false, 16, RingShape{4 << 20, 7, 2}, true},
+		{"a rate equal to the link is enough", Options{Profile: withHostCopy(25, HostCopy{1, 10}, HostCopy{2, 25}, HostCopy{4, 40})}, false, 16, RingShape{4 << 20, 4, 2}, true},
+		{"no pinned figure: the fastest count", Options{Profile: withHostCopy(0, HostCopy{1, 10}, HostCopy{2, 20}, HostCopy{4, 30}, HostCopy{8, 28})}, false, 16, RingShape{4 << 20, 6, 2}, true},
+		{"2 % faster is not worth a goroutine", Options{Profile: withHostCopy(100, HostCopy{1, 50}, HostCopy{2, 51})}, false, 16, RingShape{4 << 20, 3, 2}, true},
+		{"figures in any order", Options{Profile: withHostCopy(25, HostCopy{8, 28}, HostCopy{1, 10}, HostCopy{4, 30}, HostCopy{2, 20})}, false, 16, RingShape{4 << 20, 5, 2}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := sizeRing(tc.o, tc.sim, tc.procs).withDefaults()
