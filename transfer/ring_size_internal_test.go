@@ -89,6 +89,8 @@ func TestSizeRing(t *testing.T) {
 		{64 << 20, 2 << 20, 18, true, 960 << 10}, // 69 chunks: each goroutine goes round ~4 times
 		{1 << 30, 2 << 20, 18, true, 2 << 20},
 		{1 << 20, 4 << 20, 5, true, minPiece},
+		{5 << 20, 4 << 20, 4, true, 320 << 10},    // a multiple of the alignment already: as it is
+		{5<<20 + 16, 4 << 20, 4, true, 384 << 10}, // a byte more each: the next multiple
 		{1 << 20, 64 << 10, 5, true, 64 << 10},
 		{64 << 20, 4 << 20, 4, false, 4 << 20},
 	} {
