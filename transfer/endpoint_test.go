@@ -72,25 +72,30 @@ func TestHostEndpointOffset(t *testing.T) {
 	buf, err := pinned.Alloc(dev, int64(size), 0)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, buf.Free()) }()
+	mbuf, err := pinned.Alloc(dev, int64(size), pinned.Mapped)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, mbuf.Free()) }()
 	for _, tc := range []struct {
 		name   string
-		pinned bool
+		buf    *pinned.Buffer // nil: Go memory
 		offset int64
+		via    transfer.Path
 		want   error
 	}{
-		{"pageable at 28", false, 28, nil},
-		{"pageable at 1 (unaligned)", false, 1, nil},
-		{"pageable at 13 (unaligned)", false, 13, nil},
-		{"pinned at 28", true, 28, nil},
-		{"pinned at 2 (unaligned)", true, 2, devarray.ErrMisaligned},
+		{"pageable at 28", nil, 28, transfer.PathAuto, nil},
+		{"pageable at 1 (unaligned)", nil, 1, transfer.PathAuto, nil},
+		{"pageable at 13 (unaligned)", nil, 13, transfer.PathStaged, nil},
+		{"pinned at 28", buf, 28, transfer.PathAuto, nil},
+		{"pinned at 2 (unaligned)", buf, 2, transfer.PathAuto, devarray.ErrMisaligned},
+		{"mapped at 28, read in place", mbuf, 28, transfer.PathMapped, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := testdev.RandomBytes(size)
 			ep := transfer.HostBytes(mem, devarray.Float32, n)
-			if tc.pinned {
-				mem = buf.Bytes()
+			if tc.buf != nil {
+				mem = tc.buf.Bytes()
 				copy(mem, testdev.RandomBytes(size))
-				ep = transfer.Pinned(buf, devarray.Float32, n)
+				ep = transfer.Pinned(tc.buf, devarray.Float32, n)
 			}
 			ep = ep.Strided(tc.offset, 4)
 			if tc.want != nil {
@@ -102,13 +107,14 @@ func TestHostEndpointOffset(t *testing.T) {
 			require.NoError(t, err)
 			defer func() { require.NoError(t, a.Free()) }()
 			view := mem[tc.offset : tc.offset+4*n]
-			require.NoError(t, c.Copy(transfer.Dev(a), ep))
+			via := transfer.Via(tc.via)
+			require.NoError(t, c.Copy(transfer.Dev(a), ep, via))
 			got := make([]byte, 4*n)
 			require.NoError(t, a.CopyTo(got))
 			assert.Equal(t, view, got, "the copy read the view's bytes")
 			copy(mem, testdev.RandomBytes(size))
 			outside := append(append([]byte(nil), mem[:tc.offset]...), mem[tc.offset+4*n:]...)
-			require.NoError(t, c.Copy(ep, transfer.Dev(a)))
+			require.NoError(t, c.Copy(ep, transfer.Dev(a), via))
 			assert.Equal(t, got, view, "the copy wrote the view's bytes")
 			assert.Equal(t, outside, append(append([]byte(nil), mem[:tc.offset]...), mem[tc.offset+4*n:]...), "and none around it")
 		})
