@@ -1,6 +1,7 @@
 package transfer_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -16,39 +17,50 @@ import (
 
 // The ledger's time for a staged copy is the whole copy's wall time, taken
 // once every chunk is done: more than nothing, and no more than the call
-// that made it took.
+// that made it took. Its count is a copy per chunk, the last one short or,
+// for a size that is a multiple of the chunk, whole.
 func TestStagedRecordsItsWallTime(t *testing.T) {
 	dev := testdev.Open(t)
 	c, err := transfer.New(dev, transfer.WithRing(64<<10, 3, 2))
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, c.Close()) }()
-	const n = 1<<20 + 12345 // 17 chunks, the last one short
-	src := testdev.RandomBytes(n)
-	a, err := devarray.Empty(dev, devarray.Uint8, n)
-	require.NoError(t, err)
-	defer func() { assert.NoError(t, a.Free()) }()
-	back := make([]byte, n)
-	for _, tc := range []struct {
-		name     string
-		dir      accounting.Direction
-		dst, src transfer.Endpoint
+	for _, size := range []struct {
+		n      int
+		chunks int64
 	}{
-		{"HtoD", accounting.HtoD, transfer.Dev(a), transfer.HostBytes(src, devarray.Uint8)},
-		{"DtoH", accounting.DtoH, transfer.HostBytes(back, devarray.Uint8), transfer.Dev(a)},
+		{1<<20 + 12345, 17}, // the last chunk short
+		{1 << 20, 16},       // 16 whole chunks
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			before := dev.Ledger().Snapshot()
-			start := time.Now()
-			require.NoError(t, c.Copy(tc.dst, tc.src, transfer.Via(transfer.PathStaged)))
-			call := time.Since(start)
-			got := accounting.Diff(before, dev.Ledger().Snapshot()).Copies[tc.dir][accounting.PathStaged]
-			assert.Equal(t, int64(n), got.Bytes, "every chunk's bytes are counted")
-			assert.Equal(t, int64(17), got.Count, "one copy per chunk")
-			assert.Positive(t, got.Seconds, "the staged path records its time")
-			assert.LessOrEqual(t, got.Seconds, call.Seconds(), "the recorded time is the copy's wall time, not the sum of overlapping chunks")
-		})
+		n := size.n
+		src := testdev.RandomBytes(n)
+		a, err := devarray.Empty(dev, devarray.Uint8, n)
+		require.NoError(t, err)
+		back := make([]byte, n)
+		for _, tc := range []struct {
+			name     string
+			dir      accounting.Direction
+			dst, src transfer.Endpoint
+		}{
+			{"HtoD", accounting.HtoD, transfer.Dev(a), transfer.HostBytes(src, devarray.Uint8)},
+			{"DtoH", accounting.DtoH, transfer.HostBytes(back, devarray.Uint8), transfer.Dev(a)},
+		} {
+			t.Run(fmt.Sprintf("%s %d bytes", tc.name, n), func(t *testing.T) {
+				before := dev.Ledger().Snapshot()
+				start := time.Now()
+				require.NoError(t, c.Copy(tc.dst, tc.src, transfer.Via(transfer.PathStaged)))
+				call := time.Since(start)
+				diff := accounting.Diff(before, dev.Ledger().Snapshot())
+				got := diff.Copies[tc.dir][accounting.PathStaged]
+				assert.Equal(t, int64(n), got.Bytes, "every chunk's bytes are counted")
+				assert.Equal(t, size.chunks, got.Count, "one copy per chunk")
+				assert.Equal(t, size.chunks, diff.Copies[accounting.HtoH][accounting.PathStaged].Count, "one host copy per chunk")
+				assert.Positive(t, got.Seconds, "the staged path records its time")
+				assert.LessOrEqual(t, got.Seconds, call.Seconds(), "the recorded time is the copy's wall time, not the sum of overlapping chunks")
+			})
+		}
+		assert.Equal(t, src, back, "the data made the round trip")
+		require.NoError(t, a.Free())
 	}
-	assert.Equal(t, src, back, "the data made the round trip")
 }
 
 // A synchronous copy that a kernel makes (the mapped path, a strided
