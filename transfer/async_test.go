@@ -17,7 +17,8 @@ import (
 	"github.com/cuarray/cuarray/transfer"
 )
 
-// Every path queued on a stream: the data arrives once the Op is waited for.
+// Every path queued on a stream, to and from contiguous and strided
+// sides: the data arrives once the Op is waited for.
 func TestCopyAsyncPaths(t *testing.T) {
 	dev := testdev.Open(t)
 	c, err := transfer.New(dev, transfer.WithRing(8192, 2, 2))
@@ -33,7 +34,7 @@ func TestCopyAsyncPaths(t *testing.T) {
 				defer d.free()
 				h := hostSide(t, dev, tc.host, strided)
 				defer h.free()
-				back := hostSide(t, dev, tc.host, false)
+				back := hostSide(t, dev, tc.host, strided) // a strided one is scattered once the stream's copy is done
 				defer back.free()
 				want := randomFloats(rows * cols)
 				h.write(t, want)
