@@ -1,6 +1,7 @@
 package transfer_test
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,7 +17,8 @@ import (
 	"github.com/cuarray/cuarray/transfer"
 )
 
-// Every path queued on a stream: the data arrives once the Op is waited for.
+// Every path queued on a stream, to and from contiguous and strided
+// sides: the data arrives once the Op is waited for.
 func TestCopyAsyncPaths(t *testing.T) {
 	dev := testdev.Open(t)
 	c, err := transfer.New(dev, transfer.WithRing(8192, 2, 2))
@@ -32,7 +34,7 @@ func TestCopyAsyncPaths(t *testing.T) {
 				defer d.free()
 				h := hostSide(t, dev, tc.host, strided)
 				defer h.free()
-				back := hostSide(t, dev, tc.host, false)
+				back := hostSide(t, dev, tc.host, strided) // a strided one is scattered once the stream's copy is done
 				defer back.free()
 				want := randomFloats(rows * cols)
 				h.write(t, want)
@@ -242,4 +244,139 @@ func TestDoneDoesNotLoseTheCopysError(t *testing.T) {
 	assert.ErrorIs(t, op.Wait(), device.ErrInjected, "and again")
 	assert.ErrorIs(t, buf.Free(), device.ErrInjected, "the buffer's Free reports the failed copy once ...")
 	assert.Zero(t, dev.Ledger().Current(accounting.Pinned), "... and frees it")
+}
+
+// A staged async copy runs on a goroutine through a view of the device
+// array's held memory. A view that runs backwards (Flip: a negative
+// stride, its first element at the end of its bytes) is copied into and
+// out of element by element: every value lands where the view says, both
+// directions, with the bytes in the ledger.
+func TestCopyAsyncStagedFlipped(t *testing.T) {
+	dev := testdev.Open(t)
+	c, err := transfer.New(dev, transfer.WithRing(8192, 2, 2))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s.Close()
+	for _, tc := range []struct {
+		name string
+		axes []int
+		// at is where element (i, j) of the flipped view lies in the array.
+		at func(i, j int) int
+	}{
+		{"rows", []int{0}, func(i, j int) int { return (rows-1-i)*cols + j }},
+		{"columns", []int{1}, func(i, j int) int { return i*cols + cols - 1 - j }},
+		{"both", []int{0, 1}, func(i, j int) int { return (rows-1-i)*cols + cols - 1 - j }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := devarray.FromHost(dev, randomFloats(rows*cols), rows, cols)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, a.Free()) }()
+			view := a
+			for _, axis := range tc.axes {
+				view, err = view.Flip(axis)
+				require.NoError(t, err)
+			}
+			want, back := randomFloats(rows*cols), randomFloats(rows*cols)
+			before := dev.Ledger().Snapshot()
+			in, err := c.CopyAsync(s, transfer.Dev(view), transfer.Host(want, rows, cols), transfer.Via(transfer.PathStaged))
+			require.NoError(t, err)
+			out, err := c.CopyAsync(s, transfer.Host(back, rows, cols), transfer.Dev(view), transfer.Via(transfer.PathStaged))
+			require.NoError(t, err)
+			require.NoError(t, in.Wait())
+			require.NoError(t, out.Wait())
+			assert.Equal(t, want, back, "the round trip through the flipped view")
+			got, err := devarray.ToHost[float32](a)
+			require.NoError(t, err)
+			laid := make([]float32, rows*cols)
+			for i := range rows {
+				for j := range cols {
+					laid[tc.at(i, j)] = want[i*cols+j]
+				}
+			}
+			assert.Equal(t, laid, got, "each element in its place in the array")
+			diff := accounting.Diff(before, dev.Ledger().Snapshot())
+			assert.Equal(t, int64(4*rows*cols), diff.Copies[accounting.HtoD][accounting.PathStaged].Bytes)
+			assert.Equal(t, int64(4*rows*cols), diff.Copies[accounting.DtoH][accounting.PathStaged].Bytes)
+		})
+	}
+}
+
+// Copies on one stream happen in the order they were queued, staged ones
+// too: a copy queued behind two staged copies reads what the second one
+// wrote, also when the first has been waited for (and let go) before it
+// is queued. On sim with a latency the second staged copy, many chunks
+// long, is still running then.
+func TestCopyAsyncBehindStagedCopies(t *testing.T) {
+	const n = 4 << 20
+	devs := map[string]device.Device{"test": testdev.Open(t)}
+	if testdev.IsSim(devs["test"]) {
+		devs["latency"] = openSim(t, "sim:7?mem=64MiB&latency=1ms")
+	}
+	for name, dev := range devs {
+		t.Run(name, func(t *testing.T) {
+			c, err := transfer.New(dev, transfer.WithRing(64<<10, 2, 1))
+			require.NoError(t, err)
+			defer func() { require.NoError(t, c.Close()) }()
+			s, err := dev.NewStream()
+			require.NoError(t, err)
+			defer s.Close()
+			a, err := devarray.FromBytes(dev, testdev.RandomBytes(n), devarray.Uint8, n)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, a.Free()) }()
+			first, second, out := testdev.RandomBytes(n), testdev.RandomBytes(n), testdev.RandomBytes(n)
+			before := dev.Ledger().Snapshot()
+			resume := testdev.Hold(t, s) // both staged copies are queued before either runs
+			op1, err := c.CopyAsync(s, transfer.Dev(a), transfer.HostBytes(first, devarray.Uint8), transfer.Via(transfer.PathStaged))
+			require.NoError(t, err)
+			op2, err := c.CopyAsync(s, transfer.Dev(a), transfer.HostBytes(second, devarray.Uint8), transfer.Via(transfer.PathStaged))
+			require.NoError(t, err)
+			resume()
+			require.NoError(t, op1.Wait())
+			op3, err := c.CopyAsync(s, transfer.HostBytes(out, devarray.Uint8), transfer.Dev(a), transfer.Via(transfer.PathDirect))
+			require.NoError(t, err)
+			require.NoError(t, op3.Wait())
+			assert.True(t, bytes.Equal(second, out), "the copy queued last reads what the second staged copy wrote")
+			require.NoError(t, op2.Wait())
+			diff := accounting.Diff(before, dev.Ledger().Snapshot())
+			assert.Equal(t, int64(2*n), diff.Copies[accounting.HtoD][accounting.PathStaged].Bytes)
+			assert.Equal(t, int64(n), diff.Copies[accounting.DtoH][accounting.PathDirect].Bytes)
+		})
+	}
+}
+
+// Close waits for the async copies nobody waited for and returns their
+// errors: a copy that failed on its stream is not lost when its Op is
+// dropped, and its memory is let go.
+func TestCloseReturnsUnwaitedCopysError(t *testing.T) {
+	dev, err := device.Open("sim:6?mem=16MiB&latency=" + testdev.SimLatency(testdev.Open(t)).String())
+	require.NoError(t, err)
+	defer dev.Close()
+	for _, fail := range []bool{false, true} {
+		t.Run(map[bool]string{false: "copy succeeds", true: "copy fails"}[fail], func(t *testing.T) {
+			const n = 1 << 16
+			c, s, buf, a := asyncRig(t, dev, n)
+			if fail {
+				dev.(interface{ FailCopy(int64) }).FailCopy(1)
+			}
+			_, err := c.CopyAsync(s, transfer.Dev(a), transfer.Pinned(buf, devarray.Uint8))
+			require.NoError(t, err, "queueing succeeds; a failure happens on the stream")
+			err = c.Close()
+			if fail {
+				assert.ErrorIs(t, err, device.ErrInjected, "Close reports the failure of the copy it waited for")
+			} else {
+				require.NoError(t, err)
+				got, err := devarray.ToHost[uint8](a)
+				require.NoError(t, err)
+				assert.Equal(t, buf.Bytes(), got, "Close waited for the copy")
+			}
+			if fail {
+				assert.ErrorIs(t, buf.Free(), device.ErrInjected, "the buffer's Free reports the copy that failed on it")
+			} else {
+				require.NoError(t, buf.Free())
+			}
+			assert.Zero(t, dev.Ledger().Current(accounting.Pinned), "the buffer was let go and freed")
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package transfer_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,7 +15,8 @@ import (
 	"github.com/cuarray/cuarray/transfer"
 )
 
-// Bad copies get a clear error, move nothing and allocate nothing.
+// Bad copies get a clear error, move nothing and allocate nothing; Plan
+// refuses them with the same error.
 func TestCopyErrors(t *testing.T) {
 	dev := testdev.Open(t)
 	c, err := transfer.New(dev)
@@ -37,6 +39,8 @@ func TestCopyErrors(t *testing.T) {
 	elsewhere, err := devarray.Empty(other, devarray.Float32, 3, 4)
 	require.NoError(t, err)
 	host := make([]float32, 12)
+	paths := transfer.Paths()
+	afterLast := paths[len(paths)-1] + 1
 
 	for _, tc := range []struct {
 		name     string
@@ -58,7 +62,9 @@ func TestCopyErrors(t *testing.T) {
 		{"peer path on one device", transfer.Dev(a), transfer.Dev(a), []transfer.Option{transfer.Via(transfer.PathPeer)}, transfer.ErrPath},
 		{"staged host to host", transfer.Host(host), transfer.Host(make([]float32, 12)), []transfer.Option{transfer.Via(transfer.PathStaged)}, transfer.ErrPath},
 		{"unknown path", transfer.Dev(a), transfer.Host(host, 3, 4), []transfer.Option{transfer.Via(transfer.Path(99))}, transfer.ErrPath},
+		{"the path after the last", transfer.Dev(a), transfer.Host(host, 3, 4), []transfer.Option{transfer.Via(afterLast)}, transfer.ErrPath},
 		{"array of another device", transfer.Host(host, 3, 4), transfer.Dev(elsewhere), nil, devarray.ErrDevice},
+		{"device to device from another device", transfer.Dev(a), transfer.Dev(elsewhere), nil, devarray.ErrDevice},
 		{"strided device endpoint", transfer.Host(host), transfer.Dev(a).Strided(0, 4), nil, device.ErrInvalidValue},
 		{"strides outside the memory", transfer.Dev(a), transfer.Host(host, 3, 4).Strided(0, 20, 4), nil, devarray.ErrBounds},
 		{"negative offset", transfer.Dev(a), transfer.Host(host, 3, 4).Strided(-4, 16, 4), nil, devarray.ErrBounds},
@@ -70,6 +76,8 @@ func TestCopyErrors(t *testing.T) {
 			before := dev.Ledger().Snapshot()
 			err := c.Copy(tc.dst, tc.src, tc.opts...)
 			require.ErrorIs(t, err, tc.want)
+			_, err = c.Plan(tc.dst, tc.src, tc.opts...)
+			assert.ErrorIs(t, err, tc.want, "Plan")
 			diff := accounting.Diff(before, dev.Ledger().Snapshot())
 			assert.Zero(t, diff.Copied().Bytes, "nothing moved")
 			assert.Zero(t, diff.Allocations(), "nothing allocated")
@@ -98,6 +106,11 @@ func TestParsePath(t *testing.T) {
 	_, err := transfer.ParsePath("teleport")
 	assert.ErrorContains(t, err, "staged")
 	assert.Equal(t, "Path(42)", transfer.Path(42).String())
+	paths := transfer.Paths()
+	afterLast := paths[len(paths)-1] + 1
+	assert.Equal(t, fmt.Sprintf("Path(%d)", uint8(afterLast)), afterLast.String(), "the number after the last path is no path")
+	_, err = transfer.ParsePath(afterLast.String())
+	assert.Error(t, err)
 }
 
 func FuzzParsePath(f *testing.F) {
@@ -165,4 +178,51 @@ func TestPinnedEndpointFreedBeforeCopy(t *testing.T) {
 	err = transfer.Copy(transfer.Dev(a), ep)
 	assert.ErrorIs(t, err, pinned.ErrFreed)
 	assert.Zero(t, dev.Ledger().Snapshot().CopyTotal(accounting.HtoD).Bytes)
+}
+
+// A pinned buffer that is gone by the time of the copy is refused with
+// the reason it is gone: freed (pinned.ErrFreed), or its device closed
+// (pinned.ErrClosed, not a Free the caller never made), by Copy and Plan,
+// whether its endpoint was made before it went or after.
+func TestPinnedEndpointGoneBeforeCopy(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		gone  func(t *testing.T, dev device.Device, buf *pinned.Buffer)
+		want  error
+		after bool // the endpoint is made after the buffer went
+	}{
+		{"freed", func(t *testing.T, _ device.Device, buf *pinned.Buffer) { require.NoError(t, buf.Free()) }, pinned.ErrFreed, false},
+		{"device closed", func(t *testing.T, dev device.Device, _ *pinned.Buffer) { require.NoError(t, dev.Close()) }, pinned.ErrClosed, false},
+		{"freed, endpoint made after", func(t *testing.T, _ device.Device, buf *pinned.Buffer) { require.NoError(t, buf.Free()) }, pinned.ErrFreed, true},
+		{"device closed, endpoint made after", func(t *testing.T, dev device.Device, _ *pinned.Buffer) { require.NoError(t, dev.Close()) }, pinned.ErrClosed, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dev, err := device.Open("sim:3?mem=1MiB")
+			require.NoError(t, err)
+			defer dev.Close()
+			c, err := transfer.New(dev)
+			require.NoError(t, err)
+			defer c.Close()
+			const n = 4096
+			buf, err := pinned.Alloc(dev, n, 0)
+			require.NoError(t, err)
+			copy(buf.Bytes(), testdev.RandomBytes(n))
+			ep := transfer.Pinned(buf, devarray.Uint8)
+			tc.gone(t, dev, buf)
+			if tc.after {
+				ep = transfer.Pinned(buf, devarray.Uint8)
+				assert.ErrorIs(t, ep.Err(), tc.want, "the endpoint says so")
+			}
+			out := testdev.RandomBytes(n)
+			want := append([]byte(nil), out...)
+			err = c.Copy(transfer.HostBytes(out, devarray.Uint8), ep)
+			assert.ErrorIs(t, err, tc.want)
+			if tc.want != pinned.ErrFreed {
+				assert.NotErrorIs(t, err, pinned.ErrFreed)
+			}
+			assert.Equal(t, want, out, "nothing was copied")
+			_, err = c.Plan(transfer.HostBytes(out, devarray.Uint8), ep)
+			assert.ErrorIs(t, err, tc.want, "Plan")
+		})
+	}
 }

@@ -48,6 +48,10 @@ func TestHostileInput(t *testing.T) {
 			_, err := transfer.New(dev, transfer.WithOptions(transfer.Options{StagedMin: -1}))
 			return err
 		}, device.ErrInvalidValue},
+		{"WithRing negative, then WithOptions", func() error {
+			_, err := transfer.New(dev, transfer.WithRing(-1, 2, 2), transfer.WithOptions(transfer.Options{}))
+			return err
+		}, device.ErrInvalidValue},
 		{"WithOptions with a bad profile", func() error {
 			_, err := transfer.New(dev, transfer.WithOptions(transfer.Options{Profile: &transfer.Profile{Model: "x"}}))
 			return err

@@ -17,6 +17,7 @@ import (
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/internal/testdev"
+	"github.com/cuarray/cuarray/pinned"
 	"github.com/cuarray/cuarray/transfer"
 )
 
@@ -121,6 +122,137 @@ func TestParseProfileRefuses(t *testing.T) {
 	}
 }
 
+// The bounds ParseProfile checks are inclusive: a figure at a bound is
+// read, one past it is refused (ErrProfile); every default profile passes.
+func TestParseProfileBounds(t *testing.T) {
+	good, err := goodProfile("M").JSON()
+	require.NoError(t, err)
+	edit := func(f func(m map[string]any)) []byte {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(good, &m))
+		f(m)
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		return b
+	}
+	threads := func(n int) []byte {
+		return edit(func(m map[string]any) { m["host_memcpy"] = []any{map[string]any{"threads": n, "GB_per_s": 1}} })
+	}
+	ring := func(chunkBytes int64, chunks, streams int) []byte {
+		return edit(func(m map[string]any) {
+			m["staged_ring"] = map[string]any{"chunk_bytes": chunkBytes, "chunks": chunks, "streams": streams}
+		})
+	}
+	peer := func(dir string) []byte {
+		return edit(func(m map[string]any) {
+			m["costs"] = append(m["costs"].([]any), map[string]any{"path": "peer", "direction": dir, "latency_us": 5, "GB_per_s": 20})
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		ok   bool
+	}{
+		{"65536 threads", threads(1 << 16), true},
+		{"65537 threads", threads(1<<16 + 1), false},
+		{"1 thread", threads(1), true},
+		{"smallest ring", ring(4<<10, 1, 1), true},
+		{"largest ring", ring(1<<30, 1024, 1024), true},
+		{"chunks a byte under 4 KiB", ring(4<<10-1, 1, 1), false},
+		{"chunks a byte over 1 GiB", ring(1<<30+1, 1, 1), false},
+		{"no chunks", ring(4<<10, 0, 1), false},
+		{"1025 chunks", ring(4<<10, 1025, 1), false},
+		{"no streams", ring(4<<10, 3, 0), false},
+		{"a stream per chunk", ring(4<<10, 3, 3), true},
+		{"a stream more than chunks", ring(4<<10, 3, 4), false},
+		{"a peer cost", peer("peer"), true},
+		{"a peer cost HtoD", peer("HtoD"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := transfer.ParseProfile(tc.data)
+			if tc.ok {
+				require.NoError(t, err)
+				assert.NotNil(t, p)
+			} else {
+				assert.ErrorIs(t, err, transfer.ErrProfile)
+				assert.Nil(t, p)
+			}
+		})
+	}
+	for _, info := range []driver.Info{
+		{Backend: "sim", Model: "sim"},
+		{Backend: "cuda", Model: "NVIDIA H100 80GB HBM3"},
+		{Backend: "cuda", Model: "a GPU"},
+	} {
+		p := transfer.DefaultProfile(info)
+		require.NoError(t, p.Validate(), "the %s default", info.Model)
+		data, err := p.JSON()
+		require.NoError(t, err)
+		q, err := transfer.ParseProfile(data)
+		require.NoError(t, err, "the %s default reads back", info.Model)
+		assert.Equal(t, p.Costs, q.Costs)
+	}
+}
+
+// A profile applies to devices of its model and backend; one saved
+// without a backend applies to its model on any.
+func TestProfileMatches(t *testing.T) {
+	p := goodProfile("NVIDIA H100 80GB HBM3")
+	noBackend := goodProfile("NVIDIA H100 80GB HBM3")
+	noBackend.Backend = ""
+	for _, tc := range []struct {
+		name string
+		p    *transfer.Profile
+		info driver.Info
+		ok   bool
+	}{
+		{"same model and backend", p, driver.Info{Backend: "cuda", Model: "NVIDIA H100 80GB HBM3"}, true},
+		{"another model", p, driver.Info{Backend: "cuda", Model: "NVIDIA A100"}, false},
+		{"another backend", p, driver.Info{Backend: "sim", Model: "NVIDIA H100 80GB HBM3"}, false},
+		{"no backend saved", noBackend, driver.Info{Backend: "cuda", Model: "NVIDIA H100 80GB HBM3"}, true},
+		{"no backend saved, another model", noBackend, driver.Info{Backend: "cuda", Model: "NVIDIA A100"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.p.Matches(tc.info)
+			if tc.ok {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorIs(t, err, transfer.ErrProfile)
+			}
+		})
+	}
+}
+
+// Copier.Profile returns a copy: changing it, its ring and registration
+// cost included, changes neither the copier's profile nor its plans; a
+// profile without a ring or registration cost is copied too.
+func TestCopierProfileIsACopy(t *testing.T) {
+	dev := testdev.Open(t)
+	bare := transfer.DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"})
+	bare.Registration, bare.Ring, bare.HostCopy = nil, nil, nil
+	for _, given := range []*transfer.Profile{goodProfile("a GPU"), bare} {
+		c, err := transfer.New(dev, transfer.WithProfile(given))
+		require.NoError(t, err)
+		p, notice := c.Profile()
+		require.NoError(t, notice)
+		assert.Equal(t, given, p)
+		want, err := p.JSON()
+		require.NoError(t, err)
+		p.Costs[0].GBps = 1e-3
+		if p.Ring != nil {
+			p.Ring.Chunks = 1000
+		}
+		if p.Registration != nil {
+			p.Registration.GBps = 1e-6
+		}
+		q, _ := c.Profile()
+		got, err := q.JSON()
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got), "the copier's profile is unchanged")
+		require.NoError(t, c.Close())
+	}
+}
+
 // The Copier plans with the profile at CUARRAY_PROFILE, or the one saved
 // in the user's config dir; a bad, unreadable or foreign one is a notice,
 // and the planner uses the defaults; copies work either way.
@@ -201,6 +333,95 @@ func TestCopierProfile(t *testing.T) {
 	assert.ErrorIs(t, err, transfer.ErrProfile, "a bad profile given explicitly is an error")
 }
 
+// A profile with no figure for any path a host copy can take (here only
+// a device-to-device one): the planner takes the first path that fits,
+// direct for pageable memory and pinned for a pinned buffer, and the
+// copy moves the data along it.
+func TestProfileWithoutHostFigures(t *testing.T) {
+	dev := testdev.Open(t)
+	p := transfer.DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"})
+	var d2d []transfer.PathCost
+	for _, c := range p.Costs {
+		if c.Path == transfer.PathD2D.String() {
+			d2d = append(d2d, c)
+		}
+	}
+	require.NotEmpty(t, d2d)
+	p.Costs = d2d
+	c, err := transfer.New(dev, transfer.WithProfile(p))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	const n = 64 << 10
+	a, err := devarray.Empty(dev, devarray.Uint8, n)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, a.Free()) }()
+	buf, err := pinned.Alloc(dev, n, 0)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, buf.Free()) }()
+	copy(buf.Bytes(), testdev.RandomBytes(n))
+	pageable := testdev.RandomBytes(n)
+	for _, tc := range []struct {
+		name     string
+		dst, src transfer.Endpoint
+		dir      accounting.Direction
+		want     transfer.Path
+		data     func() []byte // what dst must hold after
+	}{
+		{"pageable HtoD", transfer.Dev(a), transfer.HostBytes(pageable, devarray.Uint8), accounting.HtoD, transfer.PathDirect, func() []byte { return pageable }},
+		{"pinned HtoD", transfer.Dev(a), transfer.Pinned(buf, devarray.Uint8), accounting.HtoD, transfer.PathPinned, buf.Bytes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ch, err := c.Plan(tc.dst, tc.src)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, ch.Path, ch.Reason)
+			before := dev.Ledger().Snapshot()
+			require.NoError(t, c.Copy(tc.dst, tc.src))
+			diff := accounting.Diff(before, dev.Ledger().Snapshot())
+			assert.Equal(t, int64(n), diff.Copies[tc.dir][tc.want.Ledger()].Bytes, "the copy took %v", tc.want)
+			got, err := devarray.ToHost[uint8](a)
+			require.NoError(t, err)
+			assert.Equal(t, tc.data(), got)
+		})
+	}
+	back := testdev.RandomBytes(n)
+	ch, err := c.Plan(transfer.HostBytes(back, devarray.Uint8), transfer.Dev(a))
+	require.NoError(t, err)
+	assert.Equal(t, transfer.PathDirect, ch.Path, "pageable DtoH: %s", ch.Reason)
+	require.NoError(t, c.Copy(transfer.HostBytes(back, devarray.Uint8), transfer.Dev(a)))
+	assert.Equal(t, buf.Bytes(), back)
+}
+
+// ProfileFor reads a profile file once, and again when it changes: also
+// when it is rewritten within the file system's time granularity (the
+// same modification time) with another size.
+func TestProfileForRereadsAChangedFile(t *testing.T) {
+	info := driver.Info{Backend: "cuda", Model: "NVIDIA H100 80GB HBM3"}
+	path := filepath.Join(t.TempDir(), "profile.json")
+	t.Setenv(transfer.ProfileEnv, path)
+	when := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	save := func(gbps float64) {
+		t.Helper()
+		p := goodProfile(info.Model)
+		p.Backend = info.Backend
+		p.SetCost(transfer.PathStaged, accounting.HtoD, transfer.Cost{Latency: time.Microsecond, GBps: gbps}, 0)
+		require.NoError(t, p.Save(path))
+		require.NoError(t, os.Chtimes(path, when, when))
+	}
+	staged := func() float64 {
+		t.Helper()
+		p, notice := transfer.ProfileFor(info)
+		require.NoError(t, notice)
+		c, ok := p.Cost(transfer.PathStaged, accounting.HtoD)
+		require.True(t, ok)
+		return c.GBps
+	}
+	save(12)
+	assert.Equal(t, 12.0, staged())
+	assert.Equal(t, 12.0, staged(), "read again, the same")
+	save(12.5) // one more character, the same time
+	assert.Equal(t, 12.5, staged(), "the file changed")
+}
+
 func slugOf(model string) string {
 	f := strings.FieldsFunc(model, func(r rune) bool {
 		return !(r == '.' || r == '_' || r == '-' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'))
@@ -252,30 +473,34 @@ func FuzzParseProfile(f *testing.F) {
 }
 
 // PlanHost plans by the kind of host memory alone, as Plan does for real
-// endpoints, and refuses what no copy could be.
+// endpoints (an empty copy too, and with a profile given to the call),
+// and refuses what no copy could be.
 func TestPlanHost(t *testing.T) {
 	dev := testdev.Open(t)
 	h100 := transfer.DefaultProfile(driver.Info{Backend: "cuda", Model: "NVIDIA H100"})
+	generic := transfer.DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"})
 	c, err := transfer.New(dev, transfer.WithProfile(h100))
 	require.NoError(t, err)
 	defer c.Close()
 	a, err := devarray.Empty(dev, devarray.Uint8, 8<<20)
 	require.NoError(t, err)
 	defer a.Free()
-	for _, n := range []int{4 << 10, 1 << 20, 8 << 20} {
-		v, err := a.Slice(0, 0, n)
-		require.NoError(t, err)
-		host := transfer.HostBytes(testdev.RandomBytes(n), devarray.Uint8)
-		for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
-			dst, src := transfer.Dev(v), host
-			if dir == accounting.DtoH {
-				dst, src = host, transfer.Dev(v)
+	for _, opts := range [][]transfer.Option{nil, {transfer.WithProfile(generic)}} {
+		for _, n := range []int{0, 4 << 10, 1 << 20, 8 << 20} {
+			v, err := a.Slice(0, 0, n)
+			require.NoError(t, err)
+			host := transfer.HostBytes(testdev.RandomBytes(n), devarray.Uint8)
+			for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
+				dst, src := transfer.Dev(v), host
+				if dir == accounting.DtoH {
+					dst, src = host, transfer.Dev(v)
+				}
+				want, err := c.Plan(dst, src, opts...)
+				require.NoError(t, err)
+				got, err := c.PlanHost(transfer.InPageable, false, dir, int64(n), opts...)
+				require.NoError(t, err)
+				assert.Equal(t, want, got, "%v %d, %d options", dir, n, len(opts))
 			}
-			want, err := c.Plan(dst, src)
-			require.NoError(t, err)
-			got, err := c.PlanHost(transfer.InPageable, false, dir, int64(n))
-			require.NoError(t, err)
-			assert.Equal(t, want, got, "%v %d", dir, n)
 		}
 	}
 	for _, bad := range []struct {

@@ -2,9 +2,12 @@ package transfer_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -161,6 +164,32 @@ func TestRegisterCacheBound(t *testing.T) {
 	assert.Equal(t, int64(size), reg().Current-start.Current)
 }
 
+// WithRegisterCache(0) keeps the default bound (a negative one is an
+// error): a registered copy's buffer stays registered for later copies.
+func TestRegisterCacheZeroKeepsDefault(t *testing.T) {
+	dev := testdev.Open(t)
+	_, err := transfer.New(dev, transfer.WithRegisterCache(-1))
+	assert.ErrorIs(t, err, driver.ErrInvalidValue)
+	c, err := transfer.New(dev, transfer.WithRegisterCache(0))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	const n = 64 << 10
+	d, err := devarray.Empty(dev, devarray.Uint8, n)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, d.Free()) }()
+	h := testdev.RandomBytes(n)
+	for range 2 {
+		require.NoError(t, c.Copy(transfer.Dev(d), transfer.HostBytes(h, devarray.Uint8), transfer.Via(transfer.PathRegistered)))
+	}
+	got, err := devarray.ToHost[uint8](d)
+	require.NoError(t, err)
+	assert.Equal(t, h, got)
+	bytes, count := c.Registered()
+	assert.Equal(t, int64(n), bytes, "kept registered")
+	assert.Equal(t, 1, count)
+	assert.Equal(t, int64(1), dev.Ledger().Snapshot().Kinds[accounting.Registered].Allocs, "registered once for both copies")
+}
+
 // Memory that shares a page with a registration: the driver refuses a
 // second registration of a page (sim refuses overlapping bytes, and counts
 // the refusal), so the copier unregisters the overlapping one first.
@@ -193,6 +222,88 @@ func TestRegisterOverlap(t *testing.T) {
 	assert.Equal(t, failed+1, dev.Ledger().Snapshot().Kinds[accounting.Registered].Failed)
 }
 
+// Memory on the pages next to a registration's shares none of them: both
+// registrations are kept, whichever way round, at every page the buffers
+// meet on (here an even and an odd page number), and Unregister of one
+// leaves the other.
+func TestRegisterNeighbourPages(t *testing.T) {
+	dev := testdev.Open(t)
+	page := os.Getpagesize()
+	raw := testdev.RandomBytes(8 * page)
+	off := 0
+	for uintptr(unsafe.Pointer(&raw[off]))%uintptr(page) != 0 {
+		off++
+	}
+	mem := raw[off : off+6*page] // page-aligned
+	for meet := 2; meet <= 3; meet++ {
+		for _, order := range []string{"low first", "high first"} {
+			t.Run(fmt.Sprintf("page %d, %s", meet, order), func(t *testing.T) {
+				c, err := transfer.New(dev)
+				require.NoError(t, err)
+				defer func() { require.NoError(t, c.Close()) }()
+				low, high := mem[page:meet*page], mem[meet*page:(meet+2)*page]
+				bufs := [][]byte{low, high}
+				if order == "high first" {
+					bufs = [][]byte{high, low}
+				}
+				before := dev.Ledger().Snapshot().Kinds[accounting.Registered]
+				for _, h := range bufs {
+					copy(h, testdev.RandomBytes(len(h)))
+					d, err := devarray.Empty(dev, devarray.Uint8, len(h))
+					require.NoError(t, err)
+					require.NoError(t, c.Copy(transfer.Dev(d), transfer.HostBytes(h, devarray.Uint8), transfer.Via(transfer.PathRegistered)))
+					got, err := devarray.ToHost[uint8](d)
+					require.NoError(t, err)
+					assert.Equal(t, h, got)
+					require.NoError(t, d.Free())
+				}
+				bytes, count := c.Registered()
+				assert.Equal(t, 2, count, "both kept")
+				assert.Equal(t, int64(len(low)+len(high)), bytes)
+				k := dev.Ledger().Snapshot().Kinds[accounting.Registered]
+				assert.Zero(t, k.Frees-before.Frees, "neither unregistered")
+				require.NoError(t, c.Unregister(bufs[0]))
+				bytes, count = c.Registered()
+				assert.Equal(t, 1, count, "Unregister released only the memory it was given, not its neighbour")
+				assert.Equal(t, int64(len(bufs[1])), bytes)
+				require.NoError(t, c.Unregister(bufs[1]))
+				bytes, count = c.Registered()
+				assert.Zero(t, bytes+int64(count))
+			})
+		}
+	}
+}
+
+// A buffer of exactly the cache's bound is cached: it makes room by
+// unregistering the others, and a later copy of it registers nothing.
+func TestRegisterCacheExactBound(t *testing.T) {
+	dev := testdev.Open(t)
+	const size = 64 << 10
+	c, err := transfer.New(dev, transfer.WithRegisterCache(2*size))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	d, err := devarray.Empty(dev, devarray.Uint8, 2*size)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, d.Free()) }()
+	small, whole := testdev.RandomBytes(size), testdev.RandomBytes(2*size)
+	part, err := d.Slice(0, 0, size)
+	require.NoError(t, err)
+	require.NoError(t, c.Copy(transfer.Dev(part), transfer.HostBytes(small, devarray.Uint8), transfer.Via(transfer.PathRegistered)))
+	start := dev.Ledger().Snapshot().Kinds[accounting.Registered]
+	for range 2 {
+		require.NoError(t, c.Copy(transfer.Dev(d), transfer.HostBytes(whole, devarray.Uint8), transfer.Via(transfer.PathRegistered)))
+		got, err := devarray.ToHost[uint8](d)
+		require.NoError(t, err)
+		assert.Equal(t, whole, got)
+		bytes, count := c.Registered()
+		assert.Equal(t, int64(2*size), bytes, "the bound's worth, cached")
+		assert.Equal(t, 1, count)
+	}
+	k := dev.Ledger().Snapshot().Kinds[accounting.Registered]
+	assert.Equal(t, int64(1), k.Allocs-start.Allocs, "registered once for both copies")
+	assert.Equal(t, int64(1), k.Frees-start.Frees, "the small one made room")
+}
+
 // A copy that fails after registering unregisters what it registered:
 // nothing is left registered, even before Close.
 func TestRegisteredFailure(t *testing.T) {
@@ -221,6 +332,45 @@ func TestRegisteredFailure(t *testing.T) {
 		require.NoError(t, d.Free())
 		require.NoError(t, c.Close())
 		assert.Zero(t, dev.Ledger().Current(accounting.Device))
+	}
+}
+
+// An async registered copy that fails on its stream leaves its
+// registration kept; releasing it, by Unregister or by Close, reports the
+// failed copy as a pinned buffer's Free does (Wait reported it first),
+// once, and the memory is unregistered all the same.
+func TestRegisteredAsyncFailureReported(t *testing.T) {
+	for _, by := range []string{"Unregister", "Close"} {
+		t.Run(by, func(t *testing.T) {
+			dev := openSim(t, "sim:8?mem=16MiB")
+			c, err := transfer.New(dev)
+			require.NoError(t, err)
+			s, err := dev.NewStream()
+			require.NoError(t, err)
+			defer s.Close()
+			const n = 64 << 10
+			d, err := devarray.Empty(dev, devarray.Uint8, n)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, d.Free()) }()
+			h := testdev.RandomBytes(n)
+			dev.(interface{ FailCopy(int64) }).FailCopy(1)
+			op, err := c.CopyAsync(s, transfer.Dev(d), transfer.HostBytes(h, devarray.Uint8), transfer.Via(transfer.PathRegistered))
+			require.NoError(t, err, "queueing succeeds; the copy fails on the stream")
+			assert.ErrorIs(t, op.Wait(), device.ErrInjected)
+			bytes, count := c.Registered()
+			assert.Equal(t, int64(n), bytes, "kept for later copies")
+			assert.Equal(t, 1, count)
+			if by == "Unregister" {
+				assert.ErrorIs(t, c.Unregister(h), device.ErrInjected)
+				assert.NoError(t, c.Unregister(h), "once")
+				assert.NoError(t, c.Close())
+			} else {
+				assert.ErrorIs(t, c.Close(), device.ErrInjected)
+			}
+			bytes, count = c.Registered()
+			assert.Zero(t, bytes+int64(count))
+			assert.Zero(t, dev.Ledger().Current(accounting.Registered), "unregistered")
+		})
 	}
 }
 
@@ -495,4 +645,58 @@ func TestUnregisterBusy(t *testing.T) {
 	_, count = c.Registered()
 	assert.Zero(t, count)
 	assert.Zero(t, dev.Ledger().Current(accounting.Registered), "no registered byte left")
+}
+
+// The planner charges a fresh registration for the pages the buffer may
+// cover: k whole pages at any address may straddle k+1. With registering
+// at one byte per nanosecond, a DMA that costs next to nothing and the
+// direct path costing only its latency, a buffer of k pages takes the
+// registered path when the direct latency is half a page's charge more
+// than k+1 pages' and the direct path when it is half a page's less.
+func TestPlanRegisteredChargesSpannedPages(t *testing.T) {
+	dev := testdev.Open(t)
+	c, err := transfer.New(dev)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	pg := os.Getpagesize()
+	profile := func(directLatency time.Duration) *transfer.Profile {
+		p := transfer.DefaultProfile(driver.Info{Model: "a GPU", Backend: "cuda"})
+		for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
+			p.SetCost(transfer.PathDirect, dir, transfer.Cost{Latency: directLatency, GBps: 1e5}, 0)
+			p.SetCost(transfer.PathRegistered, dir, transfer.Cost{GBps: 1e5}, 0)
+			p.SetCost(transfer.PathStaged, dir, transfer.Cost{Latency: time.Second, GBps: 1}, 0)
+		}
+		p.SetRegistrationCost(transfer.Cost{GBps: 1}) // a page costs pg ns
+		return p
+	}
+	for _, pages := range []int{1, 4} {
+		n := pages * pg
+		d, err := devarray.Empty(dev, devarray.Uint8, n)
+		require.NoError(t, err)
+		host := testdev.RandomBytes(n)
+		charged := time.Duration((pages + 1) * pg) // ns: k+1 pages at a byte per ns
+		for _, tc := range []struct {
+			direct time.Duration
+			want   transfer.Path
+		}{
+			{charged + time.Duration(pg/2), transfer.PathRegistered},
+			{charged - time.Duration(pg/2), transfer.PathDirect},
+		} {
+			for _, dir := range []struct {
+				name     string
+				dst, src transfer.Endpoint
+			}{{"HtoD", transfer.Dev(d), transfer.HostBytes(host, devarray.Uint8)}, {"DtoH", transfer.HostBytes(host, devarray.Uint8), transfer.Dev(d)}} {
+				ch, err := c.Plan(dir.dst, dir.src, transfer.WithProfile(profile(tc.direct)))
+				require.NoError(t, err)
+				assert.Equal(t, tc.want, ch.Path, "%d pages %s, direct latency %v: %s", pages, dir.name, tc.direct, ch.Reason)
+				if tc.want == transfer.PathRegistered {
+					assert.Contains(t, ch.Reason, "registering the memory pays", "the reason says why")
+				} else {
+					assert.NotContains(t, ch.Reason, "registering", "the reason of a path that does not register")
+				}
+			}
+		}
+		require.NoError(t, d.Free())
+	}
+	assert.Zero(t, dev.Ledger().Snapshot().Kinds[accounting.Registered].Allocs, "Plan registers nothing")
 }

@@ -89,3 +89,65 @@ func closeTwice(t *testing.T) bool {
 	assert.Zero(t, dev.Ledger().Current(accounting.Device))
 	return true
 }
+
+// A Free of a device array while a synchronous copy into it runs marks it
+// freed at once, and gives its memory back only when the copy returns:
+// the copy never writes memory that a new allocation may have received.
+func TestFreeArrayDuringSyncCopy(t *testing.T) {
+	for attempt := range 5 {
+		if freeDuringCopy(t) {
+			return
+		}
+		t.Logf("attempt %d: the copy had not begun when Free came (a loaded machine); again", attempt)
+	}
+	t.Fatal("the copy never began before Free")
+}
+
+// freeDuringCopy runs the scenario once; false when the copy began too late.
+func freeDuringCopy(t *testing.T) bool {
+	dev, err := sim.New(sim.Config{Memory: 16 << 20, Latency: time.Millisecond})
+	require.NoError(t, err)
+	defer dev.Close()
+	c, err := transfer.New(dev)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	want := randomFloats(4096)
+	d, err := devarray.Empty(dev, devarray.Float32, len(want))
+	require.NoError(t, err)
+	legacy, err := dev.ExternalStream(driver.LegacyDefaultStream)
+	require.NoError(t, err)
+	resume, err := sim.Pause(legacy) // the synchronous copy waits here, as behind a long kernel
+	require.NoError(t, err)
+	defer resume()
+
+	copied := make(chan error, 1)
+	go func() { copied <- c.Copy(transfer.Dev(d), transfer.Host(want), transfer.Via(transfer.PathDirect)) }()
+	time.Sleep(100 * time.Millisecond) // the copy has begun
+	freed := make(chan error, 1)
+	go func() { freed <- d.Free() }()
+	var held int64
+	select {
+	case err := <-freed:
+		require.NoError(t, err, "Free marks the array freed at once")
+		held = dev.Ledger().Current(accounting.Device)
+		resume()
+	case <-time.After(2 * time.Second):
+		// Freeing the memory waits for the device's default stream, where
+		// the copy waits: Free did not leave the memory to the copy.
+		resume()
+		<-freed
+		if errors.Is(<-copied, devarray.ErrFreed) {
+			return false // Free came before the copy began
+		}
+		t.Fatal("Free freed the memory of a running copy (it waited for the copy's stream)")
+	}
+	assert.ErrorIs(t, d.Err(), devarray.ErrFreed)
+	cerr := <-copied
+	if errors.Is(cerr, devarray.ErrFreed) {
+		return false
+	}
+	require.NoError(t, cerr, "the copy began before Free: it completes")
+	assert.Equal(t, d.NBytes(), held, "the memory stayed while the copy ran")
+	assert.Zero(t, dev.Ledger().Current(accounting.Device), "and is given back once it returned")
+	return true
+}

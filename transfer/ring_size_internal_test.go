@@ -1,13 +1,16 @@
 package transfer
 
 import (
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/internal/testdev"
 )
@@ -22,6 +25,28 @@ func TestSizeRing(t *testing.T) {
 	simP := DefaultProfile(driver.Info{Backend: "sim", Model: "sim"})
 	calibrated := h100.clone()
 	calibrated.Ring = &RingShape{ChunkBytes: 3 << 20, Chunks: 7, Streams: 3}
+	noFigures := DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"})
+	noFigures.HostCopy = nil
+	// withHostCopy is the generic GPU's profile (the pinned path's link at
+	// 25 GB/s) with these host copy figures, and the link at link GB/s
+	// (0: no pinned figure at all).
+	withHostCopy := func(link float64, hc ...HostCopy) *Profile {
+		p := DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"})
+		p.HostCopy = hc
+		var costs []PathCost
+		for _, c := range p.Costs {
+			if c.Path != PathPinned.String() || link > 0 {
+				costs = append(costs, c)
+			}
+		}
+		p.Costs = costs
+		if link > 0 {
+			for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
+				p.SetCost(PathPinned, dir, Cost{Latency: 10 * time.Microsecond, GBps: link}, 0)
+			}
+		}
+		return p
+	}
 	for _, tc := range []struct {
 		name  string
 		o     Options
@@ -38,6 +63,16 @@ func TestSizeRing(t *testing.T) {
 		{"sim without figures: every core", Options{Profile: simP}, true, 2, RingShape{SimChunkBytes, 4, 2}, true},
 		{"calibrated", Options{Profile: calibrated}, false, 16, RingShape{3 << 20, 7, 3}, true},
 		{"given", Options{Profile: h100, ChunkBytes: 64 << 10, Chunks: 3}, false, 16, RingShape{64 << 10, 3, 2}, false},
+		{"given, not mixed with a calibrated ring", Options{Profile: calibrated, ChunkBytes: 64 << 10, Chunks: 3}, false, 16, RingShape{64 << 10, 3, 2}, false},
+		{"chunk size given, H100, 16 cores", Options{Profile: h100, ChunkBytes: 64 << 10}, false, 16, RingShape{64 << 10, 18, 2}, false},
+		{"chunks given, H100, 16 cores", Options{Profile: h100, Chunks: 5}, false, 16, RingShape{2 << 20, 5, 2}, true},
+		{"no figures, 100 cores: 66 chunks cut to 1 MiB, no less", Options{Profile: noFigures}, false, 100, RingShape{1 << 20, 66, 2}, true},
+		{"no figures, 14 cores: 16 chunks of 4 MiB are 64 MiB, not cut", Options{Profile: noFigures}, false, 14, RingShape{4 << 20, 16, 2}, true},
+		{"one figure on 2 goroutines scales: 5 × 5 GB/s reach 25", Options{Profile: withHostCopy(25, HostCopy{2, 10})}, false, 16, RingShape{4 << 20, 7, 2}, true},
+		{"a rate equal to the link is enough", Options{Profile: withHostCopy(25, HostCopy{1, 10}, HostCopy{2, 25}, HostCopy{4, 40})}, false, 16, RingShape{4 << 20, 4, 2}, true},
+		{"no pinned figure: the fastest count", Options{Profile: withHostCopy(0, HostCopy{1, 10}, HostCopy{2, 20}, HostCopy{4, 30}, HostCopy{8, 28})}, false, 16, RingShape{4 << 20, 6, 2}, true},
+		{"2 % faster is not worth a goroutine", Options{Profile: withHostCopy(100, HostCopy{1, 50}, HostCopy{2, 51})}, false, 16, RingShape{4 << 20, 3, 2}, true},
+		{"figures in any order", Options{Profile: withHostCopy(25, HostCopy{8, 28}, HostCopy{1, 10}, HostCopy{4, 30}, HostCopy{2, 20})}, false, 16, RingShape{4 << 20, 5, 2}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := sizeRing(tc.o, tc.sim, tc.procs).withDefaults()
@@ -54,6 +89,8 @@ func TestSizeRing(t *testing.T) {
 		{64 << 20, 2 << 20, 18, true, 960 << 10}, // 69 chunks: each goroutine goes round ~4 times
 		{1 << 30, 2 << 20, 18, true, 2 << 20},
 		{1 << 20, 4 << 20, 5, true, minPiece},
+		{5 << 20, 4 << 20, 4, true, 320 << 10},    // a multiple of the alignment already: as it is
+		{5<<20 + 16, 4 << 20, 4, true, 384 << 10}, // a byte more each: the next multiple
 		{1 << 20, 64 << 10, 5, true, 64 << 10},
 		{64 << 20, 4 << 20, 4, false, 4 << 20},
 	} {
@@ -89,4 +126,32 @@ func TestStagedPieces(t *testing.T) {
 		assert.Equal(t, want, got.Count, "%v: a copy per chunk of %d bytes", dir, size)
 	}
 	assert.Equal(t, src, back)
+}
+
+// A Copier on sim sizes its ring with SimChunkBytes chunks, which stay in
+// the CPU's cache, and a chunk per goroutine plus two: the first staged
+// copy allocates that many bytes of staging memory, and Close frees them.
+func TestCopierRingOnSim(t *testing.T) {
+	dev, err := device.Open("sim:3?mem=64MiB")
+	require.NoError(t, err)
+	defer func() { require.NoError(t, dev.Close()) }()
+	c, err := New(dev, WithProfile(DefaultProfile(dev.Info())))
+	require.NoError(t, err)
+	procs := runtime.GOMAXPROCS(0)
+	want := RingShape{ChunkBytes: SimChunkBytes, Chunks: min(procs, maxWorkers) + 2, Streams: DefaultStreams}
+	assert.Equal(t, want, c.Ring())
+	n := int(want.ChunkBytes)*want.Chunks + 12345
+	src := testdev.RandomBytes(n)
+	a, err := devarray.Empty(dev, devarray.Uint8, n)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, a.Free()) }()
+	require.NoError(t, c.Copy(Dev(a), HostBytes(src, devarray.Uint8), Via(PathStaged)))
+	got, err := devarray.ToHost[uint8](a)
+	require.NoError(t, err)
+	assert.Equal(t, src, got)
+	ring := dev.Ledger().Snapshot().Kinds[accounting.Pinned]
+	assert.Equal(t, want.ChunkBytes*int64(want.Chunks), ring.Current, "the ring's chunks are allocated")
+	assert.Equal(t, int64(want.Chunks), ring.Allocs, "a chunk at a time")
+	require.NoError(t, c.Close())
+	assert.Zero(t, dev.Ledger().Current(accounting.Pinned), "Close frees the ring")
 }

@@ -213,20 +213,34 @@ func TestDeviceToDevice(t *testing.T) {
 	}
 }
 
+// A copy to another device, either side strided: the data arrives, the
+// source's ledger has the peer copy, and a strided side's pack or unpack
+// kernel is in the ledger of the device it runs on.
 func TestPeer(t *testing.T) {
 	dev := testdev.Open(t)
 	other := testdev.OpenPeer(t, dev, "16MiB")
-	for _, strided := range []bool{false, true} {
-		a := deviceSide(t, dev, strided)
-		b := deviceSide(t, other, strided)
+	const n = 4 * rows * cols
+	for _, layout := range []struct{ dst, src bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		a := deviceSide(t, dev, layout.src)
+		b := deviceSide(t, other, layout.dst)
 		want := randomFloats(rows * cols)
 		a.write(t, want)
-		before := dev.Ledger().Snapshot()
+		before, otherBefore := dev.Ledger().Snapshot(), other.Ledger().Snapshot()
 		require.NoError(t, transfer.Copy(b.ep, a.ep))
 		b.complete(t, "Copy peer")
 		diff := accounting.Diff(before, dev.Ledger().Snapshot())
+		otherDiff := accounting.Diff(otherBefore, other.Ledger().Snapshot())
 		assert.Equal(t, want, b.read(t))
-		assert.Equal(t, int64(4*rows*cols), diff.Copies[accounting.Peer][accounting.PathPeer].Bytes)
+		assert.Equal(t, int64(n), diff.Copies[accounting.Peer][accounting.PathPeer].Bytes)
+		packed, unpacked := int64(0), int64(0)
+		if layout.src {
+			packed = n
+		}
+		if layout.dst {
+			unpacked = n
+		}
+		assert.Equal(t, packed, diff.Copies[accounting.DtoD][accounting.PathKernel].Bytes, "strided source %v: packed on its device", layout.src)
+		assert.Equal(t, unpacked, otherDiff.Copies[accounting.DtoD][accounting.PathKernel].Bytes, "strided destination %v: unpacked on its device", layout.dst)
 		a.free()
 		b.free()
 	}
