@@ -266,6 +266,10 @@ func TestRegistry(t *testing.T) {
 	_, err = r.Lookup("c")
 	assert.ErrorIs(t, err, plan.ErrUnknownMethod)
 	assert.ErrorContains(t, err, "known: a, b)", "the names as a list, not a Go slice")
+	var empty plan.Registry
+	_, err = empty.Lookup("a")
+	assert.ErrorIs(t, err, plan.ErrUnknownMethod)
+	assert.ErrorContains(t, err, "(none are registered)", "an empty registry says so, not an empty list")
 	assert.Equal(t, 7, plan.Params{"x": 7}.Get("x", 1))
 	assert.Equal(t, 1, plan.Params(nil).Get("x", 1))
 }
