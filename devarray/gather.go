@@ -192,7 +192,10 @@ func (h *HostStrided) move(packed []byte, lo int64, gather bool) {
 		}
 		return
 	}
-	// Partial elements at the ends move byte by byte; whole ones in the loops.
+	// Partial elements at the ends move byte by byte; whole ones in the
+	// loops. They move in C order (head, whole elements, tail), so that
+	// where elements share memory (a zero stride) Scatter leaves the last
+	// one's bytes.
 	item := h.item
 	e0, e1 := (lo+item-1)/item, (lo+n)/item
 	if e0 > e1 { // inside one element
@@ -202,11 +205,11 @@ func (h *HostStrided) move(packed []byte, lo int64, gather bool) {
 	if head := e0*item - lo; head > 0 {
 		h.partial(packed[:head], e0-1, item-head, head, gather)
 	}
-	if tail := lo + n - e1*item; tail > 0 {
-		h.partial(packed[n-tail:], e1, 0, tail, gather)
-	}
 	if e1 > e0 {
 		h.elements(packed[e0*item-lo:e1*item-lo], e0, e1, gather)
+	}
+	if tail := lo + n - e1*item; tail > 0 {
+		h.partial(packed[n-tail:], e1, 0, tail, gather)
 	}
 }
 
