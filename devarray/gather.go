@@ -28,6 +28,9 @@ type HostStrided struct {
 	shape []int   // simplified: no axis of length 1, contiguous axes merged
 	st    []int64 // byte strides of shape
 	tile  int     // the axis tiled with the innermost one, -1 for none
+	// disjoint is whether no two elements share a byte (disjoint says
+	// how it is proven); where they may, ScatterOn writes on one goroutine.
+	disjoint bool
 	// origShape and origStrides are the layout as given (strides nil
 	// when C-contiguous).
 	origShape   []int
@@ -51,7 +54,8 @@ func NewHostStrided(mem []byte, zero int64, shape []int, strides []int64, itemsi
 		return nil, fmt.Errorf("devarray: host strided: elements at bytes [%d, %d) of %d bytes of memory: %w",
 			zero+lay.lo, zero+lay.hi, len(mem), ErrBounds)
 	}
-	h := &HostStrided{mem: mem, zero: zero, item: itemsize, n: lay.size * itemsize, tile: -1, origShape: lay.shape}
+	h := &HostStrided{mem: mem, zero: zero, item: itemsize, n: lay.size * itemsize, tile: -1, origShape: lay.shape,
+		disjoint: disjoint(lay.shape, lay.strides, itemsize)}
 	if !isCContiguous(lay.shape, lay.strides, itemsize) {
 		h.origStrides = lay.strides
 	}
@@ -116,9 +120,13 @@ func (h *HostStrided) GatherOn(dst []byte, lo int64, workers int) error {
 	return h.parallel(dst, lo, workers, true)
 }
 
-// ScatterOn is Scatter on at most workers goroutines. Where elements
-// overlap, which one is written last is unspecified when workers > 1.
+// ScatterOn is Scatter on at most workers goroutines. Where the elements
+// are not Disjoint (they may share memory), it writes on the calling
+// goroutine alone, so that the last element in C order wins there too.
 func (h *HostStrided) ScatterOn(src []byte, lo int64, workers int) error {
+	if !h.disjoint {
+		workers = 1
+	}
 	return h.parallel(src, lo, workers, false)
 }
 
