@@ -36,3 +36,8 @@ func (l hostLayout) gather(dst []byte, lo int64) { _ = l.h.Gather(dst, lo) }
 
 // scatter copies src into packed bytes [lo, lo+len(src)) of the elements.
 func (l hostLayout) scatter(src []byte, lo int64) { _ = l.h.Scatter(src, lo) }
+
+// disjoint reports whether no two elements share memory, as far as
+// devarray.HostStrided.Disjoint proves it: where they may, chunks of the
+// packed bytes must be scattered one after another, in order.
+func (l hostLayout) disjoint() bool { return l.h.Disjoint() }

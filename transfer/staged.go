@@ -158,6 +158,13 @@ func (j *job) stage(x *exec, d devarray.Ptr, host hostLayout, toDevice bool) (er
 	nchunks := int((j.n + size - 1) / size)
 	errs := make([]error, len(r.slots))
 	var failed atomic.Bool
+	// A host destination whose elements may share memory takes the chunks'
+	// scatters one after another, in order, so the last element in C order
+	// wins; their DMA still overlaps.
+	var order *chunkOrder
+	if !toDevice && !host.disjoint() {
+		order = newChunkOrder()
+	}
 	var wg sync.WaitGroup
 	for g := range min(len(r.slots), nchunks) {
 		wg.Add(1)
@@ -171,11 +178,12 @@ func (j *job) stage(x *exec, d devarray.Ptr, host hostLayout, toDevice bool) (er
 				if toDevice {
 					err = stageIn(led, st, ev, slot[:m], d+devarray.Ptr(lo), host, lo, ci >= len(r.slots))
 				} else {
-					err = stageOut(led, st, ev, slot[:m], d+devarray.Ptr(lo), host, lo)
+					err = stageOut(led, st, ev, slot[:m], d+devarray.Ptr(lo), host, lo, order.turn(ci))
 				}
 				if err != nil {
 					errs[g] = fmt.Errorf("chunk %d: %w", ci, err)
 					failed.Store(true)
+					order.fail()
 					return
 				}
 			}
@@ -216,8 +224,8 @@ func stageIn(led *accounting.Ledger, st driver.Stream, ev driver.Event, slot []b
 }
 
 // stageOut queues one chunk's DMA into its slot, waits for it and scatters
-// the slot into host memory.
-func stageOut(led *accounting.Ledger, st driver.Stream, ev driver.Event, slot []byte, d devarray.Ptr, host hostLayout, lo int64) error {
+// the slot into host memory, within turn (see chunkOrder).
+func stageOut(led *accounting.Ledger, st driver.Stream, ev driver.Event, slot []byte, d devarray.Ptr, host hostLayout, lo int64, turn chunkTurn) error {
 	if err := st.CopyDtoHAsync(slot, d); err != nil {
 		return err
 	}
@@ -227,8 +235,13 @@ func stageOut(led *accounting.Ledger, st driver.Stream, ev driver.Event, slot []
 	if err := ev.Synchronize(); err != nil {
 		return err
 	}
+	if !turn.begin() {
+		return errOtherChunkFailed
+	}
 	start := time.Now()
 	host.scatter(slot, lo)
-	led.RecordCopy(accounting.HtoH, accounting.PathStaged, int64(len(slot)), time.Since(start))
+	took := time.Since(start)
+	turn.end()
+	led.RecordCopy(accounting.HtoH, accounting.PathStaged, int64(len(slot)), took)
 	return nil
 }
