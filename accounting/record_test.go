@@ -446,10 +446,27 @@ func TestLogWriteToEditedLogs(t *testing.T) {
 		"time goes back":    {{Op: accounting.OpAlloc, ID: 1, Bytes: n, At: 5}, {Op: accounting.OpFree, ID: 1, Bytes: n, At: 4}},
 		"scope not in it":   {{Op: accounting.OpAlloc, ID: 1, Bytes: n, Scope: 1}},
 		"failed as a block": {{Op: accounting.OpFailed, Bytes: n, Block: true}},
+		"kind past the last": {{Op: accounting.OpAlloc, ID: 1, Bytes: n, Kind: accounting.NumKinds}},
+		"stream past int32":  {{Op: accounting.OpAlloc, ID: 1, Bytes: n, Stream: math.MaxInt32 + 1}},
 	} {
 		_, err := (&accounting.Log{Events: events}).WriteTo(io.Discard)
 		assert.ErrorIs(t, err, accounting.ErrBadLog, name)
 	}
+	// The edges of what a log holds write and read back: the last kind, an
+	// allocation of 0 bytes, the last stream number an int32 holds.
+	edges := &accounting.Log{Name: "edges", Streams: math.MaxInt32, Events: []accounting.LogEvent{
+		{Op: accounting.OpAlloc, ID: 1, Kind: accounting.NumKinds - 1, Bytes: n, Stream: math.MaxInt32},
+		{Op: accounting.OpAlloc, ID: 2, Bytes: 0, Stream: math.MaxInt32},
+		{Op: accounting.OpFree, ID: 2, Bytes: 0, Stream: math.MaxInt32},
+	}}
+	buf.Reset()
+	_, err = edges.WriteTo(&buf)
+	require.NoError(t, err, "the edges are a valid log")
+	g, err = accounting.ReadLog(&buf)
+	require.NoError(t, err)
+	require.Len(t, g.Events, 3)
+	assert.Equal(t, accounting.NumKinds-1, g.Events[0].Kind)
+	assert.Equal(t, int64(0), g.Events[1].Bytes)
 	badScope := &accounting.Log{Scopes: []accounting.LogScope{{Name: "a"}, {Name: "b", Parent: 3}}}
 	_, err = badScope.WriteTo(io.Discard)
 	assert.ErrorIs(t, err, accounting.ErrBadLog)
