@@ -435,17 +435,17 @@ func TestLogWriteToEditedLogs(t *testing.T) {
 	pinnedFree, blockFree := free, free
 	pinnedFree.Kind, blockFree.Block = accounting.Pinned, true
 	for name, events := range map[string][]accounting.LogEvent{
-		"freed twice":       {alloc, free, free},
-		"freed as pinned":   {alloc, pinnedFree},
-		"freed as a block":  {alloc, blockFree},
-		"free of a later":   {free, alloc},
-		"id out of order":   {{Op: accounting.OpAlloc, ID: 2, Bytes: n}},
-		"a block segment":   {{Op: accounting.OpAlloc, ID: 1, Bytes: n, Block: true, Segment: true}},
-		"negative size":     {{Op: accounting.OpAlloc, ID: 1, Bytes: -n}},
-		"negative stream":   {{Op: accounting.OpAlloc, ID: 1, Bytes: n, Stream: -1}},
-		"time goes back":    {{Op: accounting.OpAlloc, ID: 1, Bytes: n, At: 5}, {Op: accounting.OpFree, ID: 1, Bytes: n, At: 4}},
-		"scope not in it":   {{Op: accounting.OpAlloc, ID: 1, Bytes: n, Scope: 1}},
-		"failed as a block": {{Op: accounting.OpFailed, Bytes: n, Block: true}},
+		"freed twice":        {alloc, free, free},
+		"freed as pinned":    {alloc, pinnedFree},
+		"freed as a block":   {alloc, blockFree},
+		"free of a later":    {free, alloc},
+		"id out of order":    {{Op: accounting.OpAlloc, ID: 2, Bytes: n}},
+		"a block segment":    {{Op: accounting.OpAlloc, ID: 1, Bytes: n, Block: true, Segment: true}},
+		"negative size":      {{Op: accounting.OpAlloc, ID: 1, Bytes: -n}},
+		"negative stream":    {{Op: accounting.OpAlloc, ID: 1, Bytes: n, Stream: -1}},
+		"time goes back":     {{Op: accounting.OpAlloc, ID: 1, Bytes: n, At: 5}, {Op: accounting.OpFree, ID: 1, Bytes: n, At: 4}},
+		"scope not in it":    {{Op: accounting.OpAlloc, ID: 1, Bytes: n, Scope: 1}},
+		"failed as a block":  {{Op: accounting.OpFailed, Bytes: n, Block: true}},
 		"kind past the last": {{Op: accounting.OpAlloc, ID: 1, Bytes: n, Kind: accounting.NumKinds}},
 		"stream past int32":  {{Op: accounting.OpAlloc, ID: 1, Bytes: n, Stream: math.MaxInt32 + 1}},
 	} {
