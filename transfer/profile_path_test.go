@@ -90,3 +90,31 @@ func setProfileEnv(t *testing.T, v string) {
 		require.NoError(t, os.Unsetenv(transfer.ProfileEnv))
 	}
 }
+
+// ProfileFor a GPU that was never calibrated plans with the defaults and
+// says nothing; a file named by CUARRAY_PROFILE that is not there is
+// worth a notice, since the user asked for it.
+func TestProfileForUncalibrated(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	t.Setenv("HOME", dir)
+	info := driver.Info{Backend: "cuda", Model: "NVIDIA H100 80GB HBM3"}
+	for _, tc := range []struct {
+		name, env, notice string
+	}{
+		{"nothing saved in the config dir", "-", ""},
+		{"CUARRAY_PROFILE names no file", filepath.Join(dir, "nope.json"), "no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			setProfileEnv(t, tc.env)
+			p, notice := transfer.ProfileFor(info)
+			require.NotNil(t, p)
+			assert.Equal(t, transfer.DefaultProfile(info).Name(), p.Name())
+			if tc.notice == "" {
+				assert.NoError(t, notice)
+			} else {
+				assert.ErrorContains(t, notice, tc.notice)
+			}
+		})
+	}
+}
