@@ -22,13 +22,20 @@ import (
 // copy is done: its caller would free the copy's memory or close the
 // device under it.
 func TestCloseTwiceWaitsForCopies(t *testing.T) {
+	untilTheCopyBegins(t, "Close", closeTwice)
+}
+
+// untilTheCopyBegins runs a scenario that needs a copy to have begun when
+// its next call (what) comes, up to 5 times: on a loaded machine the copy
+// may begin too late, which the scenario reports by returning false.
+func untilTheCopyBegins(t *testing.T, what string, scenario func(*testing.T) bool) {
 	for attempt := range 5 {
-		if closeTwice(t) {
+		if scenario(t) {
 			return
 		}
-		t.Logf("attempt %d: the copy had not begun when Close did (a loaded machine); again", attempt)
+		t.Logf("attempt %d: the copy had not begun when %s came (a loaded machine); again", attempt, what)
 	}
-	t.Fatal("the copy never began before Close")
+	t.Fatalf("the copy never began before %s", what)
 }
 
 // closeTwice runs the scenario once; false when the copy began too late.
@@ -94,13 +101,7 @@ func closeTwice(t *testing.T) bool {
 // freed at once, and gives its memory back only when the copy returns:
 // the copy never writes memory that a new allocation may have received.
 func TestFreeArrayDuringSyncCopy(t *testing.T) {
-	for attempt := range 5 {
-		if freeDuringCopy(t) {
-			return
-		}
-		t.Logf("attempt %d: the copy had not begun when Free came (a loaded machine); again", attempt)
-	}
-	t.Fatal("the copy never began before Free")
+	untilTheCopyBegins(t, "Free", freeDuringCopy)
 }
 
 // freeDuringCopy runs the scenario once; false when the copy began too late.
