@@ -613,6 +613,11 @@ func TestRegisteredLooseShared(t *testing.T) {
 // it too and the ledger shows no registered byte.
 func TestUnregisterBusy(t *testing.T) {
 	dev := testdev.Open(t)
+	if !testdev.IsSim(dev) {
+		// cuMemHostUnregister synchronizes the device: releasing the idle
+		// registrations would wait for the held stream, whose resume follows.
+		t.Skip("unregisters while a stream is held, which only sim's unordered streams allow")
+	}
 	c, err := transfer.New(dev)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
