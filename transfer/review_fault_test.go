@@ -38,6 +38,24 @@ func untilTheCopyBegins(t *testing.T, what string, scenario func(*testing.T) boo
 	t.Fatalf("the copy never began before %s", what)
 }
 
+// startPausedCopy starts a synchronous direct copy of random floats into a
+// new device array of dev on another goroutine, held behind a pause of the
+// legacy default stream (as behind a long kernel) until resume, and gives
+// it 100 ms to begin. copied receives the copy's error.
+func startPausedCopy(t *testing.T, dev *sim.Device, c *transfer.Copier) (d *devarray.DevArray, want []float32, copied chan error, resume func()) {
+	want = randomFloats(4096)
+	d, err := devarray.Empty(dev, devarray.Float32, len(want))
+	require.NoError(t, err)
+	legacy, err := dev.ExternalStream(driver.LegacyDefaultStream)
+	require.NoError(t, err)
+	resume, err = sim.Pause(legacy)
+	require.NoError(t, err)
+	copied = make(chan error, 1)
+	go func() { copied <- c.Copy(transfer.Dev(d), transfer.Host(want), transfer.Via(transfer.PathDirect)) }()
+	time.Sleep(100 * time.Millisecond) // the copy has begun
+	return d, want, copied, resume
+}
+
 // closeTwice runs the scenario once; false when the copy began too late.
 func closeTwice(t *testing.T) bool {
 	dev, err := sim.New(sim.Config{Memory: 16 << 20, Latency: time.Millisecond})
@@ -45,18 +63,8 @@ func closeTwice(t *testing.T) bool {
 	defer dev.Close()
 	c, err := transfer.New(dev)
 	require.NoError(t, err)
-	want := randomFloats(4096)
-	d, err := devarray.Empty(dev, devarray.Float32, len(want))
-	require.NoError(t, err)
-	legacy, err := dev.ExternalStream(driver.LegacyDefaultStream)
-	require.NoError(t, err)
-	resume, err := sim.Pause(legacy) // the synchronous copy waits here, as behind a long kernel
-	require.NoError(t, err)
+	d, want, copied, resume := startPausedCopy(t, dev, c)
 	defer resume()
-
-	copied := make(chan error, 1)
-	go func() { copied <- c.Copy(transfer.Dev(d), transfer.Host(want), transfer.Via(transfer.PathDirect)) }()
-	time.Sleep(100 * time.Millisecond) // the copy has begun
 	first := make(chan error, 1)
 	go func() { first <- c.Close() }()
 	time.Sleep(50 * time.Millisecond) // the first Close waits for the copy
@@ -112,18 +120,8 @@ func freeDuringCopy(t *testing.T) bool {
 	c, err := transfer.New(dev)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
-	want := randomFloats(4096)
-	d, err := devarray.Empty(dev, devarray.Float32, len(want))
-	require.NoError(t, err)
-	legacy, err := dev.ExternalStream(driver.LegacyDefaultStream)
-	require.NoError(t, err)
-	resume, err := sim.Pause(legacy) // the synchronous copy waits here, as behind a long kernel
-	require.NoError(t, err)
+	d, _, copied, resume := startPausedCopy(t, dev, c)
 	defer resume()
-
-	copied := make(chan error, 1)
-	go func() { copied <- c.Copy(transfer.Dev(d), transfer.Host(want), transfer.Via(transfer.PathDirect)) }()
-	time.Sleep(100 * time.Millisecond) // the copy has begun
 	freed := make(chan error, 1)
 	go func() { freed <- d.Free() }()
 	var held int64
