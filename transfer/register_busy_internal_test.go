@@ -36,10 +36,18 @@ func TestRegisteredBusyPagesFallBack(t *testing.T) {
 	cut := 16<<20 + page/2 // inside a page: the two halves share it
 	first, second := mem[:cut], mem[cut+64:]
 	busy := newRunning() // a copy that uses first's registration
-	if _, _, _, _, err := c.acquire(first, busy); err != nil {
-		busy.end()
-		require.NoError(t, err)
+	ended := false
+	endBusy := func() {
+		if !ended {
+			ended = true
+			busy.end()
+		}
 	}
+	// Close waits for the registrations copies still use: a test that
+	// fails before its busy copy ends must end it, or Close never returns.
+	defer endBusy()
+	_, _, _, _, err = c.acquire(first, busy)
+	require.NoError(t, err)
 	d, err := devarray.Empty(dev, devarray.Uint8, len(second))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, d.Free()) }()
@@ -80,7 +88,7 @@ func TestRegisteredBusyPagesFallBack(t *testing.T) {
 		})
 	}
 
-	busy.end()
+	endBusy()
 	before := dev.Ledger().Snapshot()
 	require.NoError(t, c.Copy(Dev(d), ep, Via(PathRegistered)), "the first copy is done: its registration makes room")
 	diff := accounting.Diff(before, dev.Ledger().Snapshot())
