@@ -128,10 +128,12 @@ fuzz:
 ## MUTATE_WORKERS mutants run at once; a mutant's tests time out after MUTATE_TIMEOUT times the
 ## package's own test time (10: on a loaded 2-core machine 5 let slow runs of killed mutants time
 ## out). -count=1: a coverage run that go test answered from its cache (0.15 s) made every mutant
-## of plan time out. The work tree must be as it was after.
+## of plan time out. The work tree must be as it was after. MUTATE_ARGS adds gremlins flags, such
+## as `-E 'views\.go'` (repeatable) to leave the mutants of the files it matches out.
 GREMLINS       ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 MUTATE_WORKERS ?= 1
 MUTATE_TIMEOUT ?= 10
+MUTATE_ARGS    ?=
 MUTATE_CORE    := ./accounting ./devarray ./plan ./pool ./pinned ./transfer
 MUTATE_PKGS    := $(if $(filter ./...,$(PKGS)),$(MUTATE_CORE),$(PKGS))
 MUTATE_LOGS    ?= $(or $(TMPDIR),/tmp)/cuarray-mutate
@@ -143,7 +145,7 @@ mutate:
 		echo "mutate: $$p (each mutant in $$log)"; \
 		if GOFLAGS="$(GOFLAGS) -count=1" \
 		$(GO) run $(GREMLINS) unleash --workers $(MUTATE_WORKERS) --timeout-coefficient $(MUTATE_TIMEOUT) \
-			-o $$json $$p > $$log 2>&1; then \
+			$(MUTATE_ARGS) -o $$json $$p > $$log 2>&1; then \
 			$(GO) run ./internal/mutatecases -json $$json -pkg $$p -workers $(MUTATE_WORKERS) \
 				-timeout-coefficient $(MUTATE_TIMEOUT) >> $$log 2>&1 || \
 				{ echo "mutate: $$p: mutatecases failed:" >&2; tail -20 $$log >&2; fail=1; }; \
