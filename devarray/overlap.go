@@ -1,6 +1,7 @@
 package devarray
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -28,15 +29,7 @@ func disjoint(shape []int, strides []int64, itemsize int64) bool {
 			axes = append(axes, axis{int64(n), abs64(strides[i])})
 		}
 	}
-	slices.SortFunc(axes, func(a, b axis) int {
-		switch {
-		case a.stride < b.stride:
-			return -1
-		case a.stride > b.stride:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(axes, func(a, b axis) int { return cmp.Compare(a.stride, b.stride) })
 	span := uint64(itemsize) // bytes spanned by the axes sorted so far
 	for _, ax := range axes {
 		if ax.stride < span || ax.stride > math.MaxInt64 {
