@@ -489,3 +489,38 @@ func TestViewsOfEmptyAxes(t *testing.T) {
 		})
 	}
 }
+
+// An array with no elements reshapes, as in NumPy, to any shape whose
+// lengths multiply to 0, zero lengths included and a -1 inferred beside
+// non-zero lengths; a -1 beside a zero length cannot be inferred.
+func TestReshapeEmpty(t *testing.T) {
+	dev := newDev(t)
+	a, err := devarray.Empty(dev, devarray.Float32, 0, 5)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, a.Free()) }()
+	for _, tc := range []struct {
+		to, want []int
+		err      error
+	}{
+		{[]int{5, 0}, []int{5, 0}, nil},
+		{[]int{0}, []int{0}, nil},
+		{[]int{3, 0, 7}, []int{3, 0, 7}, nil},
+		{[]int{-1, 5}, []int{0, 5}, nil},
+		{[]int{2, -1, 3}, []int{2, 0, 3}, nil},
+		{[]int{-1, 0}, nil, devarray.ErrShape},
+		{[]int{5, 1}, nil, devarray.ErrShape},
+		{[]int{0, -2}, nil, devarray.ErrShape},
+	} {
+		t.Run(fmt.Sprint(tc.to), func(t *testing.T) {
+			v, err := a.Reshape(tc.to...)
+			if tc.err != nil {
+				require.ErrorIs(t, err, tc.err)
+				assert.Nil(t, v)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, v.Shape())
+			assert.Zero(t, v.Size())
+		})
+	}
+}
