@@ -129,17 +129,25 @@ fuzz:
 ## package's own test time (10: on a loaded 2-core machine 5 let slow runs of killed mutants time
 ## out). -count=1: a coverage run that go test answered from its cache (0.15 s) made every mutant
 ## of plan time out. The work tree must be as it was after. MUTATE_ARGS adds gremlins flags, such
-## as `-E 'views\.go'` (repeatable) to leave the mutants of the files it matches out.
+## as `-E 'views\.go'` (repeatable) to leave the mutants of the files it matches out. Every mutant
+## adds its build to Go's build cache (about 80 MB a devarray mutant): a package is not run, and a
+## run fails, when the cache's disk has under MUTATE_MIN_FREE_MB MiB free, since gremlins counts a
+## build that failed for want of space as KILLED (`go clean -cache` frees it).
 GREMLINS       ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 MUTATE_WORKERS ?= 1
 MUTATE_TIMEOUT ?= 10
 MUTATE_ARGS    ?=
+MUTATE_MIN_FREE_MB ?= 2048
 MUTATE_CORE    := ./accounting ./devarray ./plan ./pool ./pinned ./transfer
 MUTATE_PKGS    := $(if $(filter ./...,$(PKGS)),$(MUTATE_CORE),$(PKGS))
 MUTATE_LOGS    ?= $(or $(TMPDIR),/tmp)/cuarray-mutate
 mutate:
-	@mkdir -p $(MUTATE_LOGS); before=$$(git status --porcelain); fail=0; \
+	@mkdir -p $(MUTATE_LOGS); before=$$(git status --porcelain); fail=0; cache=$$($(GO) env GOCACHE); \
 	for p in $(MUTATE_PKGS); do \
+		left=$$(df -Pk "$$cache" | awk 'NR==2 {print int($$4/1024)}'); \
+		if [ "$$left" -lt $(MUTATE_MIN_FREE_MB) ]; then \
+			echo "mutate: $$p: not run: $$left MiB free on the disk of the build cache ($$cache); go clean -cache" >&2; \
+			fail=1; continue; fi; \
 		log=$(MUTATE_LOGS)/$$(echo "$$p" | sed 's|^\./||; s|/|_|g').log; \
 		json=$${log%.log}.json; rm -f $$json; \
 		echo "mutate: $$p (each mutant in $$log)"; \
@@ -152,6 +160,11 @@ mutate:
 		else echo "mutate: $$p: gremlins failed:" >&2; tail -20 $$log >&2; fail=1; fi; \
 		grep -E 'LIVED|TIMED OUT|Killed:|Timed out:|Test efficacy|Mutator coverage|^mutatecases:|left not covered' $$log | \
 			sed 's/^ */  /'; \
+		left=$$(df -Pk "$$cache" | awk 'NR==2 {print int($$4/1024)}'); \
+		if [ "$$left" -lt $(MUTATE_MIN_FREE_MB) ]; then \
+			echo "mutate: $$p: the figures are not to be trusted: $$left MiB free on the disk of the build cache" \
+				"($$cache) after the run, and a mutant whose build failed for want of space counts as KILLED;" \
+				"go clean -cache and run it again" >&2; fail=1; fi; \
 	done; \
 	if [ "$$(git status --porcelain)" != "$$before" ]; then \
 		echo "mutate: the work tree changed during the run:" >&2; git status --short >&2; fail=1; fi; \
