@@ -130,9 +130,9 @@ fuzz:
 ## out). -count=1: a coverage run that go test answered from its cache (0.15 s) made every mutant
 ## of plan time out. The work tree must be as it was after. MUTATE_ARGS adds gremlins flags, such
 ## as `-E 'views\.go'` (repeatable) to leave the mutants of the files it matches out. Every mutant
-## adds its build to Go's build cache (about 80 MB a devarray mutant): a package is not run, and a
-## run fails, when the cache's disk has under MUTATE_MIN_FREE_MB MiB free, since gremlins counts a
-## build that failed for want of space as KILLED (`go clean -cache` frees it).
+## adds its build to Go's build cache (73 GB here after the core packages' runs): a package is not
+## run, and a run fails, when the cache's disk has under MUTATE_MIN_FREE_MB MiB free, since gremlins
+## counts a build that failed for want of space as KILLED (`go clean -cache` frees it).
 GREMLINS       ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 MUTATE_WORKERS ?= 1
 MUTATE_TIMEOUT ?= 10
