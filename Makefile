@@ -138,13 +138,15 @@ MUTATE_WORKERS ?= 1
 MUTATE_TIMEOUT ?= 10
 MUTATE_ARGS    ?=
 MUTATE_MIN_FREE_MB ?= 2048
+# MiB free on the disk of the build cache ($$cache in the recipe)
+MUTATE_FREE_MB := df -Pk "$$cache" | awk 'NR==2 {print int($$4/1024)}'
 MUTATE_CORE    := ./accounting ./devarray ./plan ./pool ./pinned ./transfer
 MUTATE_PKGS    := $(if $(filter ./...,$(PKGS)),$(MUTATE_CORE),$(PKGS))
 MUTATE_LOGS    ?= $(or $(TMPDIR),/tmp)/cuarray-mutate
 mutate:
 	@mkdir -p $(MUTATE_LOGS); before=$$(git status --porcelain); fail=0; cache=$$($(GO) env GOCACHE); \
 	for p in $(MUTATE_PKGS); do \
-		left=$$(df -Pk "$$cache" | awk 'NR==2 {print int($$4/1024)}'); \
+		left=$$($(MUTATE_FREE_MB)); \
 		if [ "$$left" -lt $(MUTATE_MIN_FREE_MB) ]; then \
 			echo "mutate: $$p: not run: $$left MiB free on the disk of the build cache ($$cache); go clean -cache" >&2; \
 			fail=1; continue; fi; \
@@ -160,7 +162,7 @@ mutate:
 		else echo "mutate: $$p: gremlins failed:" >&2; tail -20 $$log >&2; fail=1; fi; \
 		grep -E 'LIVED|TIMED OUT|Killed:|Timed out:|Test efficacy|Mutator coverage|^mutatecases:|left not covered' $$log | \
 			sed 's/^ */  /'; \
-		left=$$(df -Pk "$$cache" | awk 'NR==2 {print int($$4/1024)}'); \
+		left=$$($(MUTATE_FREE_MB)); \
 		if [ "$$left" -lt $(MUTATE_MIN_FREE_MB) ]; then \
 			echo "mutate: $$p: the figures are not to be trusted: $$left MiB free on the disk of the build cache" \
 				"($$cache) after the run, and a mutant whose build failed for want of space counts as KILLED;" \

@@ -1,6 +1,7 @@
 package transfer
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,13 +37,8 @@ func TestRegisteredBusyPagesFallBack(t *testing.T) {
 	cut := 16<<20 + page/2 // inside a page: the two halves share it
 	first, second := mem[:cut], mem[cut+64:]
 	busy := newRunning() // a copy that uses first's registration
-	ended := false
-	endBusy := func() {
-		if !ended {
-			ended = true
-			busy.end()
-		}
-	}
+	var ended sync.Once
+	endBusy := func() { ended.Do(busy.end) }
 	// Close waits for the registrations copies still use: a test that
 	// fails before its busy copy ends must end it, or Close never returns.
 	defer endBusy()
