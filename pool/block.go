@@ -39,8 +39,6 @@ type block struct {
 	prio        uint64        // free: treap priority
 }
 
-func (b *block) end() devarray.Ptr { return b.ptr + devarray.Ptr(b.size) }
-
 // fence is the events recorded where blocks were freed, one per stream that
 // must pass the free; several blocks share it when a pending block is split.
 type fence struct {
