@@ -7,13 +7,15 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The overflow-checked arithmetic every layout's extent rests on is exact:
 // mul64, add64 and sub64 give the true result with ok where it fits in an
 // int64 (math.MinInt64 included) and ok false where it does not, never a
 // wrapped value. Checked against math/big on the edges of int64 and on
-// fresh random operands of every magnitude.
+// fresh random operands of every magnitude. abs64 gives the magnitude,
+// 2^63 for math.MinInt64 included.
 func TestCheckedArithmetic(t *testing.T) {
 	edges := []int64{0, 1, -1, 2, -2, 3, 1 << 31, -1 << 31, 1 << 32, 1<<62 - 1, 1 << 62, -1 << 62, -1<<62 - 1,
 		math.MaxInt64, math.MaxInt64 - 1, math.MinInt64, math.MinInt64 + 1, 3037000499, 3037000500, -3037000500}
@@ -53,4 +55,9 @@ func TestCheckedArithmetic(t *testing.T) {
 			}
 		})
 	}
+	t.Run("abs64", func(t *testing.T) {
+		for _, a := range operands {
+			require.Equal(t, new(big.Int).Abs(big.NewInt(a)).String(), new(big.Int).SetUint64(abs64(a)).String(), "abs64(%d)", a)
+		}
+	})
 }

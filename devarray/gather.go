@@ -28,6 +28,7 @@ type HostStrided struct {
 	shape []int   // simplified: no axis of length 1, contiguous axes merged
 	st    []int64 // byte strides of shape
 	tile  int     // the axis tiled with the innermost one, -1 for none
+	unit  int64   // the elements of a tile unit: of the axes from tile in
 	// disjoint is whether no two elements share a byte (disjoint says
 	// how it is proven); where they may, ScatterOn writes on one goroutine.
 	disjoint bool
@@ -68,7 +69,7 @@ func NewHostStrided(mem []byte, zero int64, shape []int, strides []int64, itemsi
 	}
 	if nd := len(h.shape); nd > 0 {
 		h.rowLen = int64(h.shape[nd-1])
-		if inner := abs64(h.st[nd-1]); inner != uint64(itemsize) && nd > 1 {
+		if inner := abs64(h.st[nd-1]); inner != uint64(itemsize) {
 			// Tile with the closest other axis, if it is closer than the
 			// innermost one.
 			best, bestStride := -1, inner
@@ -84,6 +85,12 @@ func NewHostStrided(mem []byte, zero int64, shape []int, strides []int64, itemsi
 				best = -1
 			}
 			h.tile = best
+			if best >= 0 {
+				h.unit = h.rowLen
+				for ax := best; ax < nd-1; ax++ {
+					h.unit *= int64(h.shape[ax])
+				}
+			}
 		}
 	}
 	return h, nil
@@ -115,7 +122,8 @@ func (h *HostStrided) Scatter(src []byte, lo int64) error {
 }
 
 // GatherOn is Gather on at most workers goroutines (runtime.GOMAXPROCS(0)
-// for all), each given at least ParallelMin bytes of whole rows or tiles.
+// for all), each given an equal share of the range of at least
+// ParallelMin bytes, its ends moved to whole rows or tiles.
 func (h *HostStrided) GatherOn(dst []byte, lo int64, workers int) error {
 	return h.parallel(dst, lo, workers, true)
 }
@@ -134,27 +142,20 @@ func (h *HostStrided) ScatterOn(src []byte, lo int64, workers int) error {
 // below it, starting one costs more than it saves.
 const ParallelMin = 2 << 20
 
-// parallel splits the range into pieces of whole tile units (or whole
-// rows), one per goroutine, and moves them at once.
+// parallel moves the range in pieces, one per goroutine.
 func (h *HostStrided) parallel(packed []byte, lo int64, workers int, gather bool) error {
 	n := int64(len(packed))
 	if lo < 0 || n > h.n || lo > h.n-n {
 		return fmt.Errorf("devarray: host strided: bytes [%d, %d) of a %d-byte stream: %w", lo, lo+n, h.n, ErrBounds)
 	}
-	workers = int(min(int64(max(workers, 1)), n/ParallelMin))
-	align := h.pieceAlign()
-	if workers < 2 || align > n/2 {
+	ends := h.pieces(lo, n, workers)
+	if len(ends) == 1 {
 		h.move(packed, lo, gather)
 		return nil
 	}
-	// Piece boundaries: multiples of align in the stream.
-	step := (n/int64(workers) + align - 1) / align * align
 	var wg sync.WaitGroup
-	for from := int64(0); from < n; {
-		to := min(n, ((lo+from+step)/align)*align-lo)
-		if to <= from {
-			to = n
-		}
+	from := int64(0)
+	for _, to := range ends {
 		wg.Add(1)
 		go func(from, to int64) {
 			defer wg.Done()
@@ -164,6 +165,33 @@ func (h *HostStrided) parallel(packed []byte, lo int64, workers int, gather bool
 	}
 	wg.Wait()
 	return nil
+}
+
+// pieces splits bytes [lo, lo+n) of the stream into at most workers
+// pieces and returns where each ends, relative to lo (the last at n).
+// Each piece but the last ends on a multiple of pieceAlign in the stream,
+// so that it moves whole tile units, and each is within a unit of an
+// equal share of the range, n/workers, which is at least ParallelMin:
+// workers shrinks until it is. One piece when fewer than two workers
+// would each get ParallelMin bytes, or when a unit is more than half the
+// range; fewer than workers only when a unit is longer than a share.
+func (h *HostStrided) pieces(lo, n int64, workers int) []int64 {
+	workers = int(min(int64(max(workers, 1)), n/ParallelMin))
+	align := h.pieceAlign()
+	if workers < 2 || align > n/2 {
+		return []int64{n}
+	}
+	share := n / int64(workers)
+	ends := make([]int64, 0, workers)
+	last := int64(0)
+	for i := range int64(workers - 1) {
+		// The end of the (i+1)th share, moved down to a unit's end.
+		if end := (lo+(i+1)*share)/align*align - lo; end > last {
+			ends = append(ends, end)
+			last = end
+		}
+	}
+	return append(ends, n)
 }
 
 // pieceAlign returns the bytes of the stream a parallel piece is a
@@ -176,11 +204,7 @@ func (h *HostStrided) pieceAlign() int64 {
 	case h.tile < 0:
 		return 64 * h.item
 	case h.tile < len(h.shape)-2:
-		unit := h.rowLen
-		for ax := h.tile; ax < len(h.shape)-1; ax++ {
-			unit *= int64(h.shape[ax])
-		}
-		return unit * h.item
+		return h.unit * h.item
 	}
 	return h.rowLen * h.item
 }
@@ -213,9 +237,7 @@ func (h *HostStrided) move(packed []byte, lo int64, gather bool) {
 	if head := e0*item - lo; head > 0 {
 		h.partial(packed[:head], e0-1, item-head, head, gather)
 	}
-	if e1 > e0 {
-		h.elements(packed[e0*item-lo:e1*item-lo], e0, e1, gather)
-	}
+	h.elements(packed[e0*item-lo:e1*item-lo], e0, e1, gather)
 	if tail := lo + n - e1*item; tail > 0 {
 		h.partial(packed[n-tail:], e1, 0, tail, gather)
 	}
@@ -234,7 +256,7 @@ func (h *HostStrided) partial(packed []byte, e, from, k int64, gather bool) {
 // offset returns the byte offset from element 0 of element e in C order.
 func (h *HostStrided) offset(e int64) int64 {
 	var off int64
-	for ax := len(h.shape) - 1; ax >= 0 && e > 0; ax-- {
+	for ax := len(h.shape) - 1; ax >= 0; ax-- {
 		n := int64(h.shape[ax])
 		off += (e % n) * h.st[ax]
 		e /= n
@@ -287,10 +309,7 @@ const (
 // second innermost axis, a run of whole rows of one unit is moved too.
 func (h *HostStrided) tiled(pk, base unsafe.Pointer, e, e1 int64, gather bool) int64 {
 	nd, item, rowLen := len(h.shape), h.item, h.rowLen
-	unit := rowLen
-	for ax := h.tile; ax < nd-1; ax++ {
-		unit *= int64(h.shape[ax])
-	}
+	unit := h.unit
 	ti := int64(h.shape[h.tile])
 	var rows int64 // rows of the tiled axis moved, from row r0 of the unit
 	r0 := (e % unit) / rowLen
@@ -300,9 +319,6 @@ func (h *HostStrided) tiled(pk, base unsafe.Pointer, e, e1 int64, gather bool) i
 	case e%unit == 0 && e1-e >= unit:
 		rows = ti
 	default:
-		return 0
-	}
-	if rows < 2 {
 		return 0
 	}
 	// The axes between the tiled one and the innermost: each combination

@@ -3,52 +3,46 @@ package devarray
 import (
 	"fmt"
 	"math"
-	"math/bits"
 )
 
-// mul64 multiplies with overflow detection.
+// mul64 multiplies with overflow detection: the product wrapped to 64
+// bits is exact when dividing it by a gives b back, except for
+// -1 × MinInt64, whose wrapped quotient is b again.
 func mul64(a, b int64) (int64, bool) {
-	if a == 0 || b == 0 {
-		return 0, true
-	}
-	neg := (a < 0) != (b < 0)
-	hi, lo := bits.Mul64(abs64(a), abs64(b))
-	if hi != 0 || lo > math.MaxInt64 {
-		if neg && hi == 0 && lo == 1<<63 {
-			return math.MinInt64, true
-		}
+	p := a * b
+	if a != 0 && (p/a != b || a == -1 && b == math.MinInt64) {
 		return 0, false
 	}
-	if neg {
-		return -int64(lo), true
-	}
-	return int64(lo), true
+	return p, true
 }
 
-// add64 adds with overflow detection.
+// add64 adds with overflow detection: adding a positive b must make the
+// sum larger than a, adding anything else must not.
 func add64(a, b int64) (int64, bool) {
 	s := a + b
-	if (a > 0 && b > 0 && s < 0) || (a < 0 && b < 0 && s >= 0) {
+	if (s > a) != (b > 0) {
 		return 0, false
 	}
 	return s, true
 }
 
 // sub64 subtracts with overflow detection (a - b for b = math.MinInt64
-// too, whose negation is itself).
+// too, whose negation is itself): taking a positive b away must make the
+// difference smaller than a, taking anything else away must not.
 func sub64(a, b int64) (int64, bool) {
 	d := a - b
-	if (b < 0 && d < a) || (b > 0 && d > a) {
+	if (d < a) != (b > 0) {
 		return 0, false
 	}
 	return d, true
 }
 
+// abs64 returns |a|, 2^63 for math.MinInt64 included: sign is 0 for a
+// non-negative a and -1 (every bit set) for a negative one, and
+// (a XOR sign) - sign is a or its two's-complement negation.
 func abs64(a int64) uint64 {
-	if a < 0 {
-		return uint64(-(a + 1)) + 1
-	}
-	return uint64(a)
+	sign := a >> 63
+	return uint64(a^sign) - uint64(sign)
 }
 
 // layout is a validated shape and byte strides with the extent they reach.
@@ -93,12 +87,11 @@ func newLayout(shape []int, strides []int64, itemsize int64) (layout, error) {
 		if !ok {
 			return layout{}, fmt.Errorf("devarray: stride %d on a dimension of %d: %w", l.strides[i], n, ErrOverflow)
 		}
-		if reach < 0 {
-			l.lo, ok = add64(l.lo, reach)
-		} else {
-			l.hi, ok = add64(l.hi, reach)
-		}
-		if !ok {
+		// A negative reach lowers lo, a positive one raises hi.
+		var okLo, okHi bool
+		l.lo, okLo = add64(l.lo, min(reach, 0))
+		l.hi, okHi = add64(l.hi, max(reach, 0))
+		if !okLo || !okHi {
 			return layout{}, fmt.Errorf("devarray: shape %v strides %v: extent %w", shape, strides, ErrOverflow)
 		}
 	}
@@ -126,9 +119,9 @@ func cContiguousStrides(shape []int, itemsize int64) []int64 {
 	acc := itemsize
 	for i := len(shape) - 1; i >= 0; i-- {
 		s[i] = acc
-		if shape[i] > 1 {
-			acc *= int64(shape[i])
-		}
+		// An axis of length 0 or 1 steps nothing: the axes outside it
+		// keep the strides of the others.
+		acc *= int64(max(shape[i], 1))
 	}
 	return s
 }
