@@ -32,29 +32,35 @@ func AllocBytes(n int64) int64 { return AlignUp(max(n, 1)) }
 
 // EstimateBytes returns the bytes an array of the given shape and dtype
 // needs on the device: the element count times the item size, rounded up to
-// Granularity as the allocation is. A negative dimension, an invalid dtype
-// or a size past int64 is an error.
+// Granularity as the allocation is. A negative dimension, an invalid dtype,
+// or an element count, a size or a rounded size past int64 is an error; the
+// element count is checked axis by axis, as devarray does, so a shape with a
+// zero-length axis needs one granule wherever devarray can describe it.
 func EstimateBytes(shape []int, dtype devarray.DType) (int64, error) {
 	if !dtype.Valid() {
 		return 0, fmt.Errorf("accounting: estimate %v of dtype %v: %w", shape, dtype, devarray.ErrDType)
 	}
-	n := uint64(dtype.Size())
+	elems := uint64(1)
 	for _, d := range shape {
 		if d < 0 {
 			return 0, fmt.Errorf("accounting: estimate shape %v: negative dimension: %w", shape, devarray.ErrShape)
 		}
-		hi, lo := bits.Mul64(n, uint64(d))
+		hi, lo := bits.Mul64(elems, uint64(d))
 		if hi != 0 || lo > math.MaxInt64 {
-			return 0, fmt.Errorf("accounting: estimate shape %v of %v: %w", shape, dtype, devarray.ErrOverflow)
+			return 0, fmt.Errorf("accounting: estimate shape %v has too many elements: %w", shape, devarray.ErrOverflow)
 		}
-		n = lo
+		elems = lo
 	}
-	b := AllocBytes(int64(n))
-	if b < 0 {
+	hi, n := bits.Mul64(elems, uint64(dtype.Size()))
+	if hi != 0 || n > maxAllocBytes {
 		return 0, fmt.Errorf("accounting: estimate shape %v of %v: %w", shape, dtype, devarray.ErrOverflow)
 	}
-	return b, nil
+	return AllocBytes(int64(n)), nil
 }
+
+// maxAllocBytes is the largest allocation an estimate can name: the last
+// whole granule in int64.
+const maxAllocBytes = math.MaxInt64 / Granularity * Granularity
 
 // SetOverhead sets the factor WouldFit multiplies a request by; it must be
 // at least 1. The default is DefaultOverhead.

@@ -3,6 +3,8 @@ package accounting_test
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +13,9 @@ import (
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 )
+
+// largestEstimate is the largest whole number of granules in int64.
+const largestEstimate = math.MaxInt64 / accounting.Granularity * accounting.Granularity
 
 func TestEstimateBytes(t *testing.T) {
 	for _, tc := range []struct {
@@ -28,6 +33,11 @@ func TestEstimateBytes(t *testing.T) {
 		{[]int{1 << 40, 1 << 40}, devarray.Uint8, 0, devarray.ErrOverflow},
 		{[]int{math.MaxInt64 / 2}, devarray.Float32, 0, devarray.ErrOverflow},
 		{[]int{4}, devarray.Invalid, 0, devarray.ErrDType},
+		// The largest estimate is the largest whole number of granules in int64.
+		{[]int{largestEstimate}, devarray.Uint8, largestEstimate, nil},
+		{[]int{largestEstimate / 16}, devarray.Complex128, largestEstimate, nil},
+		{[]int{largestEstimate + 1}, devarray.Uint8, 0, devarray.ErrOverflow},
+		{[]int{largestEstimate/4 + 1}, devarray.Float32, 0, devarray.ErrOverflow},
 	} {
 		got, err := accounting.EstimateBytes(tc.shape, tc.dtype)
 		if tc.err != nil {
@@ -78,4 +88,40 @@ func TestWouldFit(t *testing.T) {
 	assert.ErrorContains(t, err, "driver gone")
 	assert.False(t, l.WouldFit(1), "unknown room: nothing is promised")
 	l.Free(accounting.Device, 0x1000, 100)
+}
+
+// An array with a zero-length axis needs one granule, whatever its other
+// axes, wherever devarray can describe it; EstimateBytes refuses such a
+// shape only where devarray does (an element count past int64 before the
+// zero). 7·7·73·127·337·92737·649657 is math.MaxInt64: a shape of 1-byte
+// elements that reaches it exactly is still described.
+func TestEstimateBytesOfEmptyShapesAgreesWithDevarray(t *testing.T) {
+	maxFactors := []int{7, 7, 73, 127, 337, 92737, 649657}
+	big := 1<<40 + rand.IntN(1<<20)
+	for _, tc := range []struct {
+		name  string
+		shape []int
+		dtype devarray.DType
+	}{
+		{"zero first", []int{0, big, big}, devarray.Float64},
+		{"zero last", []int{3 + rand.IntN(100), 0}, devarray.Float32},
+		{"math.MaxInt64 elements, then zero", []int{math.MaxInt64, 0}, devarray.Uint8},
+		{"math.MaxInt64 elements in factors, then zero", append(slices.Clone(maxFactors), 0), devarray.Int8},
+		{"math.MaxInt64 bytes of 2-byte elements, then zero", []int{math.MaxInt64 / 2, 0}, devarray.Int16},
+		{"past int64 before the zero", []int{big, big, 0}, devarray.Uint8},
+		{"past int64 in elements before the zero", []int{math.MaxInt64 / 2, 3, 0}, devarray.Uint8},
+		{"past int64 in bytes, not in elements, then zero", []int{math.MaxInt64 / 2, 0}, devarray.Float32},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, lerr := devarray.NewHostStrided(nil, 0, tc.shape, nil, tc.dtype.Size())
+			got, err := accounting.EstimateBytes(tc.shape, tc.dtype)
+			if lerr != nil {
+				require.ErrorIs(t, lerr, devarray.ErrOverflow)
+				assert.ErrorIs(t, err, devarray.ErrOverflow, "devarray refuses %v: %v", tc.shape, lerr)
+				return
+			}
+			require.NoError(t, err, "devarray describes %v", tc.shape)
+			assert.Equal(t, int64(accounting.Granularity), got)
+		})
+	}
 }
