@@ -170,11 +170,11 @@ func (h *HostStrided) parallel(packed []byte, lo int64, workers int, gather bool
 // pieces splits bytes [lo, lo+n) of the stream into at most workers
 // pieces and returns where each ends, relative to lo (the last at n).
 // Each piece but the last ends on a multiple of pieceAlign in the stream,
-// so that it moves whole tile units, and each is within a unit of an
-// equal share of the range, n/workers, which is at least ParallelMin:
-// workers shrinks until it is. One piece when fewer than two workers
-// would each get ParallelMin bytes, or when a unit is more than half the
-// range; fewer than workers only when a unit is longer than a share.
+// so that it moves whole tile units, and each is within a unit (the last
+// also the remainder) of an equal share of the range, n/workers, at least
+// ParallelMin: workers shrinks until it is. One piece when fewer than two
+// workers would each get ParallelMin bytes, or when a unit is more than
+// half the range; fewer than workers only when a unit is longer than a share.
 func (h *HostStrided) pieces(lo, n int64, workers int) []int64 {
 	workers = int(min(int64(max(workers, 1)), n/ParallelMin))
 	align := h.pieceAlign()

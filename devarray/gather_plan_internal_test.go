@@ -35,6 +35,8 @@ var gatherPlanCases = []struct {
 	{"a volume, the middle axis closest", []int{6, 70, 100}, []int64{28000, 4, 280}, 1, 100 * 4},
 	{"a volume, the middle axis closest, short rows", []int{6, 70, 10}, []int64{2800, 4, 280}, -1, 256},
 	{"a 4-D array tiled with its second axis", []int{2, 50, 3, 40}, []int64{24000, 4, 200, 600}, 1, 50 * 3 * 40 * 4},
+	// A unit of 3 MiB, more than a share of ParallelMin.
+	{"a volume with its axes reversed, 3 MiB", []int{128, 64, 96}, []int64{4, 512, 32768}, 0, 128 * 64 * 96 * 4},
 }
 
 // A host strided copy tiles the axis its rule names, and splits a
@@ -53,7 +55,8 @@ func TestGatherTileChoice(t *testing.T) {
 // range, at least ParallelMin bytes, its ends moved to whole units:
 // exactly workers pieces where a unit is no longer than a share (and
 // never more), one where fewer than two shares of ParallelMin fit or a
-// unit is more than half the range, every piece within a unit of a share.
+// unit is more than half the range, every piece within a unit of a share
+// (and the remainder of n/workers).
 func TestGatherPieces(t *testing.T) {
 	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	for _, tc := range gatherPlanCases {
@@ -77,9 +80,14 @@ func TestGatherPieces(t *testing.T) {
 		align := h.pieceAlign()
 		for _, workers := range []int{-1, 0, 1, 2, 3, 4, 7, 16} {
 			// Ranges: the whole stream, one from a random element in the
-			// first quarter to one in the last, one shorter than two shares.
+			// first quarter to one in the last, one shorter than two shares,
+			// and two units, less an element and not, from the start and from
+			// the middle of a unit.
 			e, cut := 4*rng.Int64N(h.n/16), 4*rng.Int64N(h.n/16)
 			ranges := [][2]int64{{0, h.n}, {e, h.n - e - cut}, {e, 2*ParallelMin - 4}}
+			if mid := align / 8 * 4; mid+2*align <= h.n {
+				ranges = append(ranges, [2]int64{0, 2 * align}, [2]int64{0, 2*align - 4}, [2]int64{mid, 2*align - 4})
+			}
 			for _, r := range ranges {
 				lo, n := r[0], r[1]
 				t.Run(fmt.Sprintf("%s/%d workers/[%d,+%d)", tc.name, workers, lo, n), func(t *testing.T) {
