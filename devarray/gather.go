@@ -148,7 +148,8 @@ func (h *HostStrided) parallel(packed []byte, lo int64, workers int, gather bool
 	if lo < 0 || n > h.n || lo > h.n-n {
 		return fmt.Errorf("devarray: host strided: bytes [%d, %d) of a %d-byte stream: %w", lo, lo+n, h.n, ErrBounds)
 	}
-	ends := h.pieces(lo, n, workers)
+	var buf [8]int64 // on the stack: a copy on one goroutine allocates nothing
+	ends := h.pieces(buf[:0], lo, n, workers)
 	if len(ends) == 1 {
 		h.move(packed, lo, gather)
 		return nil
@@ -168,21 +169,20 @@ func (h *HostStrided) parallel(packed []byte, lo int64, workers int, gather bool
 }
 
 // pieces splits bytes [lo, lo+n) of the stream into at most workers
-// pieces and returns where each ends, relative to lo (the last at n).
+// pieces and appends to ends where each ends, relative to lo (the last at n).
 // Each piece but the last ends on a multiple of pieceAlign in the stream,
 // so that it moves whole tile units, and each is within a unit (the last
 // also the remainder) of an equal share of the range, n/workers, at least
 // ParallelMin: workers shrinks until it is. One piece when fewer than two
 // workers would each get ParallelMin bytes, or when a unit is more than
 // half the range; fewer than workers only when a unit is longer than a share.
-func (h *HostStrided) pieces(lo, n int64, workers int) []int64 {
+func (h *HostStrided) pieces(ends []int64, lo, n int64, workers int) []int64 {
 	workers = int(min(int64(max(workers, 1)), n/ParallelMin))
 	align := h.pieceAlign()
 	if workers < 2 || align > n/2 {
-		return []int64{n}
+		return append(ends, n)
 	}
 	share := n / int64(workers)
-	ends := make([]int64, 0, workers)
 	last := int64(0)
 	for i := range int64(workers - 1) {
 		// The end of the (i+1)th share, moved down to a unit's end.

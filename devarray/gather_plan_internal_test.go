@@ -91,7 +91,7 @@ func TestGatherPieces(t *testing.T) {
 			for _, r := range ranges {
 				lo, n := r[0], r[1]
 				t.Run(fmt.Sprintf("%s/%d workers/[%d,+%d)", tc.name, workers, lo, n), func(t *testing.T) {
-					ends := h.pieces(lo, n, workers)
+					ends := h.pieces(nil, lo, n, workers)
 					want := int(min(int64(max(workers, 1)), n/ParallelMin))
 					require.NotEmpty(t, ends)
 					require.Equal(t, n, ends[len(ends)-1], "the last piece ends the range")
@@ -131,4 +131,18 @@ func newPlanCase(t *testing.T, shape []int, strides []int64) *HostStrided {
 	h, err := NewHostStrided(make([]byte, lay.hi-lay.lo), -lay.lo, shape, strides, 4)
 	require.NoError(t, err)
 	return h
+}
+
+// A host strided copy on one goroutine (Gather, Scatter) allocates
+// nothing, whatever its layout: staged copies call it once per chunk.
+func TestGatherOnOneGoroutineAllocatesNothing(t *testing.T) {
+	for _, tc := range gatherPlanCases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newPlanCase(t, tc.shape, tc.strides)
+			packed := make([]byte, h.n/2)
+			lo := h.n / 4 / 4 * 4
+			require.Zero(t, testing.AllocsPerRun(20, func() { require.NoError(t, h.Gather(packed, lo)) }), "Gather allocates")
+			require.Zero(t, testing.AllocsPerRun(20, func() { require.NoError(t, h.Scatter(packed, lo)) }), "Scatter allocates")
+		})
+	}
 }
