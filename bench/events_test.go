@@ -45,8 +45,10 @@ func TestEventTimedCopies(t *testing.T) {
 		linkTime time.Duration
 	}{
 		{name: "memory speed", cfg: sim.Config{}},
-		{name: "latency", cfg: sim.Config{Latency: 3 * time.Millisecond}},
-		{name: "latency and link", cfg: sim.Config{Latency: 3 * time.Millisecond, Link: &sim.Link{PinnedGBps: 0.5, PageableGBps: 0.25}},
+		// A latency of 10 ms leaves the event-timed figures 5 ms of margin
+		// for a loaded machine's scheduling delays (3 ms left too little under -race).
+		{name: "latency", cfg: sim.Config{Latency: 10 * time.Millisecond}},
+		{name: "latency and link", cfg: sim.Config{Latency: 10 * time.Millisecond, Link: &sim.Link{PinnedGBps: 0.5, PageableGBps: 0.25}},
 			linkTime: time.Duration(float64(large) / 0.5)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
