@@ -130,6 +130,8 @@ func TestStridedCopySteps(t *testing.T) {
 			0, false, []string{"3d"}, []string{"3d"}},
 		{"3-D, wide rows", view{[]int{2, 10, 80}, [2]int{0, 9}, [2]int{0, 64}},
 			0, false, []string{"3d"}, []string{"3d"}},
+		{"3-D, wide rows, as many rows as slices", view{[]int{3, 4, 80}, [2]int{0, 3}, [2]int{0, 64}},
+			0, false, []string{"3d"}, []string{"3d"}},
 		{"3-D, wide rows, steps without a 3-D copy", view{[]int{2, 10, 80}, [2]int{0, 9}, [2]int{0, 64}},
 			0, true, append([]string{"no 3d"}, packDown...), append([]string{"no 3d"}, packUp...)},
 		{"a padded host side of a narrow view", view{[]int{devarray.MaxNarrowRows + 5, 8}, [2]int{0, devarray.MaxNarrowRows + 5}, [2]int{2, 5}},
