@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -150,9 +151,10 @@ func (s *ipcState) forget(off int64) {
 // already open here is not mapped again: IPCOpen returns the same address
 // and counts the open, and the mapping stays until as many IPCClose calls
 // (CUDA refuses a second cuIpcOpenMemHandle of one handle in a context;
-// the cuda backend counts the same way). The handle of this process, or
-// of an allocation its exporter freed, is refused with
-// driver.ErrOwnIPCHandle or driver.ErrStaleIPCHandle, as on CUDA.
+// the cuda backend counts the same way). The handle of this process is
+// refused with driver.ErrOwnIPCHandle; the handle of an allocation its
+// exporter freed with driver.ErrStaleIPCHandle, unless Config.OpenStaleIPC
+// says to map it as the H100 did.
 func (d *Device) IPCOpen(raw driver.IPCHandle) (devarray.Ptr, int64, error) {
 	if err := ipcSupported(); err != nil {
 		return 0, 0, fmt.Errorf("sim: IPC open: %w", err)
@@ -175,7 +177,7 @@ func (d *Device) IPCOpen(raw driver.IPCHandle) (devarray.Ptr, int64, error) {
 	if p, size, ok := d.ipc.reopen(raw); ok {
 		return devarray.Ptr(p), size, nil
 	}
-	if err := checkRegistry(h); err != nil {
+	if err := checkRegistry(h); err != nil && !(d.cfg.OpenStaleIPC && errors.Is(err, driver.ErrStaleIPCHandle)) {
 		return 0, 0, fmt.Errorf("sim: IPC open: %w", err)
 	}
 	mem, err := openFile(h.PID, h.MemFD, syscall.O_RDWR, h.Off+h.Size)

@@ -80,6 +80,13 @@ type Config struct {
 	// ordered before the other) fails with a *StreamRaceError wrapping
 	// driver.ErrStreamRace. Off, it costs one nil check per call.
 	CheckStreams bool
+	// OpenStaleIPC opens an IPC handle whose allocation its exporter has
+	// freed: IPCOpen maps the bytes at that place of the exporter's memory,
+	// whatever they hold now, as the H100 did (driver 580.159.04,
+	// 2026-11-27: cuIpcOpenMemHandle of a stale handle in another process
+	// returned CUDA_SUCCESS). Off, such a handle is refused with
+	// driver.ErrStaleIPCHandle. The emulated CUDA driver turns it on.
+	OpenStaleIPC bool
 }
 
 // Device is an emulated device. It implements driver.Device.

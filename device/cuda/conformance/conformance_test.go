@@ -5,6 +5,7 @@ package conformance
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -205,17 +206,26 @@ func TestAPISynchronization(t *testing.T) {
 		pending func(t *testing.T, b *buffers) bool // the effect is not visible yet
 		check   func(t *testing.T, b *buffers)      // after the gate opened and the context synchronized
 	}{
-		{name: "cuMemcpyHtoD from pageable memory returns once staged",
+		// "For transfers from pageable host memory to device memory, a stream
+		// sync is performed before the copy is initiated": the H100 (driver
+		// 580.159.04, 2026-11-27) waited.
+		{name: "cuMemcpyHtoD from pageable memory synchronizes its stream first", blocks: true,
 			call: func(b *buffers) int {
 				copy(b.pageable.Bytes(), b.pattern)
 				c := MemcpyHtoD(b.d, b.pageable)
 				copy(b.pageable.Bytes(), randomBytes(b.n)) // the staged copy must not see this
 				return c
 			},
-			pending: func(t *testing.T, b *buffers) bool { return !bytes.Equal(b.read(t, b.d), b.pattern) },
 			check: func(t *testing.T, b *buffers) {
 				assert.Equal(t, b.pattern, b.read(t, b.d), "the bytes as they were at the call")
 			}},
+		// "For transfers from device memory to pageable host memory, the
+		// function will return only once the copy has completed", Async too
+		// (the hang of interop's TestImportCAIOnConsumerStream on the H100).
+		{name: "cuMemcpyDtoHAsync into pageable memory returns complete", blocks: true,
+			prepare: func(t *testing.T, b *buffers) { b.fill(t, b.d) },
+			call:    func(b *buffers) int { return MemcpyDtoHAsync(b.pageable, b.d, StreamLegacy) },
+			check:   func(t *testing.T, b *buffers) { assert.Equal(t, b.pattern, b.pageable.Bytes()) }},
 		{name: "cuMemcpyHtoD from page-locked memory is synchronous", blocks: true,
 			call:  func(b *buffers) int { copy(b.pinned.Bytes(), b.pattern); return MemcpyHtoD(b.d, b.pinned) },
 			check: func(t *testing.T, b *buffers) { assert.Equal(t, b.pattern, b.read(t, b.d)) }},
@@ -430,8 +440,8 @@ func TestPerThreadStreams(t *testing.T) {
 
 // Events: a never-recorded event is complete; one recorded behind held
 // work is not until it runs; a stream can wait for one; elapsed time needs
-// both recorded, with timing, and complete; a destroyed one is an invalid
-// handle.
+// both recorded, with timing, and complete; recording a destroyed one is
+// CUDA_ERROR_CONTEXT_IS_DESTROYED, as the H100 answered.
 func TestEvents(t *testing.T) {
 	bind(t)
 	s, c := StreamCreate(0)
@@ -485,12 +495,13 @@ func TestEvents(t *testing.T) {
 	gone, c := EventCreate(0)
 	ok(t, c, "cuEventCreate")
 	ok(t, EventDestroy(gone), "cuEventDestroy")
-	assert.Equal(t, InvalidHandle, EventRecord(gone, s), "recording a destroyed event")
+	// Undefined behaviour; the H100 (driver 580.159.04, 2026-11-27) answered 709.
+	assert.Equal(t, ContextIsDestroyed, EventRecord(gone, s), "recording a destroyed event: %s", ErrorName(EventRecord(gone, s)))
 }
 
 // Contexts: the current context belongs to an OS thread; a call with none
-// is CUDA_ERROR_INVALID_CONTEXT; flags cannot be set on an active primary
-// context; and cuarray shares the primary context with a second library in
+// is CUDA_ERROR_INVALID_CONTEXT; flags can be set on an active primary
+// context from CUDA 11.0 on (not before); and cuarray shares the primary context with a second library in
 // the process, as PyTorch and CuPy use it, without disturbing it.
 func TestContexts(t *testing.T) {
 	bind(t)
@@ -521,7 +532,17 @@ func TestContexts(t *testing.T) {
 		_, active, c := PrimaryState(0)
 		ok(t, c, "cuDevicePrimaryCtxGetState")
 		require.True(t, active)
-		assert.Equal(t, PrimaryContextActive, PrimarySetFlags(0, CtxSchedBlocking), "cuDevicePrimaryCtxSetFlags on an active context")
+		version, c := DriverVersion()
+		ok(t, c, "cuDriverGetVersion")
+		want := Success // CUDA 11.0 on; the H100, driver 580.159.04, 2026-11-27
+		if version < 11000 {
+			want = PrimaryContextActive // CUDA 10's reference page
+		}
+		got := PrimarySetFlags(0, CtxSchedBlocking)
+		assert.Equal(t, want, got, "cuDevicePrimaryCtxSetFlags on an active context, driver %d: %s", version, ErrorName(got))
+		if got == Success {
+			ok(t, PrimarySetFlags(0, 0), "cuDevicePrimaryCtxSetFlags back to the default")
+		}
 	})
 	t.Run("a second library shares the primary context", func(t *testing.T) {
 		bind(t)
@@ -677,7 +698,18 @@ func TestHostMemory(t *testing.T) {
 	first := Host{mem.P, page + 100}
 	second := Host{unsafe.Add(mem.P, page+200), page}
 	ok(t, HostRegister(first, RegisterDeviceMap), "cuMemHostRegister")
-	assert.Equal(t, HostAlreadyRegistered, HostRegister(second, 0), "a page registered twice")
+	// Registration is by bytes: the H100 (driver 580.159.04, 2026-11-27)
+	// registered a range sharing a page but no byte with another.
+	ok(t, HostRegister(second, 0), "a page registered twice, no byte twice")
+	// A guess no GPU has answered yet: bytes registered twice are refused.
+	overlap := Host{unsafe.Add(mem.P, page), 64}
+	c = HostRegister(overlap, 0)
+	t.Logf("cuMemHostRegister of bytes already registered: %s", ErrorName(c))
+	assert.Equal(t, HostAlreadyRegistered, c, "bytes registered twice (a guess)")
+	if c == Success {
+		HostUnregister(overlap)
+	}
+	ok(t, HostUnregister(second), "cuMemHostUnregister")
 	dp, c := HostGetDevicePointer(first)
 	ok(t, c, "cuMemHostGetDevicePointer of registered memory")
 	assert.NotZero(t, dp)
@@ -718,21 +750,15 @@ func TestPitchedCopies(t *testing.T) {
 	wantRows(got.Bytes())
 
 	// cuMemcpy2D and cuMemcpy2DAsync "may fail for pitches not computed by
-	// cuMemAllocPitch" within one device: the emulated driver does, for a
-	// pitch that is not a multiple of the texture pitch alignment.
+	// cuMemAllocPitch" within one device; on the H100 (driver 580.159.04,
+	// 2026-11-27) both copied at pitch 36.
 	for _, v := range []int{Copy2D, Copy2DAsync} {
 		ok(t, MemsetD8(dst, 0, pitch*rows), "cuMemsetD8")
 		c := MemcpyDtoD2D(v, dst, src, pitch, pitch, width, rows, StreamLegacy)
-		t.Logf("variant %d, device to device with pitch %d: %s", v, pitch, ErrorName(c))
-		if emulatedDriver() {
-			assert.Equal(t, InvalidValue, c, "variant %d: the emulated driver refuses an unaligned device pitch", v)
-			continue
-		}
-		if c == Success {
-			ok(t, CtxSynchronize(), "cuCtxSynchronize")
-			ok(t, MemcpyDtoH(got, dst), "cuMemcpyDtoH")
-			wantRows(got.Bytes())
-		}
+		ok(t, c, fmt.Sprintf("variant %d, device to device with pitch %d", v, pitch))
+		ok(t, CtxSynchronize(), "cuCtxSynchronize")
+		ok(t, MemcpyDtoH(got, dst), "cuMemcpyDtoH")
+		wantRows(got.Bytes())
 	}
 
 	const depth, height = 3, 4
@@ -864,7 +890,7 @@ func TestBadArguments(t *testing.T) {
 }
 
 // IPC handles: one opens in another process and reads the memory; this
-// process's own handle and a stale one get the driver's errors.
+// process's own handle is refused, and a stale one opens, as on the H100.
 func TestIPC(t *testing.T) {
 	bind(t)
 	if h := os.Getenv("CUARRAY_CONFORMANCE_IPC_HANDLE"); h != "" {
@@ -905,13 +931,17 @@ func TestIPC(t *testing.T) {
 }
 
 // ipcChild opens the handle the parent passed and checks what it reads, or
-// that a stale one is refused with CUDA_ERROR_INVALID_VALUE.
+// that a stale one opens (what it maps is undefined).
 func ipcChild(t *testing.T, arg string) {
 	hs, want, _ := strings.Cut(arg, ":")
 	h := unhex(hs)
 	p, c := IPCOpenMemHandle(h)
 	if want == "stale" {
-		assert.Equal(t, InvalidValue, c, "opening a stale handle: %s", ErrorName(c))
+		// The H100 (driver 580.159.04, 2026-11-27) opened it.
+		assert.Equal(t, Success, c, "opening a stale handle: %s", ErrorName(c))
+		if c == Success {
+			ok(t, IPCCloseMemHandle(p), "cuIpcCloseMemHandle of a stale handle")
+		}
 		return
 	}
 	ok(t, c, "cuIpcOpenMemHandle")

@@ -100,6 +100,8 @@ const (
 	HostAlreadyRegistered = int(C.CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
 	HostNotRegistered     = int(C.CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED)
 	PrimaryContextActive  = int(C.CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE)
+	ContextIsDestroyed    = int(C.CUDA_ERROR_CONTEXT_IS_DESTROYED)
+	NotPermitted          = int(C.CUDA_ERROR_NOT_PERMITTED)
 )
 
 // Flags and handles of the driver API.
@@ -123,6 +125,13 @@ const (
 func Init() error { return cuda.Init() }
 
 func r(c C.CUresult) int { return int(c) }
+
+// DriverVersion is cuDriverGetVersion: 12080 for CUDA 12.8.
+func DriverVersion() (int, int) {
+	var v C.int
+	c := C.cuDriverGetVersion(&v)
+	return int(v), r(c)
+}
 
 func DeviceGet(ordinal int) (int, int) {
 	var d C.CUdevice

@@ -43,6 +43,7 @@ type context struct {
 	perThread map[int]*stream      // each OS thread's CU_STREAM_PER_THREAD
 	owned     map[uintptr]struct{} // handles made in this activation: streams, events, modules, functions
 	sticky    atomic.Int32         // the result of the fault that spoiled the context, 0 before one
+	host      hostWorker           // runs the context's host functions
 }
 
 // retain adds a reference, activating the context on the first.
@@ -51,7 +52,7 @@ func (c *context) retain() cuResult {
 	defer c.mu.Unlock()
 	if c.refs == 0 {
 		cfg := drv.cfg
-		dev, err := sim.New(sim.Config{Ordinal: c.dev.ordinal, Memory: cfg.memory, Latency: cfg.latency, FailFault: cfg.failFault, CheckStreams: cfg.check})
+		dev, err := sim.New(sim.Config{Ordinal: c.dev.ordinal, Memory: cfg.memory, Latency: cfg.latency, FailFault: cfg.failFault, CheckStreams: cfg.check, OpenStaleIPC: true})
 		if err != nil {
 			return errOutOfMemory
 		}
@@ -109,7 +110,7 @@ func (c *context) destroy() {
 	}
 	drv.mu.Lock()
 	for h := range owned {
-		delete(drv.handles, h)
+		delete(drv.handles, h) // invalid with the context: not retired for reuse
 	}
 	kept := drv.host[:0]
 	for _, h := range drv.host {
@@ -167,6 +168,9 @@ func current() (*context, *sim.Device, cuResult) {
 	c := drv.currentContext()
 	if c == nil {
 		return nil, nil, errInvalidContext
+	}
+	if c.inHostFunc() {
+		return nil, nil, errNotPermitted
 	}
 	dev := c.active()
 	if dev == nil {
@@ -232,7 +236,10 @@ func (c *context) stream(h uintptr) (*stream, cuResult) {
 		return s, success
 	}
 	s, ok := lookup[*stream](h)
-	if !ok || s.ctx != c {
+	if !ok {
+		return nil, destroyedStream(h)
+	}
+	if s.ctx != c {
 		return nil, errInvalidHandle
 	}
 	return s, success

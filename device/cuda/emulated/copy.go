@@ -25,11 +25,10 @@ func cPointer(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Point
 func staged(b []byte) []byte { return append([]byte(nil), b...) }
 
 // copyHtoD copies n bytes of host memory at src to device memory at dst on
-// stream sh. Synchronous (cuMemcpyHtoD, on the legacy stream): from
-// page-locked memory it returns when the copy is done; from pageable
-// memory once the source is staged, the device write still pending, as
-// the driver does. Async: it returns when the copy is queued, a pageable
-// source staged first.
+// stream sh. From page-locked memory: synchronous (cuMemcpyHtoD, on the
+// legacy stream) it returns when the copy is done, Async when it is
+// queued. From pageable memory both first wait for the stream, then stage
+// the source and return with the device write pending (pageable.go).
 func copyHtoD(dst uintptr, src unsafe.Pointer, n uint64, sh uintptr, async bool) cuResult {
 	_, dev, s, r := currentStream(sh)
 	if r != success {
@@ -41,9 +40,15 @@ func copyHtoD(dst uintptr, src unsafe.Pointer, n uint64, sh uintptr, async bool)
 	if src == nil || n > maxCopy || !onDevice(dev, dst, int64(n)) {
 		return errInvalidValue
 	}
+	pinned, r := hostSide(uintptr(src), int64(n))
+	if r != success {
+		return r
+	}
 	b := hostBytes(src, int64(n))
-	pinned := hostAt(uintptr(src), int64(n)) != nil
 	if !pinned {
+		if r := s.syncForPageable(); r != success {
+			return r
+		}
 		b = staged(b)
 	}
 	if r := s.run(func(st driver.Stream) error { return st.CopyHtoDAsync(devarray.Ptr(dst), b) }); r != success {
@@ -55,12 +60,10 @@ func copyHtoD(dst uintptr, src unsafe.Pointer, n uint64, sh uintptr, async bool)
 	return s.wait()
 }
 
-// copyDtoH copies n bytes of device memory at src to host memory at dst:
-// synchronous (cuMemcpyDtoH) returns with the bytes there. Async, to
-// pageable memory, it writes dst when the copy runs, from memory of its
-// own, as a driver does that lets the GPU write pageable memory (HMM, ATS):
-// it keeps dst's address where the Go garbage collector does not look, so
-// nothing of the driver keeps Go memory alive after the call returns.
+// copyDtoH copies n bytes of device memory at src to host memory at dst.
+// Synchronous (cuMemcpyDtoH) it returns with the bytes there; Async into
+// page-locked memory when the copy is queued, into pageable memory when
+// it is complete (pageable.go).
 func copyDtoH(dst unsafe.Pointer, src uintptr, n uint64, sh uintptr, async bool) cuResult {
 	_, dev, s, r := currentStream(sh)
 	if r != success {
@@ -72,14 +75,21 @@ func copyDtoH(dst unsafe.Pointer, src uintptr, n uint64, sh uintptr, async bool)
 	if dst == nil || n > maxCopy || !onDevice(dev, src, int64(n)) {
 		return errInvalidValue
 	}
-	if async && hostAt(uintptr(dst), int64(n)) == nil {
-		return s.copyToPageable(dst, src, n)
+	pinned, r := hostSide(uintptr(dst), int64(n))
+	if r != success {
+		return r
+	}
+	if !pinned {
+		s.ctx.waitHostFuncs()
+		if async && !drv.cfg.pageableWaits {
+			return s.copyToPageable(dst, src, n)
+		}
 	}
 	b := hostBytes(dst, int64(n))
 	if r := s.run(func(st driver.Stream) error { return st.CopyDtoHAsync(b, devarray.Ptr(src)) }); r != success {
 		return r
 	}
-	if async {
+	if async && pinned {
 		return success
 	}
 	return s.wait()

@@ -15,13 +15,6 @@ import (
 // memory a pitched copy takes.
 const maxPitch = math.MaxInt32
 
-// texturePitchAlignment is CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT.
-// cuMemcpy2D and cuMemcpy2DAsync "may fail for pitches not computed by
-// cuMemAllocPitch" within one device; the emulated driver does fail for a
-// device-to-device copy of several rows whose pitch is not a multiple of
-// it (cuMemcpy2DUnaligned and the 3-D copies take any pitch).
-const texturePitchAlignment = 32
-
 // side is one side of a pitched copy, as CUDA_MEMCPY2D/3D give it.
 type side struct {
 	memType          int
@@ -36,7 +29,6 @@ type side struct {
 type pitched struct {
 	src, dst             side
 	width, height, depth uint64
-	aligned              bool // cuMemcpy2D/cuMemcpy2DAsync: the texture pitch rule applies
 }
 
 // resolve turns a unified side into a host or device one, by the address.
@@ -90,7 +82,10 @@ func (s side) place(dev *sim.Device, n uint64) (devarray.Place, bool) {
 // memcpy3D runs a pitched copy on stream sh with the driver's argument
 // checks. Synchronous copies follow cuMemcpy's rules: to the host they
 // return when done, from page-locked host memory too, from pageable
-// memory once it is staged, and within the device at once.
+// memory once the stream is synchronized and the source staged, and
+// within the device at once; an Async copy into pageable memory returns
+// when done too (pageable.go). A host side partly page-locked is
+// CUDA_ERROR_INVALID_VALUE.
 func memcpy3D(p pitched, sh uintptr, async bool) cuResult {
 	_, dev, s, r := currentStream(sh)
 	if r != success {
@@ -117,18 +112,34 @@ func memcpy3D(p pitched, sh uintptr, async bool) cuResult {
 	if !ok1 || !ok2 {
 		return errInvalidValue
 	}
-	if p.aligned && p.src.memType == memTypeDevice && p.dst.memType == memTypeDevice && p.height > 1 &&
-		(p.src.pitch%texturePitchAlignment != 0 || p.dst.pitch%texturePitchAlignment != 0) {
-		return errInvalidValue
-	}
 	src, ok1 := p.src.place(dev, ns)
 	dst, ok2 := p.dst.place(dev, nd)
 	if !ok1 || !ok2 {
 		return errInvalidValue
 	}
-	fromPageable := src.OnHost() && hostAt(uintptr(p.src.host), int64(ns)) == nil
+	var fromPageable, toPageable bool
+	if src.OnHost() {
+		pinned, r := hostSide(uintptr(p.src.host), int64(ns))
+		if r != success {
+			return r
+		}
+		fromPageable = !pinned
+	}
+	if dst.OnHost() {
+		pinned, r := hostSide(uintptr(p.dst.host), int64(nd))
+		if r != success {
+			return r
+		}
+		toPageable = !pinned
+	}
 	if fromPageable && !dst.OnHost() {
+		if r := s.syncForPageable(); r != success {
+			return r
+		}
 		src.Host = staged(src.Host)
+	}
+	if toPageable {
+		s.ctx.waitHostFuncs()
 	}
 	m := devarray.Memcpy3D{
 		Dst: dst, Src: src,
@@ -138,6 +149,9 @@ func memcpy3D(p pitched, sh uintptr, async bool) cuResult {
 	}
 	if r := s.run(func(st driver.Stream) error { return st.Memcpy3DAsync(m) }); r != success {
 		return r
+	}
+	if toPageable && drv.cfg.pageableWaits {
+		return s.wait() // "returns only once the copy has completed", Async too
 	}
 	if async || (!dst.OnHost() && (fromPageable || !src.OnHost())) {
 		return success

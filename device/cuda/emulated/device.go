@@ -53,9 +53,9 @@ var attributes = map[int]int{
 	16: 2,                  // MULTIPROCESSOR_COUNT
 	19: 1,                  // CAN_MAP_HOST_MEMORY
 	41: 1,                  // UNIFIED_ADDRESSING
-	51: texturePitchAlignment,
-	75: 9, // COMPUTE_CAPABILITY_MAJOR
-	76: 0, // COMPUTE_CAPABILITY_MINOR
+	51: 32,                 // TEXTURE_PITCH_ALIGNMENT
+	75: 9,                  // COMPUTE_CAPABILITY_MAJOR
+	76: 0,                  // COMPUTE_CAPABILITY_MINOR
 }
 
 // maxAttribute bounds cuda.h's CUdevice_attribute values.
@@ -80,10 +80,13 @@ func primaryState(d *device) (flags uint32, active bool) {
 	return c.flags, c.refs > 0
 }
 
-// primarySetFlags is cuDevicePrimaryCtxSetFlags. On an active context it
-// fails: with CUDA_ERROR_INVALID_VALUE when the flags name
-// CU_CTX_MAP_HOST (what driver 580 answered on an H100), else with
-// CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE.
+// primarySetFlags is cuDevicePrimaryCtxSetFlags. Flags that name
+// CU_CTX_MAP_HOST fail with CUDA_ERROR_INVALID_VALUE on an active context
+// (driver 580 on an H100, 2026-11-23). Other flags: a driver of CUDA 11.0
+// or newer sets them on an active context too (the H100, driver
+// 580.159.04, 2026-11-27, conformance TestContexts: CUDA_SUCCESS), an
+// older one fails with CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE, as CUDA 10's
+// reference page says.
 func primarySetFlags(d *device, flags uint32) cuResult {
 	if flags&^ctxFlagsMask != 0 || flags&ctxSchedMask > ctxBlockingSync || flags&ctxSchedMask == 3 {
 		return errInvalidValue
@@ -95,7 +98,9 @@ func primarySetFlags(d *device, flags uint32) cuResult {
 		if flags&ctxMapHost != 0 {
 			return errInvalidValue
 		}
-		return errPrimaryContextActive
+		if drv.cfg.version < 11000 {
+			return errPrimaryContextActive
+		}
 	}
 	c.flags = flags
 	return success
@@ -147,8 +152,10 @@ func ipcGetMemHandle(p uintptr) (driver.IPCHandle, cuResult) {
 }
 
 // ipcOpenMemHandle maps another process's allocation: a handle of this
-// process is CUDA_ERROR_INVALID_CONTEXT and a stale one
-// CUDA_ERROR_INVALID_VALUE, as a GPU's driver answers.
+// process is CUDA_ERROR_INVALID_CONTEXT. A stale one (its exporter freed
+// the allocation) maps whatever that memory holds now: the H100 opened one
+// (driver 580.159.04, 2026-11-27, conformance TestIPC), so a program cannot
+// rely on the driver to refuse it.
 func ipcOpenMemHandle(h driver.IPCHandle, flags uint32) (uintptr, cuResult) {
 	c, dev, r := current()
 	if r != success {

@@ -52,6 +52,7 @@ const (
 	errNotMappedAsPointer     = cuResult(C.CUDA_ERROR_NOT_MAPPED_AS_POINTER)
 	errAlreadyMapped          = cuResult(C.CUDA_ERROR_ALREADY_MAPPED)
 	errStreamCaptureUnsupport = cuResult(C.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+	errNotPermitted           = cuResult(C.CUDA_ERROR_NOT_PERMITTED)
 )
 
 // resultText names each result and describes it, in the driver's words
@@ -88,6 +89,7 @@ var resultText = map[cuResult][2]string{
 	errNotMappedAsPointer:     {"CUDA_ERROR_NOT_MAPPED_AS_POINTER", "mapped resource not available for access as a pointer"},
 	errAlreadyMapped:          {"CUDA_ERROR_ALREADY_MAPPED", "resource already mapped"},
 	errStreamCaptureUnsupport: {"CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "operation not permitted when stream is capturing"},
+	errNotPermitted:           {"CUDA_ERROR_NOT_PERMITTED", "operation not permitted"},
 }
 
 func (r cuResult) name() string {

@@ -422,11 +422,16 @@ func side2D(t C.CUmemorytype, host unsafe.Pointer, dev C.CUdeviceptr, arr C.CUar
 	return side{memType: int(t), host: host, dev: uintptr(dev), hasArr: arr != nil, x: uint64(x), y: uint64(y), pitch: uint64(pitch)}
 }
 
-func pitched2D(p *C.CUDA_MEMCPY2D, aligned bool) pitched {
+// pitched2D decodes a CUDA_MEMCPY2D. cuMemcpy2D and cuMemcpy2DAsync "may
+// fail for pitches not computed by cuMemAllocPitch"; on the H100 (driver
+// 580.159.04, 2026-11-27, conformance TestPitchedCopies) both copied device
+// to device at pitch 36, so the emulated driver takes any pitch there, as
+// cuMemcpy2DUnaligned does.
+func pitched2D(p *C.CUDA_MEMCPY2D) pitched {
 	return pitched{
 		src:   side2D(p.srcMemoryType, unsafe.Pointer(p.srcHost), p.srcDevice, p.srcArray, p.srcXInBytes, p.srcY, p.srcPitch),
 		dst:   side2D(p.dstMemoryType, p.dstHost, p.dstDevice, p.dstArray, p.dstXInBytes, p.dstY, p.dstPitch),
-		width: uint64(p.WidthInBytes), height: uint64(p.Height), depth: 1, aligned: aligned,
+		width: uint64(p.WidthInBytes), height: uint64(p.Height), depth: 1,
 	}
 }
 
@@ -443,7 +448,7 @@ func cuemu_cuMemcpy2D_v2(p *C.CUDA_MEMCPY2D) C.CUresult {
 	if p == nil {
 		return result("cuMemcpy2D_v2", errInvalidValue)
 	}
-	return result("cuMemcpy2D_v2", memcpy3D(pitched2D(p, true), 0, false))
+	return result("cuMemcpy2D_v2", memcpy3D(pitched2D(p), 0, false))
 }
 
 //export cuemu_cuMemcpy2DUnaligned_v2
@@ -451,7 +456,7 @@ func cuemu_cuMemcpy2DUnaligned_v2(p *C.CUDA_MEMCPY2D) C.CUresult {
 	if p == nil {
 		return result("cuMemcpy2DUnaligned_v2", errInvalidValue)
 	}
-	return result("cuMemcpy2DUnaligned_v2", memcpy3D(pitched2D(p, false), 0, false))
+	return result("cuMemcpy2DUnaligned_v2", memcpy3D(pitched2D(p), 0, false))
 }
 
 //export cuemu_cuMemcpy2DAsync_v2
@@ -459,7 +464,7 @@ func cuemu_cuMemcpy2DAsync_v2(p *C.CUDA_MEMCPY2D, s C.CUstream) C.CUresult {
 	if p == nil {
 		return result("cuMemcpy2DAsync_v2", errInvalidValue)
 	}
-	return result("cuMemcpy2DAsync_v2", memcpy3D(pitched2D(p, true), sh(s), true))
+	return result("cuMemcpy2DAsync_v2", memcpy3D(pitched2D(p), sh(s), true))
 }
 
 //export cuemu_cuMemcpy3D_v2
@@ -693,7 +698,7 @@ func cuemu_cuLaunchHostFunc(s C.CUstream, fn C.CUhostFn, data unsafe.Pointer) C.
 	}
 	if r == success {
 		r = st.run(func(q driver.Stream) error {
-			return sim.HostFunc(q, func() { C.cuemu_call_host(fn, data) })
+			return sim.HostFunc(q, func() { st.ctx.runHostFunc(func() { C.cuemu_call_host(fn, data) }) })
 		})
 	}
 	return result("cuLaunchHostFunc", r)

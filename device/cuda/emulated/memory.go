@@ -3,7 +3,6 @@
 package emulated
 
 import (
-	"os"
 	"unsafe"
 
 	"github.com/cuarray/cuarray/devarray"
@@ -47,16 +46,17 @@ func hostAt(p uintptr, n int64) *hostRange {
 	return nil
 }
 
-// hostOverlapping returns a page-locked range that shares a page with
-// [p, p+n), or nil: the driver locks whole pages, so it refuses to
-// register a page twice.
+// hostOverlapping returns a page-locked range that shares a byte with
+// [p, p+n), or nil. The driver registers bytes, not pages: on the H100
+// (driver 580.159.04, 2026-11-27, conformance TestHostMemory) a second
+// registration that shared a page but no byte with the first succeeded.
+// That one that shares bytes is refused (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
+// is what cuMemHostRegister's page implies; no GPU has answered it yet.
 func hostOverlapping(p uintptr, n int64) *hostRange {
-	page := uintptr(os.Getpagesize())
-	lo, hi := p/page, (p+uintptr(n)-1)/page
 	drv.mu.Lock()
 	defer drv.mu.Unlock()
 	for _, h := range drv.host {
-		if lo <= (h.base+uintptr(h.n)-1)/page && h.base/page <= hi {
+		if p < h.base+uintptr(h.n) && h.base < p+uintptr(n) {
 			return h
 		}
 	}

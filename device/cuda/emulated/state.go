@@ -40,11 +40,19 @@ type config struct {
 	mapHost   bool            // cuCtxGetFlags reports CU_CTX_MAP_HOST whether or not it was set
 	lack      map[string]bool // driver symbols this driver does not have
 	refuse    map[string]bool // driver symbols that answer CUDA_ERROR_INVALID_VALUE and do nothing
+
+	abortOnMisuse bool // misuse=abort: a destroyed handle's use aborts the process (misuse.go)
+
+	// pageableWaits: pageable copies wait as the driver's API
+	// synchronization page says (pageable.go); pageable=early turns it off,
+	// to compare with the old reading.
+	pageableWaits       bool
+	pageableWaitsHostFn bool // a pageable copy waits while a host function runs (hostfn.go)
 }
 
 // parseConfig parses EnvVar's value.
 func parseConfig(s string) (config, error) {
-	c := config{devices: 1, memory: 80 << 30, version: Version, mapHost: true} // an H100's memory; reserved, not committed, as sim's memory is
+	c := config{devices: 1, memory: 80 << 30, version: Version, mapHost: true, pageableWaits: true, pageableWaitsHostFn: true} // an H100's memory; reserved, not committed, as sim's memory is
 	q, err := url.ParseQuery(s)
 	if err != nil {
 		return c, fmt.Errorf("%s=%q: %v", EnvVar, s, err)
@@ -80,6 +88,18 @@ func parseConfig(s string) (config, error) {
 			if err == nil && (c.version < 1000 || c.version > 99990) {
 				err = fmt.Errorf("want a driver API version such as 12080")
 			}
+		case "misuse":
+			c.abortOnMisuse = val == "abort"
+			if val != "abort" && val != "record" {
+				err = fmt.Errorf("want record (the default) or abort")
+			}
+		case "pageable":
+			c.pageableWaits = val == "wait"
+			if val != "wait" && val != "early" {
+				err = fmt.Errorf("want wait (the default) or early")
+			}
+		case "pageable-waits-hostfn":
+			c.pageableWaitsHostFn, err = strconv.ParseBool(val)
 		case "map-host":
 			c.mapHost, err = strconv.ParseBool(val)
 		case "lack", "refuse":
@@ -97,7 +117,7 @@ func parseConfig(s string) (config, error) {
 				c.refuse = set
 			}
 		default:
-			err = fmt.Errorf("unknown option (devices, mem, latency, check, fail-fault, version, map-host, lack, refuse)")
+			err = fmt.Errorf("unknown option (devices, mem, latency, check, fail-fault, version, map-host, misuse, pageable, pageable-waits-hostfn, lack, refuse)")
 		}
 		if err != nil {
 			return c, fmt.Errorf("%s: %s=%q: %v", EnvVar, k, val, err)
@@ -118,9 +138,17 @@ type state struct {
 	host        []*hostRange     // page-locked host memory of every context
 	failures    []Failure
 	races       []string // the stream race checker's reports (check=streams)
+
+	// dead holds the destroyed stream and event handles not yet reused,
+	// with what each was ("stream", "event"); reusable holds them by kind,
+	// the last destroyed first, as the driver's allocator hands out the
+	// address it freed last (see retire).
+	dead     map[uintptr]string
+	reusable map[string][]uintptr
+	misuses  []string // undefined-behaviour uses of destroyed handles (see misuse)
 }
 
-var drv = &state{handles: make(map[uintptr]any), current: make(map[int]*context)}
+var drv = &state{handles: make(map[uintptr]any), current: make(map[int]*context), dead: make(map[uintptr]string), reusable: make(map[string][]uintptr)}
 
 // Failure is a driver call that returned an error, as compute-sanitizer's
 // API error report lists them.
@@ -169,8 +197,10 @@ func ResetFailures() {
 	drv.failures = nil
 }
 
-// result records a failed call and returns its result.
+// result records a failed call and returns its result. A use of a
+// destroyed handle is recorded as undefined behaviour too (misuse).
 func result(call string, r cuResult) C.CUresult {
+	r = misused(call, r)
 	if r != success {
 		drv.mu.Lock()
 		if len(drv.failures) < maxFailures {
@@ -225,13 +255,36 @@ func (s *state) ready() bool {
 	return s.initialized && s.initErr == nil
 }
 
-// newHandleLocked returns a fresh handle for o: the address of a byte of
-// C memory that is never freed, so a handle is never reused and a
-// destroyed one stays invalid. The caller holds s.mu.
+// newHandleLocked returns a handle for o: the address of a byte of C
+// memory. A stream or an event takes the handle of the stream or event
+// destroyed last, when there is one (retire): a CUstream and a CUevent are
+// addresses of the driver's own structures, which it reuses, so a wrapper
+// that outlives its stream can meet a new one at the same address. The
+// caller holds s.mu.
 func (s *state) newHandleLocked(o any) uintptr {
+	kind := handleKind(o)
+	if free := s.reusable[kind]; kind != "" && len(free) > 0 {
+		h := free[len(free)-1]
+		s.reusable[kind] = free[:len(free)-1]
+		delete(s.dead, h)
+		s.handles[h] = o
+		return h
+	}
 	h := uintptr(C.malloc(1))
 	s.handles[h] = o
 	return h
+}
+
+// handleKind names the kinds of handle the driver reuses: "stream" and
+// "event"; "" for the others, whose handles are never reused.
+func handleKind(o any) string {
+	switch o.(type) {
+	case *stream:
+		return "stream"
+	case *event:
+		return "event"
+	}
+	return ""
 }
 
 func (s *state) newHandle(o any) uintptr {
@@ -240,11 +293,29 @@ func (s *state) newHandle(o any) uintptr {
 	return s.newHandleLocked(o)
 }
 
-// forget invalidates handle h.
+// forget invalidates handle h. A stream's or an event's handle is
+// retired: remembered as destroyed until a new stream or event takes it.
 func (s *state) forget(h uintptr) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	o, ok := s.handles[h]
+	if !ok {
+		return
+	}
 	delete(s.handles, h)
+	if kind := handleKind(o); kind != "" {
+		s.dead[h] = kind
+		s.reusable[kind] = append(s.reusable[kind], h)
+	}
+}
+
+// destroyed reports what handle h was, when it is a destroyed stream or
+// event not yet reused.
+func (s *state) destroyed(h uintptr) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kind, ok := s.dead[h]
+	return kind, ok
 }
 
 // lookup returns the object of handle h, if it is a T.

@@ -95,7 +95,7 @@ func streamOf(h uintptr) (*stream, cuResult) {
 func streamDestroy(h uintptr) cuResult {
 	s, ok := lookup[*stream](h)
 	if !ok {
-		return errInvalidHandle
+		return destroyedStream(h)
 	}
 	drv.forget(h)
 	c := s.ctx
@@ -133,7 +133,10 @@ func streamWaitEvent(h, e uintptr, flags uint32) cuResult {
 		return r
 	}
 	ev, ok := lookup[*event](e)
-	if !ok || ev.ctx != s.ctx || flags&^streamWaitFlagsMask != 0 {
+	if !ok {
+		return destroyedEvent(e)
+	}
+	if ev.ctx != s.ctx || flags&^streamWaitFlagsMask != 0 {
 		return errInvalidHandle
 	}
 	return s.run(func(st driver.Stream) error { return st.WaitEvent(ev.e) })
@@ -173,7 +176,10 @@ func eventOf(h uintptr) (*event, cuResult) {
 		return nil, r
 	}
 	ev, ok := lookup[*event](h)
-	if !ok || ev.ctx != c {
+	if !ok {
+		return nil, destroyedEvent(h)
+	}
+	if ev.ctx != c {
 		return nil, errInvalidHandle
 	}
 	return ev, success
