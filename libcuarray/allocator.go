@@ -20,12 +20,18 @@ package main
 // the pool on (package pool: one pool per device, made once), allocations
 // come from the pool's cached segments, the ledger counts the segments, and
 // a free is stream-ordered: the block is reusable at once on the stream it
-// was freed on, and on other streams once that stream (and the one it was
-// allocated on) has passed the free. PyTorch's free (cuarray_torch_free)
+// was freed on, and on other streams once that stream has passed the free.
+// The stream a free names must be alive. The stream a block was allocated
+// on may be gone by then (CuPy destroys a stream while arrays made on it
+// live on): a free on another stream than the allocation's (unless the
+// allocation's is a default stream) first waits for the device and then
+// never touches the allocation's stream, since the driver's answer to a
+// destroyed stream is undefined (on an H100, a crash). PyTorch's free (cuarray_torch_free)
 // is the exception: PyTorch's pluggable allocator passes only the stream a
 // block was allocated on and drops tensor.record_stream, so a side stream
 // may still use the block; with the pool, cuarray_torch_free first waits
-// for the device (every stream), then gives the block back. Stream 0 is
+// for the device (every stream), then gives the block back, touching no
+// stream but the one it names. Stream 0 is
 // CUDA's legacy default stream. Stream 2, CU_STREAM_PER_THREAD, is a
 // different stream on each OS thread, and the pool treats it so: a block a
 // thread freed on its stream 2 is reused at once by that thread only, and

@@ -35,6 +35,7 @@ type allocation struct {
 	index  int
 	target allocTarget
 	thread uintptr // the thread that allocated it on its per-thread default stream, else 0
+	stream uintptr // the handle of the stream it was allocated on
 }
 
 // AllocatorStats are the allocator's own counts of the calls it served,
@@ -179,7 +180,7 @@ func allocate(size int64, index int, stream uintptr) (uintptr, error) {
 	case p == 0:
 		allocator.stats.Zero++
 	default:
-		a := allocation{size: size, index: index, target: t}
+		a := allocation{size: size, index: index, target: t, stream: stream}
 		if stream == driver.PerThreadDefaultStream {
 			a.thread = threadID()
 		}
@@ -282,11 +283,28 @@ func releaseBlock(ptr uintptr, size int64, index int, stream uintptr, anyStream 
 	// call on this thread can reach that stream, so the free waits for the
 	// device instead.
 	anyStream = anyStream || a.thread != 0 && a.thread != threadID()
+	// A block freed on another stream than the one it was allocated on:
+	// that stream may be gone (CuPy destroys its streams while their
+	// blocks live on), and the driver's answer to an event recorded on a
+	// destroyed stream is undefined (an H100 crashed). The free waits for
+	// the device instead and never touches that stream. The caller's
+	// stream, given at the free, must be alive: it is CuPy's current
+	// stream, or the allocation's own.
+	anyStream = anyStream || a.stream != stream && !defaultStream(a.stream)
 	errs = append(errs, freeFrom(a.target, ptr, stream, anyStream))
 	freed()
 	return errors.Join(errs...)
 }
 
+// defaultStream reports whether handle h is one of the driver's default
+// streams (0, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD), which live as long
+// as the context.
+func defaultStream(h uintptr) bool {
+	return h == 0 || h == driver.LegacyDefaultStream || h == driver.PerThreadDefaultStream
+}
+
+// freeFrom gives a block back to its target: with anyStream, after waiting
+// for the device, without touching the stream it was allocated on.
 func freeFrom(t allocTarget, ptr uintptr, stream uintptr, anyStream bool) error {
 	defer saveContext().restore()
 	if t.pool == nil {
@@ -295,20 +313,21 @@ func freeFrom(t allocTarget, ptr uintptr, stream uintptr, anyStream bool) error 
 		}
 		return nil
 	}
+	free := t.pool.FreeAsync
 	if anyStream {
 		if err := t.dev.Synchronize(); err != nil {
-			// The pool still orders the block's reuse on its own stream.
 			return errors.Join(fmt.Errorf("libcuarray allocator: free %#x: wait for the device: %w", ptr, err),
-				t.pool.FreeAsync(devarray.Ptr(ptr), nil))
+				t.pool.FreeSynced(devarray.Ptr(ptr), nil))
 		}
+		free = t.pool.FreeSynced // the allocation's stream is passed: touch it no more
 	}
 	s, err := streamFor(t.dev, stream)
 	if err != nil {
-		// The block's own stream still orders its reuse.
+		// The block's own stream, unless passed, still orders its reuse.
 		return errors.Join(fmt.Errorf("libcuarray allocator: free %#x on stream %#x: %w", ptr, stream, err),
-			t.pool.FreeAsync(devarray.Ptr(ptr), nil))
+			free(devarray.Ptr(ptr), nil))
 	}
-	if err := t.pool.FreeAsync(devarray.Ptr(ptr), s); err != nil {
+	if err := free(devarray.Ptr(ptr), s); err != nil {
 		forgetStream(t.dev, stream, err) // the pool has the block back either way
 		return fmt.Errorf("libcuarray allocator: free %#x on stream %#x: %w", ptr, stream, err)
 	}

@@ -291,6 +291,25 @@ func (p *Pool) FreeAsync(ptr devarray.Ptr, s driver.Stream) error {
 	return p.freeLocked(ptr, b, s)
 }
 
+// FreeSynced is FreeAsync for a block whose work on every stream but s is
+// known to be complete (the caller synchronized the device): the stream it
+// was allocated on is not touched, so that stream may already be
+// destroyed, as a foreign library's stream may be by the time its
+// allocation is freed (CuPy destroys a stream while blocks allocated on it
+// live on; recording an event on it killed the process on an H100). With
+// s nil the block is reusable at once.
+func (p *Pool) FreeSynced(ptr devarray.Ptr, s driver.Stream) error {
+	if p.valid() != nil {
+		return p.freeInvalid(ptr)
+	}
+	p.mu.Lock()
+	b := p.live.get(ptr)
+	if b != nil && b.state == live {
+		b.stream = nil
+	}
+	return p.freeLocked(ptr, b, s)
+}
+
 // freeInvalid is FreeAsync's error on an invalid pool (out of line).
 func (p *Pool) freeInvalid(ptr devarray.Ptr) error {
 	return fmt.Errorf("pool: free %v: %w", ptr, p.valid())

@@ -39,7 +39,8 @@ import (
 func settle() error { return check(code(C.cuarray_sync_legacy())) }
 
 // Peek returns a copy of n bytes of device memory at p as they are now,
-// read on a non-blocking stream that waits for no other work (peek): tests
+// read on a non-blocking stream that waits for no other work, into
+// page-locked memory (peekState): tests
 // use it to check that a synchronous call's result is there the moment it
 // returns.
 func (d *Device) Peek(p devarray.Ptr, n int64) ([]byte, error) {
@@ -50,7 +51,7 @@ func (d *Device) Peek(p devarray.Ptr, n int64) ([]byte, error) {
 	if n == 0 {
 		return b, nil
 	}
-	err := d.call(func() error { return check(peek(b, p)) })
+	err := d.call(func() error { return d.peeks.peek(b, p) })
 	if err != nil {
 		return nil, fmt.Errorf("cuda: peek %d bytes at %v: %w", n, p, err)
 	}

@@ -54,8 +54,9 @@ type Device struct {
 	closed   bool
 	isClosed atomic.Bool // closed, for Closed without the lock
 
-	ipc  ipcTable // other processes' allocations opened here
-	mods modules  // the module images loaded into the context
+	ipc   ipcTable  // other processes' allocations opened here
+	mods  modules   // the module images loaded into the context
+	peeks peekState // what Peek reads through
 }
 
 var (
@@ -289,6 +290,7 @@ func (d *Device) Close() error {
 		}
 		return err
 	}))
+	keep(d.callAlways(d.peeks.release))
 	keep(fromCu(d.dev.ReleasePrimaryCtx()))
 	if first != nil {
 		return fmt.Errorf("cuda: close %v: %w", d.DeviceID(), first)

@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,7 +46,11 @@ func Spec() string {
 func Open(t testing.TB) device.Device {
 	t.Helper()
 	dev := OpenOwned(t)
+	misuses := undefinedUses(dev)
 	t.Cleanup(func() {
+		if uses := undefinedUses(dev); len(uses) > len(misuses) {
+			t.Errorf("undefined behaviour while the test ran (a GPU may crash on it): %s", strings.Join(uses[len(misuses):], "; "))
+		}
 		snap := dev.Ledger().Snapshot()
 		if !t.Failed() {
 			for _, k := range []accounting.Kind{accounting.Device, accounting.Pinned, accounting.Mapped, accounting.WriteCombined, accounting.Registered, accounting.IPC} {
@@ -59,6 +64,16 @@ func Open(t testing.TB) device.Device {
 		}
 	})
 	return dev
+}
+
+// undefinedUses returns the undefined-behaviour driver calls the device's
+// driver has seen so far: the emulated CUDA driver records each use of a
+// destroyed stream or event handle; other devices record none.
+func undefinedUses(dev device.Device) []string {
+	if u, ok := dev.(interface{ UndefinedUses() []string }); ok {
+		return u.UndefinedUses()
+	}
+	return nil
 }
 
 // IsSim reports whether dev is the emulated device.
