@@ -54,7 +54,13 @@ func TestImportCAIOnConsumerStream(t *testing.T) {
 	defer consumer.Close()
 	b, err := interop.ImportCAIOn(rig.dev, consumer, rig.cai)
 	require.NoError(t, err)
-	host := make([]byte, b.NBytes())
+	// Page-locked, so that the copy is queued: a copy into pageable
+	// memory returns only once complete, Async too, and here would wait
+	// for the held producer (it hung on an H100).
+	pinned, err := rig.dev.HostAlloc(b.NBytes(), 0)
+	require.NoError(t, err)
+	defer rig.dev.HostFree(pinned)
+	host := pinned.Bytes
 	require.NoError(t, consumer.CopyDtoHAsync(host, b.Ptr()))
 	done, err := rig.dev.NewEvent()
 	require.NoError(t, err)
@@ -65,7 +71,7 @@ func TestImportCAIOnConsumerStream(t *testing.T) {
 	assert.False(t, ok, "the consumer must not read before the producer's memset")
 	rig.resume()
 	require.NoError(t, consumer.Synchronize())
-	assert.Equal(t, sevens(len(host)), host, "the consumer read what the producer wrote")
+	assert.Equal(t, sevens(len(host)), append([]byte(nil), host...), "the consumer read what the producer wrote")
 }
 
 // With no consumer stream, the import returns once the producer is done.
