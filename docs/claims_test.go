@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/internal/toolchain"
 )
 
 // userDocs are the files a user reads: the README and docs/*.md.
@@ -45,17 +47,13 @@ func TestDocsSpeakOfTheProject(t *testing.T) {
 // 317bee6", "(317bee6)", "at 57b5727".
 var commitRef = regexp.MustCompile(`\b(?:commits?|at|and|then|,|\()\s*([0-9a-f]{7,40})\b`)
 
-// Every commit the docs cite exists in this repository's history, so a
-// figure's commit can be checked out and its command run again. Without
-// git or a history (a bundle on a GPU machine) the test skips.
+// TestCitedCommitsExist: every commit the docs cite exists in this
+// repository's history, so a figure's commit can be checked out and its
+// command run again. Without git or this repository's history (the
+// bundle's copy of the tree on a GPU machine, which has no .git) the test
+// skips, saying which is missing.
 func TestCitedCommitsExist(t *testing.T) {
-	gitTool, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("no git on this machine: the commits cannot be looked up")
-	}
-	if err := exec.Command(gitTool, "rev-parse", "--git-dir").Run(); err != nil {
-		t.Skip("not in a git checkout: the commits cannot be looked up")
-	}
+	gitTool := toolchain.History(t, "..", "to look the docs' commits up")
 	seen := 0
 	for f, text := range userDocs(t) {
 		for _, m := range commitRef.FindAllStringSubmatch(text, -1) {

@@ -6,11 +6,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/internal/toolchain"
 )
 
 // givens are the declarations a README block may ask for in its
@@ -43,12 +44,7 @@ var givens = map[string]string{
 // complete program, the outside module's main.go (`<!-- usermodule:
 // main.go -->`), is built and run by TestUserModule.
 func TestReadmeBlocksCompileAndRun(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		if goTool = filepath.Join(runtime.GOROOT(), "bin", "go"); !fileExists(goTool) {
-			t.Skip("no Go toolchain on this machine to build the README's blocks (the GPU machine has none)")
-		}
-	}
+	goTool := toolchain.Go(t, "to build the README's blocks")
 	readme, err := os.ReadFile("../README.md")
 	require.NoError(t, err)
 	blocks := regexp.MustCompile("(?s)<!-- given: ([^>]*?) -->\n```go\n(.*?)```").FindAllSubmatch(readme, -1)

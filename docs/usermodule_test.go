@@ -5,12 +5,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/internal/toolchain"
 )
 
 // usermoduleBlock is a README block that TestUserModule runs: the shell
@@ -24,12 +25,7 @@ var usermoduleBlock = regexp.MustCompile("(?s)<!-- usermodule: (\\S+) -->\n```(?
 // it on sim. It needs the module cache that this module's own build
 // fills (CI runs go mod download), and no network but the Go module proxy.
 func TestUserModule(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		if goTool = filepath.Join(runtime.GOROOT(), "bin", "go"); !fileExists(goTool) {
-			t.Skip("no Go toolchain on this machine to build an outside module (the GPU machine has none)")
-		}
-	}
+	goTool := toolchain.Go(t, "to build an outside module")
 	readme, err := os.ReadFile("../README.md")
 	require.NoError(t, err)
 	blocks := map[string]string{}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/internal/toolchain"
 )
 
 // threadsHarness calls the allocator's C entry points from POSIX threads,
@@ -191,8 +191,9 @@ int main(int argc, char **argv) {
 }
 `
 
-// TestAllocatorLastErrorFromCThreads builds the library and a C program whose POSIX threads call the
-// entry points at once, as PyTorch's and CuPy's do: every thread reads the
+// TestAllocatorLastErrorFromCThreads builds the library (or takes the one
+// $CUARRAY_LIB names: the bundle's on the GPU machine, which has no go
+// command) and a C program whose POSIX threads call the entry points at once, as PyTorch's and CuPy's do: every thread reads the
 // message of its own failure from cuarray_allocator_last_error, never
 // another's, and one thread's clear leaves the others' messages; the
 // errors count is the process's. A thread that records many errors, and
@@ -211,14 +212,12 @@ func TestAllocatorLastErrorFromCThreads(t *testing.T) {
 	if err != nil {
 		t.Skip("no C compiler to build the C caller: " + err.Error())
 	}
+	lib := toolchain.Library(t, ".", "")
 	dir := t.TempDir()
-	lib := filepath.Join(dir, "libcuarray.so")
-	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-buildmode=c-shared", "-o", lib, ".").CombinedOutput()
-	require.NoError(t, err, "building libcuarray:\n%s", out)
 	src := filepath.Join(dir, "threads.c")
 	require.NoError(t, os.WriteFile(src, []byte(threadsHarness), 0o644))
 	bin := filepath.Join(dir, "threads")
-	out, err = exec.Command(cc, "-O1", "-Wall", "-o", bin, src, "-pthread", "-ldl").CombinedOutput()
+	out, err := exec.Command(cc, "-O1", "-Wall", "-o", bin, src, "-pthread", "-ldl").CombinedOutput()
 	require.NoError(t, err, "building the C caller:\n%s", out)
 
 	limit := int64(1<<20) + rand.Int64N(1<<20)

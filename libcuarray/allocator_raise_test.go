@@ -6,11 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/internal/toolchain"
 )
 
 // harness calls the library as PyTorch's CUDAPluggableAllocator does: it
@@ -55,9 +56,11 @@ int main(int argc, char** argv) {
 }
 `
 
-// TestTorchMallocRaise builds the library, and a C++ program that calls
-// cuarray_torch_malloc_raise as PyTorch does: a malloc past the limit throws
-// a std::bad_alloc whose what() is cuarray's message; the rest works.
+// TestTorchMallocRaise builds the library (or takes the one $CUARRAY_LIB
+// names: the bundle's on the GPU machine, which has no go command), and a
+// C++ program that calls cuarray_torch_malloc_raise as PyTorch does: a
+// malloc past the limit throws a std::bad_alloc whose what() is cuarray's
+// message; the rest works.
 func TestTorchMallocRaise(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the C library and a C++ program: not in -short")
@@ -66,14 +69,12 @@ func TestTorchMallocRaise(t *testing.T) {
 	if err != nil {
 		t.Skip("no g++ to build the C++ caller: " + err.Error())
 	}
+	lib := toolchain.Library(t, ".", "")
 	dir := t.TempDir()
-	lib := filepath.Join(dir, "libcuarray.so")
-	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-buildmode=c-shared", "-o", lib, ".").CombinedOutput()
-	require.NoError(t, err, "building libcuarray:\n%s", out)
 	src := filepath.Join(dir, "harness.cc")
 	require.NoError(t, os.WriteFile(src, []byte(harness), 0o644))
 	bin := filepath.Join(dir, "harness")
-	out, err = exec.Command(cxx, "-std=c++17", "-o", bin, src, "-ldl").CombinedOutput()
+	out, err := exec.Command(cxx, "-std=c++17", "-o", bin, src, "-ldl").CombinedOutput()
 	require.NoError(t, err, "building the C++ caller:\n%s", out)
 	out, err = exec.Command(bin, lib, "sim:51?mem=64MiB").CombinedOutput()
 	require.NoError(t, err, "the C++ caller:\n%s", out)

@@ -1,20 +1,20 @@
 // Package python_test runs the Python module's tests (test_cuarray.py)
-// against a freshly built libcuarray, from go test, so that `make test`
-// runs them wherever /usr/bin/python3 has NumPy.
+// against a freshly built libcuarray (or the one $CUARRAY_LIB names), from
+// go test, so that `make test` runs them wherever /usr/bin/python3 has NumPy.
 package python_test
 
 import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/internal/toolchain"
 )
 
 // python returns an interpreter that has NumPy, or skips the test (fails
@@ -38,19 +38,12 @@ func python(t *testing.T) string {
 	return ""
 }
 
-// library returns $CUARRAY_LIB, or builds libcuarray into a temporary folder.
+// library returns the libcuarray the Python tests load: the one
+// $CUARRAY_LIB names (the bundle's on the GPU machine, which has no go
+// command), else a fresh build of ../libcuarray with libTags; without
+// either the test skips.
 func library(t *testing.T) string {
-	if lib := os.Getenv("CUARRAY_LIB"); lib != "" {
-		return lib
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	lib := filepath.Join(t.TempDir(), "libcuarray.so")
-	out, err := exec.Command(goTool, "build", "-tags", libTags, "-buildmode=c-shared", "-o", lib, "../libcuarray").CombinedOutput()
-	require.NoError(t, err, "building libcuarray:\n%s", out)
-	return lib
+	return toolchain.Library(t, "../libcuarray", libTags)
 }
 
 func TestPythonModule(t *testing.T) {

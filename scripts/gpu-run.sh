@@ -40,7 +40,10 @@ else
 	DEV="${CUARRAY_TEST_DEVICE:-sim:0?mem=256MiB}"
 fi
 export CUARRAY_TEST_DEVICE="$DEV"
-export CUARRAY_LIB="$G/libcuarray.so" # python.test and the Python suites load it (no Go there)
+# The bundle's cuda libcuarray, unpacked from bins.tar.xz: python.test, libcuarray.test's C and C++
+# callers and the Python suites load it, as there is no go command there to build one
+# (internal/toolchain.Library).
+export CUARRAY_LIB="$G/libcuarray.so"
 COMMIT="$(cat "$G/commit")"
 GPU="none"
 if command -v nvidia-smi > /dev/null; then

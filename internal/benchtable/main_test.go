@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -83,28 +84,60 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestRunWritesJSONAndMarkdown runs the command on a bench script's output
+// and reads back both files. Each figure is expected as it was written
+// (%.3f) and parsed back, never as the value it was made from: the two
+// round to different table cells when the written value lies on a rounding
+// boundary (122.2502 is written 122.250, whose four digits are 122.2, not
+// 122.3), which the fixed cases hold.
 func TestRunWritesJSONAndMarkdown(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    float64
+		cell string // the table's median when the test knows it; "" for a random figure
+	}{
+		{name: "random", v: 100 + rand.Float64()*50},
+		{name: "written up to a boundary that rounds down", v: 122.2496, cell: "122.2"},
+		{name: "written down to a boundary that rounds down", v: 122.2502, cell: "122.2"},
+		{name: "written down to a boundary that rounds up", v: 121.7503, cell: "121.8"},
+		{name: "written up to a boundary that rounds up", v: 121.7497, cell: "121.8"},
+		{name: "trailing zeros", v: 110.0004, cell: "110"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			figure := fmt.Sprintf("%.3f", tc.v)
+			written, err := strconv.ParseFloat(figure, 64)
+			require.NoError(t, err)
+			in := filepath.Join(dir, "out.txt")
+			require.NoError(t, os.WriteFile(in, []byte("== ledger: go test -bench Y ./accounting\nBenchmarkY-2 10 "+figure+" ns/event 7 B/op\n== rc 0\n"), 0o644))
+			js, md := filepath.Join(dir, "b.json"), filepath.Join(dir, "b.md")
+			require.NoError(t, run(in, "abc1234", "2026-11-25", js, md))
+			var rep Report
+			raw, err := os.ReadFile(js)
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(raw, &rep))
+			assert.Equal(t, "abc1234", rep.Commit)
+			require.Len(t, rep.Steps, 1)
+			require.NotEmpty(t, rep.Steps[0].Figures)
+			assert.Equal(t, written, rep.Steps[0].Figures[0].Median, "the median is the figure as written (%s)", figure)
+			text, err := os.ReadFile(md)
+			require.NoError(t, err)
+			assert.Contains(t, string(text), "at commit abc1234")
+			assert.Contains(t, string(text), "`go test -bench Y ./accounting`")
+			m := num(written)
+			if tc.cell != "" {
+				assert.Equal(t, tc.cell, m, "four significant digits of %s", figure)
+			}
+			assert.Contains(t, string(text), "| Y | ns/event | "+m+" | "+m+"–"+m+" | 1 |\n")
+			cell, err := strconv.ParseFloat(m, 64)
+			require.NoError(t, err)
+			// half the last digit's step, and the float error of 0.05 itself
+			assert.InDelta(t, written, cell, 0.05+1e-9, "the table's median %s is %s to four digits", m, figure)
+			assert.NotContains(t, string(text), "B/op", "the table leaves the allocation units to the JSON")
+		})
+	}
 	dir := t.TempDir()
-	v := 100 + rand.Float64()*50
-	in := filepath.Join(dir, "out.txt")
-	require.NoError(t, os.WriteFile(in, []byte(fmt.Sprintf("== ledger: go test -bench Y ./accounting\nBenchmarkY-2 10 %.3f ns/event 7 B/op\n== rc 0\n", v)), 0o644))
-	js, md := filepath.Join(dir, "b.json"), filepath.Join(dir, "b.md")
-	require.NoError(t, run(in, "abc1234", "2026-11-25", js, md))
-	var rep Report
-	raw, err := os.ReadFile(js)
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(raw, &rep))
-	assert.Equal(t, "abc1234", rep.Commit)
-	require.Len(t, rep.Steps, 1)
-	assert.InDelta(t, v, rep.Steps[0].Figures[0].Median, 1e-3)
-	text, err := os.ReadFile(md)
-	require.NoError(t, err)
-	assert.Contains(t, string(text), "at commit abc1234")
-	assert.Contains(t, string(text), "`go test -bench Y ./accounting`")
-	assert.Contains(t, string(text), "| Y | ns/event | "+num(v))
-	assert.NotContains(t, string(text), "B/op", "the table leaves the allocation units to the JSON")
-
-	require.Error(t, run(filepath.Join(dir, "missing.txt"), "", "", js, md), "a missing input is an error")
+	require.Error(t, run(filepath.Join(dir, "missing.txt"), "", "", filepath.Join(dir, "b.json"), filepath.Join(dir, "b.md")), "a missing input is an error")
 }
 
 func TestSplice(t *testing.T) {

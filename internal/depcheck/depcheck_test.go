@@ -6,13 +6,13 @@ package depcheck
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/internal/toolchain"
 )
 
 const module = "github.com/cuarray/cuarray"
@@ -27,10 +27,7 @@ func nonStandard(t *testing.T, pkgs ...string) []string {
 // nonStandardTagged is nonStandard for the build with the given tags.
 func nonStandardTagged(t *testing.T, tags string, pkgs ...string) []string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
+	goTool := toolchain.Go(t, "to list the packages' dependencies")
 	args := []string{"list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}"}
 	if tags != "" {
 		args = append(args, "-tags", tags)
