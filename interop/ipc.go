@@ -29,7 +29,10 @@ type IPCDescriptor struct {
 
 // ExportIPC describes a, on dev, for another process. The exporter must
 // keep a's memory allocated while other processes use it; freeing it makes
-// the handle stale for processes that open it later.
+// the handle stale for processes that open it later: sim refuses a stale
+// handle, but a GPU's driver may open it (an H100 with driver 580.159.04
+// did), mapping memory that is no longer the exporter's, so the exporter
+// must tell the others when the handle is gone.
 func ExportIPC(dev driver.Device, a *devarray.DevArray) (IPCDescriptor, error) {
 	var d IPCDescriptor
 	err := devarray.Use(func() error {
@@ -88,9 +91,10 @@ func ParseIPC(data []byte) (IPCDescriptor, error) {
 // OpenIPC maps the array another process exported into this one, on dev,
 // as a borrowed DevArray: no copy and no device allocation; the mapping is
 // counted in the ledger as kind ipc, and the array's Free closes it (also
-// counted). A stale handle (the exporter freed the memory or exited), a
-// handle of this process, one of another backend or garbage is an error,
-// and nothing stays mapped.
+// counted). A handle of this process, one of another backend or garbage is
+// an error, and nothing stays mapped; so is a stale handle (the exporter
+// freed the memory or exited) on sim, while a GPU's driver may open it
+// (see ExportIPC).
 func OpenIPC(dev driver.Device, d IPCDescriptor) (*devarray.DevArray, error) {
 	if d.Backend != dev.Info().Backend {
 		return nil, fmt.Errorf("interop: open IPC: a %q handle cannot open on %v: %w", d.Backend, dev.DeviceID(), ErrInterface)

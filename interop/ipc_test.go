@@ -36,7 +36,8 @@ func runIPCChild(t *testing.T, desc []byte, want []byte, parentPtr devarray.Ptr,
 // Another process opens an exported view, reads what this one wrote and
 // writes back into the same memory; the opening and the closing are
 // counted in its ledger, with no device allocation. After the exporter
-// frees the memory, the handle is stale.
+// frees the memory, the handle is stale: sim refuses it; a GPU's driver
+// opens it (undefined), so on CUDA the test opens none.
 func TestIPCAcrossProcesses(t *testing.T) {
 	dev := testdev.Open(t)
 	a, err := devarray.FromBytes(dev, testdev.RandomBytes(64*48*4), devarray.Float32, 64, 48)
@@ -78,6 +79,13 @@ func TestIPCAcrossProcesses(t *testing.T) {
 	assert.Zero(t, dev.Ledger().Current(accounting.IPC), "nothing stays mapped")
 
 	require.NoError(t, a.Free())
+	if !testdev.IsSim(dev) {
+		// A GPU's driver opens a stale handle (an H100, driver 580.159.04,
+		// 2026-11-27: cuIpcOpenMemHandle returned CUDA_SUCCESS), mapping
+		// memory its exporter freed: undefined, so no process opens one here.
+		t.Log("a stale handle is refused by sim only: a GPU's driver opens it")
+		return
+	}
 	res = runIPCChild(t, desc, before, v.Ptr())
 	assert.True(t, res.Stale, "a freed allocation's handle is driver.ErrStaleIPCHandle: %s", res.Error)
 	assert.Contains(t, res.Error, "stale", "the message says the handle is stale")

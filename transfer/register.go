@@ -351,8 +351,10 @@ func (c *Copier) Unregister(buf []byte) error {
 // Memory that shares a page with a registration another copy is using
 // cannot be registered until that copy is done (the driver locks whole
 // pages, once). A copy that asked for this path fails then
-// (pinned.ErrBusy); one the planner sent here takes the path the planner
-// picks without it, and the ledger counts it there. So does a planner's
+// (pinned.ErrBusy); one the planner sent here takes the staged path, which
+// copies the memory through page-locked buffers of its own and never hands
+// the driver a range that another copy's registration may partly cover,
+// and the ledger counts it there. So does a planner's
 // copy whose registration the driver refuses for another reason (the
 // pages registered outside this Copier, the ledger's limit on registered
 // memory): only a closed device, or one whose context has failed
@@ -377,8 +379,12 @@ func (j *job) runRegistered(x *exec) error {
 		if !errors.Is(err, pinned.ErrBusy) {
 			why = fmt.Sprintf("registering it was refused (%v)", err)
 		}
+		// The staged ring, never the direct path: the memory may be partly
+		// page-locked by the other copy's registration, and a driver copy of
+		// a range partly page-locked is CUDA_ERROR_INVALID_VALUE (every
+		// cuMemcpy page says so; an H100 answered it here).
 		instead := *j
-		instead.choice = pick(host.side, false, dir, j.n, 1, regNone, j.opt, false)
+		instead.choice = Choice{Path: PathStaged}
 		if err := instead.runPath(x); err != nil {
 			return fmt.Errorf("%s, so by the %v path: %w", why, instead.choice.Path, err)
 		}
