@@ -19,14 +19,25 @@
 // It is not a GPU, and says so: every device's name begins "cuarray
 // emulated GPU". What it emulates, where a program can go wrong:
 //
-//   - API synchronization as CUDA documents it: cuMemcpyHtoD from pageable
-//     memory returns once the source is staged, with the device write still
-//     pending; from page-locked memory it is synchronous; cuMemcpyDtoH
-//     returns complete; cuMemcpyDtoD, cuMemsetD8, cuMemcpyPeer, launches and
-//     every Async call return before their work is done (an async copy to
-//     pageable memory writes it when the copy runs, as a GPU that writes
-//     pageable memory itself does: HMM, ATS); cuMemFree,
-//     cuMemFreeHost and cuMemHostUnregister synchronize the context first.
+//   - API synchronization as CUDA documents it and the H100 showed
+//     (driver 580.159.04, 2026-11-27; pageable.go): cuMemcpyHtoD from
+//     pageable memory synchronizes its stream, stages the source and
+//     returns with the device write pending (an Async one waits for its
+//     stream too, the strict reading of "may be synchronous"); from
+//     page-locked memory it is synchronous; a copy into pageable memory
+//     returns complete, Async, 2-D and 3-D too; cuMemcpyDtoD, cuMemsetD8,
+//     cuMemcpyPeer, launches and every other Async call return before
+//     their work is done; cuMemFree, cuMemFreeHost and cuMemHostUnregister
+//     synchronize the context first. A host range partly page-locked is
+//     CUDA_ERROR_INVALID_VALUE on every copy.
+//   - Host functions (hostfn.go): one worker per context runs them in
+//     order; a pageable copy waits while one runs; a CUDA call from inside
+//     one is CUDA_ERROR_NOT_PERMITTED.
+//   - Undefined behaviour is loud (misuse.go): a destroyed stream's or
+//     event's handle is reused by the next stream or event made, as the
+//     driver reuses addresses, and a call given one before that is
+//     recorded (Misuses; the tests fail on it) and answered as the H100 did
+//     (709 for an event).
 //   - Streams: the legacy default stream (0 or CU_STREAM_LEGACY) waits for,
 //     and is waited for by, every blocking stream; CU_STREAM_NON_BLOCKING
 //     streams do neither; CU_STREAM_PER_THREAD is a different stream on
@@ -37,7 +48,8 @@
 //   - Memory: 256-byte aligned device allocations of a fixed capacity,
 //     page-locked and mapped host memory, registration, pointer
 //     attributes, 2-D and 3-D copies with the driver's argument checks,
-//     IPC handles that open in another process.
+//     IPC handles that open in another process (a stale one too, as on
+//     the H100); registration is by bytes, not pages.
 //   - Kernels: the project's fatbin loads (its sm_90 cubin gives each
 //     kernel's parameter layout), a launch decodes its parameters and runs
 //     the kernel's Go reference on its stream; an access outside live
@@ -54,4 +66,9 @@
 // lack=SYMBOL,... (driver symbols it does not export, so calls to them answer
 // CUDA_ERROR_NOT_FOUND, as with an older libcuda) and refuse=SYMBOL,...
 // (driver functions that answer CUDA_ERROR_INVALID_VALUE and do nothing).
+// For comparison only: pageable=early (the old reading: a pageable HtoD
+// returns once staged without waiting, an Async DtoH into pageable memory
+// returns at once), pageable-waits-hostfn=false, and misuse=abort (a
+// destroyed handle's use aborts the process, as on the H100; the default,
+// misuse=record, records it).
 package emulated
