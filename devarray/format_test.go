@@ -1,6 +1,7 @@
 package devarray_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -104,4 +105,26 @@ func TestGoStringForms(t *testing.T) {
 	assert.Equal(t, "(*devarray.DevArray)(nil)", (*devarray.DevArray)(nil).GoString())
 	assert.Regexp(t, `^devarray\.Place\{Dev:0x0, Host:\[\]byte\{ /\* 3 bytes at 0x[0-9a-f]+ \*/ \}\}$`, devarray.Place{Host: []byte{1, 2, 3}}.GoString())
 	assert.Equal(t, "devarray.Place{Dev:0x100, Host:[]byte(nil)}", devarray.Place{Dev: 0x100}.GoString())
+}
+
+// Printing an array never waits for its buffer's lock, which is held
+// while a borrowed array's release function runs and while Hold makes
+// its error: printing the array from there returns.
+func TestFormatInsideRelease(t *testing.T) {
+	dev := openDefault(t)
+	a, err := devarray.FromHost(dev, randomFloat32(64), 8, 8)
+	require.NoError(t, err)
+	defer a.Free()
+	desc, err := a.Descriptor()
+	require.NoError(t, err)
+	var borrowed *devarray.DevArray
+	var printed string
+	borrowed, err = devarray.Wrap(dev, desc, devarray.OnFree(func() error {
+		printed = fmt.Sprint(borrowed)
+		return nil
+	}))
+	require.NoError(t, err)
+	require.NoError(t, borrowed.Free())
+	assert.Contains(t, printed, "DevArray(float32 [8 8] on sim:0")
+	assert.Contains(t, borrowed.String(), "freed")
 }

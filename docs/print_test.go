@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -190,4 +191,120 @@ func TestPrintEverything(t *testing.T) {
 	assert.Less(t, allocated2, uint64(100<<20), "printing allocated less than 100 MB, closed")
 	assert.Less(t, growth, int64(100<<20), "the heap grew by less than 100 MB")
 	assert.True(t, errors.Is(oomErr, device.ErrOutOfMemory), "the out-of-memory error is the device's")
+}
+
+// TestPrintWhileWorking prints the device and what works on it while
+// other goroutines allocate, copy and free: printing reads nothing that
+// the work writes without synchronization (the race detector would say)
+// and never waits for the work's locks.
+func TestPrintWhileWorking(t *testing.T) {
+	dev, err := device.Open("")
+	require.NoError(t, err)
+	defer dev.Close()
+	data := make([]float32, 256*256)
+	for i := range data {
+		data[i] = rand.Float32()
+	}
+	a, err := devarray.FromHost(dev, data, 256, 256)
+	require.NoError(t, err)
+	defer a.Free()
+	view, err := a.Transpose()
+	require.NoError(t, err)
+	copier, err := transfer.New(dev)
+	require.NoError(t, err)
+	defer copier.Close()
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s.Close()
+	devPool := pool.New(dev)
+	defer devPool.Release()
+	hostPool, err := pinned.NewPool(dev, 0)
+	require.NoError(t, err)
+	defer hostPool.Close()
+	ws := accounting.NewWorkspace(dev)
+	defer ws.Free()
+
+	const rounds = 50
+	var latest atomic.Pointer[transfer.Op] // the copy in flight, or the last one
+	done := make(chan error, 4)
+	go func() { // arrays: allocate, read a strided view, free
+		var err error
+		for range rounds {
+			var b *devarray.DevArray
+			if b, err = devarray.FromHost(dev, data, 256, 256); err != nil {
+				break
+			}
+			if _, err = devarray.ToHost[float32](view); err != nil {
+				break
+			}
+			if err = b.Free(); err != nil {
+				break
+			}
+		}
+		done <- err
+	}()
+	go func() { // async copies
+		var err error
+		out := make([]float32, 256*256)
+		for range rounds {
+			var op *transfer.Op
+			if op, err = copier.CopyAsync(s, transfer.Host(out, 256, 256), transfer.Dev(a)); err != nil {
+				break
+			}
+			latest.Store(op)
+			if err = op.Wait(); err != nil {
+				break
+			}
+		}
+		done <- err
+	}()
+	go func() { // the pools and the workspace
+		var err error
+		for range rounds {
+			var p devarray.Ptr
+			if p, err = devPool.Alloc(1 << 16); err != nil {
+				break
+			}
+			if err = devPool.Free(p); err != nil {
+				break
+			}
+			var b *pinned.Buffer
+			if b, err = hostPool.Alloc(1 << 16); err != nil {
+				break
+			}
+			if err = b.Free(); err != nil {
+				break
+			}
+			var release func()
+			if _, release, err = ws.Borrow(1 << 16); err != nil {
+				break
+			}
+			release()
+		}
+		done <- err
+	}()
+	go func() { // the ledger's scopes
+		var err error
+		for range rounds {
+			if _, err = dev.Ledger().Measure("work", func() error { return nil }); err != nil {
+				break
+			}
+		}
+		done <- err
+	}()
+	values := []any{dev, dev.Ledger(), a, view, copier, s, devPool, hostPool, ws}
+	var printed int
+	for finished := 0; finished < 4; {
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+			finished++
+		default:
+			for _, v := range values {
+				printed += len(fmt.Sprintf("%v %+v %#v %s", v, v, v, v))
+			}
+			printed += len(fmt.Sprint(latest.Load()))
+		}
+	}
+	assert.Positive(t, printed)
 }
