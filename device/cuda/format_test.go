@@ -68,6 +68,9 @@ func TestFormatBounded(t *testing.T) {
 			{"host memory", h, []string{"page-locked 1.00 MiB (mapped)"}},
 			{"out of memory", err, []string{"cuda"}},
 			{"device in a field", struct{ d *Device }{d}, nil},
+			{"driver error", &DriverError{Code: 2, Name: "CUDA_ERROR_OUT_OF_MEMORY", Desc: "out of memory"}, []string{"CUDA_ERROR_OUT_OF_MEMORY (2)"}},
+			{"missing function", &MissingFunctionError{Symbol: "cuMemcpy3DAsync_v2", Needs: 12000, Driver: 11040}, []string{"cuMemcpy3DAsync_v2"}},
+			{"init error", &InitError{Err: driver.ErrNoDevice}, []string{"no CUDA GPU answered"}},
 		})
 	})
 	for _, verb := range []string{"%d", "%x", "%q"} {
