@@ -390,21 +390,6 @@ func (a *DevArray) ByteOffset(idx ...int) (int64, error) {
 	return off, nil
 }
 
-// String describes the array without touching its memory.
-func (a *DevArray) String() string {
-	if a.check() != nil {
-		return "DevArray(nil)"
-	}
-	own := "owned"
-	switch {
-	case a.view:
-		own = "view"
-	case !a.buf.owned:
-		own = "borrowed"
-	}
-	return fmt.Sprintf("DevArray(%v %v on %v at %v, strides %v, %s)", a.dtype, a.lay.shape, a.buf.device, a.Ptr(), a.lay.strides, own)
-}
-
 // Use runs f while the memory of every array given is guaranteed to stay
 // allocated. It returns ErrFreed without calling f when any of the memory is
 // already gone. Use takes no lock while f runs: it holds each buffer as Hold

@@ -70,6 +70,17 @@ func FromBytes(b Backend, data []byte, dtype DType, shape ...int) (*DevArray, er
 
 // ToHost copies the array's elements to a new Go slice in C order (counted
 // as a device-to-host copy). T must match the array's DType.
+//
+// Making a view allocates nothing; reading a strided one may. A
+// contiguous array, or a strided view that one pitched driver copy can
+// move (see CopyTo), comes down with no device memory beyond its own. Any
+// other view is first packed on the device into a temporary array of its
+// size (NBytes): one more device allocation, freed before ToHost returns,
+// and a pack kernel that the ledger records as a device-to-device copy on
+// path kernel (a report's "DtoD kernel" row). On a device without room for
+// the temporary, ToHost fails with an error wrapping the out-of-memory
+// error, "devarray: temporary for a strided copy: ...". CopyFromHost and
+// CopyFrom upload through the same temporary, unpacked by a kernel.
 func ToHost[T Element](a *DevArray) ([]T, error) {
 	if err := a.check(); err != nil {
 		return nil, fmt.Errorf("devarray: to host: %w", err)
@@ -105,8 +116,16 @@ func CopyFromHost[T Element](a *DevArray, data []T) error {
 // CopyTo copies the array's elements, packed in C order, into dst, which
 // must hold exactly NBytes bytes. A strided view moves in one pitched
 // driver copy where its layout allows, else in one pack kernel on the
-// device and one contiguous copy (StridedCopy), so only the elements'
-// bytes cross to the host.
+// device into a temporary of NBytes bytes and one contiguous copy
+// (StridedCopy), so only the elements' bytes cross to the host. The
+// layout allows a pitched copy when PitchedPair finds one (in short: after
+// dropping axes of length 1 and merging axes that are contiguous together,
+// at most three remain, with positive strides and the innermost contiguous
+// or one element wide) and its rows are at least MinPitchedWidth bytes
+// wide or at most MaxNarrowRows in all: a block of columns of a matrix, a
+// sub-volume of a volume. A transpose, or a column of a matrix of more
+// than MaxNarrowRows rows, is packed. A three-axis copy needs a backend
+// with Memcpy3D, as devices have; without it the view is packed.
 func (a *DevArray) CopyTo(dst []byte) error {
 	return a.move("copy to host", dst, false)
 }

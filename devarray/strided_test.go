@@ -8,6 +8,7 @@ import (
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/internal/stridedcase"
 )
 
@@ -97,4 +98,41 @@ func TestPitchedPair(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Only the kernel path needs device memory: on a full device a view that
+// a pitched copy moves still comes down, and one that must be packed fails
+// with the temporary's out-of-memory error, both directions, and leaves
+// nothing allocated.
+func TestStridedCopyOnAFullDevice(t *testing.T) {
+	dev, err := device.Open("sim:0?mem=2MiB")
+	require.NoError(t, err)
+	defer dev.Close()
+	data := randomFloat32(512 * 512)
+	a, err := devarray.FromHost(dev, data, 512, 512) // 1 MiB
+	require.NoError(t, err)
+	defer a.Free()
+	rest, err := dev.Malloc(1 << 20) // the other MiB: the device is full
+	require.NoError(t, err)
+	defer dev.Free(rest)
+
+	columns, err := a.Slice(1, 0, 256) // rows of 1 KiB: one 2-D copy
+	require.NoError(t, err)
+	got, err := devarray.ToHost[float32](columns)
+	require.NoError(t, err)
+	assert.Equal(t, data[:256], got[:256], "the first row")
+
+	transposed, err := a.Transpose() // rows of one element: packed by a kernel
+	require.NoError(t, err)
+	before := dev.Ledger().Snapshot()
+	_, err = devarray.ToHost[float32](transposed)
+	require.ErrorIs(t, err, device.ErrOutOfMemory)
+	assert.Contains(t, err.Error(), "temporary for a strided copy")
+	err = devarray.CopyFromHost(transposed, randomFloat32(512*512))
+	require.ErrorIs(t, err, device.ErrOutOfMemory)
+	assert.Contains(t, err.Error(), "temporary for a strided copy")
+	d := accounting.Diff(before, dev.Ledger().Snapshot())
+	assert.Equal(t, int64(2), d.Kinds[accounting.Device].Failed, "the two temporaries were refused")
+	assert.Zero(t, d.Copied().Count, "and nothing moved")
+	assert.Equal(t, int64(2<<20), dev.Ledger().Current(accounting.Device), "nothing left allocated")
 }

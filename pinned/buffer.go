@@ -267,15 +267,3 @@ func (b *Buffer) deviceClosedLocked() {
 		b.pool.put(b.mem, b.n, nil)
 	}
 }
-
-// String describes the buffer: "pinned 64.0 MiB mapped on sim:0".
-func (b *Buffer) String() string {
-	if b.valid() != nil {
-		return "pinned <nil>"
-	}
-	how := "pinned"
-	if b.registered {
-		how = "registered"
-	}
-	return fmt.Sprintf("%s %d bytes %v on %v", how, b.n, b.mem.Flags, b.dev.DeviceID())
-}

@@ -48,8 +48,7 @@ type Device struct {
 	ledger  *accounting.Ledger
 
 	mu       sync.Mutex
-	allocs   map[devarray.Ptr]int64 // live device allocations and their counted sizes
-	host     driver.HostRanges      // live page-locked host memory
+	*live    // device allocations and page-locked host memory; mu guards them
 	streams  map[*stream]struct{}
 	closed   bool
 	isClosed atomic.Bool // closed, for Closed without the lock
@@ -57,6 +56,16 @@ type Device struct {
 	ipc   ipcTable  // other processes' allocations opened here
 	mods  modules   // the module images loaded into the context
 	peeks peekState // what Peek reads through
+}
+
+// live is what a device has allocated: thousands of allocations, and
+// page-locked host memory as byte slices. It sits behind a pointer so that
+// fmt, which prints a pointer inside a value as an address, never walks it,
+// even when a Device is printed with a verb its String does not serve (%d)
+// or as the unexported field of another value.
+type live struct {
+	allocs map[devarray.Ptr]int64 // live device allocations and their counted sizes
+	host   driver.HostRanges      // live page-locked host memory
 }
 
 var (
@@ -100,7 +109,7 @@ func Open(ordinal int) (*Device, error) {
 		dev:     dev,
 		ctx:     ctx,
 		ledger:  accounting.NewLedger(fmt.Sprintf("cuda:%d", ordinal)),
-		allocs:  make(map[devarray.Ptr]int64),
+		live:    &live{allocs: make(map[devarray.Ptr]int64)},
 		streams: make(map[*stream]struct{}),
 	}
 	if err := d.describe(); err != nil {

@@ -93,14 +93,14 @@ type Config struct {
 type Device struct {
 	cfg    Config
 	ledger *accounting.Ledger
-	mem    []byte // the device memory
-	memfd  int    // the memory file behind mem, which other processes open through IPC handles
+	memfd  int // the memory file behind mem, which other processes open through IPC handles
 	base   uintptr
 	ipc    *ipcState
 
+	*memory // the device memory and the page-locked host ranges; mu guards them
+
 	mu       sync.RWMutex // Lock for allocator changes and Close; RLock while memory is touched
 	arena    *arena
-	host     driver.HostRanges // page-locked host allocations
 	closed   bool
 	isClosed atomic.Bool // closed, for Closed without the lock
 
@@ -116,6 +116,16 @@ type Device struct {
 }
 
 var _ driver.Device = (*Device)(nil)
+
+// memory holds the bytes of a device: its memory (gigabytes) and its
+// page-locked host ranges. They sit behind a pointer so that fmt, which
+// prints a pointer inside a value as an address, never walks them, even
+// when a Device is printed with a verb its String does not serve (%d) or
+// as the unexported field of another value. d.mu guards them.
+type memory struct {
+	mem  []byte            // the device memory
+	host driver.HostRanges // page-locked host allocations
+}
 
 // New creates a sim device. Its memory is reserved, not committed: pages
 // are only backed when written.
@@ -138,7 +148,7 @@ func New(cfg Config) (*Device, error) {
 	d := &Device{
 		cfg:     cfg,
 		ledger:  accounting.NewLedger(fmt.Sprintf("sim:%d", cfg.Ordinal)),
-		mem:     mem,
+		memory:  &memory{mem: mem},
 		memfd:   memfd,
 		ipc:     newIPCState(),
 		base:    uintptr(unsafe.Pointer(unsafe.SliceData(mem))),

@@ -1,0 +1,61 @@
+package interop_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/device/sim"
+	"github.com/cuarray/cuarray/internal/fmtcheck"
+	"github.com/cuarray/cuarray/interop"
+)
+
+// The interop values a user holds print in a line on the default sim
+// device (4 GiB), open and after its Close.
+func TestFormatBounded(t *testing.T) {
+	dev, err := device.Open("sim:0")
+	require.NoError(t, err)
+	require.Equal(t, int64(sim.DefaultMemory), dev.Info().TotalMemory, "the default sim device")
+	defer dev.Close()
+	data := make([]float32, 64*64)
+	for i := range data {
+		data[i] = rand.Float32()
+	}
+	a, err := devarray.FromHost(dev, data, 64, 64)
+	require.NoError(t, err)
+	defer a.Free()
+	ipc, err := interop.ExportIPC(dev, a)
+	require.NoError(t, err)
+	cai, err := interop.ExportCAI(a, 0)
+	require.NoError(t, err)
+	engine := interop.NewDeviceEngine(dev)
+	var pending interop.Pending
+
+	tests := []struct {
+		name string
+		v    any
+		want []string // in %v
+	}{
+		{"engine", engine, []string{"tensor engine on sim:0"}},
+		{"pending", &pending, []string{"pending device work: 0 queued"}},
+		{"ipc descriptor", ipc, []string{"sim"}},
+		{"array interface", cai, []string{"shape"}},
+		{"nil engine", (*interop.DeviceEngine)(nil), []string{"<nil>"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := fmtcheck.Bounded(t, tc.v)
+			for _, w := range tc.want {
+				assert.Contains(t, out["%v"], w)
+			}
+		})
+	}
+	require.NoError(t, a.Free())
+	require.NoError(t, dev.Close())
+	out := fmtcheck.Bounded(t, engine)
+	assert.Contains(t, out["%v"], "tensor engine on sim:0")
+}
