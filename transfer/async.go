@@ -111,7 +111,7 @@ func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (
 		if err := j.run(op.x); err != nil {
 			return nil, op.fail(err)
 		}
-		ev, err := c.dev.NewEvent()
+		ev, err := c.event()
 		if err == nil {
 			err = s.Record(ev)
 			op.mu.Lock() // Done may run meanwhile: the copy's memory is guarded by op already
@@ -145,7 +145,7 @@ func (op *Op) fail(err error) error {
 	op.mu.Lock()
 	defer op.mu.Unlock()
 	op.finished = true
-	return errors.Join(err, op.s.Synchronize(), op.release())
+	return errors.Join(err, op.s.Synchronize(), op.release(false))
 }
 
 // Done reports whether the copy has completed, without waiting, and lets
@@ -235,11 +235,14 @@ func (op *Op) finish(sync bool, cause error) error {
 	}
 	var errs []error
 	errs = append(errs, op.err, cause)
+	completed := cause == nil // Done saw the event complete, or Wait synchronized its stream
 	if sync && op.done == nil {
-		errs = append(errs, op.s.Synchronize())
+		err := op.s.Synchronize()
+		completed = completed && err == nil
+		errs = append(errs, err)
 		op.synced = true
 	}
-	errs = append(errs, op.release())
+	errs = append(errs, op.release(completed))
 	op.err = errors.Join(errs...)
 	op.finished = true
 	op.c.mu.Lock()
@@ -253,11 +256,11 @@ func (op *Op) finish(sync bool, cause error) error {
 
 // release frees the op's temporaries and event and lets go of its memory.
 // The caller holds op.mu.
-func (op *Op) release() error {
+func (op *Op) release(completed bool) error {
 	var errs []error
 	errs = append(errs, op.x.finish())
 	if op.ev != nil {
-		errs = append(errs, op.ev.Close())
+		errs = append(errs, op.c.putEvent(op.ev, completed))
 		op.ev = nil
 	}
 	for _, release := range op.holds {

@@ -27,6 +27,7 @@ type Copier struct {
 	k      *kernels.Kernels
 	ops    map[*Op]struct{}
 	staged map[driver.Stream]*Op // the last staged copy queued on each stream
+	events []driver.Event        // events of completed async copies, for the next ones (events.go)
 	closed bool
 	busy   sync.WaitGroup // the synchronous copies running and the CopyAsync calls queueing (begin)
 	closes chan struct{}  // made when Close begins, closed when it returns
@@ -168,7 +169,7 @@ func (c *Copier) Close() error {
 	c.ringMu.Lock()
 	errs = append(errs, c.dropRing())
 	c.ringMu.Unlock()
-	errs = append(errs, c.reg.close())
+	errs = append(errs, c.reg.close(), c.closeEvents())
 	c.mu.Lock()
 	k := c.k
 	c.k = nil

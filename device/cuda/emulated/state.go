@@ -200,6 +200,7 @@ func ResetFailures() {
 // result records a failed call and returns its result. A use of a
 // destroyed handle is recorded as undefined behaviour too (misuse).
 func result(call string, r cuResult) C.CUresult {
+	countCall(call)
 	r = misused(call, r)
 	if r != success {
 		drv.mu.Lock()

@@ -1,0 +1,91 @@
+//go:build cuda && cudaemu && linux
+
+package transfer_test
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/cuda/emulated"
+	"github.com/cuarray/cuarray/internal/testdev"
+	"github.com/cuarray/cuarray/pinned"
+	"github.com/cuarray/cuarray/transfer"
+)
+
+// callsOf returns the driver calls f makes, by function, and how many
+// there are besides the copies themselves (cuMemcpy*).
+func callsOf(f func()) (map[string]int64, int64) {
+	before := emulated.Calls()
+	f()
+	after := emulated.Calls()
+	diff := map[string]int64{}
+	var besides int64
+	for name, n := range after {
+		if d := n - before[name]; d > 0 {
+			diff[name] = d
+			if !strings.HasPrefix(name, "cuMemcpy") {
+				besides += d
+			}
+		}
+	}
+	return diff, besides
+}
+
+func formatCalls(m map[string]int64) string {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		fmt.Fprintf(&b, " %s×%d", name, m[name])
+	}
+	return b.String()
+}
+
+// A 4 KiB CopyAsync and its Wait cost the driver what CuPy's copy does,
+// near enough: the memcpy and, from page-locked memory, at most 3 calls
+// more (an event recorded after it, its query or synchronize), from
+// pageable memory at most 4. Counted on the emulated driver, after a
+// warm-up that makes the copier's streams, events and ring.
+func TestSmallCopyAsyncDriverCalls(t *testing.T) {
+	dev := testdev.Open(t)
+	const n = 4 << 10
+	c, err := transfer.New(dev)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s.Close()
+	a, err := devarray.Empty(dev, devarray.Uint8, n)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, a.Free()) }()
+	buf, err := pinned.Alloc(dev, n, 0)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, buf.Free()) }()
+	copy(buf.Bytes(), testdev.RandomBytes(n))
+	pageable := testdev.RandomBytes(n)
+	for _, tc := range []struct {
+		name    string
+		host    transfer.Endpoint
+		allowed int64
+	}{
+		{"page-locked", transfer.Pinned(buf, devarray.Uint8), 3},
+		{"pageable", transfer.HostBytes(pageable, devarray.Uint8), 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := func() {
+				op, err := c.CopyAsync(s, transfer.Dev(a), tc.host)
+				require.NoError(t, err)
+				require.NoError(t, op.Wait())
+			}
+			run() // warm-up
+			calls, besides := callsOf(run)
+			t.Logf("%s 4 KiB CopyAsync and Wait: %d driver calls besides the copy:%s", tc.name, besides, formatCalls(calls))
+			assert.LessOrEqual(t, besides, tc.allowed, "driver calls besides the copy")
+		})
+	}
+}
