@@ -35,8 +35,11 @@ type Op struct {
 
 // CopyAsync queues a copy of src into dst on stream s and returns at once
 // with the Op that tracks it. Copies on one stream happen in the order
-// they were queued. The direct, pinned, mapped and d2d paths are queued on
-// s itself. A staged copy runs on the copier's own ring streams, driven by
+// they were queued. It never waits for the device: pageable memory, which
+// a driver copy would wait for, goes through the staged ring where the
+// planner would pick the direct path, and asking for the direct path
+// between pageable memory and the device is ErrWouldWait (asyncPath).
+// The pinned, mapped and d2d paths are queued on s itself. A staged copy runs on the copier's own ring streams, driven by
 // goroutines, once s's earlier work is done; a copy queued on s behind a
 // staged copy that is still running waits for it before CopyAsync returns.
 // Other work queued on s directly does not wait for a staged copy: Wait
@@ -50,6 +53,9 @@ func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (
 	}
 	j, err := c.prepare(dst, src, opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := asyncPath(j); err != nil {
 		return nil, err
 	}
 	if err := c.begin(); err != nil {
