@@ -1,25 +1,48 @@
 package transfer
 
-import "fmt"
+import "github.com/cuarray/cuarray/device/driver"
 
-// asyncPath keeps CopyAsync asynchronous with pageable memory. A driver
-// copy of pageable memory waits: "For transfers from device memory to
-// pageable host memory, the function will return only once the copy has
+// A driver copy of pageable memory waits: "For transfers from device memory
+// to pageable host memory, the function will return only once the copy has
 // completed", Async or not, and before a pageable HtoD "a stream sync is
 // performed" (the Driver API's API synchronization page; an H100 hung in
-// such a copy). So where the planner chose the direct path for a copy
-// between pageable memory and the device, the copy takes the staged ring
-// instead, whose goroutines move the bytes after CopyAsync has returned,
-// as PyTorch's non_blocking copy goes through pinned memory. A copy that
-// asked for the direct path is refused with ErrWouldWait: Copy waits for
-// it by contract.
-func asyncPath(j *job) error {
-	if j.choice.Path != PathDirect || (j.dst.side != OnDevice && j.src.side != OnDevice) {
-		return nil
+// such a copy). CopyAsync never makes its caller wait so: where the
+// planner chose the direct path for a copy between pageable memory and
+// the device, the copy takes the staged ring instead (asyncPath), as
+// PyTorch's non_blocking copy goes through pinned memory; a copy that
+// asked for the direct path runs on a goroutine of the copier's, as a
+// staged copy does (onGoroutine), so that the driver waits there.
+
+// asyncPath returns the path an async copy takes: the staged ring where the
+// planner chose the direct path between pageable memory and the device.
+func asyncPath(j *job) {
+	if pageableDirect(j) && j.opt.Path == PathAuto {
+		j.choice = Choice{PathStaged, "pageable memory in an async copy: a driver copy of pageable memory waits, so through the staged ring"}
 	}
-	if j.opt.Path == PathDirect {
-		return fmt.Errorf("transfer: copy async: the direct path hands pageable memory to the driver, which waits for the copy to end (use Copy, or the staged, registered or pinned path): %w", ErrWouldWait)
+}
+
+// onGoroutine reports whether an async copy runs on a goroutine of the
+// copier's rather than being queued by the caller: a staged copy, and a
+// direct one between pageable memory and the device.
+func onGoroutine(j *job) bool { return j.choice.Path == PathStaged || pageableDirect(j) }
+
+// pageableDirect reports whether j hands pageable memory to the driver: the
+// direct path between host and device memory.
+func pageableDirect(j *job) bool {
+	return j.choice.Path == PathDirect && (j.dst.side == OnDevice || j.src.side == OnDevice)
+}
+
+// passed waits until stream s has passed the work queued on it so far: a
+// direct copy from pageable memory returns once its source is staged, the
+// device write still queued. It runs on the copy's goroutine.
+func passed(dev driver.Device, s driver.Stream) error {
+	ev, err := dev.NewEvent()
+	if err != nil {
+		return err
 	}
-	j.choice = Choice{PathStaged, "pageable memory in an async copy: a driver copy of pageable memory waits, so through the staged ring"}
-	return nil
+	defer ev.Close()
+	if err := s.Record(ev); err != nil {
+		return err
+	}
+	return ev.Synchronize()
 }

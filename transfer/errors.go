@@ -9,7 +9,4 @@ var (
 	ErrMismatch = errors.New("transfer: endpoints differ")
 	// ErrClosed means the Copier was closed.
 	ErrClosed = errors.New("transfer: copier closed")
-	// ErrWouldWait means an async copy asked for a path on which the
-	// driver waits for the copy (the direct path with pageable memory).
-	ErrWouldWait = errors.New("transfer: the path would wait for the device")
 )
