@@ -203,8 +203,9 @@ type HostMem struct {
 // on a GPU, CopyDtoHAsync into it returns only once the copy is complete,
 // waiting for the work queued before it, and CopyHtoDAsync from it may
 // wait for the stream's earlier work (the Driver API's API
-// synchronization page; an H100 waited so). sim does not wait; the
-// emulated CUDA driver does. For a copy that never waits, use page-locked
+// synchronization page; an H100 waited so). sim and the emulated CUDA
+// driver wait so too, and refuse host memory partly page-locked with
+// ErrInvalidValue, as the driver does. For a copy that never waits, use page-locked
 // memory (package pinned) or transfer's CopyAsync, which stages pageable
 // memory through page-locked buffers.
 type Stream interface {

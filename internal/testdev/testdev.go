@@ -231,7 +231,8 @@ func OpenOwned(t testing.TB) device.Device {
 var NoDevice = regexp.MustCompile(`no such device|no CUDA GPU answered|no CUDA driver`)
 
 // PageLocked returns n bytes of page-locked host memory on dev, freed when
-// the test ends (before the device's own cleanup): for a stream's async
+// the test ends, so dev must stay open until then (a device from Open does:
+// its cleanup runs after this one): for a stream's async
 // copy that must be queued, not waited for. A copy into pageable memory
 // returns only once complete, Async too, so with a held stream ahead of it
 // the call would never return (on a GPU, and on sim and the emulated
