@@ -44,6 +44,9 @@ export CUARRAY_TEST_DEVICE="$DEV"
 # callers and the Python suites load it, as there is no go command there to build one
 # (internal/toolchain.Library).
 export CUARRAY_LIB="$G/libcuarray.so"
+# The conformance tests' observations (device/cuda/conformance, observe_test.go): what the driver
+# answered where no GPU had, as JSON in the logs, to check the emulated driver's table against.
+export CUARRAY_CONFORMANCE_JSON="$L/conformance-observations.json"
 COMMIT="$(cat "$G/commit")"
 GPU="none"
 if command -v nvidia-smi > /dev/null; then

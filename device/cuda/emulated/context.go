@@ -165,12 +165,12 @@ func current() (*context, *sim.Device, cuResult) {
 	if !drv.ready() {
 		return nil, nil, errNotInitialized
 	}
+	if inHostFunc() {
+		return nil, nil, errNotPermitted
+	}
 	c := drv.currentContext()
 	if c == nil {
 		return nil, nil, errInvalidContext
-	}
-	if c.inHostFunc() {
-		return nil, nil, errNotPermitted
 	}
 	dev := c.active()
 	if dev == nil {

@@ -207,6 +207,9 @@ func cuemu_cuDevicePrimaryCtxSetFlags_v2(dev C.CUdevice, flags C.uint) C.CUresul
 
 //export cuemu_cuCtxSetCurrent
 func cuemu_cuCtxSetCurrent(ctx C.CUcontext) C.CUresult {
+	if inHostFunc() {
+		return result("cuCtxSetCurrent", errNotPermitted)
+	}
 	return result("cuCtxSetCurrent", setCurrent(uintptr(unsafe.Pointer(ctx))))
 }
 
@@ -217,6 +220,9 @@ func cuemu_cuCtxGetCurrent(ctx *C.CUcontext) C.CUresult {
 	}
 	if ctx == nil {
 		return result("cuCtxGetCurrent", errInvalidValue)
+	}
+	if inHostFunc() {
+		return result("cuCtxGetCurrent", errNotPermitted)
 	}
 	*ctx = nil
 	if c := drv.currentContext(); c != nil {

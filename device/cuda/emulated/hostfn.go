@@ -24,24 +24,27 @@ import (
 //     API may result in CUDA_ERROR_NOT_PERMITTED, but this is not
 //     required" (the strict reading: it always does).
 type hostWorker struct {
-	mu      sync.Mutex // held while one of the context's host functions runs
-	threads sync.Map   // OS thread id → struct{}: the threads inside a host function
+	mu sync.Mutex // held while one of the context's host functions runs
 }
+
+// hostThreads holds the OS threads running a host function, of any
+// context: OS thread id → struct{}.
+var hostThreads sync.Map
 
 // runHostFunc runs fn as the context's host function worker does.
 func (c *context) runHostFunc(fn func()) {
 	c.host.mu.Lock()
 	defer c.host.mu.Unlock()
 	tid := syscall.Gettid()
-	c.host.threads.Store(tid, struct{}{})
-	defer c.host.threads.Delete(tid)
+	hostThreads.Store(tid, struct{}{})
+	defer hostThreads.Delete(tid)
 	fn()
 }
 
-// inHostFunc reports whether the calling OS thread is running one of the
-// context's host functions.
-func (c *context) inHostFunc() bool {
-	_, ok := c.host.threads.Load(syscall.Gettid())
+// inHostFunc reports whether the calling OS thread is running a host
+// function: then every driver call it makes is CUDA_ERROR_NOT_PERMITTED.
+func inHostFunc() bool {
+	_, ok := hostThreads.Load(syscall.Gettid())
 	return ok
 }
 
