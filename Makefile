@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 FUZZTIME ?= 60s
 
-.PHONY: mpi-deps mpi-build mpi-run mpi-test mpi-check bench-gpu run test test-latency bench bench-doc bench-deps bench-all cover fuzz mutate build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test cuda-emu-test gpu-bundle
+.PHONY: mpi-deps mpi-build mpi-run mpi-test mpi-check bench-gpu run test test-latency bench bench-doc bench-deps bench-all cover fuzz mutate build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test cuda-emu-test gpu-bundle gpu-rehearse gpu-hang-check
 
 ## run: the main job, on the default device (cuda:0 with -tags cuda and a GPU, else sim:0;
 ## DEVICE='sim:0?check=streams' picks another): the transfer paths at small sizes, then the FBP
@@ -224,7 +224,8 @@ cuda-test:
 ## cuda,cudaemu), two emulated GPUs: every package's tests on cuda:0 with the race detector, then
 ## the packages that move data again with each stream operation completing LATENCY after it is
 ## queued, under the stream race checker (CHECK=streams, CUARRAY_EMULATED_DRIVER check=; CHECK=
-## turns it off), so the cuda backend's own stream use is checked. The driver conformance tests
+## turns it off), so the cuda backend's own stream use is checked; and transfer's
+## TestCopyAsyncNeverWaits with every stream operation 400ms late (an async copy must not wait). The driver conformance tests
 ## (device/cuda/conformance) run that pass without the checker: they read on a stream that waits
 ## for no other while a second one writes, on purpose, to show that a call did not wait. It needs
 ## cuda.h (make cuda-deps), not a GPU. EMU_PKGS narrows the packages (both passes), EMU_RUN the
@@ -245,7 +246,10 @@ cuda-emu-test:
 			$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $$checked || exit 1; fi; \
 	if [ -n "$$unchecked" ]; then \
 		env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_EMULATED_DRIVER='devices=2&latency=$(LATENCY)' \
-			$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $$unchecked || exit 1; fi
+			$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $$unchecked || exit 1; fi; \
+	if [ -z "$(EMU_PKGS)" ]; then \
+		env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_EMULATED_DRIVER='devices=2&latency=400ms' \
+			$(GO) test $(EMU_TAGS) -race -count=1 -run 'TestCopyAsyncNeverWaits' ./transfer/ || exit 1; fi
 
 ## bench-gpu: the GPU bundle with the benchmark suite: cuarray's side and its PyTorch and CuPy
 ## peers, run in one call on the GPU machine (bash .gpu/bench.sh), reported side by side as ratios
@@ -254,14 +258,19 @@ bench-gpu: gpu-bundle
 
 # Test packages the GPU bundle leaves out: their tests never open the test device (device/sim
 # tests the emulation itself, device/driver has no device, internal/toolchain looks for the go
-# command and the git history, which the GPU machine lacks), so a GPU run would only repeat CI.
-GPU_SKIP_PKGS := device/sim device/driver internal/toolchain
+# command and the git history, which the GPU machine lacks, internal/gotestlog reads logs), so
+# a GPU run would only repeat CI; device/cuda/emulated has tests only in the cudaemu build,
+# and they test the emulated driver itself.
+GPU_SKIP_PKGS := device/sim device/driver internal/toolchain internal/gotestlog device/cuda/emulated
 # The bundle must stay under the carry limit (64 MiB with the tree, ~3.5 MiB) with room.
 GPU_MAX_MIB   := 48
 
 ## gpu-bundle: everything a GPU run needs, in .gpu/ (run: bash .gpu/run.sh; bench: bash .gpu/bench.sh):
-## the test binaries, cuarray, fbp and libcuarray.so with -tags cuda in one bins.tar.xz, and the scripts.
-## `make gpu-bundle CUDA_TAGS=` builds the same against sim, to rehearse the scripts without a GPU.
+## the test binaries, cuarray, fbp and libcuarray.so with -tags cuda and gotestlog (which run.sh
+## reads the test binaries' output with: a hung test costs only itself) in one bins.tar.xz, and the
+## scripts. `make gpu-bundle CUDA_TAGS='-tags cuda,cudaemu'` builds the cuda backend on the emulated
+## CUDA driver instead (make gpu-rehearse), `CUDA_TAGS=` against sim: to rehearse the scripts
+## without a GPU. .gpu/build says which: cuda, cudaemu or sim; run.sh prints a run: line only for cuda.
 gpu-bundle:
 	rm -rf $(GPU_DIR) && mkdir -p $(GPU_DIR)/tests
 	@for p in $(TEST_PKGS); do \
@@ -274,11 +283,12 @@ gpu-bundle:
 	$(GO) build $(CUDA_TAGS) -ldflags='-s -w' -o $(GPU_DIR)/fbp ./examples/fbp
 	$(GO) build $(CUDA_TAGS) -buildmode=c-shared -ldflags='-s -w' -o $(GPU_DIR)/libcuarray.so ./libcuarray
 	rm -f $(GPU_DIR)/libcuarray.h
+	CGO_ENABLED=0 $(GO) build -ldflags='-s -w' -o $(GPU_DIR)/gotestlog ./internal/gotestlog
 	@# One solid xz -9e archive: the binaries share most of their code, so packed together they
 	@# take about a third of what each packed alone takes (sim build: 15 MiB against 45 MiB).
 	@# unpack.sh unpacks it there.
-	cd $(GPU_DIR) && tar -cf - tests/*.test cuarray fbp libcuarray.so | xz -9e -T1 > bins.tar.xz && \
-		rm tests/*.test cuarray fbp libcuarray.so
+	cd $(GPU_DIR) && tar -cf - tests/*.test cuarray fbp libcuarray.so gotestlog | xz -9e -T1 > bins.tar.xz && \
+		rm tests/*.test cuarray fbp libcuarray.so gotestlog
 	cp scripts/gpu-run.sh $(GPU_DIR)/run.sh
 	cp scripts/gpu-bench.sh $(GPU_DIR)/bench.sh
 	cp scripts/gpu-unpack.sh $(GPU_DIR)/unpack.sh
@@ -286,10 +296,32 @@ gpu-bundle:
 	@# the commit, marked +dirty when tracked files differ from it (the bundle was built from them)
 	@c=$$(git rev-parse --short=12 HEAD); \
 		git diff --quiet HEAD -- 2>/dev/null || c="$$c+dirty"; echo "$$c" > $(GPU_DIR)/commit
-	@echo "$(if $(CUDA_TAGS),cuda,sim)" > $(GPU_DIR)/build
+	@echo "$(if $(findstring cudaemu,$(CUDA_TAGS)),cudaemu,$(if $(CUDA_TAGS),cuda,sim))" > $(GPU_DIR)/build
 	@kib=$$(du -sk $(GPU_DIR) | cut -f1); files=$$(find $(GPU_DIR) -type f | wc -l); \
 		echo "gpu-bundle: $(GPU_DIR) holds $$files files, $$((kib / 1024)) MiB ($$kib KiB), commit $$(cat $(GPU_DIR)/commit), build $$(cat $(GPU_DIR)/build)"; \
 		[ $$kib -le $$(( $(GPU_MAX_MIB) * 1024 )) ] || { echo "gpu-bundle: over $(GPU_MAX_MIB) MiB" >&2; exit 1; }
+
+## gpu-rehearse: the GPU run rehearsed here, where CI runs: the bundle built with EMU_TAGS (the cuda
+## backend on the emulated CUDA driver, two emulated GPUs) into REHEARSE_DIR, and its run.sh run
+## with CUARRAY_RUN_BUDGET=REHEARSE_BUDGET, without the go command (PATH and GOROOT hide it, as the
+## GPU machine has none), and with the planted hang (CUARRAY_PLANT_HANG=1: device/cuda's
+## TestPlantedHang blocks in cuStreamSynchronize). It prints run.sh's summary (every package's
+## time; its last line reads rehearsal:, not run:) and fails unless the planted hang was reported
+## hung with its blocked call and the package ran again without it. Some minutes on 2 cores; not
+## in CI (make gpu-hang-check is).
+REHEARSE_DIR    ?= build/gpu-rehearse
+REHEARSE_BUDGET ?= 300
+gpu-rehearse:
+	$(MAKE) --no-print-directory gpu-bundle CUDA_TAGS='$(EMU_TAGS)' GPU_DIR=$(REHEARSE_DIR)
+	bash scripts/gpu-rehearse.sh $(REHEARSE_DIR) $(REHEARSE_BUDGET)
+
+## gpu-hang-check: run.sh's hang handling, cheaply (CI runs it; well under a minute once built):
+## device/cuda's test binary alone, built with EMU_TAGS, in a small bundle in build/gpu-hang-check,
+## run by run.sh with the planted hang and a 20 s limit: it must report TestPlantedHang hung with
+## its blocked cuStreamSynchronize, run the package again without it and without what had run,
+## account for every test the binary lists, and print a rehearsal: line, not a run: line.
+gpu-hang-check:
+	GO=$(GO) EMU_TAGS='$(EMU_TAGS)' bash scripts/gpu-hang-check.sh build/gpu-hang-check
 
 # ---- MPI: cuarray across processes, build tag mpi (see docs/guide.md, "Running on many GPUs") ----
 

@@ -289,7 +289,13 @@ func TestSimCeilingRefusesACopyTimedBeforeItWasDone(t *testing.T) {
 	s, err := dev.NewStream()
 	require.NoError(t, err)
 	defer s.Close()
-	src := testdev.RandomBytes(int(n))
+	// Page-locked, so that each copy is queued: one from pageable memory
+	// waits for the stream first, as on a GPU.
+	locked, err := dev.HostAlloc(n, 0)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, dev.HostFree(locked)) }() // before the device's Close
+	src := locked.Bytes
+	copy(src, testdev.RandomBytes(int(n)))
 	start := time.Now()
 	queued := time.Duration(math.MaxInt64)
 	for range 5 { // the quickest of five queueings: a loaded machine's scheduler may stall one

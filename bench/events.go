@@ -41,15 +41,28 @@ func newEventTimer(dev driver.Device) (*eventTimer, error) {
 // two events, and returns the time between them; ok is false when the
 // device could not time the events, though the copy went well.
 func (t *eventTimer) copy(c *transfer.Copier, dst, src transfer.Endpoint, opts ...transfer.Option) (event time.Duration, ok bool, err error) {
+	return t.time(func(s driver.Stream) (func() error, error) {
+		op, err := c.CopyAsync(s, dst, src, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return op.Wait, nil
+	})
+}
+
+// time queues work on the timer's stream between the two events (queue
+// returns what waits for it) and returns the time between them; ok is
+// false when the device could not time the events.
+func (t *eventTimer) time(queue func(s driver.Stream) (wait func() error, err error)) (event time.Duration, ok bool, err error) {
 	if err := t.s.Record(t.start); err != nil {
 		return 0, false, err
 	}
-	op, err := c.CopyAsync(t.s, dst, src, opts...)
+	wait, err := queue(t.s)
 	if err != nil {
 		return 0, false, errors.Join(err, t.s.Synchronize())
 	}
 	err = t.s.Record(t.end)
-	err = errors.Join(err, op.Wait())
+	err = errors.Join(err, wait())
 	if err == nil {
 		err = t.end.Synchronize()
 	}

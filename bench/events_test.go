@@ -71,7 +71,10 @@ func TestEventTimedCopies(t *testing.T) {
 				default:
 					require.Positive(t, q.EventGBps, "%s %s %d", q.Path, q.Direction, q.Size)
 					assert.Positive(t, q.EventMedianSeconds)
-					if tc.cfg.Latency > 0 { // the wall clock waits out the latency, the events do not
+					// The wall clock waits out the latency, the events do not; but
+					// a driver copy of pageable memory (direct) waits for its stream
+					// before it stages, as on a GPU, so its events bracket that wait.
+					if tc.cfg.Latency > 0 && q.Path != "direct" {
 						assert.Less(t, q.EventMedianSeconds, q.MedianSeconds, "%s %s", q.Path, q.Direction)
 					}
 				}

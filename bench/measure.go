@@ -8,6 +8,7 @@ import (
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/pinned"
 	"github.com/cuarray/cuarray/transfer"
 )
@@ -102,7 +103,16 @@ func measurePath(c *transfer.Copier, p transfer.Path, dir accounting.Direction, 
 	diff := accounting.Diff(before, led.Snapshot())
 	var evTimes []time.Duration
 	if events {
-		if evTimes, err = eventTimes(c, p, dst, src, opt, reps); err != nil {
+		var direct func(s driver.Stream) error // the driver's own copy of Go memory
+		if p == transfer.PathDirect {
+			direct = func(s driver.Stream) error {
+				if dir == accounting.HtoD {
+					return s.CopyHtoDAsync(a.Ptr(), hostMem)
+				}
+				return s.CopyDtoHAsync(hostMem, a.Ptr())
+			}
+		}
+		if evTimes, err = eventTimes(c, p, dst, src, opt, direct, reps); err != nil {
 			return Result{}, err
 		}
 	}
@@ -132,7 +142,12 @@ func measurePath(c *transfer.Copier, p transfer.Path, dir accounting.Direction, 
 // path's copy does. (These copies come after the row's ledger figures were
 // taken: an async kernel copy is in the ledger with no time, which the
 // ceiling check would refuse.)
-func eventTimes(c *transfer.Copier, p transfer.Path, dst, src transfer.Endpoint, opt transfer.Option, reps int) (events []time.Duration, err error) {
+//
+// The direct path is timed as the driver's own copy of the Go memory,
+// queued on the timer's stream (direct): transfer's CopyAsync runs a
+// direct copy on a goroutine of the copier's, since a driver copy of
+// pageable memory waits, so no pair of events would bracket it there.
+func eventTimes(c *transfer.Copier, p transfer.Path, dst, src transfer.Endpoint, opt transfer.Option, direct func(driver.Stream) error, reps int) (events []time.Duration, err error) {
 	if p == transfer.PathStaged {
 		return nil, nil
 	}
@@ -143,7 +158,13 @@ func eventTimes(c *transfer.Copier, p transfer.Path, dst, src transfer.Endpoint,
 	defer func() { err = errors.Join(err, t.Close()) }()
 	events = make([]time.Duration, reps)
 	for i := range events {
-		ev, ok, err := t.copy(c, dst, src, opt)
+		var ev time.Duration
+		var ok bool
+		if direct != nil {
+			ev, ok, err = t.time(func(s driver.Stream) (func() error, error) { return s.Synchronize, direct(s) })
+		} else {
+			ev, ok, err = t.copy(c, dst, src, opt)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -57,10 +57,7 @@ func TestImportCAIOnConsumerStream(t *testing.T) {
 	// Page-locked, so that the copy is queued: a copy into pageable
 	// memory returns only once complete, Async too, and here would wait
 	// for the held producer (it hung on an H100).
-	pinned, err := rig.dev.HostAlloc(b.NBytes(), 0)
-	require.NoError(t, err)
-	defer rig.dev.HostFree(pinned)
-	host := pinned.Bytes
+	host := testdev.PageLocked(t, rig.dev, b.NBytes())
 	require.NoError(t, consumer.CopyDtoHAsync(host, b.Ptr()))
 	done, err := rig.dev.NewEvent()
 	require.NoError(t, err)

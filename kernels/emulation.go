@@ -51,6 +51,8 @@ func emulate(name string, d *argDecoder) (Emulation, error) {
 	switch {
 	case name == "checksum":
 		return emulateChecksum(d), nil
+	case name == "copy_wide":
+		return emulateCopyWide(d), nil
 	case strings.HasPrefix(name, "backproject_tiled_"):
 		e, err := elementOf(strings.TrimPrefix(name, "backproject_tiled_"))
 		return emulateStacks(d, e, err, refBackproject, true)
@@ -355,6 +357,27 @@ func emulateMove(d *argDecoder, item int64, pack bool) Emulation {
 	align := min(item, 8)
 	if l.n > 0 && (l.misaligned(strided, align) || misalignedPtr(flat, align)) {
 		em.Misaligned = fmt.Sprintf("item of %d bytes at %v (strides %v) or %v", item, strided, l.strides, flat)
+	}
+	return em
+}
+
+// emulateCopyWide is copy_wide (char *dst, const char *src, long long n):
+// n bytes; unless src and dst lie at the same address mod 16, its 16-byte
+// loads are misaligned and the kernel faults.
+func emulateCopyWide(d *argDecoder) Emulation {
+	dst, src, n := d.ptr(), d.ptr(), d.i64()
+	if n < 0 {
+		d.short, n = true, 0
+	}
+	em := Emulation{
+		Ranges: []driver.Range{{Ptr: dst, N: n}, {Ptr: src, N: n, ReadOnly: true}},
+		Run:    func(m [][]byte) error { copy(m[0], m[1]); return nil },
+	}
+	// As the kernel does: a head of bytes up to dst's 16-byte boundary,
+	// then words at dst+head and src+head, which must both be aligned.
+	head := min(int64((16-uint64(dst)%16)%16), n)
+	if (n-head)/16 > 0 && (uint64(src)+uint64(head))%16 != 0 {
+		em.Misaligned = fmt.Sprintf("16-byte load at %v", src+devarray.Ptr(head))
 	}
 	return em
 }

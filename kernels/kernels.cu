@@ -82,6 +82,44 @@ PACK(unsigned int, 4)
 PACK(unsigned long long, 8)
 PACK(Item16, 16)
 
+// copy_wide copies n contiguous bytes from src to dst, where src and dst
+// have the same address mod 16 (the host checks, copyWideFits): a head of
+// bytes up to the first 16-byte boundary, then 16-byte words (one 128-bit
+// load and store each), WIDE_LOADS of them in flight per thread at once,
+// then a tail of bytes. It is the mapped path's copy of a contiguous range:
+// reads of mapped host memory cross the host link, where a request's size
+// and the requests in flight bound the rate (the generic pack kernel moves
+// one item a thread, one byte for uint8). Words are indexed in 1-D: no
+// division per element.
+#define WIDE_LOADS 4
+
+extern "C" __global__ void copy_wide(char *dst, const char *src, long long n)
+{
+    long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long threads = (long long)blockDim.x * gridDim.x;
+    long long head = (16 - ((unsigned long long)dst & 15)) & 15;
+    if (head > n) head = n;
+    long long words = (n - head) / 16;
+    long long tail = head + 16 * words;
+    for (long long i = tid; i < head; i += threads) dst[i] = src[i];
+    for (long long i = tail + tid; i < n; i += threads) dst[i] = src[i];
+    const uint4 *s = (const uint4 *)(src + head);
+    uint4 *d = (uint4 *)(dst + head);
+    for (long long i = tid; i < words; i += WIDE_LOADS * threads) {
+        uint4 v[WIDE_LOADS];
+#pragma unroll
+        for (int u = 0; u < WIDE_LOADS; u++) {
+            long long j = i + u * threads;
+            if (j < words) v[u] = s[j];
+        }
+#pragma unroll
+        for (int u = 0; u < WIDE_LOADS; u++) {
+            long long j = i + u * threads;
+            if (j < words) d[j] = v[u];
+        }
+    }
+}
+
 // checksum adds, modulo 2^64, (2i+1) * w_i over the little-endian 32-bit
 // words w_i of nbytes contiguous bytes (the last word zero-padded). The sum
 // is exact and the same in any order, so GPU and Go must agree bit for bit.

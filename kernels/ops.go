@@ -218,6 +218,9 @@ func (k *Kernels) move(op string, dst, src *devarray.DevArray, pack bool) error 
 		return fmt.Errorf("kernels: %s: dst is %v %v, src is %v %v: want the same shape and dtype: %w",
 			op, dst.Shape(), dst.DType(), src.Shape(), src.DType(), devarray.ErrShape)
 	}
+	if wideMove(dst, src) { // contiguous on both sides: 16-byte words (copy_wide)
+		return k.copyWide(dst, src)
+	}
 	flat, strided := dst, src
 	if !pack {
 		flat, strided = src, dst

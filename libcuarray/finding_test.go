@@ -52,7 +52,7 @@ func TestFinding02TorchPoolSideStream(t *testing.T) {
 			resume, err := sim.Pause(side)
 			require.NoError(t, err)
 			defer resume()
-			got := make([]byte, tc.size)
+			got := testdev.PageLocked(t, d, tc.size) // queued behind the pause, not waited for
 			require.NoError(t, side.CopyDtoHAsync(got, devarray.Ptr(p)), "the side stream's use of the tensor")
 
 			// PyTorch drops the tensor, then allocates and writes a new one.

@@ -30,7 +30,8 @@
 #
 # Without a GPU, rehearse it on a bundle built with `make gpu-bundle
 # CUDA_TAGS=`: the device is then sim:0 (CUARRAY_BENCH_DEVICE picks
-# another) and the peers fail where PyTorch or CuPy are missing.
+# another), or with CUDA_TAGS='-tags cuda,cudaemu': cuda:0 on the emulated
+# CUDA driver; the peers fail where PyTorch or CuPy are missing.
 set -u
 G="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(pwd)"
@@ -39,11 +40,14 @@ SIZE="${1:-512}" ANGLES="${2:-720}" SLICES="${3:-512}"
 BUDGET="${CUARRAY_BENCH_BUDGET:-540}"
 START=$(date +%s)
 BUILD="$(cat "$G/build" 2> /dev/null || echo cuda)"
-if [ "$BUILD" = cuda ]; then
+case $BUILD in
+cuda) DEV="${CUARRAY_BENCH_DEVICE:-cuda:0}" ;;
+cudaemu) # the cuda backend on the emulated driver (make gpu-rehearse's bundle): not a GPU's figures
 	DEV="${CUARRAY_BENCH_DEVICE:-cuda:0}"
-else
-	DEV="${CUARRAY_BENCH_DEVICE:-sim:0}"
-fi
+	export CUARRAY_EMULATED_DRIVER="${CUARRAY_EMULATED_DRIVER:-devices=2}"
+	;;
+*) DEV="${CUARRAY_BENCH_DEVICE:-sim:0}" ;;
+esac
 export CUARRAY_BENCH_DEVICE="$DEV"
 export CUARRAY_LIB="$G/libcuarray.so"
 W="$(mktemp -d "${TMPDIR:-/tmp}/cuarray-bench.XXXXXX")" # figures and logs, packed into $OUT/bench.tar.gz

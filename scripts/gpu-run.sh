@@ -15,13 +15,33 @@
 # a short table, and, as the last line,
 #   run: DATE GPU COMMIT tests=PASSED/TOTAL failed=N
 # (PASSED/TOTAL: top-level tests and Python tests that passed, of all that
-# ran; N: failed tests, plus steps that crashed, timed out or were skipped,
-# plus sanitizer runs that found a memory error or a race).
+# ran; N: failed tests, hung tests, plus steps that crashed, timed out or
+# were skipped, plus sanitizer runs that found a memory error or a race).
 #
-# Without a GPU, rehearse it on a bundle built with `make gpu-bundle
-# CUDA_TAGS=`: the test device is then sim:0 (CUARRAY_TEST_DEVICE picks
-# another), the GPU Python suite is left out, and the sanitizer runs only
-# when CUARRAY_SANITIZER names one (a stand-in that replays a log will do).
+# A hang costs one test, not its package: each test binary runs with
+# -test.v and a -test.timeout under the script's own kill, so a hang ends
+# in Go's timeout panic, which names the tests running and dumps every
+# goroutine. gotestlog (internal/gotestlog, built into the bundle) reads
+# that: the hung tests, each with the driver call it was blocked in, and
+# what already ran; the package then runs again with -test.skip of both,
+# while time is left, a run names a new hung (or crashed) test and fewer
+# than CUARRAY_RUN_ATTEMPTS (default 4) runs were made. The table's hung
+# column and the "hung and crashed tests" section name them apart from
+# the failures; the sanitizer runs of a package skip its hung tests too.
+#
+# CUARRAY_RUN_PKGS='kernels interop' runs only those packages' tests (the
+# names in .gpu/tests/index), and nothing else: no cuarray info, no
+# sanitizer, no Python. CUARRAY_RUN_LIMIT=S gives every package S seconds
+# instead of its own limit.
+#
+# Without a GPU, rehearse it (make gpu-rehearse) on a bundle built with
+# `make gpu-bundle CUDA_TAGS='-tags cuda,cudaemu'`: the cuda backend on the
+# emulated CUDA driver (CUARRAY_EMULATED_DRIVER, default devices=2), on
+# cuda:0; or with `CUDA_TAGS=`: sim:0 (CUARRAY_TEST_DEVICE picks another).
+# Either way the GPU Python suites are left out, the sanitizer runs only
+# when CUARRAY_SANITIZER names one (a stand-in that replays a log will do),
+# and the last line reads "rehearsal: ...", never "run:": only a cuda
+# bundle on a machine where nvidia-smi names a GPU prints a run: line.
 set -u
 G="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(pwd)"
@@ -34,12 +54,20 @@ mkdir -p "$OUT"
 . "$G/unpack.sh"
 
 BUILD="$(cat "$G/build" 2>/dev/null || echo cuda)"
-if [ "$BUILD" = cuda ]; then
+case $BUILD in
+cuda) DEV="${CUARRAY_TEST_DEVICE:-cuda:0}" ;;
+cudaemu)
+	# the cuda backend on the emulated driver: two emulated GPUs, as make cuda-emu-test runs it
 	DEV="${CUARRAY_TEST_DEVICE:-cuda:0}"
-else
-	DEV="${CUARRAY_TEST_DEVICE:-sim:0?mem=256MiB}"
-fi
+	export CUARRAY_EMULATED_DRIVER="${CUARRAY_EMULATED_DRIVER:-devices=2}"
+	;;
+*) DEV="${CUARRAY_TEST_DEVICE:-sim:0?mem=256MiB}" ;;
+esac
 export CUARRAY_TEST_DEVICE="$DEV"
+PKGS="${CUARRAY_RUN_PKGS:-}"         # only these packages, nothing else
+LIMIT="${CUARRAY_RUN_LIMIT:-}"       # seconds a package, instead of its own limit
+ATTEMPTS="${CUARRAY_RUN_ATTEMPTS:-4}" # runs of one package at most
+TESTLOG="$G/gotestlog"               # internal/gotestlog
 # The bundle's cuda libcuarray, unpacked from bins.tar.xz: python.test, libcuarray.test's C and C++
 # callers and the Python suites load it, as there is no go command there to build one
 # (internal/toolchain.Library).
@@ -68,29 +96,37 @@ fit() {
 	echo "$t"
 }
 
-# The table's rows: name status pass fail skip seconds (status: ok, FAIL,
-# exit N, timeout, skipped). FAILED counts failures, TESTS_PASS and
-# TESTS_ALL the tests.
+# The table's rows: name status pass fail hung skip runs seconds (status:
+# ok, FAIL, hung, crash, timeout, skipped; ",cut" when the package's tests
+# did not all run: no time, or no run left, after a hang). FAILED counts
+# failures (hung tests among them), TESTS_PASS and TESTS_ALL the tests,
+# TESTS_HUNG the hung ones.
 : > "$L/results"
-TESTS_PASS=0 TESTS_ALL=0 FAILED=0
-row() { printf '%-20s %-9s %5s %5s %5s %5ss\n' "$@" >> "$L/results"; }
+: > "$L/hung"
+TESTS_PASS=0 TESTS_ALL=0 TESTS_HUNG=0 FAILED=0
+row() { printf '%-24s %-9s %5s %5s %5s %5s %4s %5ss\n' "$@" >> "$L/results"; }
 
-# failures LOG RC: each failing test's own output (go test -v), at most 40
-# lines a test; for a timeout, the tests that were running; for a binary
-# that failed otherwise without a failing test (a crash), the log's first
-# panic or last 25 lines.
+# failed_output LOG: each failing test's own output (go test -v), at most
+# 40 lines a test.
+failed_output() {
+	awk '
+		/^=== (RUN|CONT|PAUSE|NAME) / { cur = $3; next }
+		/^ *--- FAIL: / { failed[++n] = $3; next }
+		/^ *--- (PASS|SKIP): / { next }
+		cur != "" { if (++lines[cur] <= 40) out[cur] = out[cur] $0 "\n" }
+		END { for (i = 1; i <= n; i++) printf "--- FAIL: %s\n%s", failed[i], out[failed[i]] }
+	' "$1"
+}
+
+# failures LOG RC: each failing test's own output; for a timeout, the tests
+# that were running; for a binary that failed otherwise without a failing
+# test (a crash), the log's first panic or last 25 lines.
 failures() {
 	local log=$1 rc=$2
 	if grep -q 'panic: test timed out' "$log"; then
 		sed -n '/panic: test timed out/,/^$/p' "$log" | head -n 20
 	elif grep -q -- '^ *--- FAIL' "$log"; then
-		awk '
-			/^=== (RUN|CONT|PAUSE|NAME) / { cur = $3; next }
-			/^ *--- FAIL: / { failed[++n] = $3; next }
-			/^ *--- (PASS|SKIP): / { next }
-			cur != "" { if (++lines[cur] <= 40) out[cur] = out[cur] $0 "\n" }
-			END { for (i = 1; i <= n; i++) printf "--- FAIL: %s\n%s", failed[i], out[failed[i]] }
-		' "$log"
+		failed_output "$log"
 	elif grep -q '^panic: ' "$log"; then
 		sed -n '/^panic: /,$p' "$log" | head -n 25
 	elif [ "$rc" -ne 0 ]; then
@@ -98,38 +134,82 @@ failures() {
 	fi
 }
 
-# gotest NAME DIR TIMEOUT RESERVE [ARGS...]: runs a test binary in DIR.
+# gotest NAME DIR TIMEOUT RESERVE [ARGS...]: runs a test binary in DIR, and
+# again without the tests that hung (or crashed) and those that had run,
+# while a run names a new one and time and runs are left (see the top).
 gotest() {
 	local name=$1 dir=$2 want=$3 reserve=$4
 	shift 4
-	local t start rc pass fail skip status log="$L/$name.log"
+	local t start rc rcs="" status log="$L/$name.log" logs=() runs=0 extra=() l
+	local pass=0 fail=0 skip=0 hung=0 crash=0 done=0 ended=0 skip_re="" stuck_re=""
+	[ -n "$LIMIT" ] && want=$LIMIT
 	t=$(fit "$want" "$reserve")
 	if [ "$t" -eq 0 ]; then
-		row "$name" skipped - - - 0
+		row "$name" skipped - - - - 0 0
 		echo "$name: skipped, no time left of ${BUDGET}s" >> "$L/failures"
 		FAILED=$((FAILED + 1))
 		return
 	fi
 	start=$(date +%s)
-	(cd "$ROOT/$dir" && timeout -k 10 $((t + 20)) "$G/tests/$name.test" -test.count=1 -test.v -test.timeout="${t}s" "$@") < /dev/null > "$log" 2>&1
-	rc=$?
-	pass=$(grep -c -- '^--- PASS' "$log")
-	fail=$(grep -c -- '^--- FAIL' "$log")
-	skip=$(grep -c -- '^--- SKIP' "$log")
+	while :; do
+		runs=$((runs + 1))
+		[ "$runs" -gt 1 ] && log="$L/$name.run$runs.log"
+		logs+=("$log")
+		extra=()
+		[ -n "$skip_re" ] && extra=(-test.skip "$skip_re")
+		# GOTRACEBACK=all: a crash dumps every goroutine too, as the timeout panic does
+		(cd "$ROOT/$dir" && GOTRACEBACK=all timeout -k 10 $((t + 20)) "$G/tests/$name.test" -test.count=1 -test.v \
+			-test.timeout="${t}s" ${extra[@]+"${extra[@]}"} "$@") < /dev/null > "$log" 2>&1
+		rc=$?
+		rcs="$rcs${rcs:+, }$rc"
+		if [ -x "$TESTLOG" ]; then
+			eval "$("$TESTLOG" -sh "${logs[@]}")"
+		else # a bundle without gotestlog: the counts of this run, and no run again
+			pass=$(grep -c -- '^--- PASS' "$log") fail=$(grep -c -- '^--- FAIL' "$log") skip=$(grep -c -- '^--- SKIP' "$log")
+			done=0 ended=0
+			[ "$rc" -eq 0 ] && done=1
+		fi
+		[ "$done" -eq 1 ] || [ "$ended" -eq 0 ] && break
+		[ "$runs" -lt "$ATTEMPTS" ] || break
+		t=$(fit "$want" "$reserve")
+		[ "$t" -eq 0 ] && break
+		echo "$name: run $runs ended with $((hung + crash)) hung or crashed test(s); again without them and without what ran (${t}s)"
+	done
 	status=ok
-	if [ "$rc" -ne 0 ]; then
+	if [ "$rc" -ne 0 ] || [ "$hung" -gt 0 ] || [ "$crash" -gt 0 ] || [ "$done" -eq 0 ]; then
 		status=FAIL
-		grep -q 'panic: test timed out' "$log" && status=timeout
-		[ "$rc" -ge 124 ] && status=timeout
-		[ "$fail" -eq 0 ] && FAILED=$((FAILED + 1)) # a crash or a timeout
+		if [ "$hung" -gt 0 ]; then
+			status=hung
+		elif [ "$crash" -gt 0 ]; then
+			status=crash
+		elif [ "$done" -eq 0 ] && { [ "$rc" -ge 124 ] || grep -q 'panic: test timed out' "$log"; }; then
+			status=timeout
+		fi
+		[ "$done" -eq 0 ] && [ "$status" != timeout ] && status="$status,cut"
+		# a crash or a timeout that no test explains
+		[ $((fail + hung + crash)) -eq 0 ] && FAILED=$((FAILED + 1))
 		{
-			echo "== $name ($status, exit $rc)"
-			failures "$log" "$rc"
+			echo "== $name ($status; $runs run(s), exit $rcs)"
+			if [ -x "$TESTLOG" ]; then
+				"$TESTLOG" -report "${logs[@]}" | sed "s|$L/||"
+			fi
+			for l in "${logs[@]}"; do
+				grep -q -- '^ *--- FAIL' "$l" && failed_output "$l"
+				if ! grep -q 'panic: test timed out' "$l" && grep -q -E '^(panic|fatal error): ' "$l"; then
+					sed -n -E '/^(panic|fatal error): /,$p' "$l" | head -n 25
+				fi
+			done
+			[ -x "$TESTLOG" ] || failures "$log" "$rc"
 		} >> "$L/failures"
+		if [ -x "$TESTLOG" ]; then
+			"$TESTLOG" -stuck "${logs[@]}" | awk -F '\t' -v p="$name" '{ printf "%-24s %-5s %s: %s\n", p, $1, $2, $3 }' >> "$L/hung"
+			[ -n "$stuck_re" ] && printf '%s\n' "$stuck_re" > "$L/$name.stuck"
+		fi
 	fi
-	TESTS_PASS=$((TESTS_PASS + pass)) TESTS_ALL=$((TESTS_ALL + pass + fail + skip)) FAILED=$((FAILED + fail))
-	row "$name" "$status" "$pass" "$fail" "$skip" $(($(date +%s) - start))
-	echo "$name: $status ($pass passed, $fail failed, $skip skipped)"
+	TESTS_PASS=$((TESTS_PASS + pass)) TESTS_ALL=$((TESTS_ALL + pass + fail + skip + hung + crash))
+	TESTS_HUNG=$((TESTS_HUNG + hung)) FAILED=$((FAILED + fail + hung + crash))
+	row "$name" "$status" "$pass" "$fail" "$hung" "$skip" "$runs" $(($(date +%s) - start))
+	echo "$name: $status ($pass passed, $fail failed, $hung hung, $crash crashed, $skip skipped; $runs run(s))"
 }
 
 # sanitize TOOL NAME TIMEOUT RESERVE: one test binary under compute-sanitizer.
@@ -152,8 +232,14 @@ sanitize() {
 		FAILED=$((FAILED + 1))
 		return
 	fi
+	# the tests that hung (or crashed) in the package's own run would only end this one the same way
+	local extra=() skipped=""
+	if [ -s "$L/$name.stuck" ]; then
+		skipped=" (skipping $(cat "$L/$name.stuck"), which hung or crashed in its test run)"
+		extra=(-test.skip "$(cat "$L/$name.stuck")")
+	fi
 	(cd "$ROOT/$dir" && timeout -k 10 $((t + 20)) "$SANITIZER" --tool "$tool" --print-limit 50 \
-		"$G/tests/$name.test" -test.count=1 -test.v -test.timeout="${t}s") < /dev/null > "$log" 2>&1
+		"$G/tests/$name.test" -test.count=1 -test.v -test.timeout="${t}s" ${extra[@]+"${extra[@]}"}) < /dev/null > "$log" 2>&1
 	rc=$?
 	errs=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$log" | tail -n 1)
 	api=$(grep -c 'Program hit CUDA_ERROR' "$log")
@@ -170,9 +256,9 @@ sanitize() {
 		} >> "$L/failures"
 	fi
 	{
-		printf '%s %s: %s, exit %s, %s; %s\n' "$name" "$tool" "$verdict" "$rc" \
+		printf '%s %s: %s, exit %s, %s; %s%s\n' "$name" "$tool" "$verdict" "$rc" \
 			"$(grep -E '(ERROR|RACECHECK) SUMMARY' "$log" | tail -n 1 | sed 's/^========= //')" \
-			"$(grep -c -- '^--- FAIL' "$log") failed tests"
+			"$(grep -c -- '^--- FAIL' "$log") failed tests" "$skipped"
 		grep -o 'Program hit CUDA_ERROR_[A-Z_]* ([^)]*) due to "[^"]*" on CUDA API call to [A-Za-z0-9_]*' "$log" |
 			sed 's/Program hit \(CUDA_ERROR_[A-Z_]*\).*call to \(.*\)/\2 \1/' | sort | uniq -c |
 			awk '{ printf "    API error: %s %s x%d\n", $2, $3, $1 }'
@@ -186,7 +272,7 @@ pytest() {
 	log="$L/$name.log"
 	t=$(fit "$want" "$reserve")
 	if [ "$t" -eq 0 ]; then
-		row "$name" skipped - - - 0
+		row "$name" skipped - - - - 0 0
 		echo "$name: skipped, no time left of ${BUDGET}s" >> "$L/failures"
 		FAILED=$((FAILED + 1))
 		return
@@ -211,15 +297,15 @@ pytest() {
 		} >> "$L/failures"
 	fi
 	TESTS_PASS=$((TESTS_PASS + ran - failed - skipped)) TESTS_ALL=$((TESTS_ALL + ran)) FAILED=$((FAILED + failed))
-	row "$name" "$status" $((ran - failed - skipped)) "$failed" "$skipped" $(($(date +%s) - start))
+	row "$name" "$status" $((ran - failed - skipped)) "$failed" - "$skipped" 1 $(($(date +%s) - start))
 	echo "$name: $status ($ran ran, $failed failed, $skipped skipped)"
 }
 
 {
 	echo "date    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo "commit  $COMMIT (build: $BUILD)"
-	echo "device  $DEV"
-	echo "budget  ${BUDGET}s"
+	echo "device  $DEV${CUARRAY_EMULATED_DRIVER:+ (emulated CUDA driver: $CUARRAY_EMULATED_DRIVER)}"
+	echo "budget  ${BUDGET}s${PKGS:+, packages: $PKGS}${LIMIT:+, ${LIMIT}s a package}"
 	if command -v nvidia-smi > /dev/null; then
 		nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu     /'
 		nvidia-smi > "$L/nvidia-smi.txt" 2>&1
@@ -228,16 +314,29 @@ pytest() {
 	fi
 	echo "sanitizer ${SANITIZER:-not found}"
 } > "$L/env.txt"
-timeout 60 "$G/cuarray" info -device "$DEV" < /dev/null > "$L/info.txt" 2>&1 || {
-	echo "== cuarray info -device $DEV (exit $?)" >> "$L/failures"
-	tail -n 10 "$L/info.txt" >> "$L/failures"
-	FAILED=$((FAILED + 1))
-}
+if [ -z "$PKGS" ]; then
+	timeout 60 "$G/cuarray" info -device "$DEV" < /dev/null > "$L/info.txt" 2>&1 || {
+		echo "== cuarray info -device $DEV (exit $?)" >> "$L/failures"
+		tail -n 10 "$L/info.txt" >> "$L/failures"
+		FAILED=$((FAILED + 1))
+	}
+else
+	for p in $PKGS; do
+		awk -v n="$p" '$1 == n { f = 1 } END { exit !f }' "$G/tests/index" || {
+			echo "$p: not in $G/tests/index" >> "$L/failures"
+			FAILED=$((FAILED + 1))
+		}
+	done
+fi
 
 # Per-package limits (seconds; the first GPU run took 0-6 s a package);
-# every test phase keeps RESERVE seconds for the sanitizer and Python.
-RESERVE=240
+# every test phase keeps RESERVE seconds for what runs after it: the
+# sanitizer and the GPU Python suites on a cuda bundle, else the NumPy ones.
+RESERVE=60
+{ [ "$BUILD" = cuda ] || [ -n "${CUARRAY_SANITIZER:-}" ]; } && RESERVE=240
+[ -n "$PKGS" ] && RESERVE=0
 while read -r name dir; do
+	[ -z "$PKGS" ] || case " $PKGS " in *" $name "*) ;; *) continue ;; esac
 	case $name in
 	kernels | transfer | interop | examples_fbp_tomo) want=120 ;;
 	*) want=60 ;;
@@ -245,7 +344,9 @@ while read -r name dir; do
 	gotest "$name" "$dir" "$want" "$RESERVE"
 done < "$G/tests/index"
 
-if [ "$BUILD" = cuda ] || [ -n "${CUARRAY_SANITIZER:-}" ]; then
+if [ -n "$PKGS" ]; then
+	echo "sanitizer: not run, CUARRAY_RUN_PKGS names the packages to run" >> "$L/sanitizer"
+elif [ "$BUILD" = cuda ] || [ -n "${CUARRAY_SANITIZER:-}" ]; then
 	sanitize memcheck kernels 120 150
 	sanitize racecheck kernels 120 110
 	sanitize memcheck transfer 90 70
@@ -255,13 +356,15 @@ else
 fi
 
 # The Python module: NumPy on sim (NumPy 2 there), then CuPy and PyTorch on the GPU.
-pytest python-numpy python/test_cuarray.py 60 25
-pytest python-plan python/test_plan.py 60 15
-pytest python-alloc python/test_alloc.py 60 15
-if [ "$BUILD" = cuda ]; then
-	pytest python-gpu python/test_gpu.py 90 15
-	# CuPy and PyTorch on cuarray's allocator, and check_max_slices on their methods
-	pytest python-gpu-alloc python/test_gpu_alloc.py 120 15
+if [ -z "$PKGS" ]; then
+	pytest python-numpy python/test_cuarray.py 60 25
+	pytest python-plan python/test_plan.py 60 15
+	pytest python-alloc python/test_alloc.py 60 15
+	if [ "$BUILD" = cuda ]; then
+		pytest python-gpu python/test_gpu.py 90 15
+		# CuPy and PyTorch on cuarray's allocator, and check_max_slices on their methods
+		pytest python-gpu-alloc python/test_gpu_alloc.py 120 15
+	fi
 fi
 
 DAY="$(date -u +%Y-%m-%d)"
@@ -272,16 +375,24 @@ DAY="$(date -u +%Y-%m-%d)"
 	fi
 	echo "== compute-sanitizer"
 	cat "$L/sanitizer"
+	if [ -s "$L/hung" ]; then
+		echo "== hung and crashed tests, each with the driver call it was blocked in"
+		cat "$L/hung"
+	fi
 	echo "== environment"
 	cat "$L/env.txt"
-	echo "== results ($(($(date +%s) - START))s; logs in logs.tar.gz)"
-	printf '%-20s %-9s %5s %5s %5s %6s\n' name status pass fail skip time
+	echo "== results ($(($(date +%s) - START))s; hung tests, counted as failed: $TESTS_HUNG; logs in logs.tar.gz)"
+	printf '%-24s %-9s %5s %5s %5s %5s %4s %6s\n' name status pass fail hung skip runs time
 	cat "$L/results"
-	# A run: line only where nvidia-smi names a GPU: sim and the emulated CUDA driver are not one.
-	if [ "$GPU" != none ] && [ "$GPU" != unknown ]; then
+	# A run: line only for a cuda bundle where nvidia-smi names a GPU: sim and the emulated CUDA
+	# driver are not one, and a partial run (CUARRAY_RUN_PKGS) is not the run.
+	if [ "$BUILD" = cuda ] && [ -z "$PKGS" ] && [ "$GPU" != none ] && [ "$GPU" != unknown ]; then
 		echo "run: $DAY $GPU $COMMIT tests=$TESTS_PASS/$TESTS_ALL failed=$FAILED"
 	else
-		echo "no run: line: nvidia-smi names no GPU here (tests=$TESTS_PASS/$TESTS_ALL failed=$FAILED)"
+		why="build $BUILD"
+		[ "$GPU" = none ] || [ "$GPU" = unknown ] && why="$why, nvidia-smi names no GPU"
+		[ -n "$PKGS" ] && why="$why, packages $PKGS only"
+		echo "rehearsal: $DAY $BUILD $COMMIT tests=$TESTS_PASS/$TESTS_ALL failed=$FAILED hung=$TESTS_HUNG (not a GPU run: $why)"
 	fi
 } > "$L/summary.txt"
 cp "$L/summary.txt" "$OUT/summary.txt"

@@ -21,8 +21,8 @@ import (
 type Op struct {
 	c    *Copier
 	s    driver.Stream
-	ev   driver.Event  // recorded on s after the copy; nil for a staged copy
-	done chan struct{} // closed when a staged copy's goroutine returns
+	ev   driver.Event  // recorded on s after the copy; nil for one run on a goroutine
+	done chan struct{} // closed when the goroutine of a staged or direct copy returns
 	x    *exec
 
 	mu       sync.Mutex
@@ -35,8 +35,12 @@ type Op struct {
 
 // CopyAsync queues a copy of src into dst on stream s and returns at once
 // with the Op that tracks it. Copies on one stream happen in the order
-// they were queued. The direct, pinned, mapped and d2d paths are queued on
-// s itself. A staged copy runs on the copier's own ring streams, driven by
+// they were queued. It does not wait for the device's work, whatever the
+// host memory (async_path.go): pageable memory, which a driver copy would
+// wait for, goes through the staged ring where the planner would pick the
+// direct path, and a copy that asks for the direct path runs on a
+// goroutine of the copier's. The pinned, mapped and d2d paths are queued
+// on s itself. A staged copy runs on the copier's own ring streams, driven by
 // goroutines, once s's earlier work is done; a copy queued on s behind a
 // staged copy that is still running waits for it before CopyAsync returns.
 // Other work queued on s directly does not wait for a staged copy: Wait
@@ -52,6 +56,7 @@ func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (
 	if err != nil {
 		return nil, err
 	}
+	asyncPath(j)
 	if err := c.begin(); err != nil {
 		return nil, err
 	}
@@ -76,7 +81,7 @@ func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (
 			op.holds = append(op.holds, release)
 		}
 	}
-	if j.choice.Path == PathStaged {
+	if onGoroutine(j) {
 		// The copy runs on a goroutine after CopyAsync has returned: a
 		// Free of a device array meanwhile marks it freed, and kernels
 		// refuse a freed array, though op's Hold keeps its memory. The
@@ -100,6 +105,9 @@ func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (
 				<-prev.done
 			}
 			err := j.run(op.x)
+			if err == nil && pageableDirect(j) {
+				err = passed(c.dev, s)
+			}
 			op.mu.Lock()
 			op.err = err
 			op.mu.Unlock()

@@ -148,6 +148,12 @@ func (r *faultRig) doneLoop(what string, op *transfer.Op) bool {
 	})
 }
 
+// onTheStream reports whether an async copy along path p of pageable or
+// page-locked memory is queued on the caller's stream, whose errors Wait
+// then collects: not a staged copy, nor a direct one, which run on the
+// copier's goroutines (a driver copy of pageable memory waits).
+func onTheStream(p transfer.Path) bool { return p != transfer.PathStaged && p != transfer.PathDirect }
+
 // wait calls op.Wait. Wait synchronizes the stream of a copy queued on it
 // (not staged), which fails once the device has faulted: a nil then is a
 // lie. It reports whether Wait returned nil.
@@ -446,7 +452,7 @@ func TestFaultCopyAsync(t *testing.T) {
 						if op == nil {
 							return false
 						}
-						queued := h.path != transfer.PathStaged
+						queued := onTheStream(h.path)
 						if i%2 == 0 {
 							ok := r.doneLoop(p.name+" "+what+" Done", op)
 							return r.wait(p.name+" "+what+" Wait after Done", op, queued) && ok
@@ -618,7 +624,7 @@ func TestFaultCopyHostStrided(t *testing.T) {
 						out, err = r.c.CopyAsync(s, p.src.ep, transfer.Dev(p.view), via(h.path)...)
 						return err
 					})
-					queued := h.path != transfer.PathStaged
+					queued := onTheStream(h.path)
 					okOut := out != nil && r.doneLoop(p.name+" DtoH Done", out)
 					okIn := in != nil && r.wait(p.name+" HtoD Wait", in, queued)
 					if okIn && okOut {

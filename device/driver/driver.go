@@ -197,6 +197,17 @@ type HostMem struct {
 // once; errors of the work itself are reported by Synchronize. Host memory
 // passed to an async copy must not be changed or reused until the stream
 // has passed the copy (Synchronize, or an event recorded after it).
+//
+// The exception is pageable host memory (a Go slice that is not
+// page-locked), which a stream's copies hand to the driver as CUDA does:
+// on a GPU, CopyDtoHAsync into it returns only once the copy is complete,
+// waiting for the work queued before it, and CopyHtoDAsync from it may
+// wait for the stream's earlier work (the Driver API's API
+// synchronization page; an H100 waited so). sim and the emulated CUDA
+// driver wait so too, and refuse host memory partly page-locked with
+// ErrInvalidValue, as the driver does. For a copy that never waits, use page-locked
+// memory (package pinned) or transfer's CopyAsync, which stages pageable
+// memory through page-locked buffers.
 type Stream interface {
 	CopyHtoDAsync(dst devarray.Ptr, src []byte) error
 	CopyDtoHAsync(dst []byte, src devarray.Ptr) error

@@ -74,12 +74,18 @@ func (d *Device) dtod(dst, src devarray.Ptr, n int64) copyFunc {
 
 // CopyHtoD copies len(src) bytes from host memory to the device.
 func (d *Device) CopyHtoD(dst devarray.Ptr, src []byte) error {
+	if _, err := d.pageable("copy HtoD", src); err != nil {
+		return err
+	}
 	return d.completeChecked("copy HtoD", d.syncHostSide([]access{devBytes(dst, int64(len(src)), true)}, src, false),
 		func() error { return d.runCopy("copy HtoD", d.htod(dst, src)) })
 }
 
 // CopyDtoH copies len(dst) bytes from the device to host memory.
 func (d *Device) CopyDtoH(dst []byte, src devarray.Ptr) error {
+	if _, err := d.pageable("copy DtoH", dst); err != nil {
+		return err
+	}
 	return d.completeChecked("copy DtoH", d.syncHostSide([]access{devBytes(src, int64(len(dst)), false)}, dst, true),
 		func() error { return d.runCopy("copy DtoH", d.dtoh(dst, src)) })
 }
@@ -93,6 +99,9 @@ func (d *Device) CopyDtoD(dst, src devarray.Ptr, n int64) error {
 // Memcpy2D copies p.Height rows of p.Width bytes between pitched regions of
 // host or device memory, as cuMemcpy2D does.
 func (d *Device) Memcpy2D(p devarray.Memcpy2D) error {
+	if _, _, err := d.pageableSides("copy 2D", as3D(p)); err != nil {
+		return err
+	}
 	return d.completeChecked("copy 2D", d.syncPitched("copy 2D", as3D(p)), func() error { return d.runCopy("copy 2D", d.memcpy2D(p)) })
 }
 
@@ -138,6 +147,9 @@ func (d *Device) directionOf(dst, src devarray.Place) (accounting.Direction, acc
 // Memcpy3D copies p.Depth slices of p.Height rows of p.Width bytes, as
 // cuMemcpy3D does.
 func (d *Device) Memcpy3D(p devarray.Memcpy3D) error {
+	if _, _, err := d.pageableSides("copy 3D", p); err != nil {
+		return err
+	}
 	return d.completeChecked("copy 3D", d.syncPitched("copy 3D", p), func() error { return d.runCopy("copy 3D", d.memcpy3D(p)) })
 }
 

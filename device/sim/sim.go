@@ -87,6 +87,11 @@ type Config struct {
 	// returned CUDA_SUCCESS). Off, such a handle is refused with
 	// driver.ErrStaleIPCHandle. The emulated CUDA driver turns it on.
 	OpenStaleIPC bool
+	// PageableAsync lets a stream's copies with pageable host memory
+	// return at once, as they did before sim followed the driver's rules
+	// (pageable.go). The emulated CUDA driver sets it: it applies those
+	// rules itself, and its pageable=early option turns them off.
+	PageableAsync bool
 }
 
 // Device is an emulated device. It implements driver.Device.

@@ -166,6 +166,16 @@ func (s *stream) CopyHtoDAsync(dst devarray.Ptr, src []byte) error {
 }
 
 func (s *stream) copyHtoD(pt bool, dst devarray.Ptr, src []byte) error {
+	pageable, err := s.d.pageable("async copy HtoD", src)
+	if err != nil {
+		return err
+	}
+	if pageable { // wait for the stream, then stage (pageable.go)
+		if err := s.drain(); err != nil {
+			return err
+		}
+		src = append([]byte(nil), src...)
+	}
 	if s.d.check != nil {
 		o := opSpec{kind: "async copy HtoD", accesses: []access{devBytes(dst, int64(len(src)), true)}}
 		s.d.hostSide(&o, src, false)
@@ -188,7 +198,17 @@ func (s *stream) copyDtoH(pt bool, dst []byte, src devarray.Ptr) error {
 			return err
 		}
 	}
-	return s.enqueue(func() error { return s.d.runCopy("async copy DtoH", s.d.dtoh(dst, src)) })
+	pageable, err := s.d.pageable("async copy DtoH", dst)
+	if err != nil {
+		return err
+	}
+	if err := s.enqueue(func() error { return s.d.runCopy("async copy DtoH", s.d.dtoh(dst, src)) }); err != nil {
+		return err
+	}
+	if pageable { // returns complete (pageable.go)
+		return s.drain()
+	}
+	return nil
 }
 
 func (s *stream) CopyDtoDAsync(dst, src devarray.Ptr, n int64) error {
@@ -210,7 +230,7 @@ func (s *stream) memcpy2D(pt bool, p devarray.Memcpy2D) error {
 			return err
 		}
 	}
-	return s.enqueue(func() error { return s.d.runCopy("async copy 2D", s.d.memcpy2D(p)) })
+	return s.pitched(as3D(p), func() error { return s.enqueue(func() error { return s.d.runCopy("async copy 2D", s.d.memcpy2D(p)) }) })
 }
 
 func (s *stream) Memcpy3DAsync(p devarray.Memcpy3D) error { return s.memcpy3D(false, p) }
@@ -221,7 +241,31 @@ func (s *stream) memcpy3D(pt bool, p devarray.Memcpy3D) error {
 			return err
 		}
 	}
-	return s.enqueue(func() error { return s.d.runCopy("async copy 3D", s.d.memcpy3D(p)) })
+	return s.pitched(p, func() error { return s.enqueue(func() error { return s.d.runCopy("async copy 3D", s.d.memcpy3D(p)) }) })
+}
+
+// pitched queues a pitched copy (queue) with the rules for pageable host
+// memory (pageable.go): it waits for the stream before reading pageable
+// memory, and returns once complete when writing it. The source is not
+// staged: a pitched source's rows lie apart, and the caller keeps them
+// until the stream passes the copy, as for any async copy.
+func (s *stream) pitched(p devarray.Memcpy3D, queue func() error) error {
+	from, to, err := s.d.pageableSides("async pitched copy", p)
+	if err != nil {
+		return err
+	}
+	if from {
+		if err := s.drain(); err != nil {
+			return err
+		}
+	}
+	if err := queue(); err != nil {
+		return err
+	}
+	if to {
+		return s.drain()
+	}
+	return nil
 }
 
 func (s *stream) MemsetAsync(dst devarray.Ptr, value byte, n int64) error {

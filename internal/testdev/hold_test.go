@@ -46,8 +46,14 @@ func TestHoldLetsGo(t *testing.T) {
 
 			tb := &failingTB{TB: t}
 			resume := testdev.Hold(tb, s)
+			// Page-locked: a copy from pageable memory would wait for the
+			// held stream before it returned, as on a GPU.
+			h, err := dev.HostAlloc(4096, 0)
+			require.NoError(t, err)
+			defer func() { assert.NoError(t, dev.HostFree(h)) }()
 			want := testdev.RandomBytes(4096)
-			require.NoError(t, s.CopyHtoDAsync(p, want))
+			copy(h.Bytes, want)
+			require.NoError(t, s.CopyHtoDAsync(p, h.Bytes))
 			synced := make(chan error, 1)
 			go func() { synced <- s.Synchronize() }()
 			select {

@@ -229,3 +229,24 @@ func OpenOwned(t testing.TB) device.Device {
 // is missing then, and its InitError says why). Tests of command lines
 // that name a device that does not exist check stderr against it.
 var NoDevice = regexp.MustCompile(`no such device|no CUDA GPU answered|no CUDA driver`)
+
+// PageLocked returns n bytes of page-locked host memory on dev, freed when
+// the test ends, so dev must stay open until then (a device from Open does:
+// its cleanup runs after this one): for a stream's async
+// copy that must be queued, not waited for. A copy into pageable memory
+// returns only once complete, Async too, so with a held stream ahead of it
+// the call would never return (on a GPU, and on sim and the emulated
+// driver, which follow it).
+func PageLocked(t testing.TB, dev device.Device, n int64) []byte {
+	t.Helper()
+	h, err := dev.HostAlloc(n, 0)
+	if err != nil {
+		t.Fatalf("page-locked host memory of %d bytes: %v", n, err)
+	}
+	t.Cleanup(func() {
+		if err := dev.HostFree(h); err != nil {
+			t.Errorf("free page-locked host memory: %v", err)
+		}
+	})
+	return h.Bytes
+}

@@ -793,7 +793,7 @@ func TestKernels(t *testing.T) {
 	ok(t, c, "cuModuleLoadData")
 	defer ModuleUnload(m)
 	for _, name := range strings.Fields(`fill_f32 scale_f32 axpy_f32 sum_f32 fill_f64 scale_f64 axpy_f64 sum_f64
-		pack_1 unpack_1 pack_2 unpack_2 pack_4 unpack_4 pack_8 unpack_8 pack_16 unpack_16 checksum
+		pack_1 unpack_1 pack_2 unpack_2 pack_4 unpack_4 pack_8 unpack_8 pack_16 unpack_16 copy_wide checksum
 		trig_table_f32 ramp_taps_f32 ramp_filter_f32 backproject_f32 trig_table_f64 ramp_taps_f64 ramp_filter_f64
 		backproject_f64 backproject_tiled_f32 backproject_tiled_f64 phantom_f32 phantom_f64 project_f32 project_f64`) {
 		_, c := ModuleGetFunction(m, name)

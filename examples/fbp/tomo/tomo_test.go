@@ -1,6 +1,7 @@
 package tomo_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -158,8 +159,13 @@ func TestTraffic(t *testing.T) {
 		assert.Positive(t, tr.DevicePeak, name)
 	}
 	pipelined, unpipelined := runs["resident/0"], runs["resident/1"]
-	assert.Equal(t, unpipelined.Traffic.HtoDByPath, pipelined.Traffic.HtoDByPath, "the pipelined run moves what the unpipelined one does, on the same paths")
-	assert.Equal(t, unpipelined.Traffic.DtoHByPath, pipelined.Traffic.DtoHByPath)
+	// The same bytes; the pipelined run's async copies of pageable memory
+	// go through the staged ring, never the driver's direct path, which
+	// would wait for the device.
+	assert.Equal(t, unpipelined.Traffic.HtoD, pipelined.Traffic.HtoD, "the pipelined run moves what the unpipelined one does")
+	assert.Equal(t, unpipelined.Traffic.DtoH, pipelined.Traffic.DtoH)
+	assert.Zero(t, pipelined.Traffic.HtoDByPath["direct"], "no async copy hands pageable memory to the driver")
+	assert.Zero(t, pipelined.Traffic.DtoHByPath["direct"], "no async copy hands pageable memory to the driver")
 	assert.Positive(t, pipelined.KernelSeconds, "the pipelined run times its kernels")
 	assert.LessOrEqual(t, pipelined.KernelSeconds, pipelined.Seconds, "kernels within the run")
 	assert.GreaterOrEqual(t, runs["staged/0"].Traffic.Crossed(), 2*unpipelined.Traffic.Crossed(),
@@ -194,7 +200,9 @@ func TestFailureFreesEverything(t *testing.T) {
 			res, err := tomo.Reconstruct(d, g, scan.Sinograms, mode, nil)
 			if err != nil {
 				failed++
-				assert.ErrorIs(t, err, accounting.ErrOutOfMemory, "%s: allocation %d", mode, n)
+				// A device allocation fails out of memory; the staging ring's
+				// page-locked one with the injected fault itself.
+				assert.True(t, errors.Is(err, accounting.ErrOutOfMemory) || errors.Is(err, device.ErrInjected), "%s: allocation %d: %v", mode, n, err)
 			} else {
 				assert.True(t, res.Degraded, "%s: allocation %d failed and the run went on: only the filter's workspace may", mode, n)
 				assert.Equal(t, want.Volume, res.Volume, "%s: allocation %d: the slower filter gives the same bits", mode, n)
