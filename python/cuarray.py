@@ -379,7 +379,7 @@ class Array:
 
     # --- views: no copy, no allocation ---
     def _view(self, **op):
-        return Array(_handle(_lib.cuarray_view, self._h, json.dumps(op).encode()), self._device, keep=self)
+        return Array(_handle(_lib.cuarray_view, self._live(), json.dumps(op).encode()), self._device, keep=self)
 
     @property
     def T(self) -> "Array":
@@ -445,7 +445,7 @@ class Array:
     def to_bytes(self) -> bytes:
         """The elements, packed in C order, copied to a new bytes object."""
         buf = ctypes.create_string_buffer(self.nbytes)
-        _check(_lib.cuarray_to_host(self._h, buf, self.nbytes))
+        _check(_lib.cuarray_to_host(self._live(), buf, self.nbytes))
         return buf.raw
 
     def to_numpy(self):
@@ -518,14 +518,14 @@ class Array:
         if len(mv) != self.nbytes:
             raise ValueError("copy_from: %d bytes for an array of %d bytes" % (len(mv), self.nbytes))
         buf = (ctypes.c_char * len(mv)).from_buffer_copy(mv) if mv.readonly else (ctypes.c_char * len(mv)).from_buffer(mv)
-        _check(_lib.cuarray_from_host(self._h, buf, self.nbytes))
+        _check(_lib.cuarray_from_host(self._live(), buf, self.nbytes))
 
     def copy_(self, src: "Array") -> None:
         """Copies src (a cuarray Array of the same shape) into this array on
         the device, and returns when the copy is complete."""
         if not isinstance(src, Array):
             raise TypeError("copy_: src must be a cuarray Array, not %s" % type(src).__name__)
-        _check(_lib.cuarray_copy(self._h, src._h))
+        _check(_lib.cuarray_copy(self._live(), src._live("src")))
 
     def copy_async(self, src: "Array", stream: Union["Stream", int]) -> None:
         """Queues a copy of src (a cuarray Array of the same shape) into this
@@ -536,12 +536,12 @@ class Array:
         of either wait for the copy as the stream rules say."""
         if not isinstance(src, Array):
             raise TypeError("copy_async: src must be a cuarray Array, not %s" % type(src).__name__)
-        _check(_lib.cuarray_copy_async(self._h, src._h, _stream_ptr(stream)))
+        _check(_lib.cuarray_copy_async(self._live(), src._live("src"), _stream_ptr(stream)))
 
     def ipc_export(self) -> str:
         """A JSON descriptor (IPC handle, offset, layout) that another process
         opens with cuarray.ipc_open. Keep this array alive while it is used."""
-        return _string(_lib.cuarray_ipc_export, self._h)
+        return _string(_lib.cuarray_ipc_export, self._live())
 
     # --- interchange: no copy ---
     def _build_interfaces(self):
@@ -552,6 +552,14 @@ class Array:
         cai = dict(ai)
         cai["stream"] = None
         self._ai, self._cai = ai, cai
+
+    def _live(self, which="the array"):
+        """The array's handle, or CuarrayError("the array was freed") once
+        free() ran: the library would only say that handle 0 is not a live
+        handle. which names the array in the message ("src")."""
+        if not self._h:
+            raise CuarrayError("%s was freed" % which)
+        return self._h
 
     def _checked(self, host):
         """The token after the library checked the array is alive and readied
@@ -616,6 +624,8 @@ class Array:
             raise BufferError("__dlpack__: the array is on %s, not DLPack device %s" % (self._dl_device, dl_device))
         consumer = self._dl_default if stream is None else self._dl_stream(stream)
         versioned = max_version is not None and max_version[0] >= 1
+        if not self._h:
+            raise BufferError("__dlpack__: the array was freed")
         p = ctypes.c_void_p()
         err = _lib.cuarray_export_dlpack(self._h, versioned, bool(copy), consumer, ctypes.byref(p))
         if err:

@@ -608,6 +608,39 @@ class Errors(unittest.TestCase):
 
 
 
+class Freed(unittest.TestCase):
+    """After free(), every call that reads, writes or exports the array says
+    that the array was freed, as np.asarray does, not that handle 0 is not
+    a live handle."""
+
+    def test_calls_after_free_say_the_array_was_freed(self):
+        data = random((3, 4), "float32")
+        for name, call in (
+            ("to_numpy", lambda a, b: a.to_numpy()),
+            ("get", lambda a, b: a.get()),
+            ("to_bytes", lambda a, b: a.to_bytes()),
+            ("copy_from", lambda a, b: a.copy_from(data)),
+            ("copy_ into it", lambda a, b: a.copy_(b)),
+            ("view", lambda a, b: a[1:]),
+            ("transpose", lambda a, b: a.T),
+            ("ipc_export", lambda a, b: a.ipc_export()),
+            ("np.asarray", lambda a, b: np.asarray(a)),
+        ):
+            with self.subTest(name):
+                a, b = cuarray.empty((3, 4), "float32", SPEC), cuarray.empty((3, 4), "float32", SPEC)
+                a.copy_from(data)
+                a.free()
+                with self.assertRaises(cuarray.CuarrayError) as cm:
+                    call(a, b)
+                self.assertEqual(str(cm.exception), "the array was freed")
+        a, b = cuarray.empty((3, 4), "float32", SPEC), cuarray.empty((3, 4), "float32", SPEC)
+        b.free()
+        with self.assertRaisesRegex(cuarray.CuarrayError, "^src was freed$"):
+            a.copy_(b)
+        with self.assertRaisesRegex(BufferError, "the array was freed"):
+            b.__dlpack__()
+
+
 class HostData(unittest.TestCase):
     """Python numbers and lists go in as NumPy would convert them; to_numpy()
     (and get()) come back with the array's shape; a shape that differs is an
