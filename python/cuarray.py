@@ -37,7 +37,7 @@ import operator
 import os
 from typing import Any, Union
 
-__all__ = ["Array", "Device", "Stream", "device", "empty", "zeros", "asarray", "from_dlpack", "ipc_open", "CuarrayError", "DeviceFaultError", "StreamRaceError"]
+__all__ = ["Array", "Device", "Ledger", "Stream", "device", "empty", "zeros", "asarray", "from_dlpack", "ipc_open", "CuarrayError", "DeviceFaultError", "StreamRaceError"]
 
 # DLPack device types (dlpack.h)
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
@@ -150,6 +150,7 @@ def _load():
         "cuarray_to_dlpack": [u64, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)],
         "cuarray_from_dlpack": [u64, ctypes.c_void_p, ctypes.c_int, p_u64],
         "cuarray_ledger": [u64, p_str],
+        "cuarray_ledger_report": [u64, p_str],
         "cuarray_array_device": [u64, p_u64],
         "cuarray_ipc_export": [u64, p_str],
         "cuarray_ipc_open": [u64, ctypes.c_char_p, p_u64],
@@ -209,6 +210,27 @@ def _handle(call, *args):
     return out.value
 
 
+class Ledger(dict):
+    """A device's ledger as Device.ledger() returns it: a dict (memory per
+    kind, copies per direction and path, as Go's Ledger.JSON) whose str()
+    is Go's Ledger.Report(), the text table, taken right after the dict:
+
+        print(a.ledger())                    # the table
+        a.ledger()["memory"]["device"]       # the figures
+    """
+
+    def __init__(self, figures=(), report: str = "") -> None:
+        super().__init__(figures)
+        self._report = report
+
+    def report(self) -> str:
+        """The ledger as Go's Ledger.Report() writes it: a text table."""
+        return self._report
+
+    def __str__(self) -> str:
+        return self._report
+
+
 class Device:
     """A cuarray device: "sim:N" (emulated, host memory) or "cuda:N"."""
 
@@ -216,9 +238,18 @@ class Device:
         self._h = handle
         self.spec = spec
 
-    def ledger(self) -> dict:
-        """The device's ledger as a dict: memory per kind, copies per direction and path."""
-        return json.loads(_string(_lib.cuarray_ledger, self._h))
+    def ledger(self) -> Ledger:
+        """The device's ledger as a dict: memory per kind, copies per direction
+        and path; print() it (str()) for the text table of ledger_report()."""
+        figures = json.loads(_string(_lib.cuarray_ledger, self._h))
+        return Ledger(figures, self.ledger_report())
+
+    def ledger_report(self) -> str:
+        """The device's ledger as Go's Ledger.Report() writes it: a text table
+        of memory per kind and copies per direction and path."""
+        if getattr(_lib, "cuarray_ledger_report", None) is None:
+            raise CuarrayError("the cuarray library has no cuarray_ledger_report: rebuild it (make libcuarray)")
+        return _string(_lib.cuarray_ledger_report, self._h)
 
     def stream(self) -> "Stream":
         """A new Stream of this device."""
@@ -373,9 +404,14 @@ class Array:
     def __repr__(self):
         return "cuarray.Array(shape=%s, dtype=%s, device=%s, strides=%s)" % (self.shape, self.dtype, self.device, self.strides)
 
-    def ledger(self) -> dict:
-        """The ledger of the array's device (an empty dict for host memory with no device)."""
-        return self._device.ledger() if self._device else {}
+    def ledger(self) -> Ledger:
+        """The ledger of the array's device (an empty one for host memory with no device)."""
+        return self._device.ledger() if self._device else Ledger()
+
+    def ledger_report(self) -> str:
+        """The ledger of the array's device as a text table (Device.ledger_report;
+        "" for host memory with no device)."""
+        return self._device.ledger_report() if self._device else ""
 
     # --- views: no copy, no allocation ---
     def _view(self, **op):
