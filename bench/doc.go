@@ -44,7 +44,8 @@
 // (FitCost); `cuarray bench -calibrate` saves it as the profile the
 // planner reads (transfer.ProfilePath).
 //
-// `cuarray bench` prints the report as a table, JSON or an SVG chart and
+// `cuarray bench` prints the report as a table (NarrowTable, which fits
+// 120 columns; -wide: Table, every column), JSON or an SVG chart and
 // exits 1 on an impossible figure; bench_test.go has the same
 // measurements as Go benchmarks, and fbp_test.go the FBP example's two
 // modes.

@@ -8,15 +8,31 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/transfer"
 )
 
 // Table returns the report as an aligned text table, one row per
-// measurement, with its ratios, its ceiling and the ledger column: "ok"
-// when the ledger counted exactly the bytes requested and no figure is
-// above its ceiling. The figures that cannot be true follow the table.
-func (r *Report) Table() string {
+// measurement, with every figure: its ratios, its ceiling and the ledger
+// column, "ok" when the ledger counted exactly the bytes requested and no
+// figure is above its ceiling (`cuarray bench -wide`). The figures that
+// cannot be true follow the table. NarrowTable leaves out the columns a
+// first look does without.
+func (r *Report) Table() string { return r.table(true) }
+
+// NarrowTable is Table without the columns marked wide in tableColumns
+// (events GB/s, µs, vs copy(), vs memcpy, ledger GB/s): one line under it
+// names those that have figures, which Table and the JSON report give. A
+// run of make run's fits 120 columns. `cuarray bench` prints it by default.
+func (r *Report) NarrowTable() string { return r.table(false) }
+
+// proseWidth is where the report's lines of text (not the table's rows)
+// are wrapped.
+const proseWidth = 100
+
+func (r *Report) table(wide bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cuarray bench on %s (%s) %s\n", r.Device, r.Model, r.Date.Format("2006-01-02 15:04 MST"))
 	if r.PCIeGBps > 0 {
@@ -31,7 +47,7 @@ func (r *Report) Table() string {
 		if r.HostCopy[len(r.HostCopy)-1].Bytes == OutOfCacheBytes() {
 			last = " (the last out of cache)"
 		}
-		fmt.Fprintf(&b, "host memory copy, GB/s at each size%s: %s\n", last, strings.Join(rates, ", "))
+		prose(&b, fmt.Sprintf("host memory copy, GB/s at each size%s: %s", last, strings.Join(rates, ", ")))
 	} else if r.HostCopyGBps > 0 {
 		fmt.Fprintf(&b, "host memory copy peak %.2f GB/s\n", r.HostCopyGBps)
 	}
@@ -47,7 +63,7 @@ func (r *Report) Table() string {
 			for i, s := range c.BySize {
 				rates[i] = fmt.Sprintf("%.2f from %s", s.GBps, accounting.FormatBytes(s.FromBytes))
 			}
-			fmt.Fprintf(&b, "ceiling: %s, GB/s by copy size: %s (%s)\n", c.Limit, strings.Join(rates, ", "), c.Source)
+			prose(&b, fmt.Sprintf("ceiling: %s, GB/s by copy size: %s (%s)", c.Limit, strings.Join(rates, ", "), c.Source))
 		case c.GBps > 0:
 			fmt.Fprintf(&b, "ceiling: %s %.2f GB/s (%s)\n", c.Limit, c.GBps, c.Source)
 		}
@@ -57,17 +73,17 @@ func (r *Report) Table() string {
 		for _, h := range r.HostMemcpy {
 			rates = append(rates, fmt.Sprintf("%.2f on %d", h.GBps, h.Threads))
 		}
-		fmt.Fprintf(&b, "host memcpy pageable→pinned, %s: %s GB/s on goroutines; ceiling of the staged path %.2f GB/s (%d goroutines)\n",
-			accounting.FormatBytes(r.MemcpyBytes), strings.Join(rates, ", "), r.MemcpyCeiling.GBps, r.MemcpyCeiling.Threads)
+		prose(&b, fmt.Sprintf("host memcpy pageable→pinned, %s: %s GB/s on goroutines; ceiling of the staged path %.2f GB/s (%d goroutines)",
+			accounting.FormatBytes(r.MemcpyBytes), strings.Join(rates, ", "), r.MemcpyCeiling.GBps, r.MemcpyCeiling.Threads))
 	}
 	if r.Profile != "" {
-		fmt.Fprintf(&b, "planner: %s; staging ring %d × %s on %d streams\n", r.Profile, r.Ring.Chunks, accounting.FormatBytes(r.Ring.ChunkBytes), r.Ring.Streams)
+		prose(&b, fmt.Sprintf("planner: %s; staging ring %d × %s on %d streams", r.Profile, r.Ring.Chunks, accounting.FormatBytes(r.Ring.ChunkBytes), r.Ring.Streams))
 	}
 	if r.ProfileNotice != "" {
-		fmt.Fprintf(&b, "notice: %s\n", r.ProfileNotice)
+		prose(&b, "notice: "+r.ProfileNotice)
 	}
 	if r.Tolerance > 0 {
-		fmt.Fprintf(&b, "a figure (median, fastest repeat, the ledger's) more than %.0f%% above its ceiling fails the run\n", r.Tolerance*100)
+		prose(&b, fmt.Sprintf("a figure (median, fastest repeat, the ledger's) more than %.0f%% above its ceiling fails the run", r.Tolerance*100))
 	}
 	var impossible []string
 	cells := make([][]string, len(r.Results))
@@ -80,7 +96,7 @@ func (r *Report) Table() string {
 			impossible = append(impossible, q.Impossible)
 		}
 	}
-	cols, hidden := shownColumns(cells)
+	cols, hidden, more := shownColumns(cells, wide)
 	var rows strings.Builder
 	w := tabwriter.NewWriter(&rows, 0, 0, 2, ' ', tabwriter.AlignRight)
 	line := func(row []string) {
@@ -110,7 +126,10 @@ func (r *Report) Table() string {
 		}
 	}
 	if len(hidden) > 0 {
-		fmt.Fprintf(&b, "not shown, \"-\" in every row: %s\n", strings.Join(hidden, "; "))
+		prose(&b, fmt.Sprintf("not shown, \"-\" in every row: %s", strings.Join(hidden, "; ")))
+	}
+	if len(more) > 0 {
+		prose(&b, fmt.Sprintf("more columns with -wide (and in -json): %s", strings.Join(more, ", ")))
 	}
 	if len(r.Plans) > 0 {
 		fmt.Fprintf(&b, "planner's pick against the best path measured:\n")
@@ -121,41 +140,46 @@ func (r *Report) Table() string {
 		}
 		w.Flush()
 		if slowest := slices.MaxFunc(r.Plans, func(a, b Plan) int { return cmp.Compare(a.Slower, b.Slower) }); slowest.Slower > SlowerNote {
-			fmt.Fprintf(&b, "  a pick up to %.0f%% slower than the best measured is not a failure: the planner predicts from its profile (%s), "+
-				"not from this run; cuarray bench -calibrate measures this machine's\n", slowest.Slower*100, r.Profile)
+			prose(&b, "  "+r.slowerNote(slowest))
 		}
 	}
 	if len(impossible) > 0 {
 		fmt.Fprintf(&b, "figures that cannot be true:\n")
 		for _, s := range impossible {
-			fmt.Fprintf(&b, "  %s\n", s)
+			fmt.Fprintf(&b, "  %s\n", s) // whole, as the run's error gives each
 		}
 	}
 	return b.String()
 }
 
 // tableColumns are the columns of Report.Table, in order, each with why
-// it would be "-" in every row (then it is not shown).
-var tableColumns = []struct{ name, whyEmpty string }{
-	{"path", ""}, {"dir", ""}, {"size", ""}, {"reps", ""}, {"GB/s", ""}, {"min", ""}, {"max", ""},
-	{"events GB/s", "no path timed between events on its stream"},
-	{"µs", "no copy of at most " + accounting.FormatBytes(LatencyMaxBytes)},
-	{"ceiling", "no path with a ceiling"},
-	{"vs pinned", "the pinned path not measured"},
-	{"vs copy()", "no Go copy() to compare with"},
-	{"vs PCIe", "the host link's bandwidth is not known: -pcie gives it"},
-	{"vs memcpy", "the staged path not measured"},
-	{"vs 1-way", "no -bidir"},
-	{"ledger GB/s", "no copy the ledger timed"},
-	{"ledger", "no ledger counts"},
-	{"planner", "no planner's pick"},
+// it would be "-" in every row (then it is not shown), and whether only
+// the wide table (Table, not NarrowTable) shows it.
+var tableColumns = []struct {
+	name, whyEmpty string
+	wide           bool
+}{
+	{"path", "", false}, {"dir", "", false}, {"size", "", false}, {"reps", "", false}, {"GB/s", "", false},
+	{"min", "", false}, {"max", "", false},
+	{"events GB/s", "no path timed between events on its stream", true},
+	{"µs", "no copy of at most " + accounting.FormatBytes(LatencyMaxBytes), true},
+	{"ceiling", "no path with a ceiling", false},
+	{"vs pinned", "the pinned path not measured", false},
+	{"vs copy()", "no Go copy() to compare with", true},
+	{"vs PCIe", "the host link's bandwidth is not known: -pcie gives it", false},
+	{"vs memcpy", "the staged path not measured", true},
+	{"vs 1-way", "no -bidir", false},
+	{"ledger GB/s", "no copy the ledger timed", true},
+	{"ledger", "no ledger counts", false},
+	{"planner", "no planner's pick", false},
 }
 
 // shownColumns returns the indices of the columns of cells (rows of
 // tableColumns) that are not "-" or empty in every row, and for the
 // others a note: the column's name and why it is empty. With no rows
-// every column is shown.
-func shownColumns(cells [][]string) (shown []int, hidden []string) {
+// every column is shown. Unless wide, the wide columns are left out
+// too: more names those that have figures.
+func shownColumns(cells [][]string, wide bool) (shown []int, hidden, more []string) {
 	for c, col := range tableColumns {
 		empty := len(cells) > 0 && col.whyEmpty != ""
 		for _, row := range cells {
@@ -164,13 +188,70 @@ func shownColumns(cells [][]string) (shown []int, hidden []string) {
 				break
 			}
 		}
-		if empty {
+		switch {
+		case col.wide && !wide:
+			if !empty {
+				more = append(more, col.name)
+			}
+		case empty:
 			hidden = append(hidden, fmt.Sprintf("%s (%s)", col.name, col.whyEmpty))
-		} else {
+		default:
 			shown = append(shown, c)
 		}
 	}
-	return shown, hidden
+	return shown, hidden, more
+}
+
+// slowerNote says why the planner's pick pl, the one slowest against the
+// best path measured, does not fail the run: the planner predicts from
+// its profile, and one run's figures of a few repeats spread as widely
+// as the paths differ (the pick's and the best's spread, where the report
+// has them).
+func (r *Report) slowerNote(pl Plan) string {
+	note := fmt.Sprintf("a pick up to %.0f%% slower than the best measured is not a failure: the planner predicts each path's time "+
+		"from its profile (%s), not from this run's timings, and one run's median of a few repeats is not exact", pl.Slower*100, r.Profile)
+	find := func(path string) *Result {
+		for i := range r.Results {
+			if q := &r.Results[i]; q.Path == path && q.Direction == pl.Direction && q.Size == pl.Size {
+				return q
+			}
+		}
+		return nil
+	}
+	if pick, best := find(pl.Pick), find(pl.Best); pick != nil && best != nil {
+		note += fmt.Sprintf(" (%s %s %s: the pick, %s, ran at %.2f–%.2f GB/s over %d repeats, %s at %.2f–%.2f over %d)",
+			pl.Host, pl.Direction, accounting.FormatBytes(pl.Size), pick.Path, pick.MinGBps, pick.MaxGBps, pick.Repeats,
+			best.Path, best.MinGBps, best.MaxGBps, best.Repeats)
+	}
+	if strings.HasPrefix(r.Device, "sim") {
+		// sim plans with its defaults unless a profile is named (transfer.ProfileFor)
+		return note + ". On sim every path is a copy in host memory, and `cuarray bench -calibrate -profile FILE` measures " +
+			"this machine's costs into a profile the planner then uses with -profile FILE or $" + transfer.ProfileEnv + "=FILE."
+	}
+	return note + ". `cuarray bench -calibrate` measures this device's costs into the profile the planner uses from then on."
+}
+
+// prose writes s to b as lines of at most proseWidth characters where
+// its words allow, the later ones indented by two spaces more than the
+// first.
+func prose(b *strings.Builder, s string) {
+	indent := s[:len(s)-len(strings.TrimLeft(s, " "))] + "  "
+	line := 0
+	for i, word := range strings.Fields(s) {
+		n := utf8.RuneCountInString(word)
+		switch {
+		case i == 0:
+			b.WriteString(indent[:len(indent)-2] + word)
+			line = len(indent) - 2 + n
+		case line+1+n > proseWidth:
+			b.WriteString("\n" + indent + word)
+			line = len(indent) + n
+		default:
+			b.WriteString(" " + word)
+			line += 1 + n
+		}
+	}
+	b.WriteByte('\n')
 }
 
 // SlowerNote is how much slower than the best path measured a planner's

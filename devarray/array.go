@@ -57,7 +57,7 @@ func Empty(b Backend, dtype DType, shape ...int) (*DevArray, error) {
 	}
 	lay, err := newLayout(shape, nil, dtype.Size())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("devarray: empty: %w", err)
 	}
 	nbytes := lay.size * dtype.Size()
 	p, err := b.Malloc(nbytes)

@@ -63,7 +63,7 @@ func ExampleDevArray_Free() {
 	fmt.Println(dev.Ledger().Current(accounting.Device))
 	// Output:
 	// <nil> <nil>
-	// devarray: copy to host: devarray: memory was freed
+	// devarray: copy to host: memory was freed
 	// 0
 }
 

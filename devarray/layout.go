@@ -55,23 +55,24 @@ type layout struct {
 
 // newLayout validates shape and strides for elements of itemsize bytes and
 // computes the element count and extent, refusing anything that overflows.
-// nil strides mean C-contiguous.
+// nil strides mean C-contiguous. Its errors have no "devarray: " prefix:
+// every caller wraps them with its own ("devarray: wrap: %w").
 func newLayout(shape []int, strides []int64, itemsize int64) (layout, error) {
 	if strides != nil && len(strides) != len(shape) {
-		return layout{}, fmt.Errorf("devarray: %d strides for %d dimensions: %w", len(strides), len(shape), ErrShape)
+		return layout{}, fmt.Errorf("%d strides for %d dimensions: %w", len(strides), len(shape), ErrShape)
 	}
 	l := layout{shape: append([]int(nil), shape...), size: 1}
 	for i, n := range shape {
 		if n < 0 {
-			return layout{}, fmt.Errorf("devarray: shape %v: dimension %d is negative: %w", shape, i, ErrShape)
+			return layout{}, fmt.Errorf("shape %v: dimension %d is negative: %w", shape, i, ErrShape)
 		}
 		var ok bool
 		if l.size, ok = mul64(l.size, int64(n)); !ok {
-			return layout{}, fmt.Errorf("devarray: shape %v has too many elements: %w", shape, ErrOverflow)
+			return layout{}, fmt.Errorf("shape %v has too many elements: %w", shape, ErrOverflow)
 		}
 	}
 	if _, ok := mul64(l.size, itemsize); !ok {
-		return layout{}, fmt.Errorf("devarray: shape %v of %d-byte elements: %w", shape, itemsize, ErrOverflow)
+		return layout{}, fmt.Errorf("shape %v of %d-byte elements: %w", shape, itemsize, ErrOverflow)
 	}
 	if strides == nil {
 		l.strides = cContiguousStrides(shape, itemsize)
@@ -85,18 +86,18 @@ func newLayout(shape []int, strides []int64, itemsize int64) (layout, error) {
 	for i, n := range l.shape {
 		reach, ok := mul64(int64(n-1), l.strides[i])
 		if !ok {
-			return layout{}, fmt.Errorf("devarray: stride %d on a dimension of %d: %w", l.strides[i], n, ErrOverflow)
+			return layout{}, fmt.Errorf("stride %d on a dimension of %d: %w", l.strides[i], n, ErrOverflow)
 		}
 		// A negative reach lowers lo, a positive one raises hi.
 		var okLo, okHi bool
 		l.lo, okLo = add64(l.lo, min(reach, 0))
 		l.hi, okHi = add64(l.hi, max(reach, 0))
 		if !okLo || !okHi {
-			return layout{}, fmt.Errorf("devarray: shape %v strides %v: extent %w", shape, strides, ErrOverflow)
+			return layout{}, fmt.Errorf("shape %v strides %v: extent %w", shape, strides, ErrOverflow)
 		}
 	}
 	if _, ok := sub64(l.hi, l.lo); !ok {
-		return layout{}, fmt.Errorf("devarray: shape %v strides %v: extent %w", shape, strides, ErrOverflow)
+		return layout{}, fmt.Errorf("shape %v strides %v: extent %w", shape, strides, ErrOverflow)
 	}
 	return l, nil
 }

@@ -59,8 +59,11 @@ func ParseSpec(spec string) (Spec, error) {
 
 // Open opens the device named by spec:
 //
-//	""       cuda:0 when built with -tags cuda and a GPU answers, else sim:0
-//	         (OpenDefault also says why)
+//	""       cuda:0 when built with -tags cuda and a GPU answers, else sim:0;
+//	         a cuda build that falls back says why once per process on
+//	         stderr ("cuarray: cuda:0: no CUDA GPU answered (...); using
+//	         sim:0") unless NoticeEnv is "off"; OpenDefault returns the
+//	         reason instead and writes nothing
 //	"sim:N"  an emulated device; options mem=SIZE (default 4GiB), maphost=false,
 //	         fail-alloc=N and fail-copy=N (fail the Nth allocation or copy),
 //	         fail-fault=N (the Nth copy, memset or kernel faults as an
@@ -81,7 +84,10 @@ func ParseSpec(spec string) (Spec, error) {
 // is an error wrapping ErrBadSpec; a device that does not answer, one wrapping ErrNoDevice.
 func Open(spec string) (Device, error) {
 	if spec == "" {
-		dev, _, err := OpenDefault()
+		dev, fallback, err := OpenDefault()
+		if err == nil {
+			noteFallback(dev, fallback)
+		}
 		return dev, err
 	}
 	s, err := ParseSpec(spec)

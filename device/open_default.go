@@ -13,6 +13,10 @@ import (
 // fallback is that reason, e.g. "cuda:0: no CUDA GPU answered (cuInit:
 // CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected)".
 //
+// OpenDefault writes nothing: it is the way to open the default device and
+// report the reason yourself (or not at all). Open("") is OpenDefault plus,
+// in a cuda build that falls back, one line on stderr once per process.
+//
 // A GPU that answers but cannot be opened (its context cannot be made, say)
 // is err, not a fallback: a program that asked for the default device on a
 // GPU machine does not silently run on the emulation.

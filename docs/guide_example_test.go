@@ -3,6 +3,7 @@ package docs_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/cuarray/cuarray/accounting"
@@ -57,6 +58,23 @@ func Example_gettingStarted() {
 	// Output:
 	// [10 20 30 40 50 60] 210
 	// allocations: 1 up: 48 bytes, down: 24 bytes
+}
+
+// The default device: Open("") opens cuda:0 where it can, else sim:0;
+// OpenDefault also says why it is not cuda:0, and prints nothing.
+func Example_defaultDevice() {
+	dev, fallback, err := device.OpenDefault() // the device Open("") opens, and why it is not cuda:0
+	if err != nil {                            // a GPU that answers but cannot be opened: an error, not a fallback
+		fmt.Println(err)
+		return
+	}
+	defer dev.Close()
+	if fallback != nil { // sim:0: this build has no CUDA backend (-tags cuda), or no GPU answered
+		fmt.Fprintf(os.Stderr, "running on %s: %v\n", dev.Info().Name, fallback)
+	}
+	fmt.Println("cuda:0, or why not:", dev.Info().Name == "cuda:0" || errors.Is(fallback, device.ErrNoDevice))
+	// Output:
+	// cuda:0, or why not: true
 }
 
 // Zero-copy rules: views share memory and cost nothing; only what is read

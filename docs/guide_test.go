@@ -129,3 +129,27 @@ func TestGuideShowsTheTestedCode(t *testing.T) {
 	}
 	assert.Equal(t, strings.Count(string(guide), "```go"), len(seen), "every Go block of the guide is a tested example")
 }
+
+// TestGuidePythonInstall: the guide's Python section shows how to install
+// the module, the same recipe as the README's, and its offline steps are
+// the ones python/install_check.sh runs in CI.
+func TestGuidePythonInstall(t *testing.T) {
+	guide, err := os.ReadFile("guide.md")
+	require.NoError(t, err)
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	check, err := os.ReadFile("../python/install_check.sh")
+	require.NoError(t, err)
+	python := string(guide[strings.Index(string(guide), "## Interop from Python"):])
+	m := regexp.MustCompile("(?s)<!-- python: install -->\n```sh\n(.*?)```").FindStringSubmatch(python)
+	require.NotNil(t, m, "the guide's Python section has an install block")
+	assert.Contains(t, string(readme), "```sh\n"+m[1]+"```", "the README shows the same recipe")
+	for _, step := range []struct{ guide, script string }{
+		{"/usr/bin/python3 -m venv --system-site-packages ", `"$PY" -m venv --system-site-packages `},
+		{"/bin/pip install --no-build-isolation --no-index ./python", `/bin/pip" install --no-build-isolation --no-index "$ROOT/python"`},
+		{"/bin/python -m cuarray info", `/bin/python" -m cuarray info`},
+	} {
+		assert.Contains(t, m[1], step.guide)
+		assert.Contains(t, string(check), step.script, "install_check.sh runs the guide's step %q", step.guide)
+	}
+}

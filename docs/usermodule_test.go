@@ -85,12 +85,51 @@ func TestUserModule(t *testing.T) {
 			require.NoError(t, err)
 			if way == "replace" {
 				assert.Contains(t, string(gomod), "replace github.com/cuarray/cuarray => ../cuarray")
+				assert.Contains(t, string(gomod), "replace gorgonia.org/cu v0.9.6 => ../cuarray/third_party/gorgonia-cu")
 				assert.Contains(t, string(gomod), "require github.com/cuarray/cuarray ")
 			} else {
 				assert.NotContains(t, string(gomod), "github.com/cuarray/cuarray", "a workspace leaves go.mod alone")
 			}
+			t.Run("cuda", func(t *testing.T) { userModuleCUDA(t, goTool, dir, way, goSum) })
 		})
 	}
+}
+
+// userModuleCUDA builds the outside module in dir with -tags cuda, as the
+// README's steps left it: that builds. In the replace way it then drops the
+// gorgonia.org/cu replace, and the build must fail with a first error that
+// names the file whose comment gives the missing line.
+func userModuleCUDA(t *testing.T, goTool, dir, way string, goSum []byte) {
+	if !fileExists("/usr/include/cuda.h") && !fileExists("/usr/local/cuda/include/cuda.h") {
+		t.Skip("no cuda.h (make cuda-deps installs it): the -tags cuda build cannot be compiled here")
+	}
+	goCmd := func(args ...string) (string, error) {
+		c := exec.Command(goTool, args...)
+		c.Dir = dir
+		c.Env = userEnv(dir)
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	bin := filepath.Join(t.TempDir(), "myprog")
+	out, err := goCmd("build", "-tags", "cuda", "-o", bin, ".")
+	require.NoError(t, err, "the README's %s way builds with -tags cuda:\n%s", way, out)
+	if way != "replace" {
+		return
+	}
+	out, err = goCmd("mod", "edit", "-dropreplace", "gorgonia.org/cu@v0.9.6")
+	require.NoError(t, err, out)
+	// Upstream's sums, which cuarray's go.sum keeps, so that no checksum database is asked.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), goSum, 0o644))
+	out, err = goCmd("build", "-tags", "cuda", "-o", bin, ".")
+	require.Error(t, err, "a cuda build against upstream gorgonia.org/cu must not compile:\n%s", out)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.GreaterOrEqual(t, len(lines), 2, out)
+	assert.Equal(t, "# github.com/cuarray/cuarray/device/cuda", lines[0], out)
+	assert.Regexp(t, `^\S*device/cuda/cu_needs_replace\.go:\d+:\d+: undefined: cu\.ReplaceWithCuarraysThirdPartyCopy$`, lines[1],
+		"the first error names the file that says what to add")
+	src, err := os.ReadFile("../device/cuda/cu_needs_replace.go")
+	require.NoError(t, err)
+	assert.Contains(t, string(src), "//\treplace gorgonia.org/cu v0.9.6 => ../cuarray/third_party/gorgonia-cu\n", "the file gives the line")
 }
 
 // userEnv is the environment of a go command in the outside module dir:

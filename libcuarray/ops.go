@@ -274,6 +274,19 @@ func ledgerJSON(dev uint64) ([]byte, error) {
 	return d.Ledger().JSON()
 }
 
+// ledgerReport is the device's ledger as Go's Ledger.Report() writes it:
+// a text table.
+func ledgerReport(dev uint64) ([]byte, error) {
+	d, err := deviceOf(dev)
+	if err != nil {
+		return nil, err
+	}
+	if d == nil {
+		return nil, fmt.Errorf("ledger report: no device: %w", errHandle)
+	}
+	return []byte(d.Ledger().Report()), nil
+}
+
 func deleteDLPack(t unsafe.Pointer)       { interop.DeleteDLPack(t) }
 func deleteDLPackLegacy(t unsafe.Pointer) { interop.DeleteDLPackLegacy(t) }
 

@@ -37,7 +37,7 @@ import operator
 import os
 from typing import Any, Union
 
-__all__ = ["Array", "Device", "Stream", "device", "empty", "zeros", "asarray", "from_dlpack", "ipc_open", "CuarrayError", "DeviceFaultError", "StreamRaceError"]
+__all__ = ["Array", "Device", "Ledger", "Stream", "device", "empty", "zeros", "asarray", "from_dlpack", "ipc_open", "CuarrayError", "DeviceFaultError", "StreamRaceError"]
 
 # DLPack device types (dlpack.h)
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
@@ -150,6 +150,7 @@ def _load():
         "cuarray_to_dlpack": [u64, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)],
         "cuarray_from_dlpack": [u64, ctypes.c_void_p, ctypes.c_int, p_u64],
         "cuarray_ledger": [u64, p_str],
+        "cuarray_ledger_report": [u64, p_str],
         "cuarray_array_device": [u64, p_u64],
         "cuarray_ipc_export": [u64, p_str],
         "cuarray_ipc_open": [u64, ctypes.c_char_p, p_u64],
@@ -209,6 +210,27 @@ def _handle(call, *args):
     return out.value
 
 
+class Ledger(dict):
+    """A device's ledger as Device.ledger() returns it: a dict (memory per
+    kind, copies per direction and path, as Go's Ledger.JSON) whose str()
+    is Go's Ledger.Report(), the text table, taken right after the dict:
+
+        print(a.ledger())                    # the table
+        a.ledger()["memory"]["device"]       # the figures
+    """
+
+    def __init__(self, figures=(), report: str = "") -> None:
+        super().__init__(figures)
+        self._report = report
+
+    def report(self) -> str:
+        """The ledger as Go's Ledger.Report() writes it: a text table."""
+        return self._report
+
+    def __str__(self) -> str:
+        return self._report
+
+
 class Device:
     """A cuarray device: "sim:N" (emulated, host memory) or "cuda:N"."""
 
@@ -216,9 +238,18 @@ class Device:
         self._h = handle
         self.spec = spec
 
-    def ledger(self) -> dict:
-        """The device's ledger as a dict: memory per kind, copies per direction and path."""
-        return json.loads(_string(_lib.cuarray_ledger, self._h))
+    def ledger(self) -> Ledger:
+        """The device's ledger as a dict: memory per kind, copies per direction
+        and path; print() it (str()) for the text table of ledger_report()."""
+        figures = json.loads(_string(_lib.cuarray_ledger, self._h))
+        return Ledger(figures, self.ledger_report())
+
+    def ledger_report(self) -> str:
+        """The device's ledger as Go's Ledger.Report() writes it: a text table
+        of memory per kind and copies per direction and path."""
+        if getattr(_lib, "cuarray_ledger_report", None) is None:
+            raise CuarrayError("the cuarray library has no cuarray_ledger_report: rebuild it (make libcuarray)")
+        return _string(_lib.cuarray_ledger_report, self._h)
 
     def stream(self) -> "Stream":
         """A new Stream of this device."""
@@ -373,13 +404,18 @@ class Array:
     def __repr__(self):
         return "cuarray.Array(shape=%s, dtype=%s, device=%s, strides=%s)" % (self.shape, self.dtype, self.device, self.strides)
 
-    def ledger(self) -> dict:
-        """The ledger of the array's device (an empty dict for host memory with no device)."""
-        return self._device.ledger() if self._device else {}
+    def ledger(self) -> Ledger:
+        """The ledger of the array's device (an empty one for host memory with no device)."""
+        return self._device.ledger() if self._device else Ledger()
+
+    def ledger_report(self) -> str:
+        """The ledger of the array's device as a text table (Device.ledger_report;
+        "" for host memory with no device)."""
+        return self._device.ledger_report() if self._device else ""
 
     # --- views: no copy, no allocation ---
     def _view(self, **op):
-        return Array(_handle(_lib.cuarray_view, self._h, json.dumps(op).encode()), self._device, keep=self)
+        return Array(_handle(_lib.cuarray_view, self._live(), json.dumps(op).encode()), self._device, keep=self)
 
     @property
     def T(self) -> "Array":
@@ -445,7 +481,7 @@ class Array:
     def to_bytes(self) -> bytes:
         """The elements, packed in C order, copied to a new bytes object."""
         buf = ctypes.create_string_buffer(self.nbytes)
-        _check(_lib.cuarray_to_host(self._h, buf, self.nbytes))
+        _check(_lib.cuarray_to_host(self._live(), buf, self.nbytes))
         return buf.raw
 
     def to_numpy(self):
@@ -518,14 +554,14 @@ class Array:
         if len(mv) != self.nbytes:
             raise ValueError("copy_from: %d bytes for an array of %d bytes" % (len(mv), self.nbytes))
         buf = (ctypes.c_char * len(mv)).from_buffer_copy(mv) if mv.readonly else (ctypes.c_char * len(mv)).from_buffer(mv)
-        _check(_lib.cuarray_from_host(self._h, buf, self.nbytes))
+        _check(_lib.cuarray_from_host(self._live(), buf, self.nbytes))
 
     def copy_(self, src: "Array") -> None:
         """Copies src (a cuarray Array of the same shape) into this array on
         the device, and returns when the copy is complete."""
         if not isinstance(src, Array):
             raise TypeError("copy_: src must be a cuarray Array, not %s" % type(src).__name__)
-        _check(_lib.cuarray_copy(self._h, src._h))
+        _check(_lib.cuarray_copy(self._live(), src._live("src")))
 
     def copy_async(self, src: "Array", stream: Union["Stream", int]) -> None:
         """Queues a copy of src (a cuarray Array of the same shape) into this
@@ -536,12 +572,12 @@ class Array:
         of either wait for the copy as the stream rules say."""
         if not isinstance(src, Array):
             raise TypeError("copy_async: src must be a cuarray Array, not %s" % type(src).__name__)
-        _check(_lib.cuarray_copy_async(self._h, src._h, _stream_ptr(stream)))
+        _check(_lib.cuarray_copy_async(self._live(), src._live("src"), _stream_ptr(stream)))
 
     def ipc_export(self) -> str:
         """A JSON descriptor (IPC handle, offset, layout) that another process
         opens with cuarray.ipc_open. Keep this array alive while it is used."""
-        return _string(_lib.cuarray_ipc_export, self._h)
+        return _string(_lib.cuarray_ipc_export, self._live())
 
     # --- interchange: no copy ---
     def _build_interfaces(self):
@@ -552,6 +588,14 @@ class Array:
         cai = dict(ai)
         cai["stream"] = None
         self._ai, self._cai = ai, cai
+
+    def _live(self, which="the array"):
+        """The array's handle, or CuarrayError("the array was freed") once
+        free() ran: the library would only say that handle 0 is not a live
+        handle. which names the array in the message ("src")."""
+        if not self._h:
+            raise CuarrayError("%s was freed" % which)
+        return self._h
 
     def _checked(self, host):
         """The token after the library checked the array is alive and readied
@@ -616,6 +660,8 @@ class Array:
             raise BufferError("__dlpack__: the array is on %s, not DLPack device %s" % (self._dl_device, dl_device))
         consumer = self._dl_default if stream is None else self._dl_stream(stream)
         versioned = max_version is not None and max_version[0] >= 1
+        if not self._h:
+            raise BufferError("__dlpack__: the array was freed")
         p = ctypes.c_void_p()
         err = _lib.cuarray_export_dlpack(self._h, versioned, bool(copy), consumer, ctypes.byref(p))
         if err:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ctypes
 import json
 import operator
+import re
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import cuarray
@@ -112,15 +113,35 @@ def _request(slice_dim: Any, other_dims: Any, dtype: Any, available_memory: Any,
     }
 
 
-def _params(kwargs: Mapping[str, Any]) -> Dict[str, int]:
+def _method_parameters(method: str, name: str) -> Optional[List[str]]:
+    """None when the method takes a parameter called name (or the planner
+    does not say), else the parameters it does take: the planner is asked
+    about name alone, and its "unknown parameter" answer lists them."""
+    try:
+        _ask({"method": method, "slice_dim": 0, "other_dims": [1, 1], "dtype": "float32",
+              "available_memory": 0, "raw": True, "params": {name: 1}})
+    except ValueError as e:
+        m = re.search(r'unknown parameter "%s" \(it takes (none|\[([^\]]*)\])\)' % re.escape(name), str(e))
+        if m:
+            return m.group(2).split() if m.group(2) is not None else []
+    return None
+
+
+def _params(kwargs: Mapping[str, Any], method: str, caller: str, own: Sequence[str] = ()) -> Dict[str, int]:
+    """kwargs as the method's integer parameters. A keyword whose value is
+    not an integer and that the method does not take is a TypeError naming
+    it and the keywords caller does take: its own and the method's
+    parameters (a misspelt raw=True, say)."""
     params = {}
     for k, v in kwargs.items():
-        if isinstance(v, bool):
+        if isinstance(v, bool) or not hasattr(v, "__index__"):
+            takes = _method_parameters(method, k) if isinstance(method, str) else None
+            if takes is not None:
+                keywords = ", ".join(list(own) + takes) or "none"
+                raise TypeError("%s: unknown keyword %s=%r: it takes %s (%s's parameters: %s)"
+                                % (caller, k, v, keywords, method, ", ".join(takes) or "none"))
             raise TypeError("parameter %s=%r: cuarray's methods take integer parameters" % (k, v))
-        try:
-            params[k] = operator.index(v)
-        except TypeError:
-            raise TypeError("parameter %s=%r: cuarray's methods take integer parameters" % (k, v)) from None
+        params[k] = operator.index(v)
         if not -(1 << 63) <= params[k] < (1 << 63):
             raise ValueError("parameter %s=%d is past what the planner counts (64-bit integers)" % (k, params[k]))
     return params
@@ -144,7 +165,7 @@ def calc_max_slices(method: str, slice_dim: int, other_dims: Sequence[int], dtyp
         raise TypeError("method must be a method's name (cuarray.plan.methods()), not %r" % (method,))
     req = _request(slice_dim, other_dims, dtype, available_memory, raw)
     req["method"] = method
-    req["params"] = _params(kwargs)
+    req["params"] = _params(kwargs, method, "calc_max_slices", ["raw"])
     a = _ask(req)
     return a["max_slices"], numpy.dtype(a["out_dtype"])
 
@@ -156,7 +177,7 @@ def explain(method: str, slice_dim: int, other_dims: Sequence[int], dtype: Any, 
     1600 = 9 slices"."""
     req = _request(slice_dim, other_dims, dtype, available_memory, True)
     req["method"] = method
-    req["params"] = _params(kwargs)
+    req["params"] = _params(kwargs, method, "explain")
     a = _ask(req)
     return a.get("arithmetic") or "%d bytes available fit %d slices" % (req["available_memory"], a["max_slices"])
 

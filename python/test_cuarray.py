@@ -608,6 +608,78 @@ class Errors(unittest.TestCase):
 
 
 
+class Freed(unittest.TestCase):
+    """After free(), every call that reads, writes or exports the array says
+    that the array was freed, as np.asarray does, not that handle 0 is not
+    a live handle."""
+
+    def test_calls_after_free_say_the_array_was_freed(self):
+        data = random((3, 4), "float32")
+        for name, call in (
+            ("to_numpy", lambda a, b: a.to_numpy()),
+            ("get", lambda a, b: a.get()),
+            ("to_bytes", lambda a, b: a.to_bytes()),
+            ("copy_from", lambda a, b: a.copy_from(data)),
+            ("copy_ into it", lambda a, b: a.copy_(b)),
+            ("view", lambda a, b: a[1:]),
+            ("transpose", lambda a, b: a.T),
+            ("ipc_export", lambda a, b: a.ipc_export()),
+            ("np.asarray", lambda a, b: np.asarray(a)),
+        ):
+            with self.subTest(name):
+                a, b = cuarray.empty((3, 4), "float32", SPEC), cuarray.empty((3, 4), "float32", SPEC)
+                a.copy_from(data)
+                a.free()
+                with self.assertRaises(cuarray.CuarrayError) as cm:
+                    call(a, b)
+                self.assertEqual(str(cm.exception), "the array was freed")
+        a, b = cuarray.empty((3, 4), "float32", SPEC), cuarray.empty((3, 4), "float32", SPEC)
+        b.free()
+        with self.assertRaisesRegex(cuarray.CuarrayError, "^src was freed$"):
+            a.copy_(b)
+        with self.assertRaisesRegex(BufferError, "the array was freed"):
+            b.__dlpack__()
+
+
+class LedgerReport(unittest.TestCase):
+    """Device.ledger_report() is Go's Ledger.Report(): the text table; the
+    ledger dict prints as it."""
+
+    SPEC = "sim:44?mem=64MiB"  # a device of this test's own: its counts are the test's
+
+    def test_report(self):
+        dev = cuarray.device(self.SPEC)
+        n = int(rng.integers(2, 200))
+        a = cuarray.empty((n,), "float32", self.SPEC)
+        a.copy_from(random((n,), "float32"))
+        report = dev.ledger_report()
+        lines = report.splitlines()
+        self.assertEqual(lines[0], "ledger sim:44", report)
+        self.assertRegex(lines[1], r"^  memory\s+current\s+cached\s+peak\s+allocs\s+frees\s+allocated\s+failed\s+limit$")
+        granules = -(-4 * n // 256) * 256  # the device allocates whole 256-byte granules
+        self.assertRegex(report, r"\n  device\s+%d B\s+0 B\s+%d B\s+1\s+0\s+%d B\s+0\s+none\n" % (granules, granules, granules))
+        self.assertRegex(report, r"\n  HtoD\s+direct\s+1\s+%d B\s" % (4 * n))
+        self.assertNotIn("DtoH", report, "nothing came down")
+
+        ledger = dev.ledger()
+        self.assertIsInstance(ledger, dict)
+        self.assertEqual(ledger["memory"]["device"]["allocs"], 1)
+        self.assertEqual(str(ledger), report, "str() of the ledger is the report")
+        self.assertEqual(ledger.report(), report)
+        self.assertEqual(a.ledger_report(), report)
+        self.assertEqual(json.loads(json.dumps(ledger)), dict(ledger), "still a dict of figures")
+
+        a.to_numpy()
+        self.assertRegex(dev.ledger_report(), r"\n  DtoH\s+\w+\s+1\s+%d B\s" % (4 * n))
+        a.free()
+        self.assertRegex(dev.ledger_report(), r"\n  device\s+0 B\s+0 B\s+%d B\s+1\s+1\s" % granules)
+
+        host = cuarray.asarray(random((2, 3), "float64"))
+        self.assertEqual(host.ledger_report(), "", "host memory with no device has no ledger")
+        self.assertEqual(host.ledger(), {})
+        self.assertEqual(str(host.ledger()), "")
+
+
 class HostData(unittest.TestCase):
     """Python numbers and lists go in as NumPy would convert them; to_numpy()
     (and get()) come back with the array's shape; a shape that differs is an

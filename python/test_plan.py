@@ -83,6 +83,26 @@ class CalcMaxSlices(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "integer parameters"):
             cuarray.plan.calc_max_slices("fbp.backproject", 0, (180, 256), "float32", 2**28, size=64.5)
 
+    def test_unknown_keyword(self):
+        """A keyword the function and the method do not take, with a value that
+        is no integer (a misspelt raw=True), is named with the keywords there are."""
+        for call, want in [
+            (lambda: cuarray.plan.calc_max_slices("fbp.backproject", 0, (180, 256), "float32", 2**28, rawx=True),
+             "calc_max_slices: unknown keyword rawx=True: it takes raw, size (fbp.backproject's parameters: size)"),
+            (lambda: cuarray.plan.calc_max_slices("identity", 0, (10, 20), "float32", 14450, rwa=True),
+             "calc_max_slices: unknown keyword rwa=True: it takes raw (identity's parameters: none)"),
+            (lambda: cuarray.plan.calc_max_slices("identity", 0, (10, 20), "float32", 14450, size=64.5),
+             "calc_max_slices: unknown keyword size=64.5: it takes raw (identity's parameters: none)"),
+            (lambda: cuarray.plan.explain("fbp.backproject", 0, (180, 256), "float32", 2**28, sise="512"),
+             "explain: unknown keyword sise='512': it takes size (fbp.backproject's parameters: size)"),
+            (lambda: cuarray.plan.estimator("fbp.filter")(0, (180, 256), "float32", 2**28, raww=True),
+             "calc_max_slices: unknown keyword raww=True: it takes raw (fbp.filter's parameters: none)"),
+        ]:
+            with self.subTest(want):
+                with self.assertRaises(TypeError) as cm:
+                    call()
+                self.assertEqual(str(cm.exception), want)
+
     def test_bad_input(self):
         calc = cuarray.plan.calc_max_slices
         for args, kwargs, exc, msg in [

@@ -4,7 +4,9 @@
 # libcuda1 and no GPU, so cuInit fails) it must start, fall back to sim:0, exit 0 and say why in
 # exactly one line on stderr; `info -device cuda:0` must be a one-line error (exit 1), not an exit
 # from a library's init. Where a GPU answers it must open cuda:0 and say nothing. Then the Go tests
-# of the same paths run with -tags cuda (device/cuda's GPU tests skip without a GPU).
+# of the same paths run with -tags cuda (device/cuda's GPU tests skip without a GPU), among them the
+# library's own notice: a program's device.Open("") says why in one line on stderr, once per
+# process, and CUARRAY_FALLBACK_NOTICE=off silences it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -72,5 +74,5 @@ else
 fi
 
 $GO test -tags cuda -count=1 ./device/cuda
-$GO test -tags cuda -count=1 -run '^(TestOpenDefault|TestInfoDefaultDevice|TestInfoCUDASpecWithoutGPU)$' ./device ./cmd/cuarray
+$GO test -tags cuda -count=1 -run '^(TestOpenDefault|TestOpenFallbackNoticeOncePerProcess|TestInfoDefaultDevice|TestInfoCUDASpecWithoutGPU)$' ./device ./cmd/cuarray
 echo "cuda-fallback-check: ok"

@@ -222,7 +222,7 @@ func (c *Copier) prepare(dst, src Endpoint, opts []Option) (*job, error) {
 		e    Endpoint
 	}{{"destination", dst}, {"source", src}} {
 		if e.e.err != nil {
-			return nil, fmt.Errorf("transfer: %s: %w", e.name, e.e.err)
+			return nil, within("transfer: "+e.name, e.e.err)
 		}
 		if e.e.side == 0 {
 			return nil, fmt.Errorf("transfer: %s: the zero Endpoint; make one with Dev, Pinned, Host or HostBytes: %w", e.name, driver.ErrInvalidValue)

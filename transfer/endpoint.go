@@ -2,6 +2,7 @@ package transfer
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/cuarray/cuarray/devarray"
@@ -94,8 +95,30 @@ func hostEndpoint(side Side, mem []byte, buf *pinned.Buffer, dtype devarray.DTyp
 	if len(shape) == 0 {
 		shape = []int{len(mem) / int(dtype.Size())}
 	}
+	if need, ok := packedBytes(shape, dtype); ok && need > int64(len(mem)) {
+		e.err = fmt.Errorf("transfer: host side too small: %d bytes of %v memory, and an array %v of %v needs %d: %w",
+			len(mem), side, shape, dtype, need, devarray.ErrBounds)
+		return e
+	}
 	e.arr, e.err = e.view(0, shape, nil, dtype)
 	return e
+}
+
+// packedBytes is the size of a C-contiguous array of shape and dtype, and
+// false when a dimension is negative or the size overflows (the view's
+// own checks say which).
+func packedBytes(shape []int, dtype devarray.DType) (int64, bool) {
+	n := dtype.Size()
+	for _, d := range shape {
+		if d < 0 {
+			return 0, false
+		}
+		if d != 0 && n > math.MaxInt64/int64(d) {
+			return 0, false
+		}
+		n *= int64(d)
+	}
+	return n, true
 }
 
 // view describes host memory as an array whose element 0 is offset bytes

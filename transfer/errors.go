@@ -1,6 +1,9 @@
 package transfer
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 var (
 	// ErrPath means the path asked for cannot move between the two sides.
@@ -10,3 +13,21 @@ var (
 	// ErrClosed means the Copier was closed.
 	ErrClosed = errors.New("transfer: copier closed")
 )
+
+// labelled is an error with a message of its own over the error it wraps:
+// errors.Is and errors.As see the wrapped one.
+type labelled struct {
+	msg string
+	err error
+}
+
+func (e *labelled) Error() string { return e.msg }
+func (e *labelled) Unwrap() error { return e.err }
+
+// within wraps err, an error of this package, under the prefix ("transfer:
+// destination"), its own "transfer: " said once: "transfer: destination:
+// host side too small: ...", not "transfer: destination: transfer: host
+// side too small: ...".
+func within(prefix string, err error) error {
+	return &labelled{msg: prefix + ": " + strings.TrimPrefix(err.Error(), "transfer: "), err: err}
+}

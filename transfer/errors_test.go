@@ -226,3 +226,37 @@ func TestPinnedEndpointGoneBeforeCopy(t *testing.T) {
 		})
 	}
 }
+
+// A host side smaller than the shape it is given says so, with both
+// sizes, as devarray's CopyTo does, whichever side it is on; the error
+// still wraps devarray.ErrBounds, and "transfer: " is said once.
+func TestCopyHostSideTooSmall(t *testing.T) {
+	dev := testdev.Open(t)
+	a, err := devarray.FromHost(dev, randomFloats(6), 2, 3)
+	require.NoError(t, err)
+	defer a.Free()
+	buf, err := pinned.Alloc(dev, 16, 0)
+	require.NoError(t, err)
+	defer buf.Free()
+	small := randomFloats(4)
+	for _, tc := range []struct {
+		name     string
+		dst, src transfer.Endpoint
+		want     string
+	}{
+		{"into pageable memory", transfer.Host(small, 2, 3), transfer.Dev(a),
+			"transfer: destination: host side too small: 16 bytes of pageable memory, and an array [2 3] of float32 needs 24: out of bounds"},
+		{"from pageable memory", transfer.Dev(a), transfer.HostBytes(devarray.AsBytes(small), devarray.Float32, 2, 3),
+			"transfer: source: host side too small: 16 bytes of pageable memory, and an array [2 3] of float32 needs 24: out of bounds"},
+		{"into pinned memory", transfer.Pinned(buf, devarray.Float32, 2, 3), transfer.Dev(a),
+			"transfer: destination: host side too small: 16 bytes of pinned memory, and an array [2 3] of float32 needs 24: out of bounds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := append([]float32(nil), small...)
+			err := transfer.Copy(tc.dst, tc.src)
+			require.ErrorIs(t, err, devarray.ErrBounds)
+			assert.EqualError(t, err, tc.want)
+			assert.Equal(t, before, small, "nothing written")
+		})
+	}
+}

@@ -28,6 +28,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	fs.SetOutput(io.Discard)
 	dev := fs.String("device", "", "device spec: sim:0, cuda:0; empty picks cuda:0 if present, else sim:0")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	wide := fs.Bool("wide", false, "print every column of the table (events GB/s, µs, vs copy(), vs memcpy, ledger GB/s too), not the narrow table that fits 120 columns")
 	sizesArg := fs.String("sizes", "4KiB,1MiB,64MiB,1GiB", "copy sizes, comma-separated")
 	pathsArg := fs.String("paths", "direct,pinned,staged,mapped,d2d", "paths to measure, comma-separated (also: registered, peer)")
 	svg := fs.String("svg", "", "also write an SVG chart of bandwidth against size to this file")
@@ -119,8 +120,10 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	if *asJSON {
 		err = writeJSON(stdout, r)
-	} else {
+	} else if *wide {
 		_, err = fmt.Fprint(stdout, r.Table())
+	} else {
+		_, err = fmt.Fprint(stdout, r.NarrowTable())
 	}
 	if err == nil && !r.CountsOK() {
 		err = errors.New("the ledger's counts differ from the bytes requested (see the ledger column)")

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -263,16 +264,22 @@ func TestBenchBidirAndEvents(t *testing.T) {
 			assert.Equal(t, 2, bidirs)
 		})
 	}
-	code, out, stderr := runCmd("bench", "-device", "sim:0?mem=64MiB", "-sizes", "4KiB", "-paths", "pinned", "-bidir", "-budget", "64KiB", "-q")
+	code, out, stderr := runCmd("bench", "-device", "sim:0?mem=64MiB", "-sizes", "4KiB", "-paths", "pinned", "-bidir", "-budget", "64KiB", "-q", "-wide")
 	require.Equal(t, 0, code, stderr)
-	for _, col := range []string{"events GB/s", "µs", "vs 1-way", "bidir", "HtoD+DtoH"} {
-		assert.Contains(t, out, col)
+	header, _, _ := strings.Cut(out[strings.Index(out, "   path "):], "\n")
+	for _, col := range []string{"events GB/s", "µs", "vs 1-way"} {
+		assert.Contains(t, header, col)
+	}
+	for _, cell := range []string{"bidir", "HtoD+DtoH"} {
+		assert.Contains(t, out, cell)
 	}
 }
 
-// make run's bench (its command line, -q): the columns that are "-" in
-// every row on sim are not shown, and one line under the table names
-// each with why; -pcie and -bidir bring theirs back.
+// make run's bench (its command line, -q, -wide for every column): the
+// columns that are "-" in every row on sim are not shown, and one note
+// under the table names each with why; -pcie and -bidir bring theirs back.
+// Without -wide the table leaves out the wide columns too, names them, and
+// fits 120 columns.
 func TestBenchTableHidesEmptyColumns(t *testing.T) {
 	progress = io.Discard
 	header := func(out string) string {
@@ -290,13 +297,15 @@ func TestBenchTableHidesEmptyColumns(t *testing.T) {
 		hidden []string // columns not shown, named in the note
 		shown  []string
 	}{
-		{"make run", []string{"-sizes", "4KiB,1MiB", "-budget", "4MiB"}, []string{"vs PCIe", "vs 1-way"},
+		{"make run", []string{"-sizes", "4KiB,1MiB", "-budget", "4MiB", "-wide"}, []string{"vs PCIe", "vs 1-way"},
 			[]string{"events GB/s", "µs", "ceiling", "vs pinned", "vs copy()", "vs memcpy", "ledger GB/s", "ledger", "planner"}},
-		{"pinned only", []string{"-sizes", "4KiB", "-paths", "pinned", "-budget", "1MiB"}, []string{"vs PCIe", "vs memcpy", "vs 1-way"},
+		{"make run, narrow", []string{"-sizes", "4KiB,1MiB,16MiB", "-budget", "64MiB"}, []string{"vs PCIe", "vs 1-way"},
+			[]string{"ceiling", "vs pinned", "ledger", "planner"}},
+		{"pinned only", []string{"-sizes", "4KiB", "-paths", "pinned", "-budget", "1MiB", "-wide"}, []string{"vs PCIe", "vs memcpy", "vs 1-way"},
 			[]string{"vs pinned", "µs"}},
-		{"large copies", []string{"-sizes", "256KiB", "-paths", "staged", "-budget", "1MiB"}, []string{"events GB/s", "µs", "vs pinned", "vs PCIe", "vs 1-way"},
+		{"large copies", []string{"-sizes", "256KiB", "-paths", "staged", "-budget", "1MiB", "-wide"}, []string{"events GB/s", "µs", "vs pinned", "vs PCIe", "vs 1-way"},
 			[]string{"vs memcpy", "ledger"}},
-		{"bidir and -pcie", []string{"-device", "sim:0?mem=64MiB&link=1000", "-pcie", "900", "-sizes", "4KiB", "-paths", "pinned", "-bidir", "-budget", "1MiB"},
+		{"bidir and -pcie", []string{"-device", "sim:0?mem=64MiB&link=1000", "-pcie", "900", "-sizes", "4KiB", "-paths", "pinned", "-bidir", "-budget", "1MiB", "-wide"},
 			[]string{"vs memcpy"}, []string{"vs PCIe", "vs 1-way"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -310,13 +319,28 @@ func TestBenchTableHidesEmptyColumns(t *testing.T) {
 			for _, c := range tc.shown {
 				assert.Contains(t, h, c)
 			}
-			note := regexp.MustCompile(`(?m)^not shown, "-" in every row: (.*)$`).FindStringSubmatch(out)
-			require.NotNil(t, note, "one line says what was hidden: %s", out)
+			note := regexp.MustCompile(`(?m)^not shown, "-" in every row: (.*(?:\n  .*)*)$`).FindStringSubmatch(out)
+			require.NotNil(t, note, "one note says what was hidden: %s", out)
+			hidden := strings.Join(strings.Fields(note[1]), " ") // wrapped at 100 characters
 			for _, c := range tc.hidden {
-				assert.Contains(t, note[1], c+" (", "%s is named with why", c)
+				assert.Contains(t, hidden, c+" (", "%s is named with why", c)
 			}
 			for _, c := range tc.shown {
-				assert.NotContains(t, note[1], c+" (")
+				assert.NotContains(t, hidden, c+" (")
+			}
+			wide := slices.Contains(tc.args, "-wide")
+			more := regexp.MustCompile(`(?m)^more columns with -wide \(and in -json\): (.*)$`).FindStringSubmatch(out)
+			if wide {
+				assert.Nil(t, more, "-wide shows every column")
+				return
+			}
+			require.NotNil(t, more, "the narrow table names the columns -wide adds: %s", out)
+			assert.Equal(t, "events GB/s, µs, vs copy(), vs memcpy, ledger GB/s", more[1])
+			for _, c := range []string{"events GB/s", "µs", "vs copy()", "vs memcpy", "ledger GB/s"} {
+				assert.NotContains(t, h, c, "a wide column")
+			}
+			for _, l := range strings.Split(out, "\n") {
+				assert.LessOrEqual(t, utf8.RuneCountInString(l), 120, "make run's default output fits 120 columns: %q", l)
 			}
 		})
 	}

@@ -4,9 +4,10 @@
 //	cuarray demo [-device SPEC] [-json]   allocate, make views, copy both ways, print the ledger
 //	cuarray plan -method NAME|all -shape A,B,C [-axis N] [-dtype T] [-param k=v] [-mem LIMIT] [-overhead F|-raw] [-device SPEC] [-json]
 //	                                      how many slices of a job fit, and the chunks to run it in
-//	cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB,1GiB] [-paths direct,pinned,staged,mapped,d2d] [-bidir] [-pcie GB/s] [-calibrate] [-profile FILE] [-record FILE] [-json] [-svg FILE]
+//	cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB,1GiB] [-paths direct,pinned,staged,mapped,d2d] [-bidir] [-pcie GB/s] [-calibrate] [-profile FILE] [-record FILE] [-json] [-wide] [-svg FILE]
 //	                                      bandwidth of every transfer path, with ratios, the ledger's counts and the
-//	                                      planner's pick; -calibrate measures and saves the planner's cost model;
+//	                                      planner's pick (a table of 120 columns; -wide: every column); -calibrate
+//	                                      measures and saves the planner's cost model;
 //	                                      -record writes the run's allocation log for replay
 //	cuarray replay LOG [-device SPEC] [-pool=on|off] [-json]
 //	                                      would a recorded run (accounting.Ledger.Record) fit on this device, with or without the pool
@@ -52,7 +53,7 @@ var usages = map[string]string{
 	"info":   "usage: cuarray info [-device SPEC] [-json]",
 	"demo":   "usage: cuarray demo [-device SPEC] [-json]",
 	"plan":   "usage: cuarray plan -method NAME|NAME,NAME|all|list -shape A,B,C [-axis 0|1|2] [-dtype T] [-param name=integer]... [-mem LIMIT] [-overhead F>=1 | -raw] [-device SPEC] [-json] [-q]",
-	"bench":  "usage: cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB,1GiB] [-paths direct,pinned,staged,mapped,d2d] [-bidir] [-budget SIZE] [-pcie GB/s] [-calibrate] [-profile FILE] [-record FILE] [-json] [-svg FILE] [-q]",
+	"bench":  "usage: cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB,1GiB] [-paths direct,pinned,staged,mapped,d2d] [-bidir] [-budget SIZE] [-pcie GB/s] [-calibrate] [-profile FILE] [-record FILE] [-json] [-wide] [-svg FILE] [-q]",
 	"replay": "usage: cuarray replay LOG [-device SPEC] [-pool=on|off] [-json]",
 }
 
@@ -88,7 +89,7 @@ var examples = map[string][]string{
 	"bench": {
 		"cuarray bench -sizes 4KiB,1MiB -paths pinned,staged -budget 8MiB",
 		"cuarray bench -sizes 1MiB -paths direct,d2d -budget 4MiB -json -q",
-		"cuarray bench -sizes 4KiB,1MiB -paths pinned -bidir -budget 4MiB -q   # event-timed GB/s, µs at small sizes, both directions at once",
+		"cuarray bench -sizes 4KiB,1MiB -paths pinned -bidir -budget 4MiB -wide -q   # event-timed GB/s, µs at small sizes, both directions at once",
 		"cuarray bench -calibrate -sizes 4KiB,4MiB -paths direct,staged -profile my-profile.json -q   # measure and save the planner's cost model",
 		"cuarray bench -profile my-profile.json -sizes 4KiB,1MiB -paths direct,staged -budget 8MiB -q   # plan with it (or CUARRAY_PROFILE=FILE)",
 		"cuarray bench -device sim:0 -calibrate -pcie 0.1 -sizes 4KiB,4MiB -paths direct,pinned -profile slow-link.json -q   # sim models a 0.1 GB/s link: about 0.1 GB/s",

@@ -10,3 +10,9 @@ type LoadError struct {
 }
 
 func (e *LoadError) Error() string { return "load the CUDA driver: " + e.Msg }
+
+// ReplaceWithCuarraysThirdPartyCopy marks this copy: cuarray's device/cuda refers to it
+// (cu_needs_replace.go), so a module that builds cuarray with -tags cuda against upstream
+// gorgonia.org/cu, without the replace directive that points at this copy, fails with an
+// error that names it first.
+const ReplaceWithCuarraysThirdPartyCopy = true
