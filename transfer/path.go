@@ -25,7 +25,8 @@ const (
 	// in one driver copy, as the pinned path does, without a memory copy.
 	// The Copier keeps the registration for later copies of the same
 	// memory (see Copier.Unregister); contiguous host sides only. The
-	// driver locks whole pages: a buffer that shares a page with another
+	// copier registers no page twice (an H100 registered by bytes, and no
+	// driver documents which): a buffer that shares a page with another
 	// registration is registered after that one is unregistered; while a
 	// copy still uses that one, a copy that asked for this path is refused
 	// (pinned.ErrBusy), and one the planner picked it for takes the path

@@ -262,6 +262,30 @@ func (r *regCache) release(addr, end uintptr) error {
 	return errors.Join(append(errs, busy...)...)
 }
 
+// clearPartial readies pageable memory mem for a driver copy: the
+// registrations that share bytes with it without holding all of it are
+// unregistered, since the driver refuses a range partly page-locked
+// (CUDA_ERROR_INVALID_VALUE, every cuMemcpy page says). One that holds all
+// of mem stays: the driver copies wholly page-locked memory as such. A
+// registration another copy is using cannot go: the error wraps
+// pinned.ErrBusy.
+func (r *regCache) clearPartial(mem []byte) error {
+	if r == nil || len(mem) == 0 {
+		return nil
+	}
+	addr, end := span(mem)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.find(addr, end) >= 0 || findIn(r.loose, addr, end) >= 0 {
+		return nil
+	}
+	errs, busy := r.releaseLocked(addr, end)
+	if len(busy) > 0 {
+		return fmt.Errorf("memory partly page-locked by a registration a copy is using: %w", errors.Join(busy...))
+	}
+	return errors.Join(errs...)
+}
+
 // releaseLocked unregisters every registration that shares a byte with
 // [addr, end): it returns the errors of those it unregistered, and those
 // of the busy ones, which stay. r.mu is held.

@@ -10,6 +10,7 @@ import (
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/kernels"
+	"github.com/cuarray/cuarray/pinned"
 )
 
 // runSync runs the copy and waits for it.
@@ -76,7 +77,9 @@ func (j *job) runPath(x *exec) error {
 	switch p := j.choice.Path; {
 	case j.dst.side != OnDevice && j.src.side != OnDevice:
 		return copyHost(j.c.dev, j.dst, j.src)
-	case p == PathDirect || p == PathPinned:
+	case p == PathDirect:
+		return j.runDirect(x)
+	case p == PathPinned:
 		return j.runDriver(x)
 	case p == PathStaged:
 		return j.runStaged(x)
@@ -90,6 +93,24 @@ func (j *job) runPath(x *exec) error {
 		return j.runRegistered(x)
 	}
 	return nil
+}
+
+// runDirect hands pageable memory to the driver, after the copier's
+// registrations that would leave it partly page-locked are released
+// (regCache.clearPartial). Where one cannot be, because another copy uses
+// it, a copy the planner sent here takes the staged ring instead; one that
+// asked for the direct path fails with pinned.ErrBusy.
+func (j *job) runDirect(x *exec) error {
+	_, host, _ := j.sides()
+	if err := j.c.reg.clearPartial(host.mem); err != nil {
+		if j.opt.Path != PathAuto || !errors.Is(err, pinned.ErrBusy) {
+			return fmt.Errorf("direct copy of %s: %w", accounting.FormatBytes(j.n), err)
+		}
+		instead := *j
+		instead.choice = Choice{Path: PathStaged}
+		return instead.runPath(x)
+	}
+	return j.runDriver(x)
 }
 
 // sides returns the device and host endpoints and whether the copy goes to the device.

@@ -16,8 +16,9 @@ import (
 func TestParseProjectFatbin(t *testing.T) {
 	ks, ierr := parseImage([]byte(kernels.Image()))
 	require.Nil(t, ierr)
-	assert.Len(t, ks, 33)
+	assert.Len(t, ks, 34)
 	for name, want := range map[string][]param{
+		"copy_wide":       {{0, 8}, {8, 8}, {16, 8}},
 		"fill_f32":        {{0, 8}, {8, 144}, {152, 4}},
 		"axpy_f64":        {{0, 8}, {8, 144}, {152, 8}, {160, 144}, {304, 8}},
 		"checksum":        {{0, 8}, {8, 8}, {16, 8}},
