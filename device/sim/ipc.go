@@ -177,8 +177,11 @@ func (d *Device) IPCOpen(raw driver.IPCHandle) (devarray.Ptr, int64, error) {
 	if p, size, ok := d.ipc.reopen(raw); ok {
 		return devarray.Ptr(p), size, nil
 	}
-	if err := checkRegistry(h); err != nil && !(d.cfg.OpenStaleIPC && errors.Is(err, driver.ErrStaleIPCHandle)) {
-		return 0, 0, fmt.Errorf("sim: IPC open: %w", err)
+	if err := checkRegistry(h); err != nil {
+		if !(d.cfg.OpenStaleIPC && errors.Is(err, driver.ErrStaleIPCHandle)) {
+			return 0, 0, fmt.Errorf("sim: IPC open: %w", err)
+		}
+		d.staleIPCOpens.Add(1)
 	}
 	mem, err := openFile(h.PID, h.MemFD, syscall.O_RDWR, h.Off+h.Size)
 	if err != nil {
@@ -213,6 +216,10 @@ func (d *Device) IPCOpen(raw driver.IPCHandle) (devarray.Ptr, int64, error) {
 	}
 	return devarray.Ptr(p), h.Size, nil
 }
+
+// StaleIPCOpens returns how many stale handles IPCOpen has opened, with
+// Config.OpenStaleIPC: each maps memory its exporter freed.
+func (d *Device) StaleIPCOpens() int64 { return d.staleIPCOpens.Load() }
 
 // reopen counts one more open of a handle already mapped here, and returns
 // its address and size.

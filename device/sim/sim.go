@@ -102,6 +102,8 @@ type Device struct {
 	base   uintptr
 	ipc    *ipcState
 
+	staleIPCOpens atomic.Int64 // stale handles IPCOpen opened (Config.OpenStaleIPC)
+
 	*memory // the device memory and the page-locked host ranges; mu guards them
 
 	mu       sync.RWMutex // Lock for allocator changes and Close; RLock while memory is touched

@@ -928,6 +928,9 @@ func TestIPC(t *testing.T) {
 	out, err = cmd.CombinedOutput()
 	t.Logf("child with a stale handle:\n%s", out)
 	require.NoError(t, err, "the other process's open of a stale handle")
+	if emulatedDriver() {
+		assert.Contains(t, string(out), "opened a stale handle", "the emulated driver says what it opened")
+	}
 }
 
 // ipcChild opens the handle the parent passed and checks what it reads, or

@@ -4,6 +4,7 @@ package emulated
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
@@ -164,7 +165,11 @@ func ipcOpenMemHandle(h driver.IPCHandle, flags uint32) (uintptr, cuResult) {
 	if flags&^1 != 0 {
 		return 0, errInvalidValue
 	}
+	stale := dev.StaleIPCOpens()
 	p, _, err := dev.IPCOpen(h)
+	if dev.StaleIPCOpens() > stale {
+		fmt.Fprintf(os.Stderr, "cuarray emulated driver: cuIpcOpenMemHandle opened a stale handle: its exporter freed the allocation, and what it maps is undefined (an H100 opened one too)\n")
+	}
 	return uintptr(p), c.codeOf(err)
 }
 
