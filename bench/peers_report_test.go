@@ -79,7 +79,7 @@ func TestPeersReport(t *testing.T) {
 	// the memcpy ceiling is the run's, and what this run did not measure is "not run", with why.
 	assert.Less(t, strings.Index(text, "## Goals"), strings.Index(text, "## Transfers"))
 	assert.Contains(t, text, "is not a GPU: these verdicts rehearse the report")
-	assert.Contains(t, text, fmt.Sprintf("**%.2f GB/s** on %d goroutines", r.MemcpyCeiling.GBps, r.MemcpyCeiling.Threads))
+	assert.Contains(t, text, fmt.Sprintf("**%.2f GB/s** on %d goroutine", r.MemcpyCeiling.GBps, r.MemcpyCeiling.Threads))
 	for _, want := range []string{
 		"| mapped HtoD 64 MiB | - | - | - | ≥ 0.8 | not run: not measured | [1] |",
 		"| staged DtoH 1 GiB | - | - | - | ≥ 0.9 | not run: not measured | [1],[2] |",

@@ -191,8 +191,9 @@ def goals(d, bench, peers):
         c = bench.get("memcpy_ceiling") or {}
         curve = bench.get("host_memcpy") or []
         if c.get("GB_per_s"):
-            lines += ["Host memcpy ceiling, pageable → pinned %s (what staged is held to): **%.2f GB/s** on %d goroutines "
+            lines += ["Host memcpy ceiling, pageable → pinned %s (what staged is held to): **%.2f GB/s** on %d goroutine%s "
                       "(%s GB/s on %s)." % (size(bench.get("host_memcpy_bytes", 0)), c["GB_per_s"], c.get("threads", 0),
+                                            "" if c.get("threads") == 1 else "s",
                                             " / ".join("%.2f" % h["GB_per_s"] for h in curve),
                                             " / ".join(str(h["threads"]) for h in curve)), ""]
         else:
