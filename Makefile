@@ -254,7 +254,7 @@ cuda-emu-test:
 ## bench-gpu: the GPU bundle with the benchmark suite: cuarray's side and its PyTorch and CuPy
 ## peers, run in one call on the GPU machine (bash .gpu/bench.sh), reported side by side as ratios
 bench-gpu: gpu-bundle
-	@echo "bench-gpu: on the GPU machine, from the repository root: bash .gpu/bench.sh [SIZE ANGLES SLICES] (default 512 720 512)"
+	@echo "bench-gpu: on the GPU machine, from the repository root: bash .gpu/bench.sh [SIZE ANGLES SLICES] (default 512 720 512; CUARRAY_BENCH_BUDGET=240 s; docs/gpu-results.md, Running on a GPU machine)"
 
 # Test packages the GPU bundle leaves out: their tests never open the test device (device/sim
 # tests the emulation itself, device/driver has no device, internal/toolchain looks for the go

@@ -11,9 +11,13 @@
 # skipped and counted as failed.
 #
 # It writes two files under $OUT (or .gpu/out): logs.tar.gz (every log)
-# and summary.txt, which is also what it prints last: the failures inline,
-# a short table, and, as the last line,
+# and summary.txt: the failures inline (each failing test's output), the
+# sanitizer's runs, the hung tests, the environment, a short table, and,
+# as the last line,
 #   run: DATE GPU COMMIT tests=PASSED/TOTAL failed=N
+# As it goes it prints a word a step (NAME:RESULT) on one line; last, the
+# summary cut to one screen, at most 50 lines: a line for each failure and
+# hung test (as many as fit), the sanitizer's runs, the table, the run: line.
 # (PASSED/TOTAL: top-level tests and Python tests that passed, of all that
 # ran; N: failed tests, hung tests, plus steps that crashed, timed out or
 # were skipped, plus sanitizer runs that found a memory error or a race).
@@ -96,6 +100,10 @@ fit() {
 	echo "$t"
 }
 
+# progress NAME:RESULT: one word on the progress line, which the summary follows (the table has
+# every step's counts; a package that ran again after a hang shows NAME:again first).
+progress() { printf '%s ' "$1"; }
+
 # The table's rows: name status pass fail hung skip runs seconds (status:
 # ok, FAIL, hung, crash, timeout, skipped; ",cut" when the package's tests
 # did not all run: no time, or no run left, after a hang). FAILED counts
@@ -173,7 +181,7 @@ gotest() {
 		[ "$runs" -lt "$ATTEMPTS" ] || break
 		t=$(fit "$want" "$reserve")
 		[ "$t" -eq 0 ] && break
-		echo "$name: run $runs ended with $((hung + crash)) hung or crashed test(s); again without them and without what ran (${t}s)"
+		progress "$name:again"
 	done
 	status=ok
 	if [ "$rc" -ne 0 ] || [ "$hung" -gt 0 ] || [ "$crash" -gt 0 ] || [ "$done" -eq 0 ]; then
@@ -209,7 +217,7 @@ gotest() {
 	TESTS_PASS=$((TESTS_PASS + pass)) TESTS_ALL=$((TESTS_ALL + pass + fail + skip + hung + crash))
 	TESTS_HUNG=$((TESTS_HUNG + hung)) FAILED=$((FAILED + fail + hung + crash))
 	row "$name" "$status" "$pass" "$fail" "$hung" "$skip" "$runs" $(($(date +%s) - start))
-	echo "$name: $status ($pass passed, $fail failed, $hung hung, $crash crashed, $skip skipped; $runs run(s))"
+	progress "$name:$status"
 }
 
 # sanitize TOOL NAME TIMEOUT RESERVE: one test binary under compute-sanitizer.
@@ -263,7 +271,7 @@ sanitize() {
 			sed 's/Program hit \(CUDA_ERROR_[A-Z_]*\).*call to \(.*\)/\2 \1/' | sort | uniq -c |
 			awk '{ printf "    API error: %s %s x%d\n", $2, $3, $1 }'
 	} >> "$L/sanitizer"
-	echo "$name $tool: $verdict"
+	progress "$name-$tool:$verdict"
 }
 
 # pytest NAME FILE TIMEOUT RESERVE: a Python unittest suite.
@@ -298,7 +306,7 @@ pytest() {
 	fi
 	TESTS_PASS=$((TESTS_PASS + ran - failed - skipped)) TESTS_ALL=$((TESTS_ALL + ran)) FAILED=$((FAILED + failed))
 	row "$name" "$status" $((ran - failed - skipped)) "$failed" - "$skipped" 1 $(($(date +%s) - start))
-	echo "$name: $status ($ran ran, $failed failed, $skipped skipped)"
+	progress "$name:$status"
 }
 
 {
@@ -395,8 +403,43 @@ DAY="$(date -u +%Y-%m-%d)"
 		echo "rehearsal: $DAY $BUILD $COMMIT tests=$TESTS_PASS/$TESTS_ALL failed=$FAILED hung=$TESTS_HUNG (not a GPU run: $why)"
 	fi
 } > "$L/summary.txt"
+
+# What it prints last: the summary cut to one screen, at most 50 lines. The results table, the
+# environment's two lines and the sanitizer's runs (without their API errors) always; then a line
+# for each failure and each hung or crashed test, as many as fit (summary.txt has them in full,
+# each failing test's output too; a step skipped for lack of time is in the table or the
+# sanitizer's lines already).
+{
+	echo "date $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $COMMIT (build: $BUILD), device $DEV, budget ${BUDGET}s"
+	sed -n 's/^gpu  *//p' "$L/env.txt" | head -n 1 | sed 's/^/gpu /'
+	echo "== compute-sanitizer"
+	grep -v '^    API error' "$L/sanitizer"
+	sed -n '/^== results/,$p' "$L/summary.txt"
+} > "$L/screen.tail"
+{
+	# a line for each "== " of the failures, with its failing top-level tests
+	awk '/^== / { if (h != "") print h; h = $0; sep = ": "; delete seen; next }
+		/^--- FAIL: / && $3 !~ /\// && !seen[$3]++ { h = h sep $3; sep = ", "; next }
+		/: not in / { print }
+		END { if (h != "") print h }' "$L/failures" 2> /dev/null
+	[ -s "$L/hung" ] && sed 's/^/hung: /' "$L/hung"
+} | cut -c 1-160 > "$L/screen.fail"
+room=$((50 - 1 - $(wc -l < "$L/screen.tail")))
+{
+	if [ -s "$L/screen.fail" ]; then
+		n=$(wc -l < "$L/screen.fail")
+		echo "== failed or hung (each in full in summary.txt; logs in logs.tar.gz)"
+		if [ "$n" -gt "$room" ]; then
+			[ "$room" -gt 1 ] && head -n $((room - 1)) "$L/screen.fail"
+			[ "$room" -gt 0 ] && echo "... $((n - (room > 1 ? room - 1 : 0))) more lines in summary.txt"
+		else
+			cat "$L/screen.fail"
+		fi
+	fi
+	cat "$L/screen.tail"
+} > "$L/screen.txt"
 cp "$L/summary.txt" "$OUT/summary.txt"
 tar -czf "$OUT/logs.tar.gz" -C "$L" .
-rm -rf "$L"
 echo
-cat "$OUT/summary.txt"
+cat "$L/screen.txt"
+rm -rf "$L"

@@ -7,19 +7,66 @@ files scripts/gpu-bench.sh writes into one directory:
   peer-cupy-transfer.json     cupy_transfer.py
   fbp.json                    go run ./examples/fbp -mode both -json
   peer-torch-fbp.json         torch_fbp.py
+  fbp-pipelined.json          fbp -mode resident -streams 2 -json
+  export-cost.json            export_cost.py --json
+  logs/bench-cuda.log, logs/bench-pool.log   go test -bench output
 
 and prints a Markdown report. A missing or empty file is reported as not
 run. Ratios are cuarray / peer for bandwidth (above 1: cuarray moves bytes
 faster) and peer / cuarray for time (above 1: cuarray finishes sooner).
 
-  python3 report.py DIR
+The report opens with the goals (GOALS below: each figure that has one,
+its goal, the ratio it is judged by, and where in docs/ the goal is
+written) and the host's memcpy ceiling that the staged path is held to,
+measured by the same `cuarray bench` run.
+
+  python3 report.py DIR            the whole report
+  python3 report.py --goals DIR    the goals' table alone (bench.sh prints it)
+  python3 report.py --goals-json   GOALS as JSON (bench's tests check each
+                                   goal's wording in the doc it cites)
 """
 import json
 import os
+import re
+import statistics
 import sys
 
 # cuarray's paths against the peers' copies of the same kind of host memory
 MATCH = {"direct": "direct", "staged": "direct", "pinned": "pinned", "mapped": "pinned", "d2d": "d2d", "bidir": "bidir"}
+
+
+# Where the goals are written: the docs' sections (their headings, without the #s).
+PACE = ("docs/perf.md", "At the GPU's pace: what the H100 of 2026-11-27 left open")
+CHECKS = ("docs/gpu-results.md", "Checks waiting for a GPU run")
+MIB, GIB = 64 << 20, 1 << 30
+
+# The goals the H100 of 2026-11-27 left open, one entry a goal: the figure
+# and what it is divided by (ratio = figure / reference), the bound on that
+# ratio, and where the goal is written: each doc's file and section, and the
+# words of the goal in one line of that section beside the line's own name
+# for the figure (bench's TestPeersReportGoalsAreTheDocs finds them there).
+GOALS = [
+    {"id": "mapped", "op": ">=", "bound": 0.8,
+     "figure": "mapped GB/s ÷ pinned GB/s of the same run, wall-clock medians, HtoD and DtoH at 64 MiB and 1 GiB",
+     "docs": [PACE + ("mapped HtoD / DtoH, 64 MiB and 1 GiB", "≥ 0.8 × pinned, both ways")]},
+    {"id": "staged", "op": ">=", "bound": 0.9,
+     "figure": "staged GB/s ÷ the host's memcpy ceiling measured by the same cuarray bench run (pinned GB/s where "
+               "that is lower), HtoD and DtoH at 64 MiB and 1 GiB",
+     "docs": [PACE + ("staged at 64 MiB, HtoD / DtoH", "≥ 0.9 × the host's memcpy ceiling"),
+              CHECKS + ("staged against the bench's memcpy ceiling, 64 MiB and 1 GiB, both ways", "≥ 0.9 × min(pinned, ceiling)")]},
+    {"id": "fbp-resident", "op": "<=", "bound": 1.2,
+     "figure": "resident FBP on 2 streams (fbp-pipelined.json): wall-clock seconds ÷ its kernels' event-timed seconds",
+     "docs": [PACE + ("FBP resident, wall ÷ its kernels' time", "≤ 1.2")]},
+    {"id": "latency", "op": "<=", "bound": 1.1,
+     "figure": "4 KiB HtoD, direct and pinned: cuarray's event-timed latency ÷ CuPy's of the same run",
+     "docs": [PACE + ("4 KiB event-timed latency, direct / pinned HtoD", "≤ 1.1 × CuPy")]},
+    {"id": "export", "op": "<=", "bound": 2.0,
+     "figure": "`__dlpack__`, `cupy.from_dlpack`: µs a call on a cuarray array ÷ on a CuPy array (export_cost.py)",
+     "docs": [PACE + ("`__dlpack__`, `cupy.from_dlpack`, `torch.from_dlpack`, µs", "≤ 2 × CuPy")]},
+    {"id": "export-torch", "op": "<=", "bound": 1.2,
+     "figure": "`torch.from_dlpack`: µs a call on a cuarray array ÷ on a CuPy array (export_cost.py)",
+     "docs": [CHECKS + ("`torch.from_dlpack` on a cuarray array vs a CuPy array", "within 1.2× of CuPy")]},
+]
 
 
 def load_json(path):
@@ -50,8 +97,146 @@ def size(n):
     return "%d B" % n
 
 
+def number(v):
+    return "%.4g" % v if abs(v) < 1e4 else "{:,.0f}".format(v)
+
+
 def ratio(a, b):
     return "%.2f" % (a / b) if a and b else "-"
+
+
+def result(bench, path, direction, n):
+    for r in (bench or {}).get("results", []):
+        if r["path"] == path and r["direction"] == direction and r["bytes"] == n and not r.get("impossible"):
+            return r
+    return None
+
+
+def peer_line(peers, peer, path, direction, n):
+    for p in peers:
+        if (p.get("peer"), p.get("path"), p.get("direction"), p.get("bytes")) == (peer, path, direction, n):
+            return p
+    return None
+
+
+def resident_run(rep):
+    for r in (rep or {}).get("runs", []):
+        if r.get("mode") == "resident":
+            return r
+    return None
+
+
+def goal_rows(d, bench, peers):
+    """The goals' rows: (goal, figure name, value, against, ratio or None, why not run)."""
+    by = {g["id"]: g for g in GOALS}
+    rows = []
+    ceiling = (bench or {}).get("memcpy_ceiling", {}).get("GB_per_s")
+    for n in (MIB, GIB):
+        for direction in ("HtoD", "DtoH"):
+            m, p = result(bench, "mapped", direction, n), result(bench, "pinned", direction, n)
+            name = "mapped %s %s" % (direction, size(n))
+            if m and p:
+                rows.append((by["mapped"], name, "%.2f GB/s" % m["GB_per_s"], "pinned %.2f GB/s" % p["GB_per_s"], m["GB_per_s"] / p["GB_per_s"], ""))
+            else:
+                rows.append((by["mapped"], name, "-", "-", None, "not measured" if bench else "cuarray bench: not run"))
+    for n in (MIB, GIB):
+        for direction in ("HtoD", "DtoH"):
+            st, p = result(bench, "staged", direction, n), result(bench, "pinned", direction, n)
+            name = "staged %s %s" % (direction, size(n))
+            if st and ceiling:
+                ref, against = ceiling, "ceiling %.2f GB/s" % ceiling
+                if p and p["GB_per_s"] < ceiling:
+                    ref, against = p["GB_per_s"], "pinned %.2f GB/s (ceiling %.2f)" % (p["GB_per_s"], ceiling)
+                rows.append((by["staged"], name, "%.2f GB/s" % st["GB_per_s"], against, st["GB_per_s"] / ref, ""))
+            else:
+                rows.append((by["staged"], name, "-", "-", None,
+                             "no memcpy ceiling in bench.json" if st else "not measured" if bench else "cuarray bench: not run"))
+    rep = load_json(os.path.join(d, "fbp-pipelined.json"))
+    run = resident_run(rep)
+    if run and run.get("kernel_seconds"):
+        rows.append((by["fbp-resident"], "FBP resident, %d streams" % run.get("streams", 2), "%.4f s" % run["seconds"],
+                     "kernels %.4f s" % run["kernel_seconds"], run["seconds"] / run["kernel_seconds"], ""))
+    else:
+        rows.append((by["fbp-resident"], "FBP resident, 2 streams", "-", "-", None,
+                     "no kernel time in fbp-pipelined.json" if run else "fbp -streams 2: not run"))
+    cupy = [p for p in peers if p.get("peer") == "cupy"]
+    for path in ("direct", "pinned"):
+        r, c = result(bench, path, "HtoD", 4 << 10), peer_line(cupy, "cupy", path, "HtoD", 4 << 10)
+        name = "4 KiB %s HtoD latency" % path
+        if r and r.get("latency_us") and c and c.get("latency_us"):
+            rows.append((by["latency"], name, "%.1f µs" % r["latency_us"], "CuPy %.1f µs" % c["latency_us"], r["latency_us"] / c["latency_us"], ""))
+        else:
+            rows.append((by["latency"], name, "-", "-", None, "CuPy: not run" if r else "cuarray bench: not run"))
+    calls = {x.get("call"): x for x in load_lines(os.path.join(d, "export-cost.json"))}
+    for call, goal in (("__dlpack__", "export"), ("cupy.from_dlpack", "export"), ("torch.from_dlpack", "export-torch")):
+        x = calls.get(call)
+        if x and str(x.get("peer", "")).startswith("cupy") and x.get("peer_us"):
+            rows.append((by[goal], "`%s`" % call, "%.2f µs" % x["cuarray_us"], "CuPy %.2f µs" % x["peer_us"], x["cuarray_us"] / x["peer_us"], ""))
+        else:
+            why = "export_cost.py: not run"
+            if calls:
+                peer = next(iter(calls.values())).get("peer", "?")
+                why = "peer %s, not CuPy" % peer if not str(peer).startswith("cupy") else "no %s row" % call
+            rows.append((by[goal], "`%s`" % call, "-", "-", None, why))
+    return rows
+
+
+def goals(d, bench, peers):
+    """The goals' table, the host's memcpy ceiling above it."""
+    lines = ["## Goals (ratio = cuarray's figure ÷ what it is held to, same run)", ""]
+    if bench:
+        dev, model = bench.get("device", "?"), bench.get("model", "?")
+        if not dev.startswith("cuda") or "emulat" in model.lower():
+            lines += ["%s (%s) is not a GPU: these verdicts rehearse the report, they judge no GPU." % (dev, model), ""]
+        c = bench.get("memcpy_ceiling") or {}
+        curve = bench.get("host_memcpy") or []
+        if c.get("GB_per_s"):
+            lines += ["Host memcpy ceiling, pageable → pinned %s (what staged is held to): **%.2f GB/s** on %d goroutine%s "
+                      "(%s GB/s on %s)." % (size(bench.get("host_memcpy_bytes", 0)), c["GB_per_s"], c.get("threads", 0),
+                                            "" if c.get("threads") == 1 else "s",
+                                            " / ".join("%.2f" % h["GB_per_s"] for h in curve),
+                                            " / ".join(str(h["threads"]) for h in curve)), ""]
+        else:
+            lines += ["Host memcpy ceiling: not in bench.json (the run measured no staged path).", ""]
+    refs = []
+    for g in GOALS:
+        for doc in g["docs"]:
+            if doc[:2] not in refs:
+                refs.append(doc[:2])
+    lines += ["| figure | cuarray | against | ratio | goal | verdict | doc |", "|---|---|---|---|---|---|---|"]
+    for g, name, value, against, r, why in goal_rows(d, bench, peers):
+        bound = "%s %g" % ("≥" if g["op"] == ">=" else "≤", g["bound"])
+        if r is None:
+            verdict = "not run: " + why
+        else:
+            verdict = "met" if (r >= g["bound"] if g["op"] == ">=" else r <= g["bound"]) else "**NOT met**"
+        docs = ",".join("[%d]" % (refs.index(doc[:2]) + 1) for doc in g["docs"])
+        lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (name, value, against, "-" if r is None else "%.2f" % r, bound, verdict, docs))
+    lines += [""] + ["[%d] %s, \"%s\"" % (i + 1, f, sec) for i, (f, sec) in enumerate(refs)]
+    return lines + [""]
+
+
+def micro(d):
+    """The micro-benchmarks' medians (go test -bench lines, -count N)."""
+    lines = ["## Micro-benchmarks (median of the -count runs)", ""]
+    runs = {}
+    for log in ("bench-cuda.log", "bench-pool.log"):
+        try:
+            text = open(os.path.join(d, "logs", log)).read()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            m = re.match(r"^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$", line.strip())
+            if m:
+                for v, unit in re.findall(r"([\d.e+-]+) (\S+)", m.group(2)):
+                    runs.setdefault(m.group(1), {}).setdefault(unit, []).append(float(v))
+    if not runs:
+        return lines + ["not run", ""]
+    lines += ["| benchmark | runs | medians |", "|---|---|---|"]
+    for name, metrics in runs.items():
+        n = max(len(v) for v in metrics.values())
+        lines.append("| %s | %d | %s |" % (name, n, ", ".join("%s %s" % (number(statistics.median(v)), u) for u, v in metrics.items())))
+    return lines + [""]
 
 
 def transfers(bench, peers, key="GB_per_s", title="## Transfers (GB/s, median)"):
@@ -167,22 +352,32 @@ def fbp(rep, peer):
     return lines + [""]
 
 
-def main():
-    d = sys.argv[1] if len(sys.argv) > 1 else "."
+def main(argv):
+    if argv[1:] == ["--goals-json"]:
+        print(json.dumps(GOALS, ensure_ascii=False, indent=1))
+        return
+    only_goals = len(argv) > 1 and argv[1] == "--goals"
+    rest = argv[2:] if only_goals else argv[1:]
+    d = rest[0] if rest else "."
     bench = load_json(os.path.join(d, "bench.json"))
     peers = load_lines(os.path.join(d, "peer-torch-transfer.json")) + load_lines(os.path.join(d, "peer-cupy-transfer.json"))
+    if only_goals:
+        print("\n".join(goals(d, bench, peers)).rstrip("\n"))
+        return
     rep = load_json(os.path.join(d, "fbp.json"))
     peer_fbp = load_lines(os.path.join(d, "peer-torch-fbp.json"))
     out = ["# cuarray and its peers", ""]
     if bench:
         out += ["%s (%s), %s" % (bench.get("model", "?"), bench.get("device", "?"), bench.get("date", "?")), ""]
+    out += goals(d, bench, peers)
     out += transfers(bench, peers)
     out += transfers(bench, peers, "event_GB_per_s", "## Transfers (GB/s, event-timed median: the device's time between two events around the copy)")
     out += latency(bench, peers)
     out += pageable(bench, peers)
     out += fbp(rep, peer_fbp[0] if peer_fbp else None)
+    out += micro(d)
     print("\n".join(out))
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/internal/testdev"
 )
 
 // faultCmdDeadline bounds one command of a fault sweep.
@@ -53,11 +54,12 @@ func runWatched(t *testing.T, args ...string) faultRun {
 // CUDA's illegal address) over every device operation of the commands
 // that do device work — demo, bench on every path, bench -bidir, bench
 // -calibrate — and checks the others (info, plan, replay) with a fault
-// armed. With latency 0 and 1 ms: every run exits within the deadline; a
-// run whose device faulted exits 1 with one line on stderr that says the
-// context failed, and prints no report on stdout; a run that exits 0 did
-// not fault; every device a command opened is closed with its ledger at
-// zero.
+// armed (bench's sweeps sample the positions where the test device is
+// not sim: faultStride). With latency 0 and 1 ms: every run exits within
+// the deadline; a run whose device faulted exits 1 with one line on
+// stderr that says the context failed, and prints no report on stdout; a
+// run that exits 0 did not fault; every device a command opened is closed
+// with its ledger at zero.
 func TestFaultCommands(t *testing.T) {
 	profile := filepath.Join(t.TempDir(), "profile.json")
 	for _, tc := range []struct {
@@ -100,7 +102,15 @@ func TestFaultCommands(t *testing.T) {
 						if n == 1 {
 							t.Logf("no device work")
 						} else {
-							t.Logf("about %d device operations, the fault at each (step %d past the first 8)", n-1, faultStride(tc.args[0], n))
+							if stride := faultStride(tc.args[0], n); stride == 1 {
+								t.Logf("about %d device operations, the fault at each", n-1)
+							} else {
+								why := "the race detector"
+								if sampledSweeps {
+									why = "test device " + testdev.Spec()
+								}
+								t.Logf("about %d device operations, the fault at each of the first 8, then every %d (%s)", n-1, stride, why)
+							}
 						}
 						return
 					}
@@ -118,10 +128,27 @@ func TestFaultCommands(t *testing.T) {
 
 // faultStride is the step of a sweep after position n: every position,
 // except for bench under the race detector, where the first 8 and every
-// 5th after them keep the sweep to a few seconds.
+// 5th after them keep the sweep to a few seconds, and for bench where the
+// test device is not sim (sampledSweeps).
 func faultStride(cmd string, n int) int {
-	if raceEnabled && cmd == "bench" && n >= 8 {
+	switch {
+	case cmd != "bench" || n < 8:
+		return 1
+	case sampledSweeps:
+		return 10
+	case raceEnabled:
 		return 5
 	}
 	return 1
 }
+
+// sampledSweeps: the test device is not sim (a GPU machine's run of the
+// bundle, or the emulated CUDA driver). The sweeps' own devices are sim
+// whatever the test device, so there they only repeat what the sim run
+// checks (CI's, which takes every position), at a GPU run's cost: each
+// bench and calibrate run first measures the host's memory copy curve,
+// some 150 ms, and the bench sweeps made about 250 runs, 52 s of
+// TestFaultCommands on the H100 of 2026-11-27, 18 s of them calibrate's.
+// There bench takes the first 8 positions and every 10th after them: a
+// test, not a benchmark.
+var sampledSweeps = !strings.HasPrefix(testdev.Spec(), "sim")
