@@ -7,6 +7,7 @@ Run by `go test ./python` (which builds the library), or by hand:
 import gc
 import ctypes
 import json
+import re
 import os
 import sys
 import threading
@@ -641,6 +642,17 @@ class Freed(unittest.TestCase):
             b.__dlpack__()
 
 
+def ledger_bytes(n):
+    """ledger_bytes(n) writes n as Go's accounting.FormatBytes does: bytes
+    below 1 KiB, then binary units with two decimals."""
+    if abs(n) < 1024:
+        return "%d B" % n
+    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        n /= 1024
+        if abs(n) < 1024 or unit == "EiB":
+            return "%.2f %s" % (n, unit)
+
+
 class LedgerReport(unittest.TestCase):
     """Device.ledger_report() is Go's Ledger.Report(): the text table; the
     ledger dict prints as it."""
@@ -657,7 +669,8 @@ class LedgerReport(unittest.TestCase):
         self.assertEqual(lines[0], "ledger sim:44", report)
         self.assertRegex(lines[1], r"^  memory\s+current\s+cached\s+peak\s+allocs\s+frees\s+allocated\s+failed\s+limit$")
         granules = -(-4 * n // 256) * 256  # the device allocates whole 256-byte granules
-        self.assertRegex(report, r"\n  device\s+%d B\s+0 B\s+%d B\s+1\s+0\s+%d B\s+0\s+none\n" % (granules, granules, granules))
+        size = re.escape(ledger_bytes(granules))
+        self.assertRegex(report, r"\n  device\s+%s\s+0 B\s+%s\s+1\s+0\s+%s\s+0\s+none\n" % (size, size, size))
         self.assertRegex(report, r"\n  HtoD\s+direct\s+1\s+%d B\s" % (4 * n))
         self.assertNotIn("DtoH", report, "nothing came down")
 
@@ -672,7 +685,7 @@ class LedgerReport(unittest.TestCase):
         a.to_numpy()
         self.assertRegex(dev.ledger_report(), r"\n  DtoH\s+\w+\s+1\s+%d B\s" % (4 * n))
         a.free()
-        self.assertRegex(dev.ledger_report(), r"\n  device\s+0 B\s+0 B\s+%d B\s+1\s+1\s" % granules)
+        self.assertRegex(dev.ledger_report(), r"\n  device\s+0 B\s+0 B\s+%s\s+1\s+1\s" % re.escape(ledger_bytes(granules)))
 
         host = cuarray.asarray(random((2, 3), "float64"))
         self.assertEqual(host.ledger_report(), "", "host memory with no device has no ledger")
