@@ -11,7 +11,7 @@ var ErrOutOfMemory = errors.New("out of memory")
 
 // ErrInvalidArgument: an unknown kind, a negative size or limit, or a scope
 // popped out of order.
-var ErrInvalidArgument = errors.New("accounting: invalid argument")
+var ErrInvalidArgument = errors.New("invalid argument")
 
 // ErrNil: a method of a nil Ledger, Scope or Workspace that returns an
 // error, or a nil function or writer argument. It wraps ErrInvalidArgument.
@@ -20,7 +20,7 @@ var ErrInvalidArgument = errors.New("accounting: invalid argument")
 var ErrNil = fmt.Errorf("accounting: nil Ledger, Scope or Workspace, or nil argument: %w", ErrInvalidArgument)
 
 // ErrLogOff is returned by calls that need the event log while it is off.
-var ErrLogOff = errors.New("accounting: the event log is off (call StartLog first)")
+var ErrLogOff = errors.New("the ledger's event log is off (call StartLog first)")
 
 // OutOfMemoryError says why an allocation failed. errors.Is(err,
 // ErrOutOfMemory) matches it; errors.As gives its fields.

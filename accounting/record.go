@@ -10,7 +10,7 @@ import (
 )
 
 // ErrRecording is returned by Record when the ledger is already recording.
-var ErrRecording = errors.New("accounting: the ledger is already recording (close the first Recording)")
+var ErrRecording = errors.New("the ledger is already recording (close the first Recording)")
 
 // Recording writes a ledger's allocations and frees to a writer as an
 // allocation log (the format is described at ReadLog). Record starts one;

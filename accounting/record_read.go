@@ -13,7 +13,7 @@ import (
 
 // ErrBadLog is returned by ReadLog for input that is not an allocation log
 // it can read: another file, a later version, a truncated or damaged log.
-var ErrBadLog = errors.New("accounting: not a valid allocation log")
+var ErrBadLog = errors.New("not a valid allocation log")
 
 // Log is an allocation log read by ReadLog.
 type Log struct {

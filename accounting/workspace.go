@@ -38,12 +38,12 @@ func (s WorkspaceScheme) String() string {
 // Workspace errors and query results.
 var (
 	// ErrWorkspaceBorrowed: the workspace is lent out; one borrow at a time.
-	ErrWorkspaceBorrowed = errors.New("accounting: workspace already borrowed (release the first borrow before the next)")
+	ErrWorkspaceBorrowed = errors.New("workspace already borrowed (release the first borrow before the next)")
 	// ErrWorkspaceTooSmall: a preallocated or manual workspace is smaller
 	// than the call needs; it never grows.
-	ErrWorkspaceTooSmall = errors.New("accounting: workspace too small")
+	ErrWorkspaceTooSmall = errors.New("workspace too small")
 	// ErrNotQuerying: Need or StopQuery outside a size query.
-	ErrNotQuerying = errors.New("accounting: workspace is not in a size query")
+	ErrNotQuerying = errors.New("workspace is not in a size query")
 	// ErrPerfDegraded is wrapped by a call that succeeded with a slower
 	// algorithm because the workspace had room only for that one. It is not
 	// fatal: the result is correct. Test with errors.Is.

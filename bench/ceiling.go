@@ -200,7 +200,7 @@ func CeilingsFor(info driver.Info, pcieGBps float64, hostCopy []MemoryCopy) Ceil
 
 // ErrImpossible is what the error of a run in which a figure is above its
 // ceiling matches (errors.Is); the error is an *ImpossibleError.
-var ErrImpossible = errors.New("bench: a figure is above its physical ceiling")
+var ErrImpossible = errors.New("a figure is above its physical ceiling")
 
 // ImpossibleError lists the measurements of a run with figures that
 // cannot be true.

@@ -16,7 +16,7 @@ const CAIVersion = 3
 
 // ErrInterface means an array interface dict is malformed or asks for
 // something cuarray does not do (a mask, stream 0, an old version).
-var ErrInterface = errors.New("interop: bad array interface")
+var ErrInterface = errors.New("bad array interface")
 
 // ExportCAI returns a's CUDA Array Interface (v3) as a map with the keys
 // of __cuda_array_interface__: shape, typestr, data (pointer, read-only),

@@ -31,7 +31,7 @@ func TestMessage(t *testing.T) {
 		want   []string // in the message
 		once   string   // appears once
 	}{
-		{"plain", fmt.Errorf("view: %w", device.ErrInvalidValue), false, []string{"view: device: invalid value"}, ""},
+		{"plain", fmt.Errorf("view: %w", device.ErrInvalidValue), false, []string{"view: invalid value"}, ""},
 		{"sim fault", simFault, true, []string{"sim: copy HtoD"}, ""},
 		{"gpu fault with cleanup repeats", errors.Join(
 			fmt.Errorf("to host: %w", driverLike{}),

@@ -15,11 +15,11 @@ const DefaultChunkBytes int64 = 1 << 30
 
 // ErrTooLarge is returned for a span that no datatype of this package can
 // describe (more than MaxCount chunks).
-var ErrTooLarge = errors.New("mpi: span too large")
+var ErrTooLarge = errors.New("span too large")
 
 // ErrInvalidSpan is returned for a negative offset or length, or a chunk
 // size outside 1 to MaxCount.
-var ErrInvalidSpan = errors.New("mpi: invalid span")
+var ErrInvalidSpan = errors.New("invalid span")
 
 // Span is Len bytes at byte offset Off of a buffer.
 type Span struct {

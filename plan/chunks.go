@@ -12,7 +12,7 @@ import (
 
 // ErrTooLarge: not even one slice of the job fits in the memory available,
 // or the job would need more than MaxChunks chunks.
-var ErrTooLarge = errors.New("plan: not even one slice fits")
+var ErrTooLarge = errors.New("not even one slice fits")
 
 // ErrNil: a nil Method, device or Registry, or a nil function. It wraps
 // accounting.ErrInvalidArgument.

@@ -13,10 +13,10 @@ import (
 )
 
 // ErrUnknownMethod: Lookup of a name no method was registered under.
-var ErrUnknownMethod = errors.New("plan: unknown method")
+var ErrUnknownMethod = errors.New("unknown plan method")
 
 // ErrDuplicate: Register of a name already taken.
-var ErrDuplicate = errors.New("plan: method already registered")
+var ErrDuplicate = errors.New("plan method already registered")
 
 // Params are a method's integer parameters (angles, output size, ...).
 type Params map[string]int

@@ -39,7 +39,7 @@ func (m Mode) String() string {
 
 // ErrNoModel: a Raw estimate of a method that is not a Model: it says
 // how many slices fit, but not which allocations make them up.
-var ErrNoModel = errors.New("plan: the method does not list its allocations (plan.Model), which raw mode needs")
+var ErrNoModel = errors.New("the method does not list its allocations (plan.Model), which raw mode needs")
 
 // Alloc is one device allocation of a run: what it holds, and its size
 // in bytes as the array holds them, before the device rounds it. -1 is a

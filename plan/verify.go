@@ -13,7 +13,7 @@ import (
 )
 
 // ErrEstimate: an estimator's answer is outside the bounds Verify demands.
-var ErrEstimate = errors.New("plan: estimate out of bounds")
+var ErrEstimate = errors.New("memory estimate out of bounds")
 
 // Bounds of Verify: the estimate must be at least MinRatio and at most
 // MaxRatio of the slices actually run. httomo accepts 80 %; we demand 95 %.

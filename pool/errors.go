@@ -9,14 +9,14 @@ import (
 )
 
 // ErrInUse: Release found blocks still allocated; their segments were kept.
-var ErrInUse = errors.New("pool: blocks still in use")
+var ErrInUse = errors.New("pool blocks still in use")
 
 // ErrNil: a method of a nil or zero Pool, or of one made by New(nil). It
 // wraps driver.ErrInvalidValue. Getters return zero values instead.
 var ErrNil = fmt.Errorf("pool: nil or zero Pool, or one without a device (make it with New): %w", driver.ErrInvalidValue)
 
 // ErrNotAllocated: Free of a pointer the pool did not hand out, or freed twice.
-var ErrNotAllocated = errors.New("pool: pointer not allocated by this pool")
+var ErrNotAllocated = errors.New("pointer not allocated by this pool")
 
 // OutOfMemoryError is an allocation the pool could not serve even after
 // freeing its cache. errors.Is(err, accounting.ErrOutOfMemory) matches it,

@@ -7,11 +7,11 @@ import (
 
 var (
 	// ErrPath means the path asked for cannot move between the two sides.
-	ErrPath = errors.New("transfer: path does not fit the endpoints")
+	ErrPath = errors.New("transfer path does not fit the endpoints")
 	// ErrMismatch means the two sides differ in dtype or shape.
-	ErrMismatch = errors.New("transfer: endpoints differ")
+	ErrMismatch = errors.New("endpoints differ")
 	// ErrClosed means the Copier was closed.
-	ErrClosed = errors.New("transfer: copier closed")
+	ErrClosed = errors.New("copier closed")
 )
 
 // labelled is an error with a message of its own over the error it wraps:

@@ -24,7 +24,7 @@ const (
 const maxProfileBytes = 1 << 20
 
 // ErrProfile is what every error about a profile's content matches (errors.Is).
-var ErrProfile = errors.New("transfer: bad profile")
+var ErrProfile = errors.New("bad transfer profile")
 
 // Profile is the planner's cost model for one kind of device: for each
 // path and direction a latency and a bandwidth (Cost), the host's own

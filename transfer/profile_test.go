@@ -287,9 +287,9 @@ func TestCopierProfile(t *testing.T) {
 		{"CUARRAY_PROFILE", write("mine.json", mineJSON), nil, true, ""},
 		{"off", "off", mineJSON, false, ""},
 		{"missing", filepath.Join(dir, "nope.json"), nil, false, "no such file"},
-		{"not JSON", write("bad.json", []byte("{")), nil, false, "bad profile"},
+		{"not JSON", write("bad.json", []byte("{")), nil, false, "bad transfer profile"},
 		{"another device", write("foreign.json", foreign), nil, false, `made for "another GPU"`},
-		{"bad in the config dir", "-", []byte(`{"version": 99}`), false, map[bool]string{true: "", false: "bad profile"}[testdev.IsSim(dev)]},
+		{"bad in the config dir", "-", []byte(`{"version": 99}`), false, map[bool]string{true: "", false: "bad transfer profile"}[testdev.IsSim(dev)]},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.env == "-" {

@@ -13,41 +13,41 @@ var (
 	// device that is full give the same error type, *accounting.OutOfMemoryError.
 	ErrOutOfMemory = accounting.ErrOutOfMemory
 	// ErrNoDevice: no device answers to the spec (no GPU, or not built with -tags cuda).
-	ErrNoDevice = errors.New("device: no such device")
+	ErrNoDevice = errors.New("no such device")
 	// ErrBadSpec: a device spec that cannot be parsed.
-	ErrBadSpec = errors.New("device: bad device spec")
+	ErrBadSpec = errors.New("bad device spec")
 	// ErrInvalidValue: an argument out of range (negative size, bad pitch, unknown flag).
-	ErrInvalidValue = errors.New("device: invalid value")
+	ErrInvalidValue = errors.New("invalid value")
 	// ErrInvalidPointer: an address range that is not inside a live allocation.
-	ErrInvalidPointer = errors.New("device: invalid device pointer")
+	ErrInvalidPointer = errors.New("invalid device pointer")
 	// ErrNotMapped: mapped host memory was asked for on a context without CU_CTX_MAP_HOST.
-	ErrNotMapped = errors.New("device: the context cannot map host memory (CU_CTX_MAP_HOST is not set)")
+	ErrNotMapped = errors.New("the context cannot map host memory (CU_CTX_MAP_HOST is not set)")
 	// ErrNotReady: an event or stream has not completed.
-	ErrNotReady = errors.New("device: not ready")
+	ErrNotReady = errors.New("not ready")
 	// ErrClosed: the device, stream or event was closed.
-	ErrClosed = errors.New("device: closed")
+	ErrClosed = errors.New("device closed")
 	// ErrInjected: a failure injected on purpose by a fault-injection setting.
-	ErrInjected = errors.New("device: injected fault")
+	ErrInjected = errors.New("injected fault")
 	// ErrContextFailed: device work hit a fault that leaves the context
 	// unusable (CUDA's sticky errors: an illegal address, a failed or
 	// timed-out launch, an uncorrectable ECC error). Every later call of
 	// the device fails with it, frees included, until the device is
 	// closed; on a GPU only a new process can use CUDA again. A program
 	// that sees it should stop using the device rather than retry.
-	ErrContextFailed = errors.New("device: the context hit an unrecoverable fault; every later call fails until the device is closed (on a GPU, restart the process)")
+	ErrContextFailed = errors.New("the context hit an unrecoverable fault; every later call fails until the device is closed (on a GPU, restart the process)")
 	// ErrOwnIPCHandle: an IPC handle opened in the process that exported
 	// it. CUDA maps an allocation into other processes only; the exporter
 	// uses its own pointer. It wraps ErrInvalidValue.
-	ErrOwnIPCHandle = &refinedError{"device: the IPC handle was exported by this process (CUDA opens a handle only in another process; here use the exported pointer)", ErrInvalidValue}
+	ErrOwnIPCHandle = &refinedError{"the IPC handle was exported by this process (CUDA opens a handle only in another process; here use the exported pointer)", ErrInvalidValue}
 	// ErrStaleIPCHandle: an IPC handle whose allocation is gone: the
 	// exporter freed it, or its process exited. It wraps ErrInvalidValue.
-	ErrStaleIPCHandle = &refinedError{"device: stale IPC handle (the exporting process freed the allocation or exited)", ErrInvalidValue}
+	ErrStaleIPCHandle = &refinedError{"stale IPC handle (the exporting process freed the allocation or exited)", ErrInvalidValue}
 	// ErrStreamRace: two operations touch overlapping bytes, at least one
 	// of them writes, and CUDA's ordering rules order neither before the
 	// other (no stream order, event, synchronization or implicit default
 	// stream order between them): a race on a GPU, whatever the timing.
 	// sim reports it with check=streams; the error names both operations.
-	ErrStreamRace = errors.New("device: stream race")
+	ErrStreamRace = errors.New("stream race")
 )
 
 // refinedError is a sentinel that is a more precise case of another one:
