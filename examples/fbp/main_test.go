@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -119,7 +120,7 @@ func TestSummaryAndPlanLines(t *testing.T) {
 		plans    []string
 		headline string
 	}{
-		{[]string{"-mode", "both"}, []string{"plan, resident: ", "plan, staged: "}, "summary: headline: staging every step moved "},
+		{[]string{"-mode", "both"}, []string{"plan, resident: ", "plan, staged: "}, "summary: headline: staged: "},
 		{[]string{"-mode", "staged"}, []string{"plan, staged: "}, "summary: headline: -mode both compares"},
 	} {
 		t.Run(tc.args[1], func(t *testing.T) {
@@ -137,6 +138,11 @@ func TestSummaryAndPlanLines(t *testing.T) {
 			assert.True(t, strings.HasPrefix(last[1], tc.headline), "%q", last[1])
 			assert.True(t, strings.HasPrefix(last[2], "summary: next: docs/guide.md"), "%q", last[2])
 			assert.Equal(t, 3, strings.Count(out.String(), "summary:"), "three lines")
+			for _, l := range lines {
+				if !strings.HasPrefix(l, "plan, ") { // a plan's line is plan.Plan's String
+					assert.LessOrEqual(t, utf8.RuneCountInString(l), 120, "a line fits a terminal: %q", l)
+				}
+			}
 		})
 	}
 	var out, errb bytes.Buffer

@@ -122,7 +122,7 @@ func (r report) text() string {
 		}
 	}
 	if c := r.Comparison; c != nil {
-		fmt.Fprintf(&b, "\nstaged / resident: %.2f× the time (%+.3f s), %.2f× the bytes across host↔device (%s more), %.2f× the device peak\n",
+		fmt.Fprintf(&b, "\nstaged / resident: %.2f× the time (%+.3f s), %.2f× the host↔device bytes (+%s), %.2f× the device peak\n",
 			c.TimeRatio, c.ExtraSeconds, c.BytesRatio, f(c.ExtraBytes), c.PeakRatio)
 		if c.SameVolume {
 			b.WriteString("both modes give the same volume, bit for bit\n")
@@ -144,28 +144,28 @@ func (r report) text() string {
 func (r report) summary() string {
 	f := accounting.FormatBytes
 	var b strings.Builder
-	shown := "summary: shown: every transfer path's bandwidth with the ledger's byte counts checked (cuarray bench, above), and FBP on " + r.Device
+	shown := "summary: shown: transfer paths, bytes checked (above); FBP on " + r.Device
 	if c := r.Comparison; c != nil && len(r.Runs) == 2 {
 		res, st := r.Runs[0], r.Runs[1]
 		same := "the same volume, bit for bit"
 		if !c.SameVolume {
 			same = fmt.Sprintf("volumes that DIFFER by up to %g", c.MaxAbsDiff)
 		}
-		fmt.Fprintf(&b, "\n%s kept on the device and staged through the host: %s\n", shown, same)
-		fmt.Fprintf(&b, "summary: headline: staging every step moved %.2f× the bytes between host and device (%s against %s); time %.3f s against %.3f s%s\n",
-			c.BytesRatio, f(st.Ledger.Crossed()), f(res.Ledger.Crossed()), st.Seconds, res.Seconds, simNote(r.Device))
+		fmt.Fprintf(&b, "\n%s, resident and staged: %s\n", shown, same)
+		fmt.Fprintf(&b, "summary: headline: staged: %.2f× the host↔device bytes (%s vs %s), %.2f× the time%s\n",
+			c.BytesRatio, f(st.Ledger.Crossed()), f(res.Ledger.Crossed()), c.TimeRatio, simNote(r.Device))
 	} else {
 		fmt.Fprintf(&b, "\n%s, %s mode\n", shown, r.Runs[0].Mode)
 		b.WriteString("summary: headline: -mode both compares resident and staged\n")
 	}
-	b.WriteString("summary: next: docs/guide.md (the API), docs/perf.md (each figure with its command), docs/gpu-results.md (what ran on a GPU)\n")
+	b.WriteString("summary: next: docs/guide.md (the API), docs/perf.md (each figure, its command), docs/gpu-results.md (GPU runs)\n")
 	return b.String()
 }
 
 // simNote says why times on sim say little.
 func simNote(dev string) string {
 	if strings.HasPrefix(dev, "sim") {
-		return " (on sim a copy costs little beside the kernels, which run on the CPU: the bytes are the point)"
+		return " (sim: read the bytes)"
 	}
 	return ""
 }
