@@ -1,6 +1,9 @@
 package testdev
 
 import (
+	"os"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,14 +14,41 @@ import (
 // holdPoll is how often a held stream checks whether its test has failed.
 const holdPoll = 5 * time.Millisecond
 
+// HoldDeadlineEnv names the environment variable that sets how long Hold
+// holds a stream before it fails the test (a Go duration, "90s").
+const HoldDeadlineEnv = "CUARRAY_HOLD_DEADLINE"
+
+// defaultHoldDeadline is how long a test may hold a stream: the tests
+// that hold one let it go within a second or two, even under -race on a
+// loaded machine with latency; a minute means a call waited on the held
+// stream.
+const defaultHoldDeadline = time.Minute
+
+// holdDeadline is the deadline that HoldDeadlineEnv sets, else the default.
+func holdDeadline(t testing.TB) time.Duration {
+	v := os.Getenv(HoldDeadlineEnv)
+	if v == "" {
+		return defaultHoldDeadline
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		t.Fatalf("%s=%q: want a positive Go duration such as 90s", HoldDeadlineEnv, v)
+	}
+	return d
+}
+
 // Hold holds stream s at this point until the returned resume is called,
 // the test fails, or the test ends: work queued on s afterwards waits, as
 // behind a long kernel. A test that fails while it holds a stream (a
 // require, a t.Fatal) lets it go at once, so the deferred frees and
 // closes that wait for s end instead of hanging until the test binary's
-// timeout. resume may be called more than once. sim's streams and the
-// cuda backend's can be held (driver.Holder); on a device whose streams
-// cannot, the test skips.
+// timeout. A stream held past its deadline (a minute, or
+// CUARRAY_HOLD_DEADLINE) fails the test, with the stacks of the goroutines
+// in cuarray's code, and is let go: a call that waits on the held stream
+// (a pageable copy on a GPU, a synchronize) turns from a hang into a
+// failure that names it. resume may be called more than once. sim's
+// streams and the cuda backend's can be held (driver.Holder); on a device
+// whose streams cannot, the test skips.
 func Hold(t testing.TB, s driver.Stream) (resume func()) {
 	t.Helper()
 	h, ok := s.(driver.Holder)
@@ -37,12 +67,20 @@ func Hold(t testing.TB, s driver.Stream) (resume func()) {
 			let()
 		})
 	}
+	limit := holdDeadline(t)
+	deadline := time.NewTimer(limit)
 	go func() {
 		tick := time.NewTicker(holdPoll)
 		defer tick.Stop()
+		defer deadline.Stop()
 		for {
 			select {
 			case <-released:
+				return
+			case <-deadline.C:
+				t.Errorf("a stream held for longer than %v (%s): a call waited on it, as it would hang on a GPU; the goroutines in cuarray's code:\n%s",
+					limit, HoldDeadlineEnv, cuarrayStacks())
+				resume()
 				return
 			case <-tick.C:
 				if t.Failed() {
@@ -54,4 +92,24 @@ func Hold(t testing.TB, s driver.Stream) (resume func()) {
 	}()
 	t.Cleanup(resume)
 	return resume
+}
+
+// cuarrayStacks returns the stacks of the goroutines that are in
+// cuarray's packages, at most 32 KiB of them: where a hung call waits.
+func cuarrayStacks() string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var kept []string
+	size := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if !strings.Contains(g, "github.com/cuarray/cuarray/") || strings.Contains(g, "testdev.Hold.func") {
+			continue
+		}
+		if size += len(g); size > 32<<10 {
+			kept = append(kept, "…")
+			break
+		}
+		kept = append(kept, g)
+	}
+	return strings.Join(kept, "\n\n")
 }

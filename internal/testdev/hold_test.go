@@ -1,6 +1,9 @@
 package testdev_test
 
 import (
+	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,23 +20,49 @@ import (
 type failingTB struct {
 	testing.TB
 	failed atomic.Bool
+	mu     sync.Mutex
+	errors []string
 }
 
 func (f *failingTB) Failed() bool { return f.failed.Load() || f.TB.Failed() }
 
+// Errorf keeps the failure instead of failing the real test.
+func (f *failingTB) Errorf(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errors = append(f.errors, fmt.Sprintf(format, args...))
+	f.failed.Store(true)
+}
+
+// reported returns the failures Errorf kept.
+func (f *failingTB) reported() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.errors)
+}
+
 // A stream held by Hold is let go when resume is called (twice is fine),
-// and when its test fails before resume: work behind the hold then ends,
-// so a deferred free or close of a failing test does not hang.
+// when its test fails before resume, and at its deadline, which fails the
+// test and names the call that waited: work behind the hold then ends, so
+// a deferred free or close of a failing test does not hang, nor does a
+// call that waits on the held stream.
 func TestHoldLetsGo(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		end  func(tb *failingTB, resume func())
+		name     string
+		deadline string
+		end      func(tb *failingTB, resume func())
+		failure  []string // in the test's failure, if it fails
 	}{
-		{"resume", func(_ *failingTB, resume func()) { resume() }},
-		{"resume twice", func(_ *failingTB, resume func()) { resume(); resume() }},
-		{"the test fails", func(tb *failingTB, _ func()) { tb.failed.Store(true) }},
+		{"resume", "", func(_ *failingTB, resume func()) { resume() }, nil},
+		{"resume twice", "", func(_ *failingTB, resume func()) { resume(); resume() }, nil},
+		{"the test fails", "", func(tb *failingTB, _ func()) { tb.failed.Store(true) }, nil},
+		{"the deadline passes", "300ms", func(*failingTB, func()) {},
+			[]string{"a stream held for longer than 300ms (CUARRAY_HOLD_DEADLINE): a call waited on it", "Synchronize"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.deadline != "" {
+				t.Setenv(testdev.HoldDeadlineEnv, tc.deadline)
+			}
 			dev, err := sim.New(sim.Config{Memory: 1 << 20})
 			require.NoError(t, err)
 			defer func() { assert.NoError(t, dev.Close()) }()
@@ -71,6 +100,14 @@ func TestHoldLetsGo(t *testing.T) {
 			got, err := dev.Peek(p, 4096)
 			require.NoError(t, err)
 			assert.Equal(t, want, got, "the copy behind the hold ran")
+			if tc.failure == nil {
+				assert.Empty(t, tb.reported(), "no failure")
+				return
+			}
+			require.Len(t, tb.reported(), 1, "one failure")
+			for _, w := range tc.failure {
+				assert.Contains(t, tb.reported()[0], w)
+			}
 		})
 	}
 }
