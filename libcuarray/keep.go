@@ -117,14 +117,36 @@ func keepExport(d desc, versioned bool) (unsafe.Pointer, error) {
 	if d.dlErr != nil {
 		return nil, fmt.Errorf("export DLPack: %w", d.dlErr)
 	}
-	var cd C.cuarray_desc
-	d.fill(&cd)
+	cd := newCDesc(d)
+	defer freeCDesc(cd)
+	return exportFrom(cd, versioned)
+}
+
+// newCDesc returns d as a cuarray_desc in C memory, which the caller frees
+// with C.free (nil when out of C memory).
+func newCDesc(d desc) *C.cuarray_desc {
+	cd := (*C.cuarray_desc)(C.calloc(1, C.sizeof_cuarray_desc))
+	if cd != nil {
+		d.fill(cd)
+	}
+	return cd
+}
+
+// freeCDesc frees what newCDesc returned.
+func freeCDesc(cd *C.cuarray_desc) { C.free(unsafe.Pointer(cd)) }
+
+// exportFrom builds a DLPack tensor from a description in C memory, as
+// cuarray_dlpack_capsule does from the one the Python module keeps.
+func exportFrom(cd *C.cuarray_desc, versioned bool) (unsafe.Pointer, error) {
+	if cd == nil {
+		return nil, fmt.Errorf("export DLPack: %w", errNoCMemory)
+	}
 	v := C.int(0)
 	if versioned {
 		v = 1
 	}
 	var t unsafe.Pointer
-	switch r := C.cuarray_keep_export(&cd, v, &t); r {
+	switch r := C.cuarray_keep_export(cd, v, &t); r {
 	case C.CUARRAY_KEEP_OK:
 		return t, nil
 	case C.CUARRAY_KEEP_RELEASED:
