@@ -56,7 +56,9 @@
 // on the host. A consumer that caches an array's description
 // (cuarray_describe) may export it again without a call while
 // cuarray_export_token is unchanged and even. Each call restores the calling thread's current CUDA context
-// before it returns (so does the deleter of every DLPack tensor it makes).
+// before it returns (so does the deleter of a DLPack copy, copy=True; the
+// deleter of every other DLPack tensor, and cuarray_dlpack_capsule, make
+// no driver call: keep.c).
 //
 // Nothing a caller passes aborts the process: every pointer argument is
 // checked (NULL is an error message); handles are numbers in a locked
