@@ -19,7 +19,10 @@ An array is described once, when it is made; its interfaces are built from
 that description on first use and handed out again without a call into the
 library while the library's export token says nothing was freed and no
 async work is pending. Calls not named async return with their work
-complete, so then there is nothing to synchronize. After Array.copy_async
+complete, so then there is nothing to synchronize. __dlpack__ is then one
+call into C (cuarray_dlpack_capsule) that builds the tensor from the
+description and counts it where the library sees it when the array is
+freed: the memory stays until the last tensor is deleted. After Array.copy_async
 (work queued on a Stream, or on a CuPy or PyTorch stream by its handle),
 exports follow the stream rules instead of synchronizing the device:
 __cuda_array_interface__ names the stream to wait on (CAI v3),
