@@ -82,11 +82,14 @@ func releaseKeep(kp keep, a *devarray.DevArray) error {
 // reapKeeps lets go of the memory of freed arrays whose last DLPack tensor
 // was deleted since it last ran, and returns their keeps to the pool. With
 // nothing drained it costs one atomic load. Entry points that count memory
-// (release, allocation, the ledger) call it first.
+// (release, allocation, the ledger) call it first. Freeing memory is a
+// driver call: the calling thread's current context is saved and restored
+// around it, as an entry point does (the ledger's make no other).
 func reapKeeps() error {
 	if atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&C.cuarray_keep_drained))) == nil {
 		return nil
 	}
+	defer saveContext().restore()
 	keeps.Lock()
 	defer keeps.Unlock()
 	var errs []error

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/device/cuda/conformance"
 	"github.com/cuarray/cuarray/device/cuda/emulated"
 )
 
@@ -71,4 +73,42 @@ func TestKeepExportMakesNoDriverCall(t *testing.T) {
 		deleteDLPack(p)
 	})
 	assert.NotEmpty(t, calls, "a copy for export goes through the driver")
+}
+
+// The ledger call that lets go of a freed array's memory after its last
+// tensor was deleted frees it with a driver call, and leaves the calling
+// thread's current context as it was: none, or another library's.
+func TestKeepReapRestoresTheCallersContext(t *testing.T) {
+	defer onOneThread()()
+	h, led := keepDevice(t)
+	require.NoError(t, conformance.Init())
+	ctx, c := conformance.PrimaryRetain(0)
+	require.Equal(t, conformance.Success, c, conformance.ErrorName(c))
+	defer conformance.PrimaryRelease(0)
+	for _, tc := range []struct {
+		name string
+		ctx  uintptr
+	}{
+		{"no context", 0},
+		{"another library's", ctx},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := led.Current(accounting.Device)
+			a, _ := randomArray(t, h)
+			p, err := toDLPack(a, true, false, consumerNoSync)
+			require.NoError(t, err)
+			require.NoError(t, releaseArray(a))
+			deleteDLPack(p)
+			require.Equal(t, conformance.Success, conformance.CtxSetCurrent(tc.ctx))
+			frees := driverCalls(func() {
+				_, err = ledgerJSON(h)
+				require.NoError(t, err)
+			})
+			assert.Positive(t, frees["cuMemFree_v2"]+frees["cuMemFree"]+frees["cuMemFreeAsync"], "the memory is freed there: %v", frees)
+			assert.Equal(t, start, led.Current(accounting.Device), "and counted free")
+			cur, c := conformance.CtxGetCurrent()
+			require.Equal(t, conformance.Success, c, conformance.ErrorName(c))
+			assert.Equal(t, tc.ctx, cur, "the caller's current context after the ledger call")
+		})
+	}
 }
