@@ -7,8 +7,10 @@ package main
 // primary context current on the thread it runs on and leaves it there.
 // Each entry point saves the thread's current context and restores it on
 // the way out, so the library changes nothing a caller's thread had
-// current (another context, or none). So does the deleter of every DLPack
-// tensor the library hands out, which the consumer calls from its thread.
+// current (another context, or none). So does the deleter of a DLPack copy
+// (copy=True), which frees the copy and is called from the consumer's
+// thread; every other DLPack tensor is built and deleted in C with no
+// driver call (keep.c), so it needs no guard.
 
 /*
 #cgo !linux LDFLAGS: -lcuda

@@ -2,6 +2,7 @@ package main
 
 /*
 #include <stdint.h>
+#include "desc.h"
 
 extern int64_t cuarray_export_token;
 */
@@ -103,6 +104,9 @@ type desc struct {
 	device               string
 	shape                []int
 	strides              []int64
+	keep                 keep   // the allocation's keep, for DLPack tensors built in C
+	dlDType              [3]int // DLPack dtype: code, bits, lanes
+	dlErr                error  // why DLPack cannot describe the array; nil if it can
 }
 
 // describe returns what the Python module reads of an array once: its
@@ -136,7 +140,45 @@ func describe(h uint64) (desc, error) {
 		dl = -1
 	}
 	d.dlDevice = [2]int32{dl, int32(a.Device().Ordinal)}
+	d.keep = e.keep
+	code, bits, lanes, dtErr := a.DType().DLPack()
+	d.dlDType = [3]int{int(code), int(bits), int(lanes)}
+	d.dlErr = errors.Join(err, dtErr, elementStrides(d.strides, d.itemsize))
 	return d, nil
+}
+
+// elementStrides says why byte strides cannot be DLPack's element strides
+// (a stride that is not a multiple of the element), or nil.
+func elementStrides(strides []int64, item int64) error {
+	for i, s := range strides {
+		if item <= 0 || s%item != 0 {
+			return fmt.Errorf("stride %d of axis %d is not a multiple of the %d-byte element, which DLPack's element strides cannot say: %w", s, i, item, interop.ErrInterface)
+		}
+	}
+	return nil
+}
+
+// fill writes d into a cuarray_desc (desc.h).
+func (d desc) fill(out *C.cuarray_desc) {
+	*out = C.cuarray_desc{
+		ptr: C.uint64_t(d.ptr), itemsize: C.int64_t(d.itemsize),
+		extent: [2]C.int64_t{C.int64_t(d.extent[0]), C.int64_t(d.extent[1])},
+		ndim:   C.int32_t(len(d.shape)), flags: C.uint32_t(d.flags),
+		dl_device: [2]C.int32_t{C.int32_t(d.dlDevice[0]), C.int32_t(d.dlDevice[1])},
+		keep:      unsafe.Pointer(d.keep.k), keep_gen: C.uint32_t(d.keep.gen),
+		dl_code: C.uint8_t(d.dlDType[0]), dl_bits: C.uint8_t(d.dlDType[1]), dl_lanes: C.uint16_t(d.dlDType[2]),
+	}
+	if d.dlErr == nil {
+		out.dl_ok = 1
+	}
+	putChars(out.typestr[:], d.typestr)
+	putChars(out.dtype[:], d.dtype)
+	putChars(out.kind[:], d.kind)
+	putChars(out.device[:], d.device)
+	for i, n := range d.shape {
+		out.shape[i] = C.int64_t(n)
+		out.strides[i] = C.int64_t(d.strides[i])
+	}
 }
 
 // exportStream returns the stream a CUDA Array Interface export of the
@@ -209,23 +251,38 @@ func exportCAI(h uint64, stream uintptr, hostInterface bool) ([]byte, error) {
 }
 
 // toDLPack exports an array as a DLPack tensor for a consumer (see
-// exportWait). A copy (DLPack's copy=True) is made once the pending work
-// on the array is done, and needs no wait of the consumer's.
+// exportWait). The tensor is built in C on the array's keep (keepExport),
+// so its deleter calls no Go and no driver. A copy (DLPack's copy=True) is
+// made once the pending work on the array is done, and needs no wait of
+// the consumer's; its tensor is interop's, whose deleter frees the copy.
 func toDLPack(h uint64, versioned, copied bool, consumer int64) (unsafe.Pointer, error) {
-	var opts []interop.DLPackOption
 	if copied {
-		opts = append(opts, interop.DLPackCopy())
-		consumer = consumerHost
+		return copyToDLPack(h, versioned)
 	}
-	e, err := exportWait(h, consumer)
+	if _, err := exportWait(h, consumer); err != nil {
+		return nil, err
+	}
+	d, err := describe(h)
+	if err != nil {
+		return nil, err
+	}
+	if d.keep.k == nil {
+		return nil, fmt.Errorf("export DLPack: no keep for the array: %w", errNoCMemory)
+	}
+	return keepExport(d, versioned)
+}
+
+// copyToDLPack exports a new copy of the array (DLPack's copy=True).
+func copyToDLPack(h uint64, versioned bool) (unsafe.Pointer, error) {
+	e, err := exportWait(h, consumerHost)
 	if err != nil {
 		return nil, err
 	}
 	var t unsafe.Pointer
 	if versioned {
-		t, err = interop.ExportDLPack(e.arr, opts...)
+		t, err = interop.ExportDLPack(e.arr, interop.DLPackCopy())
 	} else {
-		t, err = interop.ExportDLPackLegacy(e.arr, opts...)
+		t, err = interop.ExportDLPackLegacy(e.arr, interop.DLPackCopy())
 	}
 	if err != nil {
 		return nil, err

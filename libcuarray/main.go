@@ -34,6 +34,7 @@
 //	cuarray_stream_synchronize(s) / cuarray_stream_release(s)
 //	cuarray_stream_hold(s, &r) / cuarray_stream_resume(r)   sim only: hold a stream (tests)
 //	cuarray_copy_async(dst, src, stream)           queue a device copy on a stream handle
+//	cuarray_dlpack_capsule(&desc, versioned, consumer)   __dlpack__ in C, no call into Go (capsule.c; ctypes.PyDLL)
 //	cuarray_capsule_destructor                     for PyCapsule_New
 //	cuarray_export_token                           int64: changes on every free; odd while async work may be pending
 //
@@ -55,7 +56,9 @@
 // on the host. A consumer that caches an array's description
 // (cuarray_describe) may export it again without a call while
 // cuarray_export_token is unchanged and even. Each call restores the calling thread's current CUDA context
-// before it returns (so does the deleter of every DLPack tensor it makes).
+// before it returns (so does the deleter of a DLPack copy, copy=True; the
+// deleter of every other DLPack tensor, and cuarray_dlpack_capsule, make
+// no driver call: keep.c).
 //
 // Nothing a caller passes aborts the process: every pointer argument is
 // checked (NULL is an error message); handles are numbers in a locked
@@ -76,23 +79,7 @@ package main
 #include <stdint.h>
 #include <stdlib.h>
 
-#define CUARRAY_MAX_DIMS 64
-
-// cuarray_desc: an array as cuarray_describe fills it in.
-typedef struct {
-	uint64_t ptr;        // address of element 0
-	int64_t itemsize;    // bytes
-	int64_t extent[2];   // the bytes elements reach, from ptr: [lo, hi)
-	int32_t ndim;
-	uint32_t flags;      // 1 read-only, 2 C-contiguous, 4 F-contiguous, 8 host-accessible, 16 owned, 32 view
-	int32_t dl_device[2];  // DLPack device type (-1: none) and id
-	char typestr[8];     // "<f4"
-	char dtype[16];      // "float32"
-	char kind[16];       // "cuda", "sim", "cpu", ...
-	char device[40];     // "sim:0"
-	int64_t shape[CUARRAY_MAX_DIMS];
-	int64_t strides[CUARRAY_MAX_DIMS];  // bytes
-} cuarray_desc;
+#include "desc.h" // cuarray_desc: an array as cuarray_describe fills it in
 */
 import "C"
 
@@ -222,20 +209,7 @@ func cuarray_describe(arr C.uint64_t, out *C.cuarray_desc) *C.char {
 	if err != nil {
 		return result(err)
 	}
-	*out = C.cuarray_desc{
-		ptr: C.uint64_t(d.ptr), itemsize: C.int64_t(d.itemsize),
-		extent: [2]C.int64_t{C.int64_t(d.extent[0]), C.int64_t(d.extent[1])},
-		ndim:   C.int32_t(len(d.shape)), flags: C.uint32_t(d.flags),
-		dl_device: [2]C.int32_t{C.int32_t(d.dlDevice[0]), C.int32_t(d.dlDevice[1])},
-	}
-	putChars(out.typestr[:], d.typestr)
-	putChars(out.dtype[:], d.dtype)
-	putChars(out.kind[:], d.kind)
-	putChars(out.device[:], d.device)
-	for i, n := range d.shape {
-		out.shape[i] = C.int64_t(n)
-		out.strides[i] = C.int64_t(d.strides[i])
-	}
+	d.fill(out)
 	return nil
 }
 

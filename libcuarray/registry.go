@@ -50,8 +50,9 @@ func take(h uint64) (any, error) {
 // entry is an array handed to C: the array and the device whose ledger
 // counts it (nil for host memory imported without a device).
 type entry struct {
-	arr *devarray.DevArray
-	dev device.Device
+	arr  *devarray.DevArray
+	dev  device.Device
+	keep keep // the allocation's, shared with its views (keep.go); none if C memory ran out
 }
 
 // devices are opened once per spec and live as long as the process, so that
@@ -119,9 +120,18 @@ func copierOf(d device.Device) (*transfer.Copier, error) {
 	return c, nil
 }
 
-// newArray registers an array and returns its handle.
+// newArray registers an array that owns its memory (allocated or
+// borrowed) and returns its handle; the array gets a keep of its own.
+// Without C memory for the keep the array has none, and its DLPack
+// exports say so.
 func newArray(a *devarray.DevArray, d device.Device) uint64 {
-	return register(&entry{arr: a, dev: d})
+	kp, _ := newKeep()
+	return register(&entry{arr: a, dev: d, keep: kp})
+}
+
+// newView registers a view of the array of entry e, sharing its keep.
+func newView(v *devarray.DevArray, e *entry) uint64 {
+	return register(&entry{arr: v, dev: e.dev, keep: e.keep})
 }
 
 // arrayOf returns the entry behind a handle.
@@ -143,7 +153,15 @@ func arrayOf(h uint64) (*entry, error) {
 // completed and the library has seen it done (any later call that checks
 // the pending work, a stream's synchronize). The export token changes, so
 // that no cached descriptor of the memory is exported without a check.
+//
+// A DLPack tensor of the array or of its views still alive keeps the
+// memory until it is deleted (releaseKeep); the freed memory of arrays
+// whose last tensor was deleted since is let go first (reapKeeps).
+//
+// A failure to free another array's memory there is not this call's (it
+// was not reported by the tensor's deleter either, which returns nothing).
 func releaseArray(h uint64) error {
+	_ = reapKeeps()
 	if _, err := arrayOf(h); err != nil {
 		return err
 	}
@@ -156,7 +174,7 @@ func releaseArray(h uint64) error {
 		return nil
 	}
 	defer freed()
-	return errors.Join(e.arr.Free(), pending.Reap())
+	return errors.Join(releaseKeep(e.keep, e.arr), pending.Reap())
 }
 
 // valueOf returns the value of a live handle.

@@ -19,7 +19,10 @@ An array is described once, when it is made; its interfaces are built from
 that description on first use and handed out again without a call into the
 library while the library's export token says nothing was freed and no
 async work is pending. Calls not named async return with their work
-complete, so then there is nothing to synchronize. After Array.copy_async
+complete, so then there is nothing to synchronize. __dlpack__ is then one
+call into C (cuarray_dlpack_capsule) that builds the tensor from the
+description and counts it where the library sees it when the array is
+freed: the memory stays until the last tensor is deleted. After Array.copy_async
 (work queued on a Stream, or on a CuPy or PyTorch stream by its handle),
 exports follow the stream rules instead of synchronizing the device:
 __cuda_array_interface__ names the stream to wait on (CAI v3),
@@ -117,6 +120,13 @@ class _Desc(ctypes.Structure):
         ("device", ctypes.c_char * 40),
         ("shape", ctypes.c_int64 * _MAX_DIMS),
         ("strides", ctypes.c_int64 * _MAX_DIMS),
+        ("keep", ctypes.c_void_p),
+        ("keep_gen", ctypes.c_uint32),
+        ("dl_ok", ctypes.c_int32),
+        ("dl_code", ctypes.c_uint8),
+        ("dl_bits", ctypes.c_uint8),
+        ("dl_lanes", ctypes.c_uint16),
+        ("reserved", ctypes.c_uint32),
     ]
 
 
@@ -182,6 +192,20 @@ _api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _api.PyCapsule_SetName.restype = ctypes.c_int
 _api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _capsule_destructor = ctypes.cast(_lib.cuarray_capsule_destructor, ctypes.c_void_p).value
+
+
+def _load_capsule():
+    """cuarray_dlpack_capsule, called with the GIL held (it makes a Python
+    object): __dlpack__ in one call, without entering Go. None when the
+    library predates it."""
+    f = getattr(ctypes.PyDLL(_lib._name), "cuarray_dlpack_capsule", None)
+    if f is not None:
+        f.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int64]
+        f.restype = ctypes.py_object
+    return f
+
+
+_capsule = _load_capsule()
 
 
 def _check(err):
@@ -331,7 +355,8 @@ class Array:
         self._device = device
         self._keep = keep  # what must outlive the array: its base array, a foreign object
         self._tok = -1     # the export token when the interfaces were last checked (-1: never)
-        d = _Desc()
+        d = self._d = _Desc()  # kept: cuarray_dlpack_capsule builds tensors from it
+        self._dp = ctypes.addressof(d)
         err = _lib.cuarray_describe(handle, ctypes.byref(d))
         if err:
             self._h = 0
@@ -662,6 +687,12 @@ class Array:
         versioned = max_version is not None and max_version[0] >= 1
         if not self._h:
             raise BufferError("__dlpack__: the array was freed")
+        if not copy and _capsule is not None:
+            # Built in C from the description, counted in C memory (libcuarray/keep.c); None
+            # where the library must be asked: async work pending, the array freed, an error.
+            cap = _capsule(self._dp, versioned, consumer)
+            if cap is not None:
+                return cap
         p = ctypes.c_void_p()
         err = _lib.cuarray_export_dlpack(self._h, versioned, bool(copy), consumer, ctypes.byref(p))
         if err:

@@ -137,6 +137,76 @@ class SharesMemory(unittest.TestCase):
         self.assertLess(dev.ledger()["memory"]["device"]["current"], current)
 
 
+class DLPackInC(unittest.TestCase):
+    """__dlpack__ builds its capsule in C (libcuarray/keep.c) without a call
+    into the library's Go side while nothing is pending; the memory stays
+    counted in the ledger until the last capsule's tensor is deleted."""
+
+    def spy(self, name):
+        """Counts the calls of the library function name from here on."""
+        real = getattr(cuarray._lib, name)
+        calls = []
+
+        def counted(*args):
+            calls.append(args)
+            return real(*args)
+        setattr(cuarray._lib, name, counted)
+        self.addCleanup(setattr, cuarray._lib, name, real)
+        return calls
+
+    def test_no_library_call_while_nothing_is_pending(self):
+        if cuarray._capsule is None:
+            self.skipTest("the library has no cuarray_dlpack_capsule")
+        calls = self.spy("cuarray_export_dlpack")
+        base = cuarray.empty((6, 5), "float32", SPEC)
+        base.copy_from(random((6, 5), "float32").tobytes())
+        n = int(rng.integers(1, 20))
+        host = bool(base._flags & cuarray._HOST_ACCESSIBLE)
+        for name, a in views(base).items():
+            with self.subTest(view=name):
+                for _ in range(n):
+                    if host:  # NumPy consumes it and reads the same elements
+                        np.testing.assert_array_equal(np.from_dlpack(a), model(a))
+                    else:
+                        self.assertIsNotNone(a.__dlpack__(max_version=(1, 0)))
+                self.assertEqual(calls, [], "no call into the library's export")
+        # What only the library can do goes to it: a copy, and the legacy ABI's
+        # refusal of a read-only array (with its message).
+        copied = cuarray.from_dlpack(_Copied(base))
+        np.testing.assert_array_equal(model(copied), model(base))
+        del copied
+        with self.assertRaisesRegex(BufferError, "read-only"):
+            base.as_readonly().__dlpack__()
+        self.assertEqual(len(calls), 2, "copy=True and the refusal go through cuarray_export_dlpack")
+
+    def test_capsules_keep_freed_memory(self):
+        dev = cuarray.device(SPEC)
+        start = dev.ledger()["memory"]["device"]["current"]
+        shape = (int(rng.integers(1, 40)), int(rng.integers(1, 40)))
+        a = cuarray.empty(shape, "float64", SPEC)
+        want = random(shape, "float64")
+        a.copy_from(want.tobytes())
+        allocated = dev.ledger()["memory"]["device"]["current"]
+        self.assertGreaterEqual(allocated - start, want.nbytes)
+        caps = [a.__dlpack__(max_version=(1, 0)) for _ in range(int(rng.integers(1, 8)))]
+        t = a.T
+        caps.append(t.__dlpack__())
+        n = cuarray.from_dlpack(t)  # a consumer: it holds the tensor until it is freed
+        a.free()
+        for x in (a, t):
+            with self.assertRaises(BufferError):
+                x.__dlpack__(max_version=(1, 0))
+        self.assertEqual(dev.ledger()["memory"]["device"]["current"], allocated,
+                         "%d capsules and a consumer keep the memory" % len(caps))
+        del caps
+        gc.collect()
+        self.assertEqual(dev.ledger()["memory"]["device"]["current"], allocated, "the consumer still keeps it")
+        np.testing.assert_array_equal(model(n), want.T, "the consumer reads the freed array's elements")
+        del n
+        gc.collect()
+        self.assertEqual(dev.ledger()["memory"]["device"]["current"], start, "the last deleter let it go")
+
+
 class ImportsNumPy(unittest.TestCase):
     """cuarray.asarray and cuarray.from_dlpack of NumPy memory copy nothing."""
 

@@ -467,6 +467,55 @@ class Concurrency(unittest.TestCase):
         got = json.loads(out)
         self.assertEqual(got["device_bytes"], 0, "everything released: %s" % got)
 
+    def test_dlpack_while_other_threads_free(self):
+        """Threads make DLPack capsules of shared arrays and their views (in C,
+        from descriptions they keep) while other threads free the arrays and
+        allocate new ones, which may be handed the freed arrays' keeps: each
+        capsule is made or refused with BufferError, the process lives, and
+        once every capsule is gone the ledger is back where it started."""
+        out = run_isolated("""
+            import gc, random
+            dev = cuarray.device(SPEC)
+            start = dev.ledger()["memory"]["device"]["current"]
+            arrays = [cuarray.empty((16, 16), 'float32', dev) for _ in range(16)]
+            shared = arrays + [a.T for a in arrays]
+            lock = threading.Lock()
+            made, refused = [0], [0]
+            def export(seed):
+                r = random.Random(seed)
+                caps = []
+                for _ in range(2000):
+                    try:
+                        caps.append(r.choice(shared).__dlpack__(max_version=(1, 0)))
+                        with lock:
+                            made[0] += 1
+                    except BufferError:
+                        with lock:
+                            refused[0] += 1
+                    if len(caps) > 32 or r.random() < 0.3:
+                        caps.clear()
+            def free(seed):
+                r = random.Random(seed)
+                for a in r.sample(arrays, len(arrays)):
+                    try:
+                        a.free()
+                    except cuarray.CuarrayError:
+                        pass  # the other freeing thread released it first
+                    cuarray.empty((16, 16), 'float32', dev).free()  # may take a freed keep
+            ts = [threading.Thread(target=export, args=(i,)) for i in range(6)]
+            ts += [threading.Thread(target=free, args=(i,)) for i in range(2)]
+            for t in ts: t.start()
+            for t in ts: t.join()
+            del shared, arrays
+            gc.collect()
+            print(json.dumps({"made": made[0], "refused": refused[0],
+                              "leaked": dev.ledger()["memory"]["device"]["current"] - start}))
+        """)
+        got = json.loads(out)
+        self.assertEqual(got["made"] + got["refused"], 6 * 2000, got)
+        self.assertGreater(got["made"], 0, got)
+        self.assertEqual(got["leaked"], 0, "every array's memory went back: %s" % got)
+
     def test_stream_release_from_many_threads(self):
         out = run_isolated("""
             dev = cuarray.device(SPEC)

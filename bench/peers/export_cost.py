@@ -16,6 +16,12 @@ array of the same shape and dtype:
   __cuda_array_interface__, __dlpack__ (capsule made and dropped),
   torch.as_tensor(x, device="cuda"), torch.from_dlpack(x),
   cupy.asarray(x), cupy.from_dlpack(x).
+and cupy.asarray of a fixed-interface control: CuPy returns its own array
+from cupy.asarray as it is, so that row's peer figure says nothing of the
+import; the control row's peer is a plain object whose
+__cuda_array_interface__ is a dict made once (CuPy's array's, with stream
+None, as cuarray's says with nothing pending), so it times what CuPy does
+to import a foreign array whose interface costs nothing to make.
 On sim (host memory), against a NumPy array:
   __array_interface__, __dlpack__, numpy.asarray(x), numpy.from_dlpack(x)
 (NumPy's own calls are only a rough peer: its interface is built in C).
@@ -87,6 +93,18 @@ def dlpack_capsule(x):
         return x.__dlpack__()
 
 
+class FixedCAI:
+    """A foreign array whose __cuda_array_interface__ is a fixed dict: the
+    control for cupy.asarray (it costs an attribute lookup to read). It
+    keeps the array it describes alive."""
+
+    def __init__(self, x):
+        self.base = x
+        cai = dict(x.__cuda_array_interface__)
+        cai["stream"] = None  # nothing to wait for, as cuarray's interface says when nothing is pending
+        self.__cuda_array_interface__ = cai
+
+
 def rows_gpu(spec):
     """cuarray's array, the peer array (CuPy's, else PyTorch's), its name,
     why a peer is missing, and the calls to time on both."""
@@ -97,7 +115,8 @@ def rows_gpu(spec):
     have_torch = torch is not None and torch.cuda.is_available()
     if cupy is not None:
         peer, peer_name = cupy.empty(SHAPE, DTYPE), "cupy %s" % cupy.__version__
-        rows += [("cupy.asarray", cupy.asarray), ("cupy.from_dlpack", cupy.from_dlpack)]
+        rows += [("cupy.asarray", cupy.asarray), ("cupy.asarray, fixed CAI", cupy.asarray, FixedCAI(peer)),
+                 ("cupy.from_dlpack", cupy.from_dlpack)]
     else:
         why.append("CuPy is not installed")
     if have_torch:
@@ -129,10 +148,13 @@ def main():
     on_gpu = probe.device.startswith("cuda")
     a, peer, peer_name, why, rows = (rows_gpu if on_gpu else rows_host)(args.device)
     results = []
-    for name, fn in rows:
+    for name, fn, *control in rows:
+        other = control[0] if control else peer
         ours, loops = per_call_us(lambda: fn(a), args.seconds)
-        theirs = per_call_us(lambda: fn(peer), args.seconds)[0] if peer is not None else None
-        results.append({"call": name, "device": a.device, "cuarray_us": ours, "peer": peer_name, "peer_us": theirs,
+        theirs = per_call_us(lambda: fn(other), args.seconds)[0] if other is not None else None
+        results.append({"call": name, "device": a.device, "cuarray_us": ours,
+                        "peer": peer_name + (" (fixed-interface control)" if control else "") if peer_name else None,
+                        "peer_us": theirs,
                         "ratio": ours / theirs if theirs else None, "loops": loops,
                         "shape": list(SHAPE), "dtype": DTYPE})
     if args.json:
