@@ -41,19 +41,19 @@ func clockOptions(streams int, path transfer.Path) tomo.Options {
 	return tomo.Options{Streams: streams, Path: path, MinChunks: 128}
 }
 
-// clockedRuns is how many runs watchClock watches.
+// clockedRuns is how many runs TestResidentClockTakesNoVolumeFaults
+// watches.
 const clockedRuns = 3
 
-// watchClock makes a first run of opt on a fresh test device and then
-// clockedRuns more, calling start and stop as each one's clock starts and
-// stops, and checks their volumes against the first run's and the ledger
-// after them. Every volume is held to the end and the Go runtime's free
+// watchClock makes a first run of opt on g on a fresh test device and then
+// runs more, calling start and stop as each one's clock starts and stops,
+// and checks their volumes against the first run's and the ledger after
+// them. Every volume is held to the end and the Go runtime's free
 // memory is given back to the system before the first run, so that each
 // run's volume is memory that no one has written: the first run maps
 // again what the runtime takes back.
-func watchClock(t *testing.T, opt tomo.Options, start func(res *tomo.Result), stop func()) {
+func watchClock(t *testing.T, g tomo.Geometry, opt tomo.Options, runs int, start func(res *tomo.Result), stop func()) {
 	t.Helper()
-	g := clockGeometry
 	sino := randomSinograms(g)
 	dev := testdev.Open(t)
 	debug.FreeOSMemory()
@@ -71,7 +71,7 @@ func watchClock(t *testing.T, opt tomo.Options, start func(res *tomo.Result), st
 	})
 	defer restore()
 	held := []*tomo.Result{want}
-	for run := range clockedRuns {
+	for run := range runs {
 		runtime.GC() // the first run's garbage collected before the clock
 		res, err := tomo.ReconstructWith(dev, g, sino, tomo.Resident, opt)
 		require.NoError(t, err, "run %d", run)
@@ -88,14 +88,16 @@ func watchClock(t *testing.T, opt tomo.Options, start func(res *tomo.Result), st
 
 // TestResidentVolumeMappedBeforeClock: when the pipelined resident run's
 // clock starts, every page of the volume it returns is in memory (mincore),
-// so no download maps one while the clock runs.
+// so no download maps one while the clock runs. A volume of 8 MiB in 32
+// chunks keeps it short under the race detector.
 func TestResidentVolumeMappedBeforeClock(t *testing.T) {
 	if _, _, ok := residentPages(make([]float32, 1)); !ok {
 		t.Skip("the pages' residency is read with Linux's mincore")
 	}
 	for _, tc := range clockRuns {
 		t.Run(fmt.Sprintf("%d/%v", tc.streams, tc.path), func(t *testing.T) {
-			watchClock(t, clockOptions(tc.streams, tc.path), func(res *tomo.Result) {
+			g := tomo.Geometry{Size: 128, Angles: 3, Slices: 128}
+			watchClock(t, g, tomo.Options{Streams: tc.streams, Path: tc.path, MinChunks: 32}, 2, func(res *tomo.Result) {
 				resident, pages, ok := residentPages(res.Volume)
 				require.True(t, ok, "mincore")
 				assert.Equal(t, pages, resident, "every page of the volume in memory as the clock starts")
@@ -156,7 +158,7 @@ func TestResidentClockTakesNoVolumeFaults(t *testing.T) {
 		t.Run(fmt.Sprintf("%d/%v", tc.streams, tc.path), func(t *testing.T) {
 			var faults []int64
 			var at int64
-			watchClock(t, clockOptions(tc.streams, tc.path), func(*tomo.Result) {
+			watchClock(t, g, clockOptions(tc.streams, tc.path), clockedRuns, func(*tomo.Result) {
 				at, _ = minorFaults()
 			}, func() {
 				n, _ := minorFaults()
