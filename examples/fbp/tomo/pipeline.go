@@ -58,7 +58,8 @@ type slot struct {
 // overlap wherever the data allows, and the host waits only for the
 // downloads, in order, to report progress. With a path asked for
 // (Options.Path), the copies take that path on the host's Go memory, and
-// the host waits for each upload (pipeline_host.go).
+// the host waits for each upload (pipeline_host.go); the staged path's
+// ring is made before the clock too (transfer.Copier.Reserve).
 //
 // It records events around each chunk's kernels, and gives in
 // Result.KernelSeconds the time during which some chunk's kernels ran (the
@@ -136,7 +137,7 @@ func (p *pipeline) run() error {
 }
 
 // open makes the slots and the run's events and streams, and readies the
-// host's memory.
+// host's memory; on the staged path it reserves the copier's ring.
 func (p *pipeline) open(depth, largest int) error {
 	g := p.g
 	ev, err := p.dev.NewEvent()
@@ -170,8 +171,11 @@ func (p *pipeline) open(depth, largest int) error {
 		}
 	}
 	touchPages(p.res.Volume)
-	if p.path == transfer.PathAuto {
+	switch p.path {
+	case transfer.PathAuto:
 		return p.openEvents()
+	case transfer.PathStaged:
+		return p.copier.Reserve() // the ring's pinned chunks and streams, which the first copy would make
 	}
 	return nil
 }
