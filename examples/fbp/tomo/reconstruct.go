@@ -98,8 +98,12 @@ type Options struct {
 	// shows. 0 means ChunksPerStream × Streams; never more than the slices.
 	MinChunks int
 	// Path is the transfer path of the chunks' copies between the host's
-	// arrays and the device (transfer.Via); PathAuto, the default, lets the
-	// copier's planner choose for each copy.
+	// arrays and the device (transfer.Via). PathAuto, the default: a
+	// pipelined run page-locks the sinograms and the volume for the run
+	// (pinned.Register, before its clock) and DMAs each chunk from and to
+	// them, so memory the caller holds page-locked already, or that another
+	// run holds, is refused; an unpipelined run lets the copier's planner
+	// choose for each copy.
 	Path transfer.Path
 	// Progress is told after each chunk; it may be nil.
 	Progress Progress
