@@ -16,7 +16,14 @@
 //     sinograms go up once and its images come down once. It keeps two
 //     chunks in flight on two streams (Options.Streams), so that one
 //     chunk's upload and another's download overlap a third's kernels, and
-//     times the kernels with events (Result.KernelSeconds).
+//     times the kernels with events (Result.KernelSeconds). Its clock
+//     (Result.Seconds) times the work only: the copier, streams, events,
+//     device buffers and workspaces are made before it starts, the
+//     volume's pages mapped, and, with the transfer path left to choose,
+//     the sinograms and the volume page-locked, so that every chunk's
+//     copies are DMA queued on streams and ordered by events, the host
+//     waiting only for the downloads (Result.PrepareSeconds is that
+//     making; it is all freed after the clock stops).
 //   - Staged runs each step the way code that hands arrays through the host
 //     does: the step's input goes up from the host and its output comes
 //     back, so the sinograms cross three times.

@@ -10,6 +10,7 @@ import (
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/kernels"
+	"github.com/cuarray/cuarray/pinned"
 	"github.com/cuarray/cuarray/plan"
 	"github.com/cuarray/cuarray/transfer"
 )
@@ -29,8 +30,9 @@ func (m inFlight) MaxSlices(sliceDim int, other [2]int, dtype devarray.DType, av
 }
 
 // slot is one of the pipeline's chunks in flight: its stream, kernels that
-// queue on it, its buffers (sized for the largest chunk) and workspace,
-// and what it has in flight.
+// queue on it, its buffers (sized for the largest chunk) and workspace
+// (sized for them), and, on a path the host drives (pipeline_host.go),
+// what it has in flight.
 type slot struct {
 	s         driver.Stream
 	k         *kernels.Kernels // Async on s
@@ -44,69 +46,98 @@ type slot struct {
 }
 
 // pipeline runs the Resident mode with depth chunks in flight on as many
-// streams (Options.Streams): chunk k goes to slot k mod depth. For each
-// chunk it waits for its upload (a staged copy runs on the copier's own
-// streams, which the slot's stream does not wait for), queues the filter
-// and the backprojection on the slot's stream, and then queues the
-// download of the chunk before it (on that chunk's stream, after its
-// kernels): so chunk k+1's upload and chunk k-1's download overlap chunk
-// k's kernels. Every copy of a slot's buffers is ordered on the slot's
-// stream, so a slot's buffers are reused only once the chunk before has
-// left them. It records on each slot's stream events around the chunk's
-// kernels, and gives in Result.KernelSeconds the time during which some
-// chunk's kernels ran (the union of those intervals).
+// streams (Options.Streams): chunk k goes to slot k mod depth. openPipeline
+// makes all it needs before the clock starts (run times only the work),
+// and close frees it after the clock has stopped.
+//
+// With the transfer path left to choose (PathAuto), the host's sinograms
+// and volume are page-locked before the clock, and every step of every
+// chunk is queued at once, ordered by events (pipeline_events.go): the
+// uploads on a stream of their own, each chunk's kernels on its slot's
+// stream, the downloads on another, so that uploads, downloads and kernels
+// overlap wherever the data allows, and the host waits only for the
+// downloads, in order, to report progress. With a path asked for
+// (Options.Path), the copies take that path on the host's Go memory, and
+// the host waits for each upload (pipeline_host.go); the staged path's
+// ring is made before the clock too (transfer.Copier.Reserve).
+//
+// It records events around each chunk's kernels, and gives in
+// Result.KernelSeconds the time during which some chunk's kernels ran (the
+// union of those intervals).
 type pipeline struct {
-	dev    driver.Device
-	g      Geometry
-	copier *transfer.Copier
-	path   transfer.Path
-	k      *kernels.Kernels
-	slots  []*slot
-	t0     driver.Event
-	spans  [][2]time.Duration // the kernels' intervals from t0, of chunks done
-	res    *Result
-	prog   Progress
+	dev       driver.Device
+	g         Geometry
+	copier    *transfer.Copier
+	path      transfer.Path
+	k         *kernels.Kernels
+	slots     []*slot
+	t0        driver.Event
+	spans     [][2]time.Duration // the kernels' intervals from t0, of chunks done
+	res       *Result
+	sinograms []float32
+	prog      Progress
+
+	// the run ordered by events (PathAuto), pipeline_events.go
+	up, down          driver.Stream  // the uploads' and the downloads' streams
+	evs               []chunkEvents  // one set per chunk
+	sinoHost, volHost *pinned.Buffer // the host's sinograms and volume, page-locked
+	ops               []*transfer.Op // the copies queued, waited for before close frees their memory
 }
 
 // runPipeline reconstructs every chunk of res.Plan with depth chunks in
-// flight, with kernels k. It frees all it allocates, also on failure, after
-// the work queued so far has completed.
-func runPipeline(dev driver.Device, k *kernels.Kernels, res *Result, sinograms []float32, depth int, opt Options) (err error) {
-	c, err := transfer.New(dev)
+// flight, with kernels k: it makes what the run needs, then runs it with
+// the clock running (timed sets res.Seconds), then frees it all, also on
+// failure, after the work queued so far has completed.
+func runPipeline(dev driver.Device, k *kernels.Kernels, res *Result, sinograms []float32, depth int, opt Options) error {
+	start := time.Now()
+	p, err := openPipeline(dev, k, res, sinograms, depth, opt)
+	res.PrepareSeconds = time.Since(start).Seconds()
 	if err != nil {
 		return err
 	}
-	p := &pipeline{dev: dev, g: res.Geometry, copier: c, path: opt.Path, k: k, res: res, prog: opt.Progress}
-	defer func() { err = errors.Join(err, p.close()) }()
-	chunks := res.Plan.Chunks
+	err = timed(res, p.run)
+	return errors.Join(err, p.close())
+}
+
+// openPipeline makes all a run needs before its clock starts: the copier,
+// the slots (streams, buffers for chunks of up to the largest chunk's
+// slices, workspaces sized for them), events, and the volume's pages
+// (touched, so that no download faults them in); with PathAuto it also
+// page-locks the sinograms and the volume and makes the event-ordered
+// run's streams and events. A failure half-way frees what it made.
+func openPipeline(dev driver.Device, k *kernels.Kernels, res *Result, sinograms []float32, depth int, opt Options) (*pipeline, error) {
+	c, err := transfer.New(dev)
+	if err != nil {
+		return nil, err
+	}
+	p := &pipeline{dev: dev, g: res.Geometry, copier: c, path: opt.Path, k: k, res: res, sinograms: sinograms, prog: opt.Progress}
 	largest := 0
-	for _, ch := range chunks {
+	for _, ch := range res.Plan.Chunks {
 		largest = max(largest, ch.Len)
 	}
-	if err := p.open(min(depth, len(chunks)), largest); err != nil {
+	if err := p.open(min(depth, len(res.Plan.Chunks)), largest); err != nil {
+		return nil, errors.Join(err, p.close())
+	}
+	return p, nil
+}
+
+// run is the timed work: every chunk, on the path's pipeline.
+func (p *pipeline) run() error {
+	var err error
+	if p.path == transfer.PathAuto {
+		err = p.runEvents()
+	} else {
+		err = p.runHost()
+	}
+	if err != nil {
 		return err
 	}
-	for i, ch := range chunks {
-		if err := p.step(i, sinograms); err != nil {
-			return fmt.Errorf("slices [%d, %d): %w", ch.Start, ch.Start+ch.Len, err)
-		}
-	}
-	if n := len(chunks); n > 0 && len(p.slots) > 1 {
-		if err := p.download(p.slots[(n-1)%len(p.slots)]); err != nil {
-			return err
-		}
-	}
-	for i := max(0, len(chunks)-len(p.slots)); i < len(chunks); i++ {
-		if err := p.finish(p.slots[i%len(p.slots)]); err != nil {
-			return err
-		}
-	}
-	res.KernelSeconds = union(p.spans).Seconds()
+	p.res.KernelSeconds = union(p.spans).Seconds()
 	return nil
 }
 
-// open makes the slots: streams, events, buffers for chunks of up to
-// largest slices, workspaces.
+// open makes the slots and the run's events and streams, and readies the
+// host's memory; on the staged path it reserves the copier's ring.
 func (p *pipeline) open(depth, largest int) error {
 	g := p.g
 	ev, err := p.dev.NewEvent()
@@ -121,11 +152,13 @@ func (p *pipeline) open(depth, largest int) error {
 			return err
 		}
 		sl.k, sl.ws = p.k.Async(sl.s), accounting.NewWorkspace(p.dev)
-		if sl.begin, err = p.dev.NewEvent(); err != nil {
-			return err
-		}
-		if sl.end, err = p.dev.NewEvent(); err != nil {
-			return err
+		if p.path != transfer.PathAuto {
+			if sl.begin, err = p.dev.NewEvent(); err != nil {
+				return err
+			}
+			if sl.end, err = p.dev.NewEvent(); err != nil {
+				return err
+			}
 		}
 		if sl.sino, err = devarray.Empty(p.dev, DType, largest, g.Angles, g.Detectors()); err != nil {
 			return err
@@ -133,133 +166,66 @@ func (p *pipeline) open(depth, largest int) error {
 		if sl.img, err = devarray.Empty(p.dev, DType, largest, g.Size, g.Size); err != nil {
 			return err
 		}
+		if err := p.sizeWorkspace(sl); err != nil {
+			return err
+		}
 	}
-	return p.slots[0].s.Record(p.t0)
-}
-
-// step runs chunk i in slot i mod depth: its upload, queued on the slot's
-// stream behind the download of the slot's chunk before (i - depth), is
-// waited for (a staged copy runs on the copier's own streams, which the
-// slot's stream does not wait for), and so that chunk is finished; then
-// its kernels are queued, between the slot's events, and the download of
-// chunk i-1 after that chunk's kernels on its stream (with one slot, chunk
-// i's own).
-func (p *pipeline) step(i int, sinograms []float32) error {
-	g, ch := p.g, p.res.Plan.Chunks[i]
-	sl := p.slots[i%len(p.slots)]
-	sino, err := sl.sino.Slice(0, 0, ch.Len)
-	if err != nil {
-		return err
-	}
-	img, err := sl.img.Slice(0, 0, ch.Len)
-	if err != nil {
-		return err
-	}
-	in := sinograms[ch.Start*g.sinogramLen() : (ch.Start+ch.Len)*g.sinogramLen()]
-	up, err := p.copier.CopyAsync(sl.s, transfer.Dev(sino), transfer.Host(in, ch.Len, g.Angles, g.Detectors()), transfer.Via(p.path))
-	if err != nil {
-		return err
-	}
-	if err := up.Wait(); err != nil {
-		return err
-	}
-	if err := p.finish(sl); err != nil {
-		return err
-	}
-	sl.chunk = i
-	if err := sl.s.Record(sl.begin); err != nil {
-		return err
-	}
-	ferr := sl.k.RampFilter(sino, sl.ws)
-	if errors.Is(ferr, accounting.ErrPerfDegraded) {
-		p.res.Degraded, ferr = true, nil
-	}
-	if ferr != nil {
-		return ferr
-	}
-	if err := sl.k.Backproject(img, sino, sl.ws); err != nil {
-		return err
-	}
-	if err := sl.s.Record(sl.end); err != nil {
-		return err
-	}
-	sl.timed = true
-	switch {
-	case len(p.slots) == 1:
-		return p.download(sl)
-	case i > 0:
-		return p.download(p.slots[(i-1)%len(p.slots)])
+	touchPages(p.res.Volume)
+	switch p.path {
+	case transfer.PathAuto:
+		return p.openEvents()
+	case transfer.PathStaged:
+		return p.copier.Reserve() // the ring's pinned chunks and streams, which the first copy would make
 	}
 	return nil
 }
 
-// download queues the download of the slot's chunk on its stream, after its
-// kernels.
-func (p *pipeline) download(sl *slot) error {
-	g, ch := p.g, p.res.Plan.Chunks[sl.chunk]
-	img, err := sl.img.Slice(0, 0, ch.Len)
-	if err != nil {
+// sizeWorkspace allocates the slot's workspace for what its kernels need
+// on its buffers, asked of the kernels themselves (a size query), so that
+// no kernel grows it while the clock runs. On a device too full for it,
+// it takes the least the kernels run in (the ramp filter one row at a
+// time), as a workspace that cannot grow does: the filter then falls back
+// to its slower algorithm (accounting.ErrPerfDegraded).
+func (p *pipeline) sizeWorkspace(sl *slot) error {
+	if err := sl.ws.StartQuery(); err != nil {
 		return err
 	}
-	out := p.res.Volume[ch.Start*g.imageLen() : (ch.Start+ch.Len)*g.imageLen()]
-	dst, src := transfer.Host(out, ch.Len, g.Size, g.Size), transfer.Dev(img)
-	// A copy on the registered path registers the pages of its host bytes,
-	// and the driver refuses to register a page twice: neighbouring chunks'
-	// images share a page unless an image is a whole number of pages, so a
-	// download on that path waits for the other slots' downloads first.
-	if c, err := p.copier.Plan(dst, src, transfer.Via(p.path)); err == nil && c.Path == transfer.PathRegistered {
-		for _, o := range p.slots {
-			if o != sl && o.down != nil {
-				if err := o.down.Wait(); err != nil {
-					return err
-				}
-			}
+	for _, query := range []func() error{
+		func() error { return p.k.RampFilter(sl.sino, sl.ws) },
+		func() error { return p.k.Backproject(sl.img, sl.sino, sl.ws) },
+	} {
+		if err := query(); err != nil && !accounting.IsSizeQuery(err) {
+			_, _ = sl.ws.StopQuery()
+			return err
 		}
 	}
-	sl.down, err = p.copier.CopyAsync(sl.s, dst, src, transfer.Via(p.path))
+	_, err := sl.ws.Preallocate()
+	if errors.Is(err, accounting.ErrOutOfMemory) {
+		least := max(kernels.RampFilterWorkspace(1, p.g.Detectors(), DType.Size()), kernels.BackprojectWorkspace(p.g.Angles, DType.Size()))
+		err = sl.ws.SetManual(least)
+	}
 	return err
 }
 
-// finish waits for the slot's chunk, if it has one, to be done (its
-// download complete), reads its kernels' interval and reports it to
-// Progress; the slot is then free. Chunks finish in order.
-func (p *pipeline) finish(sl *slot) error {
-	if sl.chunk < 0 {
-		return nil
-	}
-	if sl.down == nil {
-		return fmt.Errorf("tomo: chunk %d finished before its download was queued: %w", sl.chunk, driver.ErrInvalidValue)
-	}
-	if err := sl.down.Wait(); err != nil {
-		return err
-	}
-	if sl.timed {
-		b, err := sl.begin.Elapsed(p.t0)
-		if err != nil {
-			return err
-		}
-		e, err := sl.end.Elapsed(p.t0)
-		if err != nil {
-			return err
-		}
-		p.spans = append(p.spans, [2]time.Duration{b, e})
-	}
-	ch := p.res.Plan.Chunks[sl.chunk]
-	sl.chunk, sl.down, sl.timed = -1, nil, false
-	p.prog.report(string(Resident), ch.Start+ch.Len, p.g.Slices)
-	return nil
-}
-
-// close waits for everything queued, then frees the slots and the copier.
+// close waits for everything queued, then frees the slots, the run's
+// streams and events, the copier, and lets go of the host's memory.
 func (p *pipeline) close() error {
 	var errs []error
+	for _, op := range p.ops {
+		// a failed run's copy: its error is the run's, or the stream's below
+		errs = append(errs, op.Wait())
+	}
 	for _, sl := range p.slots {
 		if sl.down != nil {
-			// a failed run's download: its error is the run's, or the stream's below
 			errs = append(errs, sl.down.Wait())
 		}
 		if sl.s != nil {
 			errs = append(errs, sl.s.Synchronize())
+		}
+	}
+	for _, s := range []driver.Stream{p.up, p.down} {
+		if s != nil {
+			errs = append(errs, s.Synchronize())
 		}
 	}
 	for _, sl := range p.slots {
@@ -280,6 +246,7 @@ func (p *pipeline) close() error {
 			errs = append(errs, sl.s.Close())
 		}
 	}
+	errs = append(errs, p.closeEvents())
 	if p.t0 != nil {
 		errs = append(errs, p.t0.Close())
 	}
