@@ -81,7 +81,10 @@ type pipeline struct {
 	up, down          driver.Stream  // the uploads' and the downloads' streams
 	evs               []chunkEvents  // one set per chunk
 	sinoHost, volHost *pinned.Buffer // the host's sinograms and volume, page-locked
-	ops               []*transfer.Op // the copies queued, waited for before close frees their memory
+	// byEvents: the host's arrays are page-locked and every chunk is
+	// queued at once, ordered by events; else the host drives each copy.
+	byEvents bool
+	ops      []*transfer.Op // the copies queued, waited for before close frees their memory
 }
 
 // runPipeline reconstructs every chunk of res.Plan with depth chunks in
@@ -124,7 +127,7 @@ func openPipeline(dev driver.Device, k *kernels.Kernels, res *Result, sinograms 
 // run is the timed work: every chunk, on the path's pipeline.
 func (p *pipeline) run() error {
 	var err error
-	if p.path == transfer.PathAuto {
+	if p.byEvents {
 		err = p.runEvents()
 	} else {
 		err = p.runHost()
@@ -140,6 +143,9 @@ func (p *pipeline) run() error {
 // host's memory; on the staged path it reserves the copier's ring.
 func (p *pipeline) open(depth, largest int) error {
 	g := p.g
+	if p.path == transfer.PathAuto {
+		p.byEvents = p.lockHost()
+	}
 	ev, err := p.dev.NewEvent()
 	if err != nil {
 		return err
@@ -152,7 +158,7 @@ func (p *pipeline) open(depth, largest int) error {
 			return err
 		}
 		sl.k, sl.ws = p.k.Async(sl.s), accounting.NewWorkspace(p.dev)
-		if p.path != transfer.PathAuto {
+		if !p.byEvents {
 			if sl.begin, err = p.dev.NewEvent(); err != nil {
 				return err
 			}
@@ -171,10 +177,10 @@ func (p *pipeline) open(depth, largest int) error {
 		}
 	}
 	touchPages(p.res.Volume)
-	switch p.path {
-	case transfer.PathAuto:
+	switch {
+	case p.byEvents:
 		return p.openEvents()
-	case transfer.PathStaged:
+	case p.path == transfer.PathStaged:
 		return p.copier.Reserve() // the ring's pinned chunks and streams, which the first copy would make
 	}
 	return nil

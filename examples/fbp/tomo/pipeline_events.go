@@ -21,11 +21,11 @@ type chunkEvents struct {
 func (e chunkEvents) all() []driver.Event { return []driver.Event{e.up, e.begin, e.end, e.down} }
 
 // openEvents makes the event-ordered run's two copy streams and each
-// chunk's events, and page-locks the host's sinograms and volume
-// (cuMemHostRegister, through pinned.Register), so that the chunks' copies
-// are DMA from and to them, queued on a stream without a host wait and
-// without a memory copy through staging buffers. The caller's close frees
-// what it made, also when it fails half-way.
+// chunk's events; with the host's sinograms and volume page-locked
+// (lockHost), the chunks' copies are DMA from and to them, queued on a
+// stream without a host wait and without a memory copy through staging
+// buffers. The caller's close frees what it made, also when it fails
+// half-way.
 func (p *pipeline) openEvents() error {
 	var err error
 	if p.up, err = p.dev.NewStream(); err != nil {
@@ -44,13 +44,30 @@ func (p *pipeline) openEvents() error {
 		}
 		p.evs = append(p.evs, e)
 	}
+	return nil
+}
+
+// lockHost page-locks the host's sinograms and volume (cuMemHostRegister,
+// through pinned.Register) and reports whether both are. Memory that is
+// page-locked already (the caller's pinned buffers, another run's
+// arrays) cannot be registered again: then nothing stays registered, the
+// reason is kept in Result.NotPageLocked, and the run lets the copier's planner
+// choose each copy's path, as a host-driven pipeline.
+func (p *pipeline) lockHost() bool {
+	var err error
 	if p.sinoHost, err = pinned.Register(p.dev, floatBytes(p.sinograms), 0); err != nil {
-		return fmt.Errorf("tomo: page-lock the sinograms: %w", err)
+		p.sinoHost, p.res.NotPageLocked = nil, fmt.Sprintf("page-lock the sinograms: %v", err)
+		return false
 	}
 	if p.volHost, err = pinned.Register(p.dev, floatBytes(p.res.Volume), 0); err != nil {
-		return fmt.Errorf("tomo: page-lock the volume: %w", err)
+		p.volHost, p.res.NotPageLocked = nil, fmt.Sprintf("page-lock the volume: %v", err)
+		if uerr := p.sinoHost.Unregister(); uerr != nil {
+			p.res.NotPageLocked += fmt.Sprintf("; unregister the sinograms: %v", uerr)
+		}
+		p.sinoHost = nil
+		return false
 	}
-	return nil
+	return true
 }
 
 // closeEvents closes what openEvents made and lets go of the host's

@@ -67,6 +67,12 @@ type Result struct {
 	// Degraded: the ramp filter ran in several passes, as the workspace
 	// had no room for one (accounting.ErrPerfDegraded): right, but slower.
 	Degraded bool `json:"degraded"`
+	// NotPageLocked is, in a pipelined run with the transfer path left to
+	// choose, why the host's sinograms or volume could not be page-locked
+	// (memory the caller or another run holds page-locked already): the
+	// run then let the copier's planner choose each copy, the host driving
+	// them. Empty when they were page-locked, or not asked for.
+	NotPageLocked string `json:"not_page_locked,omitempty"`
 }
 
 // DefaultStreams is the chunks a Resident reconstruction keeps in flight
@@ -101,9 +107,9 @@ type Options struct {
 	// arrays and the device (transfer.Via). PathAuto, the default: a
 	// pipelined run page-locks the sinograms and the volume for the run
 	// (pinned.Register, before its clock) and DMAs each chunk from and to
-	// them, so memory the caller holds page-locked already, or that another
-	// run holds, is refused; an unpipelined run lets the copier's planner
-	// choose for each copy.
+	// them; where it cannot (memory the caller holds page-locked already,
+	// or that another run holds: Result.NotPageLocked says why), it lets
+	// the copier's planner choose for each copy, as an unpipelined run does.
 	Path transfer.Path
 	// Progress is told after each chunk; it may be nil.
 	Progress Progress
