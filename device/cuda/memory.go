@@ -264,3 +264,20 @@ func (d *Device) hostPath(b []byte) accounting.Path {
 	defer d.mu.Unlock()
 	return d.host.Path(b)
 }
+
+// hostSide returns the ledger path for host memory b of the copy op, or,
+// when b is partly page-locked by this device's own page-locked
+// allocations and registrations (driver.HostRanges.CheckCopy), a
+// *driver.PartlyLockedError, before any driver call: every cuMemcpy
+// reference page says such a range "will return CUDA_ERROR_INVALID_VALUE",
+// and the error names the ranges the driver's code does not. Memory that
+// another library page-locked this device cannot know, and the driver
+// still refuses.
+func (d *Device) hostSide(op string, b []byte) (accounting.Path, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.host.CheckCopy(op, b); err != nil {
+		return 0, err
+	}
+	return d.host.Path(b), nil
+}
