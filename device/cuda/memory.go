@@ -212,7 +212,7 @@ func (d *Device) Register(b []byte, flags driver.HostFlags) (*driver.HostMem, er
 	d.mu.Unlock()
 	if overlaps {
 		d.ledger.Cancel(accounting.Registered, int64(len(b))) // a refused registration counts as failed, as on sim
-		return nil, fmt.Errorf("cuda: register: bytes [0x%x, +%d) overlap memory that is already page-locked: %w", addr, len(b), driver.ErrInvalidValue)
+		return nil, fmt.Errorf("cuda: register: bytes [0x%x, +%d) overlap memory that is already page-locked: %w", addr, len(b), driver.ErrAlreadyLocked)
 	}
 	h := &driver.HostMem{Bytes: b, Flags: flags}
 	err := d.call(func() error {
