@@ -117,8 +117,9 @@ func (j *job) runDirect(x *exec) error {
 	if err != nil && j.opt.Path == PathAuto && errors.Is(err, driver.ErrPartlyLocked) {
 		// Partly page-locked by memory the copier did not register (the
 		// program's registrations, pinned buffers): the backend refused the
-		// range before the driver saw it, so nothing moved, and the staged
-		// ring copies it through page-locked buffers of its own.
+		// range before the driver saw it, and the staged ring copies all of
+		// it through page-locked buffers of its own (for a strided side, the
+		// rows an earlier driver call moved again, the same bytes).
 		instead := *j
 		instead.choice = Choice{Path: PathStaged}
 		return instead.runPath(x)
