@@ -83,7 +83,10 @@ func TestAsyncKernelsReturnBeforeTheWorkIsDone(t *testing.T) {
 	require.NoError(t, err)
 	defer a.Free()
 	before := peekFloats(t, dev, a)
-	resume := testdev.Hold(t, s) // the kernel waits behind the hold, as behind a long one
+	// The kernel waits behind the hold, as behind a long one; the peeks run
+	// while its host function does, as on the H100, whose peek into a Go
+	// slice never returned there (testdev.Peek fails past its deadline).
+	resume := testdev.HoldReached(t, s)
 	require.NoError(t, k.Async(s).Fill(a, 7))
 	assert.Equal(t, before, peekFloats(t, dev, a), "queued, not done")
 	resume()

@@ -99,7 +99,10 @@ func (j *job) runPath(x *exec) error {
 // registrations that would leave it partly page-locked are released
 // (regCache.clearPartial). Where one cannot be, because another copy uses
 // it, a copy the planner sent here takes the staged ring instead; one that
-// asked for the direct path fails with pinned.ErrBusy.
+// asked for the direct path fails with pinned.ErrBusy. So for memory that
+// page-locked memory of the program's partly covers: the backend refuses
+// it (driver.ErrPartlyLocked) before any driver copy, and the planner's
+// copy takes the staged ring; one that asked for the direct path fails.
 func (j *job) runDirect(x *exec) error {
 	_, host, _ := j.sides()
 	if err := j.c.reg.clearPartial(host.mem); err != nil {
@@ -110,7 +113,18 @@ func (j *job) runDirect(x *exec) error {
 		instead.choice = Choice{Path: PathStaged}
 		return instead.runPath(x)
 	}
-	return j.runDriver(x)
+	err := j.runDriver(x)
+	if err != nil && j.opt.Path == PathAuto && errors.Is(err, driver.ErrPartlyLocked) {
+		// Partly page-locked by memory the copier did not register (the
+		// program's registrations, pinned buffers): the backend refused the
+		// range before the driver saw it, and the staged ring copies all of
+		// it through page-locked buffers of its own (for a strided side, the
+		// rows an earlier driver call moved again, the same bytes).
+		instead := *j
+		instead.choice = Choice{Path: PathStaged}
+		return instead.runPath(x)
+	}
+	return err
 }
 
 // sides returns the device and host endpoints and whether the copy goes to the device.

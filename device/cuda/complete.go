@@ -38,6 +38,9 @@ import (
 // which the driver's synchronous calls use.
 func settle() error { return check(code(C.cuarray_sync_legacy())) }
 
+// peekStage is the size of the page-locked buffer Peek reads through.
+const peekStage = 1 << 20
+
 // Peek returns a copy of n bytes of device memory at p as they are now,
 // read on a non-blocking stream that waits for no other work, into
 // page-locked memory (peekState): tests

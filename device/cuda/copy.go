@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -24,7 +25,10 @@ func (d *Device) record(dir accounting.Direction, path accounting.Path, n int64,
 // once the bytes are staged, so the backend waits for the DMA too.
 func (d *Device) CopyHtoD(dst devarray.Ptr, src []byte) error {
 	start := time.Now()
-	path := d.hostPath(src)
+	path, err := d.hostSide("cuda: copy HtoD", src)
+	if err != nil {
+		return err
+	}
 	if len(src) > 0 {
 		err := d.call(func() error {
 			if err := fromCu(cu.MemcpyHtoD(cu.DevicePtr(dst), ptrOf(src), int64(len(src)))); err != nil || path != accounting.PathDirect {
@@ -43,13 +47,17 @@ func (d *Device) CopyHtoD(dst devarray.Ptr, src []byte) error {
 // CopyDtoH copies len(dst) bytes from the device to host memory.
 func (d *Device) CopyDtoH(dst []byte, src devarray.Ptr) error {
 	start := time.Now()
+	path, err := d.hostSide("cuda: copy DtoH", dst)
+	if err != nil {
+		return err
+	}
 	if len(dst) > 0 {
 		err := d.call(func() error { return fromCu(cu.MemcpyDtoH(ptrOf(dst), cu.DevicePtr(src), int64(len(dst)))) })
 		if err != nil {
 			return fmt.Errorf("cuda: copy DtoH %d bytes from %v: %w", len(dst), src, d.outside(err, driver.Range{Ptr: src, N: int64(len(dst))}))
 		}
 	}
-	d.record(accounting.DtoH, d.hostPath(dst), int64(len(dst)), start)
+	d.record(accounting.DtoH, path, int64(len(dst)), start)
 	return nil
 }
 
@@ -103,18 +111,24 @@ func span(pitch, sliceHeight, width, height, depth int64) (int64, error) {
 }
 
 // place converts one side of a copy and checks a host side's length, so the
-// driver never reads or writes past a Go slice.
-func place(pl devarray.Place, need int64) (copyPlace, error) {
+// driver never reads or writes past a Go slice, and that the bytes it
+// touches there are not partly page-locked (Device.hostSide); it returns
+// the ledger path of a host side.
+func (d *Device) place(op string, pl devarray.Place, need int64) (copyPlace, accounting.Path, error) {
 	if pl.OnHost() {
 		if need > int64(len(pl.Host)) {
-			return copyPlace{}, fmt.Errorf("host buffer of %d bytes, copy needs %d: %w", len(pl.Host), need, driver.ErrInvalidValue)
+			return copyPlace{}, 0, fmt.Errorf("host buffer of %d bytes, copy needs %d: %w", len(pl.Host), need, driver.ErrInvalidValue)
 		}
-		return copyPlace{memType: memHost, host: ptrOf(pl.Host)}, nil
+		path, err := d.hostSide(op, pl.Host[:need])
+		if err != nil {
+			return copyPlace{}, 0, err
+		}
+		return copyPlace{memType: memHost, host: ptrOf(pl.Host)}, path, nil
 	}
-	return copyPlace{memType: memDevice, dev: uintptr(pl.Dev)}, nil
+	return copyPlace{memType: memDevice, dev: uintptr(pl.Dev)}, 0, nil
 }
 
-func (d *Device) prepare3D(p devarray.Memcpy3D) (copy3D, error) {
+func (d *Device) prepare3D(op string, p devarray.Memcpy3D) (copy3D, error) {
 	c := copy3D{
 		dstPitch: p.DstPitch, dstHeight: p.DstHeight, srcPitch: p.SrcPitch, srcHeight: p.SrcHeight,
 		width: p.Width, height: p.Height, depth: p.Depth,
@@ -127,23 +141,33 @@ func (d *Device) prepare3D(p devarray.Memcpy3D) (copy3D, error) {
 	if err != nil {
 		return c, fmt.Errorf("source: %w", err)
 	}
-	if c.dst, err = place(p.Dst, nd); err != nil {
-		return c, fmt.Errorf("destination: %w", err)
+	var dstPath, srcPath accounting.Path
+	if c.dst, dstPath, err = d.place(op+", destination", p.Dst, nd); err != nil {
+		return c, prefixed("destination", err)
 	}
-	if c.src, err = place(p.Src, ns); err != nil {
-		return c, fmt.Errorf("source: %w", err)
+	if c.src, srcPath, err = d.place(op+", source", p.Src, ns); err != nil {
+		return c, prefixed("source", err)
 	}
 	switch {
 	case p.Src.OnHost() && p.Dst.OnHost():
 		c.dir, c.path = accounting.HtoH, accounting.PathDirect
 	case p.Src.OnHost():
-		c.dir, c.path = accounting.HtoD, d.hostPath(p.Src.Host)
+		c.dir, c.path = accounting.HtoD, srcPath
 	case p.Dst.OnHost():
-		c.dir, c.path = accounting.DtoH, d.hostPath(p.Dst.Host)
+		c.dir, c.path = accounting.DtoH, dstPath
 	default:
 		c.dir, c.path = accounting.DtoD, accounting.PathD2D
 	}
 	return c, nil
+}
+
+// prefixed returns err with what went wrong named before it, but a
+// *driver.PartlyLockedError as it is: it names the copy and its side itself.
+func prefixed(what string, err error) error {
+	if errors.Is(err, driver.ErrPartlyLocked) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 func (c copy3D) bytes() int64 { return c.width * c.height * c.depth }
@@ -173,9 +197,9 @@ func (d *Device) Memcpy2D(p devarray.Memcpy2D) error { return d.memcpy("copy 2D"
 func (d *Device) Memcpy3D(p devarray.Memcpy3D) error { return d.memcpy("copy 3D", p) }
 
 func (d *Device) memcpy(op string, p devarray.Memcpy3D) error {
-	c, err := d.prepare3D(p)
+	c, err := d.prepare3D("cuda: "+op, p)
 	if err != nil {
-		return fmt.Errorf("cuda: %s: %w", op, err)
+		return prefixed("cuda: "+op, err)
 	}
 	start := time.Now()
 	err = d.call(func() error {

@@ -212,7 +212,7 @@ func (d *Device) Register(b []byte, flags driver.HostFlags) (*driver.HostMem, er
 	d.mu.Unlock()
 	if overlaps {
 		d.ledger.Cancel(accounting.Registered, int64(len(b))) // a refused registration counts as failed, as on sim
-		return nil, fmt.Errorf("cuda: register: bytes [0x%x, +%d) overlap memory that is already page-locked: %w", addr, len(b), driver.ErrInvalidValue)
+		return nil, fmt.Errorf("cuda: register: bytes [0x%x, +%d) overlap memory that is already page-locked: %w", addr, len(b), driver.ErrAlreadyLocked)
 	}
 	h := &driver.HostMem{Bytes: b, Flags: flags}
 	err := d.call(func() error {
@@ -263,4 +263,21 @@ func (d *Device) hostPath(b []byte) accounting.Path {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.host.Path(b)
+}
+
+// hostSide returns the ledger path for host memory b of the copy op, or,
+// when b is partly page-locked by this device's own page-locked
+// allocations and registrations (driver.HostRanges.CheckCopy), a
+// *driver.PartlyLockedError, before any driver call: every cuMemcpy
+// reference page says such a range "will return CUDA_ERROR_INVALID_VALUE",
+// and the error names the ranges the driver's code does not. Memory that
+// another library page-locked this device cannot know, and the driver
+// still refuses.
+func (d *Device) hostSide(op string, b []byte) (accounting.Path, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.host.CheckCopy(op, b); err != nil {
+		return 0, err
+	}
+	return d.host.Path(b), nil
 }

@@ -31,9 +31,6 @@ import (
 	"github.com/cuarray/cuarray/devarray"
 )
 
-// peekStage is the size of the page-locked buffer Peek reads through.
-const peekStage = 1 << 20
-
 // peekState is what Peek reads device memory through: a non-blocking
 // stream and a page-locked buffer, made on the first Peek and kept until
 // Close. Not pageable memory: a copy into pageable memory returns only

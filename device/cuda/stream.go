@@ -187,6 +187,10 @@ func (s *stream) enqueue(op string, f func() error) error {
 }
 
 func (s *stream) CopyHtoDAsync(dst devarray.Ptr, src []byte) error {
+	path, err := s.d.hostSide("cuda: async copy HtoD", src)
+	if err != nil {
+		return err
+	}
 	if len(src) > 0 {
 		err := s.enqueueCopy("async copy HtoD", [][]byte{src}, func() error {
 			return fromCu(cu.MemcpyHtoDAsync(cu.DevicePtr(dst), ptrOf(src), int64(len(src)), s.s))
@@ -195,11 +199,15 @@ func (s *stream) CopyHtoDAsync(dst devarray.Ptr, src []byte) error {
 			return s.d.outside(err, driver.Range{Ptr: dst, N: int64(len(src))})
 		}
 	}
-	s.d.ledger.RecordCopy(accounting.HtoD, s.d.hostPath(src), int64(len(src)), 0)
+	s.d.ledger.RecordCopy(accounting.HtoD, path, int64(len(src)), 0)
 	return nil
 }
 
 func (s *stream) CopyDtoHAsync(dst []byte, src devarray.Ptr) error {
+	path, err := s.d.hostSide("cuda: async copy DtoH", dst)
+	if err != nil {
+		return err
+	}
 	if len(dst) > 0 {
 		err := s.enqueueCopy("async copy DtoH", [][]byte{dst}, func() error {
 			return fromCu(cu.MemcpyDtoHAsync(ptrOf(dst), cu.DevicePtr(src), int64(len(dst)), s.s))
@@ -208,7 +216,7 @@ func (s *stream) CopyDtoHAsync(dst []byte, src devarray.Ptr) error {
 			return s.d.outside(err, driver.Range{Ptr: src, N: int64(len(dst))})
 		}
 	}
-	s.d.ledger.RecordCopy(accounting.DtoH, s.d.hostPath(dst), int64(len(dst)), 0)
+	s.d.ledger.RecordCopy(accounting.DtoH, path, int64(len(dst)), 0)
 	return nil
 }
 
@@ -237,9 +245,9 @@ func (s *stream) Memcpy3DAsync(p devarray.Memcpy3D) error {
 }
 
 func (s *stream) memcpy(op string, p devarray.Memcpy3D) error {
-	c, err := s.d.prepare3D(p)
+	c, err := s.d.prepare3D("cuda: "+op, p)
 	if err != nil {
-		return fmt.Errorf("cuda: %s: %w", op, err)
+		return prefixed("cuda: "+op, err)
 	}
 	if err := s.enqueueCopy(op, [][]byte{p.Dst.Host, p.Src.Host}, func() error { return c.run(s) }); err != nil {
 		return err

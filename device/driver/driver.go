@@ -257,6 +257,15 @@ type Holder interface {
 	Hold() (resume func(), err error)
 }
 
+// ReachedHolder is a Holder that also tells when its hold is reached:
+// reached closes once the stream's earlier work is done and the hold holds
+// it (the cuda backend's host function has started). A test that must
+// observe a call while a host function runs, as it ran on a GPU, waits for
+// it.
+type ReachedHolder interface {
+	HoldReached() (reached <-chan struct{}, resume func(), err error)
+}
+
 // Event marks a point in a stream.
 type Event interface {
 	// Synchronize waits until the event completes.

@@ -42,6 +42,12 @@ var (
 	// ErrStaleIPCHandle: an IPC handle whose allocation is gone: the
 	// exporter freed it, or its process exited. It wraps ErrInvalidValue.
 	ErrStaleIPCHandle = &refinedError{"stale IPC handle (the exporting process freed the allocation or exited)", ErrInvalidValue}
+	// ErrAlreadyLocked: a registration of host memory that shares bytes
+	// with memory already page-locked (registered, or allocated
+	// page-locked). CUDA answers CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+	// for bytes registered twice; backends refuse any shared byte before the
+	// driver sees it. It wraps ErrInvalidValue.
+	ErrAlreadyLocked = &refinedError{"host memory already page-locked in part (unregister or free it first)", ErrInvalidValue}
 	// ErrStreamRace: two operations touch overlapping bytes, at least one
 	// of them writes, and CUDA's ordering rules order neither before the
 	// other (no stream order, event, synchronization or implicit default

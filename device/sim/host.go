@@ -109,7 +109,7 @@ func (d *Device) Register(b []byte, flags driver.HostFlags) (*driver.HostMem, er
 	case d.closed:
 		err = driver.ErrClosed
 	case d.host.Overlaps(addr, n):
-		err = fmt.Errorf("bytes [0x%x, +%d) overlap memory that is already page-locked: %w", addr, n, driver.ErrInvalidValue)
+		err = fmt.Errorf("bytes [0x%x, +%d) overlap memory that is already page-locked: %w", addr, n, driver.ErrAlreadyLocked)
 	default:
 		d.host.Insert(driver.HostRange{Addr: addr, Mem: b, Flags: flags, Registered: true})
 	}

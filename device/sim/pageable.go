@@ -1,11 +1,9 @@
 package sim
 
 import (
-	"fmt"
 	"unsafe"
 
 	"github.com/cuarray/cuarray/devarray"
-	"github.com/cuarray/cuarray/device/driver"
 )
 
 // A stream's copies with pageable host memory (a Go slice that is not
@@ -20,8 +18,9 @@ import (
 //   - from pageable memory it first waits for the stream's earlier work,
 //     then stages the bytes and returns (the page's "may be synchronous",
 //     read strictly);
-//   - host memory partly page-locked is refused with
-//     driver.ErrInvalidValue, as every cuMemcpy page says it is
+//   - host memory partly page-locked is refused with a
+//     *driver.PartlyLockedError (driver.ErrPartlyLocked, a case of
+//     driver.ErrInvalidValue), as every cuMemcpy page says it is
 //     ("Memory regions spanning over allocations that are both registered
 //     and not registered with CUDA are not supported and will return
 //     CUDA_ERROR_INVALID_VALUE").
@@ -30,8 +29,8 @@ import (
 // applies the driver's rules itself, on top of sim's streams).
 
 // pageable reports whether host memory b of a copy is pageable: false when
-// one page-locked range holds all of it, an error wrapping
-// driver.ErrInvalidValue when it is partly page-locked.
+// one page-locked range holds all of it, a *driver.PartlyLockedError when
+// it is partly page-locked.
 func (d *Device) pageable(op string, b []byte) (bool, error) {
 	if len(b) == 0 {
 		return false, nil
@@ -42,8 +41,8 @@ func (d *Device) pageable(op string, b []byte) (bool, error) {
 	if _, ok := d.host.Containing(addr, n); ok {
 		return false, nil
 	}
-	if d.host.Overlaps(addr, n) {
-		return false, fmt.Errorf("sim: %s: host bytes [%#x, +%d) are partly page-locked: a copy takes memory wholly page-locked or not at all: %w", op, addr, n, driver.ErrInvalidValue)
+	if err := d.host.CheckCopy("sim: "+op, b); err != nil {
+		return false, err
 	}
 	return !d.cfg.PageableAsync, nil
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -95,7 +96,8 @@ func TestPageableStreamCopiesWait(t *testing.T) {
 }
 
 // Host memory partly page-locked is refused by every copy entry point with
-// driver.ErrInvalidValue, as by the driver, and nothing is copied.
+// a *driver.PartlyLockedError (a case of driver.ErrInvalidValue, as the
+// driver answers), and nothing is copied.
 func TestPartlyPageLockedCopiesAreRefused(t *testing.T) {
 	dev, err := sim.New(sim.Config{Memory: 1 << 20})
 	require.NoError(t, err)
@@ -139,7 +141,14 @@ func TestPartlyPageLockedCopiesAreRefused(t *testing.T) {
 			{"Memcpy2DAsync to the device", func() error { return s.Memcpy2DAsync(up) }},
 			{"Memcpy2DAsync to the host", func() error { return s.Memcpy2DAsync(down) }},
 		} {
-			assert.ErrorIs(t, call.run(), driver.ErrInvalidValue, "%s, %s", call.name, part.name)
+			err := call.run()
+			assert.ErrorIs(t, err, driver.ErrInvalidValue, "%s, %s", call.name, part.name)
+			var pe *driver.PartlyLockedError
+			if assert.ErrorAs(t, err, &pe, "%s, %s", call.name, part.name) {
+				assert.Equal(t, uintptr(unsafe.Pointer(&mem[page])), pe.LockedAddr, "%s, %s: names the registration", call.name, part.name)
+				assert.Equal(t, int64(page), pe.LockedN, "%s, %s", call.name, part.name)
+				assert.True(t, pe.Registered, "%s, %s", call.name, part.name)
+			}
 		}
 		require.NoError(t, s.Synchronize())
 		assert.Equal(t, before, b, "%s: nothing was written", part.name)

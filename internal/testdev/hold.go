@@ -59,6 +59,38 @@ func Hold(t testing.TB, s driver.Stream) (resume func()) {
 	if err != nil {
 		t.Fatalf("hold a stream: %v", err)
 	}
+	return watch(t, let)
+}
+
+// HoldReached is Hold, and returns only once the hold holds s (its earlier
+// work done, the cuda backend's host function running; within
+// PeekDeadline, else the test fails): a test that checks that a call does
+// not wait for a host function, as a copy into pageable memory does on a
+// GPU, needs one running. On a device whose streams cannot tell
+// (driver.ReachedHolder), it is Hold.
+func HoldReached(t testing.TB, s driver.Stream) (resume func()) {
+	t.Helper()
+	h, ok := s.(driver.ReachedHolder)
+	if !ok {
+		return Hold(t, s)
+	}
+	reached, let, err := h.HoldReached()
+	if err != nil {
+		t.Fatalf("hold a stream: %v", err)
+	}
+	resume = watch(t, let)
+	select {
+	case <-reached:
+	case <-time.After(PeekDeadline):
+		resume()
+		t.Fatalf("a stream held: the hold was not reached in %v", PeekDeadline)
+	}
+	return resume
+}
+
+// watch returns resume for a hold that let lets go: it lets go once, when
+// called, when the test fails, or when it ends.
+func watch(t testing.TB, let func()) (resume func()) {
 	var once sync.Once
 	released := make(chan struct{})
 	resume = func() {

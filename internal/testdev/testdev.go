@@ -120,20 +120,45 @@ type Peeker interface {
 	Peek(p devarray.Ptr, n int64) ([]byte, error)
 }
 
+// PeekDeadline bounds how long Peek waits for the device's peek, which
+// waits for nothing: past it the test fails, naming the call, instead of
+// hanging until the test binary's timeout (a failed test lets its held
+// streams go, see Hold, so the peek then returns).
+const PeekDeadline = 20 * time.Second
+
 // Peek reads n bytes of device memory at p as they are at this instant,
 // behind no queued work: right after a synchronous call returns, they must
-// already hold its result. It skips the test on a device that cannot peek.
+// already hold its result. It skips the test on a device that cannot peek,
+// and fails it when the peek has not returned within PeekDeadline: a peek
+// through pageable memory waits while a host function holds a stream, as
+// cuarray_peek's copy into a Go slice did on the H100 of 2026-11-27
+// (kernels' TestAsyncKernelsReturnBeforeTheWorkIsDone hung), and as the
+// emulated CUDA driver's does.
 func Peek(t testing.TB, dev device.Device, p devarray.Ptr, n int64) []byte {
 	t.Helper()
 	pk, ok := dev.(Peeker)
 	if !ok {
 		t.Skipf("%v cannot read its memory without waiting for its streams", dev.DeviceID())
 	}
-	b, err := pk.Peek(p, n)
-	if err != nil {
-		t.Fatalf("peek %d bytes at %v: %v", n, p, err)
+	type peeked struct {
+		b   []byte
+		err error
 	}
-	return b
+	done := make(chan peeked, 1)
+	go func() {
+		b, err := pk.Peek(p, n)
+		done <- peeked{b, err}
+	}()
+	select {
+	case got := <-done:
+		if got.err != nil {
+			t.Fatalf("peek %d bytes at %v: %v", n, p, got.err)
+		}
+		return got.b
+	case <-time.After(PeekDeadline):
+		t.Fatalf("peek %d bytes at %v: no return in %v (a peek through pageable memory waits while a host function holds a stream)", n, p, PeekDeadline)
+		return nil
+	}
 }
 
 // SimLatency returns the latency option of a sim device, or of the emulated

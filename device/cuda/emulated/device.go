@@ -156,7 +156,10 @@ func ipcGetMemHandle(p uintptr) (driver.IPCHandle, cuResult) {
 // process is CUDA_ERROR_INVALID_CONTEXT. A stale one (its exporter freed
 // the allocation) maps whatever that memory holds now: the H100 opened one
 // (driver 580.159.04, 2026-11-27, conformance TestIPC), so a program cannot
-// rely on the driver to refuse it.
+// rely on the driver to refuse it. Once the exporter has allocated the
+// freed address again, the open maps the new allocation's bytes (sim's
+// memory file holds them at the handle's offset): a guess, which
+// conformance's TestObservations logs for a GPU run to confirm.
 func ipcOpenMemHandle(h driver.IPCHandle, flags uint32) (uintptr, cuResult) {
 	c, dev, r := current()
 	if r != success {

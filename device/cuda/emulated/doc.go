@@ -31,7 +31,8 @@
 //     synchronize the context first. A host range partly page-locked is
 //     CUDA_ERROR_INVALID_VALUE on every copy.
 //   - Host functions (hostfn.go): one worker per context runs them in
-//     order; a pageable copy waits while one runs; a CUDA call from inside
+//     order; a pageable copy waits while one runs, and so does Peek into
+//     pageable memory (the backend's test observer); a CUDA call from inside
 //     one is CUDA_ERROR_NOT_PERMITTED.
 //   - Undefined behaviour is loud (misuse.go): a destroyed stream's or
 //     event's handle is reused by the next stream or event made, as the

@@ -30,7 +30,9 @@ const (
 // misused records a use of a destroyed handle by call and returns the
 // result the driver gives for it; any other result it returns as it is.
 // The code for an event is what the H100 answered; for a stream, whose
-// use crashed the H100, CUDA_ERROR_INVALID_HANDLE is a guess.
+// use crashed the H100, CUDA_ERROR_INVALID_HANDLE is a guess, and so is
+// going on (misuse=record): conformance's TestObservations logs, in a
+// child process, what a GPU does with cuEventRecord on a destroyed stream.
 func misused(call string, r cuResult) cuResult {
 	var what string
 	switch r {

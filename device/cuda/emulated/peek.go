@@ -2,7 +2,11 @@
 
 package emulated
 
-import "github.com/cuarray/cuarray/devarray"
+import (
+	"unsafe"
+
+	"github.com/cuarray/cuarray/devarray"
+)
 
 // Peek copies device memory at src into dst as it is now, in the current
 // context of the calling thread, and returns the CUresult the driver
@@ -12,6 +16,13 @@ import "github.com/cuarray/cuarray/devarray"
 // (check=streams) does not judge it, because a test that looks at memory
 // while a held stream still has work queued on it reads that memory early
 // on purpose, to show the work is not done yet.
+//
+// dst is host memory of a copy, as the GPU's cuMemcpyDtoHAsync takes it:
+// page-locked, it is written at once; pageable, the call first waits
+// until no host function of the context runs, as a copy into pageable
+// memory does (hostfn.go: on the H100, driver 580.159.04, 2026-11-27, such
+// a peek never returned while a host function held another stream); partly
+// page-locked, it is CUDA_ERROR_INVALID_VALUE (pageable.go).
 func Peek(dst []byte, src uintptr) int {
 	c, dev, r := current()
 	if r != success {
@@ -23,6 +34,13 @@ func Peek(dst []byte, src uintptr) int {
 	}
 	if !onDevice(dev, src, n) {
 		return int(errInvalidValue)
+	}
+	pinned, r := hostSide(uintptr(unsafe.Pointer(unsafe.SliceData(dst))), n)
+	if r != success {
+		return int(r)
+	}
+	if !pinned {
+		c.waitHostFuncs()
 	}
 	b, err := dev.Peek(devarray.Ptr(src), n)
 	if err != nil {
