@@ -24,10 +24,11 @@ type Options struct {
 	// together, and its DMA starts as soon as it is full, while they fill
 	// the next.
 	Chunks int
-	// Streams is the number of streams of the staging ring (default 2).
-	// Each staged copy queues its DMAs on one of them, the next copy on
-	// the next: on one stream the DMAs complete in the order they were
-	// queued, which is the order the copy's host side takes them in.
+	// Streams is the number of streams the staged path spreads its DMA
+	// over (default 2): chunk i on stream i mod Streams. A copy waits on
+	// the streams that carried its chunks. On one stream the DMAs
+	// complete in chunk order, the order the host copies take them in; on
+	// several, sim's "DMA" (a memory copy) runs on as many goroutines.
 	Streams int
 	// StagedMin, when set, is the smallest pageable copy the planner
 	// stages; by default the cost model alone decides (Profile).

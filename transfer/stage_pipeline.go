@@ -20,9 +20,7 @@ const (
 
 // pipeline is one staged copy through the ring: n packed bytes cut into
 // chunks of size bytes, chunk ci passing through slot ci mod S of the
-// ring's S slots, the DMAs queued on one of the ring's streams in turn,
-// so that they complete in the order they were queued: DtoH, chunk order,
-// the order the workers scatter them in.
+// ring's S slots, its DMA on stream ci mod len(streams).
 //
 // The workers copy every chunk's bytes together: each chunk is cut into
 // parts (partsOf), the workers take the parts in order, chunk by chunk,
@@ -39,8 +37,7 @@ type pipeline struct {
 	dev      driver.Device
 	led      *accounting.Ledger
 	r        *ring
-	st       driver.Stream // the ring's stream this copy's DMAs go on
-	d        devarray.Ptr  // the device's packed bytes
+	d        devarray.Ptr // the device's packed bytes
 	host     hostLayout
 	toDevice bool
 	n, size  int64
@@ -89,7 +86,7 @@ func partsOf(m int64, workers int) (count int, per int64) {
 // newPipeline prepares a staged copy of n bytes in chunks of size bytes
 // on at most workers goroutines.
 func newPipeline(c *Copier, r *ring, d devarray.Ptr, host hostLayout, toDevice bool, n, size int64, workers int) *pipeline {
-	p := &pipeline{dev: c.dev, led: c.dev.Ledger(), r: r, st: r.streams[r.turn%len(r.streams)], d: d, host: host, toDevice: toDevice, n: n, size: size,
+	p := &pipeline{dev: c.dev, led: c.dev.Ledger(), r: r, d: d, host: host, toDevice: toDevice, n: n, size: size,
 		nchunks: int((n + size - 1) / size), workers: max(workers, 1), t0: time.Now(), trace: c.trace, stop: make(chan struct{})}
 	p.chunks = make([]chunkState, p.nchunks)
 	for ci := range p.chunks {
@@ -224,7 +221,7 @@ func (p *pipeline) queue(ci int) {
 		return
 	}
 	lo, m := p.bounds(ci)
-	st, ev := p.st, p.r.events[ci%len(p.r.slots)]
+	st, ev := p.r.streams[ci%len(p.r.streams)], p.r.events[ci%len(p.r.slots)]
 	slot := p.r.slots[ci%len(p.r.slots)].Bytes[:m]
 	var err error
 	if p.toDevice {
@@ -242,6 +239,11 @@ func (p *pipeline) queue(ci int) {
 	if err != nil {
 		p.fail(fmt.Errorf("chunk %d: %w", ci, err))
 	}
+}
+
+// streamsUsed returns the ring's streams that carried this copy's DMAs.
+func (p *pipeline) streamsUsed() []driver.Stream {
+	return p.r.streams[:min(p.nchunks, len(p.r.streams))]
 }
 
 // fail keeps err and stops the workers.

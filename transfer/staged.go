@@ -18,7 +18,6 @@ type ring struct {
 	slots   []*driver.HostMem
 	events  []driver.Event
 	streams []driver.Stream
-	turn    int // the copies that used the ring: each takes the next stream
 }
 
 func (r *ring) fits(o Options) bool {
@@ -132,7 +131,7 @@ func (j *job) runStaged(x *exec) error {
 // overlaps. A ring the Copier sized fills its chunks in part when the
 // copy is small (piece).
 // It returns when every DMA has completed, having waited on the ring's
-// stream that carried this copy's chunks and no other, and then records
+// streams that carried this copy's chunks and no others, and then records
 // the copy's wall time, from the first chunk to the last DMA's
 // completion, as the staged path's time in the ledger
 // (accounting.Ledger.RecordCopy says why). On any failure the ring is
@@ -164,13 +163,14 @@ func (j *job) stage(x *exec, d devarray.Ptr, host hostLayout, toDevice bool) (er
 	p := newPipeline(c, r, d, host, toDevice, j.n, piece(j.n, r.chunk, j.opt.adapt), workers)
 	p.run()
 	errs := []error{p.err()}
-	r.turn++
 	// HtoD, the last chunks' DMAs may still run; DtoH, they are done,
 	// but a stream, not the event after a copy, reports the copy's
-	// failure. Every slot is free again for the next copy once the
-	// stream is done; the ring's other streams carried none of this
-	// copy's work.
-	errs = append(errs, p.st.Synchronize())
+	// failure. Every slot is free again for the next copy once these
+	// streams are done; the ring's others carried none of this copy's
+	// work.
+	for _, s := range p.streamsUsed() {
+		errs = append(errs, s.Synchronize())
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
