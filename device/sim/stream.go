@@ -93,7 +93,6 @@ func (d *Device) startStream(handle uintptr, blocking bool) *stream {
 		handle = d.lastHandle
 	}
 	s.handle = handle
-	d.streams[s] = struct{}{}
 	d.streamsMu.Unlock()
 	if c := d.check; c != nil {
 		if handle == driver.LegacyDefaultStream {
@@ -102,6 +101,11 @@ func (d *Device) startStream(handle uintptr, blocking bool) *stream {
 			s.lane = c.streamLane(handle, blocking)
 		}
 	}
+	// Listed once its lane is set: Device.Synchronize reads the lane of
+	// every stream listed, on another goroutine.
+	d.streamsMu.Lock()
+	d.streams[s] = struct{}{}
+	d.streamsMu.Unlock()
 	go s.run()
 	return s
 }
