@@ -17,10 +17,12 @@ import (
 
 // BenchmarkStagedCeiling measures, interleaved in one run at 64 MiB, the
 // host's memcpy ceiling (pageable→pinned on GOMAXPROCS goroutines), the
-// direct path, and the staged path as it was first written (a fixed ring of 4
-// chunks, 4 MiB on a GPU and 512 KiB on sim, each filled whole) and after
-// (the ring the Copier sizes, chunks filled in part), and reports the
-// staged path's ratios to the ceiling and to direct, both ways:
+// direct path, and the staged path through a fixed ring of 4 chunks (4 MiB
+// on a GPU and 512 KiB on sim, each filled whole; "before": the ring as it
+// was first written) and through the ring the Copier sizes (chunks filled
+// in part; "after"), both pipelined as every staged copy now is (see
+// BenchmarkStagedPipeline), and reports the staged path's ratios to the
+// ceiling and to direct, both ways:
 //
 //	go test -run '^$' -bench StagedCeiling -benchtime 5x ./bench
 func BenchmarkStagedCeiling(b *testing.B) {

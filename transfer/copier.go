@@ -34,6 +34,7 @@ type Copier struct {
 
 	ringMu sync.Mutex // held by the staged copy using the ring
 	ring   *ring
+	trace  stageTrace // told the steps of the staged copies' chunks; nil: none (tests set it)
 
 	reg *regCache // the registered path's registrations
 }

@@ -6,9 +6,9 @@
 //	        the bytes through its own pinned buffer)
 //	pinned  DMA from or to page-locked memory (a pinned.Buffer)
 //	staged  pageable memory moved through a ring of pinned chunks:
-//	        goroutines gather each chunk while the DMA of others runs on
-//	        two or more streams (the host-side copies are recorded too,
-//	        as HtoH on the staged path)
+//	        goroutines gather each chunk together, and its DMA starts
+//	        while they gather the next, on two or more streams (the
+//	        host-side copies are recorded too, as HtoH on the staged path)
 //	mapped  a kernel reads or writes mapped host memory in place
 //	d2d     within one device
 //	peer    between two devices

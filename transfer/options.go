@@ -17,12 +17,18 @@ type Options struct {
 	// on sim). A ring the Copier sizes itself fills each chunk only in
 	// part when a copy is too small to go round the ring a few times.
 	ChunkBytes int64
-	// Chunks is the number of chunks in the staging ring, and of goroutines
-	// that fill and drain them (default: the profile's ring, else as many
-	// as the host's memory copy needs to feed the link, at most GOMAXPROCS,
-	// plus one; see Profile.HostCopy).
+	// Chunks is the number of chunks in the staging ring (default: the
+	// profile's ring, else as many as the goroutines the host's memory
+	// copy needs to feed the link, at most GOMAXPROCS, plus two; see
+	// Profile.HostCopy). Those goroutines fill (or drain) one chunk
+	// together, and its DMA starts as soon as it is full, while they fill
+	// the next.
 	Chunks int
-	// Streams is the number of streams the staged path spreads its DMA over (default 2).
+	// Streams is the number of streams the staged path spreads its DMA
+	// over (default 2): chunk i on stream i mod Streams. A copy waits on
+	// the streams that carried its chunks. On one stream the DMAs
+	// complete in chunk order, the order the host copies take them in; on
+	// several, sim's "DMA" (a memory copy) runs on as many goroutines.
 	Streams int
 	// StagedMin, when set, is the smallest pageable copy the planner
 	// stages; by default the cost model alone decides (Profile).

@@ -12,14 +12,15 @@ const (
 	minChunk     = 1 << 20   // the smallest chunk a deep ring's size is cut to
 	minPiece     = 256 << 10 // the least a chunk is filled with (see piece)
 	pieceAlign   = 64 << 10
-	roundsWanted = 4  // times each goroutine should go round the ring in one copy
-	maxWorkers   = 64 // goroutines a sized ring gathers on, at most
+	chunksWanted = 32 // chunks a staged copy is cut into, at least, where minPiece allows
+	maxWorkers   = 64 // goroutines a staged copy's host copies run on, at most
 )
 
 // sizeRing fills in the ring options the caller left zero: from the
 // profile's calibrated ring (Profile.Ring) when it has one, else
-// Chunks = ringWorkers + 2 (goroutines gathering, a chunk in DMA and one
-// queued behind it)
+// Chunks = ringWorkers + 2 (at least 3: a chunk in DMA, one queued behind
+// it and one the workers copy; the host copies may run further ahead of
+// the link, as far as the workers are many)
 // and chunks of 4 MiB (SimChunkBytes on sim), cut so that the ring holds
 // at most 64 MiB. A ring sized here may fill its chunks in part (piece).
 func sizeRing(o Options, sim bool, procs int) Options {
@@ -61,7 +62,8 @@ func (p *Profile) ringOf() *RingShape {
 }
 
 // ringWorkers returns how many goroutines a staged copy's host copies
-// need to feed the link: the fewest, up to procs, whose memory copy rate
+// need to feed the link (all of them copy each chunk together, see
+// pipeline): the fewest, up to procs, whose memory copy rate
 // (Profile.HostCopy) reaches the pinned path's bandwidth, else the number
 // with the highest rate. Without host copy figures, procs.
 func ringWorkers(p *Profile, procs int) int {
@@ -110,13 +112,15 @@ func (p *Profile) hostCopyAt(t int) float64 {
 
 // piece returns how many bytes of an n-byte staged copy each chunk
 // holds: the ring's chunk, or, for a ring the Copier sized (adapt), less,
-// so that each of the slots goroutines goes round the ring a few times
-// and host copies overlap DMA, but no less than minPiece.
-func piece(n, chunk int64, slots int, adapt bool) int64 {
+// so that the copy has at least chunksWanted chunks, but no less than
+// minPiece. The pipeline's ends are a chunk each (HtoD, the last chunk's
+// DMA runs after every host copy; DtoH, the first scatter waits for the
+// first chunk's DMA): with that many chunks they are a small part of the copy.
+func piece(n, chunk int64, adapt bool) int64 {
 	if !adapt {
 		return chunk
 	}
-	want := n / int64(slots*roundsWanted)
+	want := n / chunksWanted
 	want = (want + pieceAlign - 1) / pieceAlign * pieceAlign
 	return min(chunk, max(want, minPiece))
 }

@@ -82,19 +82,19 @@ func TestSizeRing(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		n, chunk int64
-		slots    int
 		adapt    bool
 		want     int64
 	}{
-		{64 << 20, 2 << 20, 18, true, 960 << 10}, // 69 chunks: each goroutine goes round ~4 times
-		{1 << 30, 2 << 20, 18, true, 2 << 20},
-		{1 << 20, 4 << 20, 5, true, minPiece},
-		{5 << 20, 4 << 20, 4, true, 320 << 10},    // a multiple of the alignment already: as it is
-		{5<<20 + 16, 4 << 20, 4, true, 384 << 10}, // a byte more each: the next multiple
-		{1 << 20, 64 << 10, 5, true, 64 << 10},
-		{64 << 20, 4 << 20, 4, false, 4 << 20},
+		{64 << 20, 2 << 20, true, 2 << 20},      // 32 chunks
+		{64 << 20, 4 << 20, true, 2 << 20},      // 32 chunks, each filled in half
+		{1 << 30, 2 << 20, true, 2 << 20},       // more chunks than wanted: whole
+		{1 << 20, 4 << 20, true, minPiece},      // 4 chunks: no less than minPiece
+		{20 << 20, 4 << 20, true, 640 << 10},    // a multiple of the alignment already: as it is
+		{20<<20 + 32, 4 << 20, true, 704 << 10}, // a byte more each: the next multiple
+		{1 << 20, 64 << 10, true, 64 << 10},     // the ring's chunk, when smaller
+		{64 << 20, 4 << 20, false, 4 << 20},     // a ring the caller gave: whole chunks
 	} {
-		assert.Equal(t, tc.want, piece(tc.n, tc.chunk, tc.slots, tc.adapt), "%+v", tc)
+		assert.Equal(t, tc.want, piece(tc.n, tc.chunk, tc.adapt), "%+v", tc)
 	}
 }
 
@@ -112,7 +112,7 @@ func TestStagedPieces(t *testing.T) {
 	require.NoError(t, err)
 	defer a.Free()
 	back := make([]byte, n)
-	size := piece(int64(n), c.opt.ChunkBytes, c.opt.Chunks, true)
+	size := piece(int64(n), c.opt.ChunkBytes, true)
 	want := (int64(n) + size - 1) / size
 	for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
 		dst, s := Dev(a), HostBytes(src, devarray.Uint8)

@@ -3,8 +3,7 @@ package transfer
 import (
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
+	"runtime"
 	"time"
 
 	"github.com/cuarray/cuarray/accounting"
@@ -122,17 +121,21 @@ func (j *job) runStaged(x *exec) error {
 	return nil
 }
 
-// stage runs the ring: goroutine g fills (or drains) chunk g, g+K, g+2K, …
-// of the packed bytes through slot g, waiting on the slot's event before
-// reusing it, so host copies of some chunks overlap the DMA of others.
-// The K goroutines are the ring's depth, which the Copier sizes from the
-// host's memory copy rate and GOMAXPROCS (sizeRing); a ring it sized
-// fills its chunks in part when the copy is small (piece).
-// It returns when every DMA has completed, and then records the copy's
-// wall time, from the first chunk to the last DMA's completion, as the
-// staged path's time in the ledger (accounting.Ledger.RecordCopy says
-// why). On any failure the ring is freed, so nothing of it stays
-// allocated.
+// stage runs the ring as a pipeline (see pipeline): all of its workers
+// copy one chunk's host bytes together, and the chunk's DMA is queued as
+// soon as they are done, so that host copies of the next chunks overlap
+// it. The workers are as many as the host's memory copy needs to feed the
+// link (ringWorkers), one where a host destination's elements may share
+// memory: there the chunks are scattered in order, part by part, so the
+// last element in C order wins as in a plain loop; their DMA still
+// overlaps. A ring the Copier sized fills its chunks in part when the
+// copy is small (piece).
+// It returns when every DMA has completed, having waited on the ring's
+// streams that carried this copy's chunks and no others, and then records
+// the copy's wall time, from the first chunk to the last DMA's
+// completion, as the staged path's time in the ledger
+// (accounting.Ledger.RecordCopy says why). On any failure the ring is
+// freed, so nothing of it stays allocated.
 func (j *job) stage(x *exec, d devarray.Ptr, host hostLayout, toDevice bool) (err error) {
 	c := j.c
 	c.ringMu.Lock()
@@ -152,45 +155,20 @@ func (j *job) stage(x *exec, d devarray.Ptr, host hostLayout, toDevice bool) (er
 			return err
 		}
 	}
-	led := c.dev.Ledger()
 	start := time.Now()
-	size := piece(j.n, r.chunk, len(r.slots), j.opt.adapt)
-	nchunks := int((j.n + size - 1) / size)
-	errs := make([]error, len(r.slots))
-	var failed atomic.Bool
-	// A host destination whose elements may share memory takes the chunks'
-	// scatters one after another, in order, so the last element in C order
-	// wins; their DMA still overlaps.
-	var order *chunkOrder
+	workers := ringWorkers(j.opt.Profile, runtime.GOMAXPROCS(0))
 	if !toDevice && !host.disjoint() {
-		order = newChunkOrder()
+		workers = 1
 	}
-	var wg sync.WaitGroup
-	for g := range min(len(r.slots), nchunks) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			st, ev, slot := r.streams[g%len(r.streams)], r.events[g], r.slots[g].Bytes
-			for ci := g; ci < nchunks && !failed.Load(); ci += len(r.slots) {
-				lo := int64(ci) * size
-				m := min(size, j.n-lo)
-				var err error
-				if toDevice {
-					err = stageIn(led, st, ev, slot[:m], d+devarray.Ptr(lo), host, lo, ci >= len(r.slots))
-				} else {
-					err = stageOut(led, st, ev, slot[:m], d+devarray.Ptr(lo), host, lo, order.turn(ci))
-				}
-				if err != nil {
-					errs[g] = fmt.Errorf("chunk %d: %w", ci, err)
-					failed.Store(true)
-					order.fail()
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, s := range r.streams {
+	p := newPipeline(c, r, d, host, toDevice, j.n, piece(j.n, r.chunk, j.opt.adapt), workers)
+	p.run()
+	errs := []error{p.err()}
+	// HtoD, the last chunks' DMAs may still run; DtoH, they are done,
+	// but a stream, not the event after a copy, reports the copy's
+	// failure. Every slot is free again for the next copy once these
+	// streams are done; the ring's others carried none of this copy's
+	// work.
+	for _, s := range p.streamsUsed() {
 		errs = append(errs, s.Synchronize())
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -202,46 +180,6 @@ func (j *job) stage(x *exec, d devarray.Ptr, host hostLayout, toDevice bool) (er
 	if toDevice {
 		dir = accounting.HtoD
 	}
-	led.RecordCopyTime(dir, accounting.PathStaged, time.Since(start))
-	return nil
-}
-
-// stageIn gathers one chunk into its slot, once the slot's last DMA is
-// done, and queues its DMA to the device.
-func stageIn(led *accounting.Ledger, st driver.Stream, ev driver.Event, slot []byte, d devarray.Ptr, host hostLayout, lo int64, reused bool) error {
-	if reused {
-		if err := ev.Synchronize(); err != nil {
-			return err
-		}
-	}
-	start := time.Now()
-	host.gather(slot, lo)
-	led.RecordCopy(accounting.HtoH, accounting.PathStaged, int64(len(slot)), time.Since(start))
-	if err := st.CopyHtoDAsync(d, slot); err != nil {
-		return err
-	}
-	return st.Record(ev)
-}
-
-// stageOut queues one chunk's DMA into its slot, waits for it and scatters
-// the slot into host memory, within turn (see chunkOrder).
-func stageOut(led *accounting.Ledger, st driver.Stream, ev driver.Event, slot []byte, d devarray.Ptr, host hostLayout, lo int64, turn chunkTurn) error {
-	if err := st.CopyDtoHAsync(slot, d); err != nil {
-		return err
-	}
-	if err := st.Record(ev); err != nil {
-		return err
-	}
-	if err := ev.Synchronize(); err != nil {
-		return err
-	}
-	if !turn.begin() {
-		return errOtherChunkFailed
-	}
-	start := time.Now()
-	host.scatter(slot, lo)
-	took := time.Since(start)
-	turn.end()
-	led.RecordCopy(accounting.HtoH, accounting.PathStaged, int64(len(slot)), took)
+	c.dev.Ledger().RecordCopyTime(dir, accounting.PathStaged, time.Since(start))
 	return nil
 }

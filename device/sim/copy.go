@@ -14,7 +14,12 @@ import (
 type copyFunc func() (accounting.Direction, accounting.Path, int64, error)
 
 // runCopy runs one copy with the memory read-locked, and records it.
-func (d *Device) runCopy(op string, f copyFunc) error {
+func (d *Device) runCopy(op string, f copyFunc) error { return d.copyOn(nil, op, f) }
+
+// copyOn is runCopy for a copy that stream s runs (nil: none): over a
+// modelled link, the copy begins when s could begin it (streamClock),
+// and s learns when it completed there.
+func (d *Device) copyOn(s *stream, op string, f copyFunc) error {
 	if err := d.deviceWork(op); err != nil {
 		return err
 	}
@@ -30,7 +35,13 @@ func (d *Device) runCopy(op string, f copyFunc) error {
 	if err != nil {
 		return fmt.Errorf("sim: %s: %w", op, err)
 	}
-	d.cfg.Link.pace(dir, path, n, start) // outside the lock: a slow link holds up no allocation
+	worked, from := time.Since(start), start
+	if s != nil && !s.clock.startAt.IsZero() && s.clock.startAt.Before(start) {
+		from = s.clock.startAt
+	}
+	if end, ok := d.cfg.Link.pace(dir, path, n, from); ok && s != nil { // outside the lock: a slow link holds up no allocation
+		s.clock.endAt = latest(end, from.Add(worked)) // a memory copy slower than the link takes its own time
+	}
 	d.ledger.RecordCopy(dir, path, n, time.Since(start))
 	return nil
 }

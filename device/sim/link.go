@@ -17,8 +17,13 @@ import (
 // from or to page-locked memory (pinned buffers, the staged path's chunks,
 // registered memory) move at PinnedGBps; copies from or to pageable memory
 // (the direct path, which a driver stages through a buffer of its own) at
-// PageableGBps. A zero rate leaves those copies at memory speed. One Link
-// models one device's link: give each device its own.
+// PageableGBps. A zero rate leaves those copies at memory speed. Copies
+// queued on one stream follow each other on the link without a gap: the
+// next begins when the one before it is done in the model, however late
+// the stream's goroutine wakes up to run it (CUDA: "operations within a
+// stream are executed in order"; that a copy engine runs them back to
+// back is a guess, that the GPU keeps a stream's queued copies busy on
+// it). One Link models one device's link: give each device its own.
 type Link struct {
 	PinnedGBps   float64 // 10^9 bytes per second
 	PageableGBps float64
@@ -57,19 +62,20 @@ func (l *Link) bandwidth() float64 {
 	return max(l.PinnedGBps, l.PageableGBps) * 1e9
 }
 
-// pace holds a copy of n bytes in direction dir along path, begun at
-// start, until the link has moved it: after the copies before it in the
-// same direction, at the path's rate.
-func (l *Link) pace(dir accounting.Direction, path accounting.Path, n int64, start time.Time) {
+// pace holds a copy of n bytes in direction dir along path, that could
+// begin at start, until the link has moved it: after the copies before it
+// in the same direction, at the path's rate. It returns when the link was
+// done with it, and false for a copy it does not pace.
+func (l *Link) pace(dir accounting.Direction, path accounting.Path, n int64, start time.Time) (time.Time, bool) {
 	if l == nil || n <= 0 || (dir != accounting.HtoD && dir != accounting.DtoH) {
-		return
+		return time.Time{}, false
 	}
 	rate := l.PinnedGBps
 	if path == accounting.PathDirect {
 		rate = l.PageableGBps
 	}
 	if rate <= 0 {
-		return
+		return time.Time{}, false
 	}
 	l.mu.Lock()
 	begin := start
@@ -82,4 +88,5 @@ func (l *Link) pace(dir accounting.Direction, path accounting.Path, n int64, sta
 	if wait := time.Until(end); wait > 0 {
 		time.Sleep(wait)
 	}
+	return end, true
 }

@@ -18,8 +18,20 @@ const streamDepth = 1024
 // (zero: at once), which is how the Latency option makes device work finish
 // after the call that queued it has returned, as on a GPU.
 type streamOp struct {
-	run func() error
-	due time.Time
+	run    func() error
+	due    time.Time
+	queued time.Time // when it was queued (pushOp)
+}
+
+// streamClock is the model's clock of a stream's goroutine, which alone
+// touches it: doneAt is when the work run so far completed in the model,
+// startAt when the running operation could begin (when it was due, or
+// queued, and the operation before it was done), and endAt, when a
+// modelled copy set it, when that copy completed on the link (copyOn). A
+// stream holds it behind a pointer, which fmt prints as an address and
+// never walks, so printing a stream reads nothing the goroutine writes.
+type streamClock struct {
+	doneAt, startAt, endAt time.Time
 }
 
 // stream runs its operations in order on its own goroutine.
@@ -37,6 +49,8 @@ type stream struct {
 	err   error      // first error of the work since the last Synchronize
 
 	lane *lane // the stream race checker's lane, nil when it is off
+
+	clock *streamClock // the model's clock of the stream's goroutine
 }
 
 var _ driver.Stream = (*stream)(nil)
@@ -72,14 +86,13 @@ func (d *Device) NewNonBlockingStream() (driver.Stream, error) {
 // gets the next free handle. blocking: it orders with the legacy default
 // stream (for the stream race checker).
 func (d *Device) startStream(handle uintptr, blocking bool) *stream {
-	s := &stream{d: d, ops: make(chan streamOp, streamDepth), done: make(chan struct{})}
+	s := &stream{d: d, ops: make(chan streamOp, streamDepth), done: make(chan struct{}), clock: &streamClock{}}
 	d.streamsMu.Lock()
 	if handle == 0 {
 		d.lastHandle++
 		handle = d.lastHandle
 	}
 	s.handle = handle
-	d.streams[s] = struct{}{}
 	d.streamsMu.Unlock()
 	if c := d.check; c != nil {
 		if handle == driver.LegacyDefaultStream {
@@ -88,6 +101,11 @@ func (d *Device) startStream(handle uintptr, blocking bool) *stream {
 			s.lane = c.streamLane(handle, blocking)
 		}
 	}
+	// Listed once its lane is set: Device.Synchronize reads the lane of
+	// every stream listed, on another goroutine.
+	d.streamsMu.Lock()
+	d.streams[s] = struct{}{}
+	d.streamsMu.Unlock()
 	go s.run()
 	return s
 }
@@ -98,7 +116,20 @@ func (s *stream) run() {
 		if wait := time.Until(op.due); !op.due.IsZero() && wait > 0 {
 			time.Sleep(wait)
 		}
-		if err := safely(op.run); err != nil {
+		// The operation could begin once it was due and the one before it
+		// was done, in the model: a late wake-up of this goroutine (a sleep
+		// overshoots) holds up no later work, as a GPU's copy engine runs
+		// the copies queued on a stream back to back.
+		c := s.clock
+		c.startAt = latest(op.queued, op.due, c.doneAt)
+		c.endAt = time.Time{}
+		began := time.Now()
+		err := safely(op.run)
+		c.doneAt = c.endAt
+		if c.doneAt.IsZero() { // not a modelled copy: it took the time it took
+			c.doneAt = c.startAt.Add(time.Since(began))
+		}
+		if err != nil {
 			s.errMu.Lock()
 			if s.err == nil {
 				s.err = err
@@ -107,6 +138,17 @@ func (s *stream) run() {
 		}
 		s.pending.Add(-1)
 	}
+}
+
+// latest returns the latest of the times.
+func latest(ts ...time.Time) time.Time {
+	var l time.Time
+	for _, t := range ts {
+		if t.After(l) {
+			l = t
+		}
+	}
+	return l
 }
 
 // safely runs f and turns a panic into an error, so that no request can
@@ -148,6 +190,7 @@ func (s *stream) pushOp(op streamOp, faults bool) error {
 		}
 	}
 	s.pending.Add(1)
+	op.queued = time.Now()
 	s.ops <- op
 	return nil
 }
@@ -183,7 +226,7 @@ func (s *stream) copyHtoD(pt bool, dst devarray.Ptr, src []byte) error {
 			return err
 		}
 	}
-	return s.enqueue(func() error { return s.d.runCopy("async copy HtoD", s.d.htod(dst, src)) })
+	return s.enqueue(func() error { return s.d.copyOn(s, "async copy HtoD", s.d.htod(dst, src)) })
 }
 
 func (s *stream) CopyDtoHAsync(dst []byte, src devarray.Ptr) error {
@@ -202,7 +245,7 @@ func (s *stream) copyDtoH(pt bool, dst []byte, src devarray.Ptr) error {
 	if err != nil {
 		return err
 	}
-	if err := s.enqueue(func() error { return s.d.runCopy("async copy DtoH", s.d.dtoh(dst, src)) }); err != nil {
+	if err := s.enqueue(func() error { return s.d.copyOn(s, "async copy DtoH", s.d.dtoh(dst, src)) }); err != nil {
 		return err
 	}
 	if pageable { // returns complete (pageable.go)
@@ -219,7 +262,7 @@ func (s *stream) copyDtoD(pt bool, dst, src devarray.Ptr, n int64) error {
 	if err := s.checkOp(pt, opSpec{kind: "async copy DtoD", accesses: []access{devBytes(src, n, false), devBytes(dst, n, true)}}); err != nil {
 		return err
 	}
-	return s.enqueue(func() error { return s.d.runCopy("async copy DtoD", s.d.dtod(dst, src, n)) })
+	return s.enqueue(func() error { return s.d.copyOn(s, "async copy DtoD", s.d.dtod(dst, src, n)) })
 }
 
 func (s *stream) Memcpy2DAsync(p devarray.Memcpy2D) error { return s.memcpy2D(false, p) }
@@ -230,7 +273,9 @@ func (s *stream) memcpy2D(pt bool, p devarray.Memcpy2D) error {
 			return err
 		}
 	}
-	return s.pitched(as3D(p), func() error { return s.enqueue(func() error { return s.d.runCopy("async copy 2D", s.d.memcpy2D(p)) }) })
+	return s.pitched(as3D(p), func() error {
+		return s.enqueue(func() error { return s.d.copyOn(s, "async copy 2D", s.d.memcpy2D(p)) })
+	})
 }
 
 func (s *stream) Memcpy3DAsync(p devarray.Memcpy3D) error { return s.memcpy3D(false, p) }
@@ -241,7 +286,9 @@ func (s *stream) memcpy3D(pt bool, p devarray.Memcpy3D) error {
 			return err
 		}
 	}
-	return s.pitched(p, func() error { return s.enqueue(func() error { return s.d.runCopy("async copy 3D", s.d.memcpy3D(p)) }) })
+	return s.pitched(p, func() error {
+		return s.enqueue(func() error { return s.d.copyOn(s, "async copy 3D", s.d.memcpy3D(p)) })
+	})
 }
 
 // pitched queues a pitched copy (queue) with the rules for pageable host
