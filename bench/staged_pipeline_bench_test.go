@@ -68,7 +68,7 @@ func stagedPipeline(b *testing.B, n int) {
 			return c.Copy(transfer.HostBytes(back, devarray.Uint8), transfer.Dev(a), transfer.Via(transfer.PathStaged))
 		}},
 	}
-	runtime.GC() // the buffers' garbage collected, not marked while the copies are timed
+	runtime.GC()            // the buffers' garbage collected, not marked while the copies are timed
 	for _, o := range ops { // warm-up: pages touched, the ring allocated
 		require.NoError(b, o.run())
 	}
