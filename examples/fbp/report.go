@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/examples/fbp/tomo"
@@ -104,7 +105,7 @@ func (r report) text() string {
 	fmt.Fprintf(&b, "scan: phantom and sinograms made on the device in %d chunk(s), %.2f s, %s down\n",
 		len(r.Acquire.Plan.Chunks), r.Acquire.Seconds, f(r.Acquire.Traffic.DtoH))
 	for _, run := range r.Runs {
-		fmt.Fprintf(&b, "plan, %s: %s\n", run.Mode, run.Plan) // each mode plans its own chunks
+		fmt.Fprintf(&b, "%s\n", planLine(string(run.Mode), run.Plan)) // each mode plans its own chunks
 	}
 	fmt.Fprintf(&b, "\n%-9s %8s %12s %12s %13s %12s %7s %7s\n", "mode", "seconds", "host→device", "device→host", "host↔device", "device peak", "chunks", "rmse")
 	for _, run := range r.Runs {
@@ -183,4 +184,15 @@ func paths(m map[string]int64) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// planLine is "plan, mode: " and the plan, its reasoning in parentheses
+// on a second, indented line where the whole would pass 120 columns.
+func planLine(mode, p string) string {
+	line := fmt.Sprintf("plan, %s: %s", mode, p)
+	i := strings.LastIndex(line, " (")
+	if utf8.RuneCountInString(line) <= 120 || i < 0 {
+		return line
+	}
+	return line[:i] + "\n " + line[i:]
 }
