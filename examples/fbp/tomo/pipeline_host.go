@@ -104,9 +104,10 @@ func (p *pipeline) download(sl *slot) error {
 	out := p.res.Volume[ch.Start*g.imageLen() : (ch.Start+ch.Len)*g.imageLen()]
 	dst, src := transfer.Host(out, ch.Len, g.Size, g.Size), transfer.Dev(img)
 	// A copy on the registered path registers the pages of its host bytes,
-	// and the driver refuses to register a page twice: neighbouring chunks'
-	// images share a page unless an image is a whole number of pages, so a
-	// download on that path waits for the other slots' downloads first.
+	// and the copier's registration cache works in whole pages and refuses
+	// ranges that overlap one in use: neighbouring chunks' images share a
+	// page unless an image is a whole number of pages, so a download on
+	// that path waits for the other slots' downloads first.
 	if c, err := p.copier.Plan(dst, src, transfer.Via(p.path)); err == nil && c.Path == transfer.PathRegistered {
 		for _, o := range p.slots {
 			if o != sl && o.down != nil {
