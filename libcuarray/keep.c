@@ -125,6 +125,13 @@ typedef struct {
 	int64_t dims[]; /* shape[ndim], then strides[ndim], in elements */
 } tensor;
 
+/* The deleters: from any thread, with or without the GIL, at any time
+ * (after the array was freed, while the interpreter finalizes), since they
+ * touch only the block and the keep, which is never freed. Each frees self
+ * (DLPack's dlpack.h: the deleter deletes the argument self as well), so a
+ * second call on the same tensor is the caller's use after free, as with
+ * any producer's tensor; it is not detected (the block may already belong
+ * to another malloc). */
 static void delete_versioned(DLManagedTensorVersioned *self) {
 	if (self == NULL) {
 		return;
