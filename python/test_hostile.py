@@ -604,6 +604,49 @@ class DLPackCapsules(unittest.TestCase):
             self.assertEqual(leaked, 0, "%s: the ledger is back where it started" % case)
 
 
+    def test_capsule_that_cannot_be_made_deletes_its_tensor(self):
+        """When the capsule of a tensor the library exported cannot be made
+        (PyCapsule_New raises, as it does out of memory), __dlpack__ raises
+        and the tensor is deleted: a copy (copy=True) goes back to the
+        device, and a freed array's memory is not kept for a tensor nobody
+        holds."""
+        out = run_isolated("""
+            import array, gc, random
+            dev = cuarray.device(SPEC)
+            def current():
+                return dev.ledger()["memory"]["device"]["current"]
+            real = cuarray._api.PyCapsule_New
+            def failing(*args):
+                raise MemoryError("PyCapsule_New")
+            start = current()
+            got = {}
+            for versioned in (True, False):
+                for copy in (True, None):
+                    n = random.randint(1, 64)
+                    a = cuarray.empty((n, 2), 'float32', dev)
+                    a.copy_from(array.array('f', [1 + random.random() for _ in range(2 * n)]))
+                    capsule = cuarray._capsule
+                    cuarray._capsule = None  # the export through the library, as with work pending
+                    cuarray._api.PyCapsule_New = failing
+                    try:
+                        a.__dlpack__(max_version=(1, 0) if versioned else None, copy=copy)
+                        raised = False
+                    except MemoryError:
+                        raised = True
+                    finally:
+                        cuarray._api.PyCapsule_New = real
+                        cuarray._capsule = capsule
+                    a.free()
+                    gc.collect()
+                    got["versioned=%s/copy=%s" % (versioned, copy)] = [raised, current() - start]
+            print(json.dumps(got))
+        """)
+        got = json.loads(out)
+        self.assertEqual(len(got), 4, got)
+        for case, (raised, leaked) in got.items():
+            self.assertTrue(raised, "%s: __dlpack__ raised the capsule's MemoryError" % case)
+            self.assertEqual(leaked, 0, "%s: the tensor was deleted and its memory went back" % case)
+
 class ModuleValidates(unittest.TestCase):
     """The Python module checks its arguments before it calls the library."""
 
