@@ -274,6 +274,7 @@ func toDLPack(h uint64, versioned, copied bool, consumer int64) (unsafe.Pointer,
 
 // copyToDLPack exports a new copy of the array (DLPack's copy=True).
 func copyToDLPack(h uint64, versioned bool) (unsafe.Pointer, error) {
+	_ = reapKeeps() // the copy is an allocation: as empty, an error there is not this export's
 	e, err := exportWait(h, consumerHost)
 	if err != nil {
 		return nil, err

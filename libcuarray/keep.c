@@ -50,12 +50,17 @@ uint64_t cuarray_keep_release(cuarray_keep *k) {
 }
 
 /* cuarray_keep_recycle puts a released keep with no tensors back in the
- * pool under its next generation. */
+ * pool under its next generation. A keep whose generations ran out (its
+ * last life was 2^32 - 1) is retired instead: it stays released, and is
+ * never handed out again, since a next life of generation 1 would take the
+ * exports of a description kept from its first life (16 bytes lost per
+ * 2^32 - 1 lives of one keep). Generation 0 is never live: a zeroed
+ * description names none. */
 void cuarray_keep_recycle(cuarray_keep *k) {
 	uint64_t s = __atomic_load_n(&k->state, __ATOMIC_ACQUIRE);
 	uint32_t gen = KEEP_GEN(s) + 1;
 	if (gen == 0) {
-		gen = 1; /* generation 0 is never live: a zeroed description names none */
+		return;
 	}
 	__atomic_store_n(&k->state, (uint64_t)gen << 32 | KEEP_RELEASED, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&lists);
@@ -120,6 +125,13 @@ typedef struct {
 	int64_t dims[]; /* shape[ndim], then strides[ndim], in elements */
 } tensor;
 
+/* The deleters: from any thread, with or without the GIL, at any time
+ * (after the array was freed, while the interpreter finalizes), since they
+ * touch only the block and the keep, which is never freed. Each frees self
+ * (DLPack's dlpack.h: the deleter deletes the argument self as well), so a
+ * second call on the same tensor is the caller's use after free, as with
+ * any producer's tensor; it is not detected (the block may already belong
+ * to another malloc). */
 static void delete_versioned(DLManagedTensorVersioned *self) {
 	if (self == NULL) {
 		return;

@@ -18,7 +18,8 @@
  * keep's life, so that a description kept after the keep went back to the
  * pool (and maybe to another array) is refused rather than counted.
  * Keeps are never returned to the C heap: a stale pointer still points to
- * a keep.
+ * a keep. A keep's generations never wrap: after its 2^32 - 1st life it is
+ * retired, released for good (cuarray_keep_recycle).
  */
 typedef struct cuarray_keep {
 	uint64_t state;

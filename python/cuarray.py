@@ -702,7 +702,11 @@ class Array:
                 raise  # the device failed: not an array that cannot be exported
             except CuarrayError as e:
                 raise BufferError(str(e)) from None
-        return _api.PyCapsule_New(p.value, _CAPSULE_VERSIONED if versioned else _CAPSULE, _capsule_destructor)
+        try:
+            return _api.PyCapsule_New(p.value, _CAPSULE_VERSIONED if versioned else _CAPSULE, _capsule_destructor)
+        except BaseException:  # no capsule (out of memory): nobody else will delete the tensor
+            _lib.cuarray_dlpack_delete(p.value, versioned)
+            raise
 
     def _dl_stream(self, stream):
         """The consumer argument of the library for DLPack's stream."""

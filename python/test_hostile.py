@@ -541,6 +541,112 @@ class Concurrency(unittest.TestCase):
         self.assertEqual(json.loads(out), [1] * 10, "each stream is released exactly once")
 
 
+class DLPackCapsules(unittest.TestCase):
+    def test_capsule_name_protocol_and_foreign_deleters(self):
+        """A consumer that renamed a capsule ("used_dltensor...") owns its
+        tensor: destroying the capsule then deletes nothing, and the freed
+        array's memory stays counted until the consumer calls the deleter,
+        from a thread of its own without the GIL. An unconsumed capsule's
+        destructor deletes its tensor. Capsules still alive when the
+        interpreter finalizes are deleted then without a crash."""
+        out = run_isolated("""
+            import array, gc, random
+            api = ctypes.pythonapi
+            api.PyCapsule_IsValid.restype = ctypes.c_int
+            api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+            api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+            api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+            api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
+            dev = cuarray.device(SPEC)
+            def current():
+                return dev.ledger()["memory"]["device"]["current"]  # also lets go of what was drained
+            def filled():
+                n = random.randint(1, 64)
+                a = cuarray.empty((n, 3), 'float32', dev)
+                a.copy_from(array.array('f', [1 + random.random() for _ in range(3 * n)]))
+                return a
+            start = current()
+            got = {}
+            # The deleter's offset: after version and manager_ctx, or after the DLTensor.
+            for versioned, name, off in ((True, b"dltensor_versioned", 16), (False, b"dltensor", 56)):
+                for consumed in (True, False):
+                    a = filled()
+                    allocated = current()
+                    cap = a.__dlpack__(max_version=(1, 0)) if versioned else a.__dlpack__()
+                    assert api.PyCapsule_IsValid(cap, name), name
+                    p = api.PyCapsule_GetPointer(cap, name)
+                    if consumed:
+                        api.PyCapsule_SetName(cap, b"used_" + name)
+                    a.free()
+                    del cap
+                    gc.collect()
+                    kept = current()
+                    if consumed:
+                        deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(ctypes.c_void_p.from_address(p + off).value)
+                        t = threading.Thread(target=deleter, args=(p,))  # a ctypes call drops the GIL
+                        t.start()
+                        t.join()
+                    got["%s/consumed=%s" % (name.decode(), consumed)] = [kept - allocated, current() - start]
+            # Left for the interpreter's finalization: capsules of live and freed arrays.
+            live = filled()
+            dead = filled()
+            caps = [live.__dlpack__(max_version=(1, 0)), dead.__dlpack__(), dead.T.__dlpack__(max_version=(1, 0))]
+            dead.free()
+            print(json.dumps(got))
+        """)
+        got = json.loads(out)
+        self.assertEqual(len(got), 4, got)
+        for case, (kept, leaked) in got.items():
+            if case.endswith("consumed=True"):
+                self.assertEqual(kept, 0, "%s: the destructor left the consumer's tensor alone, and it kept the memory" % case)
+            else:
+                self.assertLess(kept, 0, "%s: the destructor deleted the tensor, and the memory went" % case)
+            self.assertEqual(leaked, 0, "%s: the ledger is back where it started" % case)
+
+
+    def test_capsule_that_cannot_be_made_deletes_its_tensor(self):
+        """When the capsule of a tensor the library exported cannot be made
+        (PyCapsule_New raises, as it does out of memory), __dlpack__ raises
+        and the tensor is deleted: a copy (copy=True) goes back to the
+        device, and a freed array's memory is not kept for a tensor nobody
+        holds."""
+        out = run_isolated("""
+            import array, gc, random
+            dev = cuarray.device(SPEC)
+            def current():
+                return dev.ledger()["memory"]["device"]["current"]
+            real = cuarray._api.PyCapsule_New
+            def failing(*args):
+                raise MemoryError("PyCapsule_New")
+            start = current()
+            got = {}
+            for versioned in (True, False):
+                for copy in (True, None):
+                    n = random.randint(1, 64)
+                    a = cuarray.empty((n, 2), 'float32', dev)
+                    a.copy_from(array.array('f', [1 + random.random() for _ in range(2 * n)]))
+                    capsule = cuarray._capsule
+                    cuarray._capsule = None  # the export through the library, as with work pending
+                    cuarray._api.PyCapsule_New = failing
+                    try:
+                        a.__dlpack__(max_version=(1, 0) if versioned else None, copy=copy)
+                        raised = False
+                    except MemoryError:
+                        raised = True
+                    finally:
+                        cuarray._api.PyCapsule_New = real
+                        cuarray._capsule = capsule
+                    a.free()
+                    gc.collect()
+                    got["versioned=%s/copy=%s" % (versioned, copy)] = [raised, current() - start]
+            print(json.dumps(got))
+        """)
+        got = json.loads(out)
+        self.assertEqual(len(got), 4, got)
+        for case, (raised, leaked) in got.items():
+            self.assertTrue(raised, "%s: __dlpack__ raised the capsule's MemoryError" % case)
+            self.assertEqual(leaked, 0, "%s: the tensor was deleted and its memory went back" % case)
+
 class ModuleValidates(unittest.TestCase):
     """The Python module checks its arguments before it calls the library."""
 
