@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/pinned"
 	"github.com/cuarray/cuarray/transfer"
@@ -163,20 +162,7 @@ func (p *pipeline) queue(i int) error {
 			return err
 		}
 	}
-	if err := sl.s.Record(e.begin); err != nil {
-		return err
-	}
-	ferr := sl.k.RampFilter(sino, sl.ws)
-	if errors.Is(ferr, accounting.ErrPerfDegraded) {
-		p.res.Degraded, ferr = true, nil
-	}
-	if ferr != nil {
-		return ferr
-	}
-	if err := sl.k.Backproject(img, sino, sl.ws); err != nil {
-		return err
-	}
-	if err := sl.s.Record(e.end); err != nil {
+	if err := p.filterAndProject(sl, sino, img, e.begin, e.end); err != nil {
 		return err
 	}
 	if err := p.down.WaitEvent(e.end); err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/transfer"
 )
@@ -67,20 +68,7 @@ func (p *pipeline) step(i int) error {
 		return err
 	}
 	sl.chunk = i
-	if err := sl.s.Record(sl.begin); err != nil {
-		return err
-	}
-	ferr := sl.k.RampFilter(sino, sl.ws)
-	if errors.Is(ferr, accounting.ErrPerfDegraded) {
-		p.res.Degraded, ferr = true, nil
-	}
-	if ferr != nil {
-		return ferr
-	}
-	if err := sl.k.Backproject(img, sino, sl.ws); err != nil {
-		return err
-	}
-	if err := sl.s.Record(sl.end); err != nil {
+	if err := p.filterAndProject(sl, sino, img, sl.begin, sl.end); err != nil {
 		return err
 	}
 	sl.timed = true
@@ -149,4 +137,25 @@ func (p *pipeline) finish(sl *slot) error {
 	sl.chunk, sl.down, sl.timed = -1, nil, false
 	p.prog.report(string(Resident), ch.Start+ch.Len, p.g.Slices)
 	return nil
+}
+
+// filterAndProject queues a chunk's kernels on its slot's stream between
+// the records of begin and end: the ramp filter of sino in place (a
+// filter that ran in several passes for want of workspace marks the run
+// Degraded) and the backprojection into img.
+func (p *pipeline) filterAndProject(sl *slot, sino, img *devarray.DevArray, begin, end driver.Event) error {
+	if err := sl.s.Record(begin); err != nil {
+		return err
+	}
+	ferr := sl.k.RampFilter(sino, sl.ws)
+	if errors.Is(ferr, accounting.ErrPerfDegraded) {
+		p.res.Degraded, ferr = true, nil
+	}
+	if ferr != nil {
+		return ferr
+	}
+	if err := sl.k.Backproject(img, sino, sl.ws); err != nil {
+		return err
+	}
+	return sl.s.Record(end)
 }
