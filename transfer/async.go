@@ -116,16 +116,27 @@ func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (
 		if prev != nil {
 			<-prev.done
 		}
-		if err := j.run(op.x); err != nil {
+		ev, err := c.event()
+		if err != nil {
 			return nil, op.fail(err)
 		}
-		ev, err := c.event()
-		if err == nil {
-			err = s.Record(ev)
-			op.mu.Lock() // Done may run meanwhile: the copy's memory is guarded by op already
-			op.ev = ev
-			op.mu.Unlock()
-		}
+		// The copy and the record of its event after it share a context
+		// switch.
+		err = batched(s, func(bs driver.Stream) error {
+			op.x.s = bs
+			defer func() { op.x.s = s }()
+			if err := j.run(op.x); err != nil {
+				return err
+			}
+			return bs.Record(ev)
+		})
+		// Only now may Done see the event (a buffer's Free may call it
+		// meanwhile: the copy's memory is guarded by op already): one not
+		// yet recorded reads as complete. Recorded or not, it is op's, and
+		// release closes it unless the copy completed.
+		op.mu.Lock()
+		op.ev = ev
+		op.mu.Unlock()
 		if err != nil {
 			return nil, op.fail(err)
 		}

@@ -20,7 +20,8 @@ const (
 
 // pipeline is one staged copy through the ring: n packed bytes cut into
 // chunks of size bytes, chunk ci passing through slot ci mod S of the
-// ring's S slots, its DMA on stream ci mod len(streams).
+// ring's S slots, its DMA on stream ci mod len(streams) (the ring's
+// streams, or the one stream an async copy is queued on).
 //
 // The workers copy every chunk's bytes together: each chunk is cut into
 // parts (partsOf), the workers take the parts in order, chunk by chunk,
@@ -37,7 +38,8 @@ type pipeline struct {
 	dev      driver.Device
 	led      *accounting.Ledger
 	r        *ring
-	d        devarray.Ptr // the device's packed bytes
+	streams  []driver.Stream // the DMAs' streams
+	d        devarray.Ptr    // the device's packed bytes
 	host     hostLayout
 	toDevice bool
 	n, size  int64
@@ -85,8 +87,8 @@ func partsOf(m int64, workers int) (count int, per int64) {
 
 // newPipeline prepares a staged copy of n bytes in chunks of size bytes
 // on at most workers goroutines.
-func newPipeline(c *Copier, r *ring, d devarray.Ptr, host hostLayout, toDevice bool, n, size int64, workers int) *pipeline {
-	p := &pipeline{dev: c.dev, led: c.dev.Ledger(), r: r, d: d, host: host, toDevice: toDevice, n: n, size: size,
+func newPipeline(c *Copier, r *ring, streams []driver.Stream, d devarray.Ptr, host hostLayout, toDevice bool, n, size int64, workers int) *pipeline {
+	p := &pipeline{dev: c.dev, led: c.dev.Ledger(), r: r, streams: streams, d: d, host: host, toDevice: toDevice, n: n, size: size,
 		nchunks: int((n + size - 1) / size), workers: max(workers, 1), t0: time.Now(), trace: c.trace, stop: make(chan struct{})}
 	p.chunks = make([]chunkState, p.nchunks)
 	for ci := range p.chunks {
@@ -214,24 +216,28 @@ func (p *pipeline) finish(ci int, m int64) {
 	}
 }
 
-// queue queues chunk ci's DMA and records its slot's event after it.
+// queue queues chunk ci's DMA and records its slot's event after it,
+// under one switch of the thread's context (batched).
 func (p *pipeline) queue(ci int) {
 	defer close(p.chunks[ci].queued)
 	if p.stopped() {
 		return
 	}
 	lo, m := p.bounds(ci)
-	st, ev := p.r.streams[ci%len(p.r.streams)], p.r.events[ci%len(p.r.slots)]
+	st, ev := p.streams[ci%len(p.streams)], p.r.events[ci%len(p.r.slots)]
 	slot := p.r.slots[ci%len(p.r.slots)].Bytes[:m]
-	var err error
-	if p.toDevice {
-		err = st.CopyHtoDAsync(p.d+devarray.Ptr(lo), slot)
-	} else {
-		err = st.CopyDtoHAsync(slot, p.d+devarray.Ptr(lo))
-	}
-	if err == nil {
-		err = st.Record(ev)
-	}
+	err := batched(st, func(bs driver.Stream) error {
+		var err error
+		if p.toDevice {
+			err = bs.CopyHtoDAsync(p.d+devarray.Ptr(lo), slot)
+		} else {
+			err = bs.CopyDtoHAsync(slot, p.d+devarray.Ptr(lo))
+		}
+		if err != nil {
+			return err
+		}
+		return bs.Record(ev)
+	})
 	if err == nil && p.trace != nil {
 		p.trace(ci, stepDMAQueued)
 		err = p.traceDone(ci, st)
@@ -243,7 +249,7 @@ func (p *pipeline) queue(ci int) {
 
 // streamsUsed returns the ring's streams that carried this copy's DMAs.
 func (p *pipeline) streamsUsed() []driver.Stream {
-	return p.r.streams[:min(p.nchunks, len(p.r.streams))]
+	return p.streams[:min(p.nchunks, len(p.streams))]
 }
 
 // fail keeps err and stops the workers.

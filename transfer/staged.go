@@ -149,25 +149,28 @@ func (j *job) stage(x *exec, d devarray.Ptr, host hostLayout, toDevice bool) (er
 			err = errors.Join(err, c.dropRing())
 		}
 	}()
+	// The DMAs go on the ring's streams, or, for a copy queued on a stream
+	// of the caller's, on that stream, behind the work already queued
+	// there: the host waits for none of it before gathering, and the
+	// ring's streams carry nothing to wait for.
+	streams := r.streams
 	if x.s != nil {
-		// Start after the work already queued on the caller's stream.
-		if err := x.s.Synchronize(); err != nil {
-			return err
-		}
+		streams = []driver.Stream{x.s}
 	}
 	start := time.Now()
 	workers := ringWorkers(j.opt.Profile, runtime.GOMAXPROCS(0))
 	if !toDevice && !host.disjoint() {
 		workers = 1
 	}
-	p := newPipeline(c, r, d, host, toDevice, j.n, piece(j.n, r.chunk, j.opt.adapt), workers)
+	p := newPipeline(c, r, streams, d, host, toDevice, j.n, piece(j.n, r.chunk, j.opt.adapt), workers)
 	p.run()
 	errs := []error{p.err()}
 	// HtoD, the last chunks' DMAs may still run; DtoH, they are done,
 	// but a stream, not the event after a copy, reports the copy's
 	// failure. Every slot is free again for the next copy once these
 	// streams are done; the ring's others carried none of this copy's
-	// work.
+	// work. (A caller's stream may carry work queued after this copy's
+	// DMAs: that is waited for too.)
 	for _, s := range p.streamsUsed() {
 		errs = append(errs, s.Synchronize())
 	}

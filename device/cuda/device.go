@@ -145,6 +145,7 @@ func (d *Device) callAlways(f func() error) error {
 	if err := cu.SetCurrentContext(d.ctx); err != nil {
 		return fmt.Errorf("make the context current: %w", fromCu(err))
 	}
+	contextSwitches.Add(1)
 	return inContext(f())
 }
 

@@ -227,7 +227,7 @@ func (m *module) Close() error {
 func (fn *function) Launch(grid, block [3]uint32, sharedBytes uint32, s driver.Stream, args *driver.KernelArgs) error {
 	var cs C.CUstream
 	if s != nil {
-		st, ok := s.(*stream)
+		st, ok := streamOf(s)
 		if !ok || st.d != fn.mod.d {
 			return fmt.Errorf("cuda: launch %s: the stream is not from this device: %w", fn.name, driver.ErrInvalidValue)
 		}

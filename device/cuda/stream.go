@@ -85,12 +85,12 @@ func (h *hostPin) release() {
 
 // enqueueCopy is enqueue for a copy to or from host memory bufs: the
 // pageable Go memory among them stays pinned until the copy is done.
-func (s *stream) enqueueCopy(op string, bufs [][]byte, f func() error) error {
+func (s *stream) enqueueCopy(call caller, op string, bufs [][]byte, f func() error) error {
 	h := s.pinHost(bufs...)
 	if h == nil {
-		return s.enqueue(op, f)
+		return s.enqueueBy(call, op, f)
 	}
-	err := s.enqueue(op, func() error {
+	err := s.enqueueBy(call, op, func() error {
 		if err := f(); err != nil {
 			return err
 		}
@@ -173,26 +173,37 @@ func (d *Device) NewStream() (driver.Stream, error) {
 	return s, nil
 }
 
+// caller runs f with the device's context current: Device.call, or a
+// batch's call (batch.go).
+type caller func(f func() error) error
+
 // enqueue runs f with the context current, unless the stream is closed.
-func (s *stream) enqueue(op string, f func() error) error {
+func (s *stream) enqueue(op string, f func() error) error { return s.enqueueBy(s.d.call, op, f) }
+
+// enqueueBy is enqueue with the context made current by call.
+func (s *stream) enqueueBy(call caller, op string, f func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return fmt.Errorf("cuda: %s: %w", op, driver.ErrClosed)
 	}
-	if err := s.d.call(func() error { s.reap(); return f() }); err != nil {
+	if err := call(func() error { s.reap(); return f() }); err != nil {
 		return fmt.Errorf("cuda: %s: %w", op, err)
 	}
 	return nil
 }
 
 func (s *stream) CopyHtoDAsync(dst devarray.Ptr, src []byte) error {
+	return s.copyHtoDAsync(s.d.call, dst, src)
+}
+
+func (s *stream) copyHtoDAsync(call caller, dst devarray.Ptr, src []byte) error {
 	path, err := s.d.hostSide("cuda: async copy HtoD", src)
 	if err != nil {
 		return err
 	}
 	if len(src) > 0 {
-		err := s.enqueueCopy("async copy HtoD", [][]byte{src}, func() error {
+		err := s.enqueueCopy(call, "async copy HtoD", [][]byte{src}, func() error {
 			return fromCu(cu.MemcpyHtoDAsync(cu.DevicePtr(dst), ptrOf(src), int64(len(src)), s.s))
 		})
 		if err != nil {
@@ -204,12 +215,16 @@ func (s *stream) CopyHtoDAsync(dst devarray.Ptr, src []byte) error {
 }
 
 func (s *stream) CopyDtoHAsync(dst []byte, src devarray.Ptr) error {
+	return s.copyDtoHAsync(s.d.call, dst, src)
+}
+
+func (s *stream) copyDtoHAsync(call caller, dst []byte, src devarray.Ptr) error {
 	path, err := s.d.hostSide("cuda: async copy DtoH", dst)
 	if err != nil {
 		return err
 	}
 	if len(dst) > 0 {
-		err := s.enqueueCopy("async copy DtoH", [][]byte{dst}, func() error {
+		err := s.enqueueCopy(call, "async copy DtoH", [][]byte{dst}, func() error {
 			return fromCu(cu.MemcpyDtoHAsync(ptrOf(dst), cu.DevicePtr(src), int64(len(dst)), s.s))
 		})
 		if err != nil {
@@ -221,11 +236,15 @@ func (s *stream) CopyDtoHAsync(dst []byte, src devarray.Ptr) error {
 }
 
 func (s *stream) CopyDtoDAsync(dst, src devarray.Ptr, n int64) error {
+	return s.copyDtoDAsync(s.d.call, dst, src, n)
+}
+
+func (s *stream) copyDtoDAsync(call caller, dst, src devarray.Ptr, n int64) error {
 	if n < 0 {
 		return fmt.Errorf("cuda: async copy DtoD %d bytes: %w", n, driver.ErrInvalidValue)
 	}
 	if n > 0 {
-		err := s.enqueue("async copy DtoD", func() error {
+		err := s.enqueueBy(call, "async copy DtoD", func() error {
 			return fromCu(cu.MemcpyDtoDAsync(cu.DevicePtr(dst), cu.DevicePtr(src), n, s.s))
 		})
 		if err != nil {
@@ -249,7 +268,7 @@ func (s *stream) memcpy(op string, p devarray.Memcpy3D) error {
 	if err != nil {
 		return prefixed("cuda: "+op, err)
 	}
-	if err := s.enqueueCopy(op, [][]byte{p.Dst.Host, p.Src.Host}, func() error { return c.run(s) }); err != nil {
+	if err := s.enqueueCopy(s.d.call, op, [][]byte{p.Dst.Host, p.Src.Host}, func() error { return c.run(s) }); err != nil {
 		return err
 	}
 	s.d.ledger.RecordCopy(c.dir, c.path, c.bytes(), 0)
@@ -271,13 +290,15 @@ func (s *stream) MemsetAsync(dst devarray.Ptr, value byte, n int64) error {
 }
 
 // Record records e on the stream (cuEventRecord).
-func (s *stream) Record(e driver.Event) error {
+func (s *stream) Record(e driver.Event) error { return s.record(s.d.call, e) }
+
+func (s *stream) record(call caller, e driver.Event) error {
 	ev, ok := e.(*event)
 	if !ok || ev.d != s.d {
 		return fmt.Errorf("cuda: record: the event is not from this device: %w", driver.ErrInvalidValue)
 	}
 	return ev.whileOpen("record", func() error {
-		return s.enqueue("record event", func() error { return fromCu(ev.ev.Record(s.s)) })
+		return s.enqueueBy(call, "record event", func() error { return fromCu(ev.ev.Record(s.s)) })
 	})
 }
 
@@ -400,16 +421,46 @@ func (e *event) whileOpen(op string, f func() error) error {
 	return f()
 }
 
+// Synchronize waits for the event (cuEventSynchronize), with no context
+// switch where the thread has one current (doAnyContext).
 func (e *event) Synchronize() error {
-	return e.do("synchronize", func() error { return fromCu(e.ev.Synchronize()) })
+	return e.doAnyContext("synchronize", func() error { return fromCu(e.ev.Synchronize()) })
 }
 
+// Query reports whether the event has completed (cuEventQuery), with no
+// context switch where the thread has one current (doAnyContext).
 func (e *event) Query() (bool, error) {
-	err := e.do("query", func() error { return fromCu(e.ev.Query()) })
+	err := e.doAnyContext("query", func() error { return fromCu(e.ev.Query()) })
 	if errors.Is(err, driver.ErrNotReady) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// doAnyContext runs f, a cuEventSynchronize or cuEventQuery, first with
+// whatever context the calling thread has current: "cudaEventSynchronize()
+// and cudaEventQuery() will succeed even if the input event is associated
+// to a device that is different from the current device" (CUDA C++
+// Programming Guide, Multi-Device System, Stream and Event Behavior), so
+// they need not switch. What the driver answers with no context current
+// is not documented: any error but "not ready" is asked again with the
+// device's context current, and that answer stands (as do does).
+func (e *event) doAnyContext(op string, f func() error) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return fmt.Errorf("cuda: event %s: %w", op, driver.ErrClosed)
+	}
+	if e.d.isClosed.Load() {
+		return fmt.Errorf("cuda: event %s: device %v: %w", op, e.d.DeviceID(), driver.ErrClosed)
+	}
+	if err := f(); err == nil || errors.Is(err, driver.ErrNotReady) {
+		return err
+	}
+	if err := e.d.call(f); err != nil {
+		return fmt.Errorf("cuda: event %s: %w", op, err)
+	}
+	return nil
 }
 
 // Elapsed returns the time between start's record and this event's

@@ -266,6 +266,20 @@ type ReachedHolder interface {
 	HoldReached() (reached <-chan struct{}, resume func(), err error)
 }
 
+// Batcher is a stream that can queue several calls under one switch of the
+// calling thread's context. Batch runs f on the calling goroutine with a
+// view of the stream, which f must use on that goroutine only and not keep:
+// the cuda backend makes its device's context current once, on an OS
+// thread locked for f, and the view's copies and records then skip the
+// cuCtxSetCurrent each call otherwise makes (after any other call of the
+// backend that switched a context, a view's call makes its own current
+// again). A small copy's cost is its driver calls: a copy and the record
+// of an event after it take one switch, not two. Streams without it are
+// used as they are.
+type Batcher interface {
+	Batch(f func(Stream) error) error
+}
+
 // Event marks a point in a stream.
 type Event interface {
 	// Synchronize waits until the event completes.

@@ -139,6 +139,16 @@ func (c *context) own(h uintptr) {
 	}
 }
 
+// usable returns success while c is active and has not faulted, else the
+// result a call on it gets.
+func (c *context) usable() cuResult {
+	dev := c.active()
+	if dev == nil {
+		return errContextIsDestroyed
+	}
+	return c.faulted(dev)
+}
+
 // stickyResult is the result every call returns once the context faulted.
 func (c *context) stickyResult() cuResult {
 	if r := c.sticky.Load(); r != 0 {

@@ -208,8 +208,31 @@ func eventRecord(h, sh uintptr) cuResult {
 	return s.run(func(st driver.Stream) error { return st.Record(ev.e) })
 }
 
+// eventOfAnyContext returns the event of handle h for cuEventQuery and
+// cuEventSynchronize, which need a context current but not the event's:
+// "cudaEventSynchronize() and cudaEventQuery() will succeed even if the
+// input event is associated to a device that is different from the
+// current device" (CUDA C++ Programming Guide, Multi-Device System, Stream
+// and Event Behavior). With no context current the guide does not say,
+// as the runtime always has one: CUDA_ERROR_INVALID_CONTEXT is a guess,
+// the strict one (conformance: "event sync and query with no context
+// current" logs what a GPU answers).
+func eventOfAnyContext(h uintptr) (*event, cuResult) {
+	if _, _, r := current(); r != success {
+		return nil, r
+	}
+	ev, ok := lookup[*event](h)
+	if !ok {
+		return nil, destroyedEvent(h)
+	}
+	if r := ev.ctx.usable(); r != success {
+		return nil, r
+	}
+	return ev, success
+}
+
 func eventQuery(h uintptr) cuResult {
-	ev, r := eventOf(h)
+	ev, r := eventOfAnyContext(h)
 	if r != success {
 		return r
 	}
@@ -224,7 +247,7 @@ func eventQuery(h uintptr) cuResult {
 }
 
 func eventSynchronize(h uintptr) cuResult {
-	ev, r := eventOf(h)
+	ev, r := eventOfAnyContext(h)
 	if r != success {
 		return r
 	}
