@@ -40,11 +40,12 @@ type Op struct {
 // wait for, goes through the staged ring where the planner would pick the
 // direct path, and a copy that asks for the direct path runs on a
 // goroutine of the copier's. The pinned, mapped and d2d paths are queued
-// on s itself. A staged copy runs on the copier's own ring streams, driven by
-// goroutines, once s's earlier work is done; a copy queued on s behind a
-// staged copy that is still running waits for it before CopyAsync returns.
-// Other work queued on s directly does not wait for a staged copy: Wait
-// for its Op first. A peer copy waits for s and runs at once.
+// on s itself. A staged copy is driven by goroutines through the copier's
+// ring, its DMAs queued on s behind s's earlier work as each chunk is
+// gathered; a copy queued on s behind a staged copy that is still running
+// waits for it before CopyAsync returns. Other work queued on s directly
+// does not wait for a staged copy: Wait for its Op first. A peer copy
+// waits for s and runs at once.
 func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (*Op, error) {
 	if s == nil {
 		return nil, fmt.Errorf("transfer: copy async: no stream (use Copy for a synchronous copy): %w", driver.ErrInvalidValue)
@@ -220,7 +221,9 @@ func over(err error) bool {
 }
 
 // Wait waits until the copy has completed and returns its error, or the
-// first error of the work queued on its stream up to it.
+// first error of the work queued on its stream up to it. A copy queued on
+// the stream is waited for through the event recorded after it, which
+// costs the driver one call on a thread with a context current.
 func (op *Op) Wait() error {
 	if op == nil {
 		return fmt.Errorf("transfer: wait: nil Op: %w", driver.ErrInvalidValue)
@@ -254,9 +257,9 @@ func (op *Op) finish(sync bool, cause error) error {
 	}
 	var errs []error
 	errs = append(errs, op.err, cause)
-	completed := cause == nil // Done saw the event complete, or Wait synchronized its stream
+	completed := cause == nil // Done saw the event complete, or Wait waited for it
 	if sync && op.done == nil {
-		err := op.s.Synchronize()
+		err := op.waitQueued()
 		completed = completed && err == nil
 		errs = append(errs, err)
 		op.synced = true
@@ -271,6 +274,16 @@ func (op *Op) finish(sync bool, cause error) error {
 	}
 	op.c.mu.Unlock()
 	return op.err
+}
+
+// waitQueued waits for a copy queued on op's stream: for the event after
+// it, which reports the errors of the stream's work before it and needs no
+// switch of the thread's context, or for the stream when there is none.
+func (op *Op) waitQueued() error {
+	if op.ev != nil {
+		return op.ev.Synchronize()
+	}
+	return op.s.Synchronize()
 }
 
 // release frees the op's temporaries and event and lets go of its memory.

@@ -13,6 +13,11 @@ type mark struct {
 	done  chan struct{}
 	at    time.Time
 	clock vclock // the recording stream's clock, for the stream race checker
+
+	// Set by the recording stream before done closes (stream.markErr):
+	s      *stream
+	err    error  // the first error of the stream's work since the recording before
+	errGen uint64 // the stream's errGen then
 }
 
 func (m *mark) complete() {
@@ -62,14 +67,23 @@ func (e *event) latest() *mark {
 
 // Synchronize waits for the latest recording to complete; after a fault it
 // returns the fault, once the work before the recording has stopped (the
-// work behind the fault fails at once).
+// work behind the fault fails at once). It returns the first error of the
+// recording stream's work between the recording before and this one, as
+// the stream's Synchronize would have, which then does not report it again.
 func (e *event) Synchronize() error {
 	m := e.latest()
 	<-m.done
 	if e.d.check != nil {
 		e.d.check.hostWaitsForEvent(m.clock)
 	}
-	return e.d.checkFault("event synchronize")
+	if err := e.d.checkFault("event synchronize"); err != nil {
+		return err
+	}
+	if m.err != nil {
+		m.s.reported(m.errGen)
+		return m.err
+	}
+	return nil
 }
 
 // Query reports whether the latest recording has completed.

@@ -45,8 +45,10 @@ type stream struct {
 	qmu    sync.Mutex // guards closed and sends on ops
 	closed bool
 
-	errMu sync.Mutex // guards err; never held while waiting on the queue
-	err   error      // first error of the work since the last Synchronize
+	errMu  sync.Mutex // guards err, errGen and since; never held while waiting on the queue
+	err    error      // first error of the work since the last Synchronize
+	errGen uint64     // counts the errors err has held
+	since  error      // first error of the work since the last event record ran
 
 	lane *lane // the stream race checker's lane, nil when it is off
 
@@ -133,6 +135,10 @@ func (s *stream) run() {
 			s.errMu.Lock()
 			if s.err == nil {
 				s.err = err
+				s.errGen++
+			}
+			if s.since == nil {
+				s.since = err
 			}
 			s.errMu.Unlock()
 		}
@@ -353,11 +359,33 @@ func (s *stream) record(pt bool, e driver.Event) error {
 	if err != nil {
 		return err
 	}
-	if err := s.enqueue(func() error { mark.complete(); return nil }); err != nil {
+	if err := s.enqueue(func() error { s.markErr(mark); mark.complete(); return nil }); err != nil {
 		mark.complete()
 		return err
 	}
 	return nil
+}
+
+// markErr gives a recording that the stream has reached the first error of
+// the stream's work since the recording before it: an event synchronize
+// "may also return error codes from previous, asynchronous launches"
+// (cuEventSynchronize), so a wait for an event after a failed copy reports
+// the copy's failure.
+func (s *stream) markErr(m *mark) {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	m.s, m.err, m.errGen = s, s.since, s.errGen
+	s.since = nil
+}
+
+// reported clears the stream's error once an event synchronize has
+// returned it, so that the stream's Synchronize does not report it again.
+func (s *stream) reported(gen uint64) {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	if s.err != nil && s.errGen == gen {
+		s.err = nil
+	}
 }
 
 // WaitEvent makes work enqueued after it wait until e's latest record completes.

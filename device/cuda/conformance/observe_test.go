@@ -19,7 +19,8 @@ import (
 // its documentation nor a GPU run has told yet: whether a call returns
 // while a host function holds a stream, what a call from inside a host
 // function answers, what a copy of a partly page-locked range answers,
-// and, in a child process, what a stale IPC handle maps and whether a
+// what event and stream waits answer without their context current
+// (observe_contexts_test.go), and, in a child process, what a stale IPC handle maps and whether a
 // destroyed stream's handle kills the process (observe_child_test.go). On
 // a GPU they assert nothing: they log each answer, and write the table as
 // JSON to the file CUARRAY_CONFORMANCE_JSON names. On the emulated driver
@@ -85,6 +86,7 @@ func TestObservations(t *testing.T) {
 	observeCallsWhileHeld(t, add)
 	observePartlyLocked(t, add)
 	observeInChildren(t, add)
+	observeWithoutTheEventsContext(t, add)
 	ok(t, CtxSynchronize(), "cuCtxSynchronize")
 
 	if path := os.Getenv("CUARRAY_CONFORMANCE_JSON"); path != "" {
