@@ -27,7 +27,7 @@ type Op struct {
 
 	mu       sync.Mutex
 	finished bool // its memory is let go
-	synced   bool // its stream's errors up to it are collected (Wait)
+	synced   bool // the errors of its stream's work up to it are collected (Wait)
 	err      error
 	keep     []Endpoint     // the memory the copy uses, held until it is done
 	holds    []func() error // releases the Holds on its device arrays
@@ -131,16 +131,17 @@ func (c *Copier) CopyAsync(s driver.Stream, dst, src Endpoint, opts ...Option) (
 			}
 			return bs.Record(ev)
 		})
+		if err != nil {
+			// Not recorded, the event would read as complete: Done never
+			// sees it. fail waits for what was queued; then it is closed.
+			return nil, errors.Join(op.fail(err), c.putEvent(ev, false))
+		}
 		// Only now may Done see the event (a buffer's Free may call it
 		// meanwhile: the copy's memory is guarded by op already): one not
-		// yet recorded reads as complete. Recorded or not, it is op's, and
-		// release closes it unless the copy completed.
+		// yet recorded reads as complete.
 		op.mu.Lock()
 		op.ev = ev
 		op.mu.Unlock()
-		if err != nil {
-			return nil, op.fail(err)
-		}
 	}
 	c.mu.Lock()
 	c.ops[op] = struct{}{}
@@ -221,9 +222,11 @@ func over(err error) bool {
 }
 
 // Wait waits until the copy has completed and returns its error, or the
-// first error of the work queued on its stream up to it. A copy queued on
-// the stream is waited for through the event recorded after it, which
-// costs the driver one call on a thread with a context current.
+// first error of the work queued on its stream before it that no wait for
+// an earlier event of the stream reported. A copy queued on the stream is
+// waited for through the event recorded after it, which costs the driver
+// one call on a thread with a context current ("cuEventSynchronize ...
+// may also return error codes from previous, asynchronous launches").
 func (op *Op) Wait() error {
 	if op == nil {
 		return fmt.Errorf("transfer: wait: nil Op: %w", driver.ErrInvalidValue)
@@ -243,7 +246,7 @@ func (op *Op) Wait() error {
 
 // finish ends the op once its work is done, or once the device can no
 // longer do it (cause, the error that said so): with sync it also waits
-// for its stream (to report the errors of the queued work).
+// for the copy (waitQueued: to report the errors of the queued work).
 func (op *Op) finish(sync bool, cause error) error {
 	op.mu.Lock()
 	defer op.mu.Unlock()

@@ -130,8 +130,7 @@ func (j *job) runStaged(x *exec) error {
 // last element in C order wins as in a plain loop; their DMA still
 // overlaps. A ring the Copier sized fills its chunks in part when the
 // copy is small (piece).
-// It returns when every DMA has completed, having waited on the ring's
-// streams that carried this copy's chunks and no others, and then records
+// It returns when every DMA has completed (pipeline.wait), and then records
 // the copy's wall time, from the first chunk to the last DMA's
 // completion, as the staged path's time in the ledger
 // (accounting.Ledger.RecordCopy says why). On any failure the ring is
@@ -165,15 +164,7 @@ func (j *job) stage(x *exec, d devarray.Ptr, host hostLayout, toDevice bool) (er
 	p := newPipeline(c, r, streams, d, host, toDevice, j.n, piece(j.n, r.chunk, j.opt.adapt), workers)
 	p.run()
 	errs := []error{p.err()}
-	// HtoD, the last chunks' DMAs may still run; DtoH, they are done,
-	// but a stream, not the event after a copy, reports the copy's
-	// failure. Every slot is free again for the next copy once these
-	// streams are done; the ring's others carried none of this copy's
-	// work. (A caller's stream may carry work queued after this copy's
-	// DMAs: that is waited for too.)
-	for _, s := range p.streamsUsed() {
-		errs = append(errs, s.Synchronize())
-	}
+	errs = append(errs, p.wait(x.s != nil && errs[0] == nil))
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}

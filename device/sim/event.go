@@ -17,7 +17,7 @@ type mark struct {
 	// Set by the recording stream before done closes (stream.markErr):
 	s      *stream
 	err    error  // the first error of the stream's work since the recording before
-	errGen uint64 // the stream's errGen then
+	errGen uint64 // the stream's errGen when err is also the stream's error, else 0
 }
 
 func (m *mark) complete() {
@@ -68,8 +68,9 @@ func (e *event) latest() *mark {
 // Synchronize waits for the latest recording to complete; after a fault it
 // returns the fault, once the work before the recording has stopped (the
 // work behind the fault fails at once). It returns the first error of the
-// recording stream's work between the recording before and this one, as
-// the stream's Synchronize would have, which then does not report it again.
+// recording stream's work between the recording before (of any event) and
+// this one, at every call; the stream's Synchronize then does not report
+// that error again, as it would have.
 func (e *event) Synchronize() error {
 	m := e.latest()
 	<-m.done

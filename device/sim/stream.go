@@ -45,10 +45,11 @@ type stream struct {
 	qmu    sync.Mutex // guards closed and sends on ops
 	closed bool
 
-	errMu  sync.Mutex // guards err, errGen and since; never held while waiting on the queue
-	err    error      // first error of the work since the last Synchronize
-	errGen uint64     // counts the errors err has held
-	since  error      // first error of the work since the last event record ran
+	errMu    sync.Mutex // guards err, errGen, since and sinceGen; never held while waiting on the queue
+	err      error      // first error of the work since the last Synchronize
+	errGen   uint64     // counts the errors err has held
+	since    error      // first error of the work since the last event record ran
+	sinceGen uint64     // errGen when since is err, else 0
 
 	lane *lane // the stream race checker's lane, nil when it is off
 
@@ -133,12 +134,16 @@ func (s *stream) run() {
 		}
 		if err != nil {
 			s.errMu.Lock()
-			if s.err == nil {
+			first := s.err == nil
+			if first {
 				s.err = err
 				s.errGen++
 			}
 			if s.since == nil {
-				s.since = err
+				s.since, s.sinceGen = err, 0
+				if first {
+					s.sinceGen = s.errGen
+				}
 			}
 			s.errMu.Unlock()
 		}
@@ -374,16 +379,17 @@ func (s *stream) record(pt bool, e driver.Event) error {
 func (s *stream) markErr(m *mark) {
 	s.errMu.Lock()
 	defer s.errMu.Unlock()
-	m.s, m.err, m.errGen = s, s.since, s.errGen
-	s.since = nil
+	m.s, m.err, m.errGen = s, s.since, s.sinceGen
+	s.since, s.sinceGen = nil, 0
 }
 
 // reported clears the stream's error once an event synchronize has
-// returned it, so that the stream's Synchronize does not report it again.
+// returned it (gen, its errGen, 0 when the event's error is not the
+// stream's), so that the stream's Synchronize does not report it again.
 func (s *stream) reported(gen uint64) {
 	s.errMu.Lock()
 	defer s.errMu.Unlock()
-	if s.err != nil && s.errGen == gen {
+	if gen != 0 && s.err != nil && s.errGen == gen {
 		s.err = nil
 	}
 }
