@@ -59,12 +59,12 @@ func formatCalls(m map[string]int64) string {
 // thread with a context current (9 calls before the events were pooled, 5
 // while each call switched). From pageable memory, staged through the
 // ring with the DMA on the caller's stream: the switch for the DMA and
-// the record of the slot's event, the record, and the switch and
-// cuStreamSynchronize with which the copy's goroutine waits for its stream
-// (7 while the DMAs ran on the ring's streams after a synchronize of the
-// caller's). The counts are taken on one OS thread, where the copy has
-// made the device's context current; a Wait on a thread with no context
-// current asks again with a switch: two calls more.
+// the record of the slot's event, the record, and the slot event's
+// cuEventSynchronize with which the copy's goroutine waits (7 while the
+// DMAs ran on the ring's streams after a synchronize of the caller's).
+// The test runs on one OS thread, where the copy has made the device's
+// context current; a Wait on a thread with no context current asks again
+// with a switch: two calls more.
 func TestSmallCopyAsyncDriverCalls(t *testing.T) {
 	dev := testdev.Open(t)
 	const n = 4 << 10
