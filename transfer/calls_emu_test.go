@@ -119,12 +119,15 @@ func TestSmallCopyAsyncDriverCalls(t *testing.T) {
 	}
 }
 
-// A staged copy waits on the ring's streams that carried its chunks and
-// on no others: through a ring of 4 streams, a synchronous staged copy of
-// 2 chunks, either way, calls cuStreamSynchronize twice (every copy
-// synchronized all 4 before), and queues a DMA and an event record per
-// chunk.
-func TestStagedCopySynchronizesItsStreamsOnly(t *testing.T) {
+// A staged copy waits for its DMAs through the events recorded after
+// them, never for a whole stream: through a ring of 4 streams, a
+// synchronous staged copy of 2 chunks, either way, queues a DMA and an
+// event record per chunk under one context switch each, and waits with a
+// cuEventSynchronize per chunk (HtoD, the last DMA through each slot;
+// DtoH, each chunk's before its scatter). It synchronized the 2 streams
+// that carried a chunk before (every copy synchronized all 4 before that),
+// each with a switch of its own.
+func TestStagedCopyWaitsForItsDMAsEvents(t *testing.T) {
 	dev := testdev.Open(t)
 	const chunk, chunks = 64 << 10, 2
 	c, err := transfer.New(dev, transfer.WithRing(chunk, 3, 4))
@@ -148,9 +151,11 @@ func TestStagedCopySynchronizesItsStreamsOnly(t *testing.T) {
 			run() // warm-up: the ring is made
 			calls, _ := callsOf(run)
 			t.Logf("staged %s of %d bytes:%s", tc.name, n, formatCalls(calls))
-			assert.Equal(t, int64(chunks), calls["cuStreamSynchronize"], "the streams that carried a chunk are waited on")
+			assert.Zero(t, calls["cuStreamSynchronize"], "no stream is waited on")
+			assert.Equal(t, int64(chunks), calls["cuEventSynchronize"], "an event waited on per chunk")
 			assert.Equal(t, int64(chunks), calls[tc.memcpy], "a DMA per chunk")
 			assert.Equal(t, int64(chunks), calls["cuEventRecord"], "an event record per chunk")
+			assert.LessOrEqual(t, calls["cuCtxSetCurrent"], int64(chunks), "one context switch per chunk's DMA and record")
 		})
 	}
 	assert.Equal(t, src, back)

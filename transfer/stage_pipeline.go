@@ -248,26 +248,29 @@ func (p *pipeline) queue(ci int) {
 }
 
 // wait waits until every DMA the copy queued has completed, so that every
-// slot is free for the next copy. HtoD, the last chunks' DMAs may still
-// run; DtoH, they are done, their events waited for (ready). On a caller's
-// stream (byEvents), which may carry work queued after the copy's DMAs,
-// it waits for the event recorded after the last DMA through each slot
-// the copy used, which reports the errors of the stream's work before it
+// slot is free for the next copy, through the events recorded after them,
+// which report the errors of their streams' work before them
 // ("cuEventSynchronize ... may also return error codes from previous,
-// asynchronous launches"). On the ring's streams, or after a failure,
-// which may have left a DMA without its record, it synchronizes the
-// streams that carried a chunk (the ring's others carried none of this
-// copy's work).
-func (p *pipeline) wait(byEvents bool) error {
+// asynchronous launches") and need no context switch. DtoH, each chunk's
+// event was waited for before its scatter (ready). HtoD, the last DMA
+// through each slot the copy used may still run: its slot's event is
+// waited for. A caller's stream may carry work queued after the copy's
+// DMAs, which is not waited for. After a failure, which may have left a
+// DMA without its record, the streams that carried a chunk are
+// synchronized instead (the ring's others carried none of this copy's
+// work).
+func (p *pipeline) wait(failed bool) error {
 	var errs []error
-	if byEvents {
-		for i := range min(p.nchunks, len(p.r.slots)) {
-			errs = append(errs, p.r.events[i].Synchronize())
+	if failed {
+		for _, s := range p.streamsUsed() {
+			errs = append(errs, s.Synchronize())
 		}
 		return errors.Join(errs...)
 	}
-	for _, s := range p.streamsUsed() {
-		errs = append(errs, s.Synchronize())
+	if p.toDevice {
+		for i := range min(p.nchunks, len(p.r.slots)) {
+			errs = append(errs, p.r.events[i].Synchronize())
+		}
 	}
 	return errors.Join(errs...)
 }

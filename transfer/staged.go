@@ -164,7 +164,7 @@ func (j *job) stage(x *exec, d devarray.Ptr, host hostLayout, toDevice bool) (er
 	p := newPipeline(c, r, streams, d, host, toDevice, j.n, piece(j.n, r.chunk, j.opt.adapt), workers)
 	p.run()
 	errs := []error{p.err()}
-	errs = append(errs, p.wait(x.s != nil && errs[0] == nil))
+	errs = append(errs, p.wait(errs[0] != nil))
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
