@@ -136,8 +136,9 @@ func measurePath(c *transfer.Copier, p transfer.Path, dir accounting.Direction, 
 // it and waiting for it (which the wall-clock figure, a synchronous Copy
 // as a program makes it, includes). It returns nil where no pair of events
 // on one stream brackets the copy, or the device does not time events. A
-// staged copy runs on the copier's ring streams, driven by goroutines
-// gathering on the host: no pair of events brackets it. The mapped path's
+// staged copy is driven by goroutines gathering on the host, which queue
+// its DMAs as the chunks fill, after CopyAsync has returned: no pair of
+// events brackets it. The mapped path's
 // kernel runs on the timer's stream between the events, as every other
 // path's copy does. (These copies come after the row's ledger figures were
 // taken: an async kernel copy is in the ledger with no time, which the

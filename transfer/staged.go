@@ -106,8 +106,10 @@ func (j *job) runStaged(x *exec) error {
 			if err := x.kernel(t, dev.arr, accounting.DtoD, accounting.PathKernel); err != nil {
 				return err
 			}
-			if err := x.finishKernels(); err != nil { // the ring's streams must see the packed bytes
-				return err
+			if x.s == nil { // the ring's streams must see the packed bytes; a caller's stream, which carries the DMAs too, orders them itself
+				if err := x.finishKernels(); err != nil {
+					return err
+				}
 			}
 		}
 		d = t
