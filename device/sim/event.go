@@ -20,8 +20,14 @@ type mark struct {
 	errGen uint64 // the stream's errGen when err is also the stream's error, else 0
 }
 
-func (m *mark) complete() {
-	m.at = time.Now()
+func (m *mark) complete() { m.completeAt(time.Now()) }
+
+// completeAt completes m as reached at t: for a recording, the time the
+// stream's model says the stream reached it (its clock's startAt), as a
+// GPU stamps an event with the device's time, so that a late wake-up of
+// the stream's goroutine does not shorten or lengthen what Elapsed measures.
+func (m *mark) completeAt(t time.Time) {
+	m.at = t
 	close(m.done)
 }
 

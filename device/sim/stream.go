@@ -364,7 +364,7 @@ func (s *stream) record(pt bool, e driver.Event) error {
 	if err != nil {
 		return err
 	}
-	if err := s.enqueue(func() error { s.markErr(mark); mark.complete(); return nil }); err != nil {
+	if err := s.enqueue(func() error { s.markErr(mark); mark.completeAt(s.clock.startAt); return nil }); err != nil {
 		mark.complete()
 		return err
 	}
