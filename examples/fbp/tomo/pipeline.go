@@ -260,6 +260,21 @@ func (p *pipeline) close() error {
 	return errors.Join(errs...)
 }
 
+// addSpan adds a chunk's kernels' interval, from t0 to its begin and end
+// events, to the spans.
+func (p *pipeline) addSpan(begin, end driver.Event) error {
+	b, err := begin.Elapsed(p.t0)
+	if err != nil {
+		return err
+	}
+	e, err := end.Elapsed(p.t0)
+	if err != nil {
+		return err
+	}
+	p.spans = append(p.spans, [2]time.Duration{b, e})
+	return nil
+}
+
 // union is the total length of intervals, overlaps counted once.
 func union(spans [][2]time.Duration) time.Duration {
 	s := slices.Clone(spans)

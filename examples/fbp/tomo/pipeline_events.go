@@ -3,7 +3,6 @@ package tomo
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/pinned"
@@ -194,15 +193,9 @@ func (p *pipeline) settle(i int) error {
 	if err := e.down.Synchronize(); err != nil {
 		return err
 	}
-	b, err := e.begin.Elapsed(p.t0)
-	if err != nil {
+	if err := p.addSpan(e.begin, e.end); err != nil {
 		return err
 	}
-	end, err := e.end.Elapsed(p.t0)
-	if err != nil {
-		return err
-	}
-	p.spans = append(p.spans, [2]time.Duration{b, end})
 	ch := p.res.Plan.Chunks[i]
 	p.prog.report(string(Resident), ch.Start+ch.Len, p.g.Slices)
 	return nil

@@ -3,7 +3,6 @@ package tomo
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
@@ -123,15 +122,9 @@ func (p *pipeline) finish(sl *slot) error {
 		return err
 	}
 	if sl.timed {
-		b, err := sl.begin.Elapsed(p.t0)
-		if err != nil {
+		if err := p.addSpan(sl.begin, sl.end); err != nil {
 			return err
 		}
-		e, err := sl.end.Elapsed(p.t0)
-		if err != nil {
-			return err
-		}
-		p.spans = append(p.spans, [2]time.Duration{b, e})
 	}
 	ch := p.res.Plan.Chunks[sl.chunk]
 	sl.chunk, sl.down, sl.timed = -1, nil, false
