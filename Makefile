@@ -325,7 +325,9 @@ gpu-hang-check:
 
 # ---- MPI: cuarray across processes, build tag mpi (see docs/guide.md, "Running on many GPUs") ----
 
-MPIRUN       ?= mpirun
+# scripts/mpirun.sh gives each job a session directory of its own, so that jobs started at once
+# (two make mpi-check, a test's jobs beside another's) never share Open MPI's.
+MPIRUN       ?= bash scripts/mpirun.sh
 NP           ?= 2
 MPI_SIZE     ?= -size 48 -angles 60 -slices 12
 MPI_FAULT_RANK ?=
@@ -342,14 +344,18 @@ mpi-build:
 	$(GO) vet -tags mpi ./mpi/... ./examples/fbpmpi/...
 	@# with the cuda build too (rank r on cuda:(local rank mod GPUs)), where cuda.h is (make cuda-deps)
 	@if [ -f /usr/include/cuda.h ]; then $(GO) vet -tags mpi,cuda ./mpi/... ./examples/fbpmpi/...; fi
-	$(GO) build -tags mpi -o build/fbpmpi ./examples/fbpmpi
+	@# built beside and renamed into place, so that a job of a make running at the same time
+	@# never starts a half-written binary
+	$(GO) build -tags mpi -o build/fbpmpi.$$$$ ./examples/fbpmpi && mv -f build/fbpmpi.$$$$ build/fbpmpi
 
 ## mpi-run: the distributed FBP on NP ranks on sim at a small size (make mpi-run NP=3): the
 ## projections split across the ranks, resliced with an Alltoallv of device arrays, the volume
 ## written with MPI-IO and compared with a one-process run; the last line is rank 0's JSON
 ## summary. MPI_FAULT_RANK=R makes rank R's device fault part-way: the job ends non-zero.
+## MPI_DIR is where the volume goes (default build/mpi-npNP).
+MPI_DIR ?= build/mpi-np$(NP)
 mpi-run: mpi-build
-	$(MPIRUN) $(MPIRUN_FLAGS) -np $(NP) build/fbpmpi $(MPI_SIZE) -dir build/mpi-np$(NP) -q -json \
+	$(MPIRUN) $(MPIRUN_FLAGS) -np $(NP) build/fbpmpi $(MPI_SIZE) -dir $(MPI_DIR) -q -json \
 		$(if $(MPI_FAULT_RANK),-fault-rank $(MPI_FAULT_RANK))
 
 ## mpi-check: make mpi-run on 1, 2 and 3 ranks (NPS), each summary checked: ranks, the volume

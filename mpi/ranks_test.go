@@ -20,6 +20,7 @@ import (
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/internal/mpijob"
 	"github.com/cuarray/cuarray/transfer"
 )
 
@@ -51,20 +52,12 @@ func TestMain(m *testing.M) {
 }
 
 // mpirun returns the mpirun command that runs this test binary as np
-// ranks on the tests named by run, or skips the test when mpirun is absent.
+// ranks on the tests named by run, with a session directory of its own, or
+// skips the test when mpirun is absent.
 func mpirun(t *testing.T, np int, run string) *exec.Cmd {
 	t.Helper()
-	path, err := exec.LookPath("mpirun")
-	if err != nil {
-		t.Skip("mpirun is not installed (make mpi-deps installs Open MPI)")
-	}
-	args := []string{"--oversubscribe", "--quiet"}
-	if os.Geteuid() == 0 {
-		args = append(args, "--allow-run-as-root")
-	}
-	args = append(args, "-np", fmt.Sprint(np), os.Args[0], "-test.run", run, "-test.count=1", "-test.v")
-	cmd := exec.Command(path, args...)
-	cmd.Env = append(os.Environ(), rankEnv+"=1")
+	cmd := mpijob.Command(t, np, os.Args[0], "-test.run", run, "-test.count=1", "-test.v")
+	cmd.Env = append(cmd.Env, rankEnv+"=1")
 	return cmd
 }
 

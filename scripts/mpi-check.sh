@@ -5,11 +5,15 @@
 # for bit, and the ledger's checks (bytes add up; host↔device only input and
 # output beside the reslice's staging). Then a run whose last rank's device
 # faults part-way must end non-zero within 30 s with one line. make mpi-check.
+# Each run writes into a directory of its own and each mpirun has its own
+# session directory (scripts/mpirun.sh), so two checks may run at once.
 set -euo pipefail
 MAKE=${MAKE:-make}
 nps=${*:-1 2 3}
+out=$(mktemp -d "${TMPDIR:-/tmp}/mpi-check.XXXXXX")
+trap 'rm -rf "$out"' EXIT
 for np in $nps; do
-  line=$($MAKE --no-print-directory -s mpi-run NP="$np" | tail -1)
+  line=$($MAKE --no-print-directory -s mpi-run NP="$np" MPI_DIR="$out/np$np" | tail -1)
   NP="$np" /usr/bin/python3 - "$line" <<'PY'
 import json, os, sys
 s = json.loads(sys.argv[1])
@@ -27,7 +31,7 @@ PY
 done
 np=3
 start=$(date +%s%N)
-if err=$($MAKE --no-print-directory -s mpi-run NP=$np MPI_FAULT_RANK=$((np - 1)) 2>&1 >/dev/null); then
+if err=$($MAKE --no-print-directory -s mpi-run NP=$np MPI_DIR="$out/fault" MPI_FAULT_RANK=$((np - 1)) 2>&1 >/dev/null); then
   echo "mpi-check: a faulting rank did not end the job non-zero" >&2; exit 1
 fi
 took=$(( ($(date +%s%N) - start) / 1000000 ))

@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuarray/cuarray/examples/fbp/tomo"
+	"github.com/cuarray/cuarray/internal/mpijob"
 )
 
 // asCommand makes the test binary run as fbpmpi: mpirun starts it so.
@@ -41,22 +41,13 @@ type result struct {
 	token          string
 }
 
-// mpijob runs this binary as fbpmpi on np ranks with args, or skips the test
-// when mpirun is absent.
-func mpijob(t *testing.T, np int, args ...string) result {
+// runJob runs this binary as fbpmpi on np ranks with args, in a session
+// directory of its own, or skips the test when mpirun is absent.
+func runJob(t *testing.T, np int, args ...string) result {
 	t.Helper()
-	path, err := exec.LookPath("mpirun")
-	if err != nil {
-		t.Skip("mpirun is not installed (make mpi-deps installs Open MPI)")
-	}
-	flags := []string{"--oversubscribe", "--quiet"}
-	if os.Geteuid() == 0 {
-		flags = append(flags, "--allow-run-as-root")
-	}
-	flags = append(flags, "-np", fmt.Sprint(np), os.Args[0])
-	cmd := exec.Command(path, append(flags, args...)...)
+	cmd := mpijob.Command(t, np, append([]string{os.Args[0]}, args...)...)
 	token := fmt.Sprint(rand.Uint64())
-	cmd.Env = append(os.Environ(), asCommand+"=1", jobToken+"="+token)
+	cmd.Env = append(cmd.Env, asCommand+"=1", jobToken+"="+token)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -132,7 +123,7 @@ func TestJobEqualsOneProcessAndItsLedgerAddsUp(t *testing.T) {
 			if tt.mem != "" {
 				args = append(args, "-mem", tt.mem)
 			}
-			r := mpijob(t, tt.np, args...)
+			r := runJob(t, tt.np, args...)
 			require.Zero(t, r.code, "the job failed:\n%s", r.stderr)
 			s := lastJSON(t, r)
 			assert.Equal(t, float64(tt.np), s["ranks"])
@@ -219,7 +210,7 @@ func selfBytes(t *testing.T, np, angles, slices, size int) float64 {
 func TestFaultingRankEndsTheJob(t *testing.T) {
 	for _, tt := range []struct{ np, rank int }{{3, 1}, {2, 0}, {4, 3}} {
 		t.Run(fmt.Sprintf("np=%d,rank=%d", tt.np, tt.rank), func(t *testing.T) {
-			r := mpijob(t, tt.np, "-size", "32", "-angles", "24", "-slices", "8", "-dir", t.TempDir(), "-q", "-json", "-fault-rank", fmt.Sprint(tt.rank))
+			r := runJob(t, tt.np, "-size", "32", "-angles", "24", "-slices", "8", "-dir", t.TempDir(), "-q", "-json", "-fault-rank", fmt.Sprint(tt.rank))
 			assert.NotZero(t, r.code, "a faulting rank ends the job non-zero")
 			assert.Less(t, r.took, 30*time.Second, "within seconds")
 			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
@@ -252,7 +243,7 @@ func TestBadInputEndsTheJob(t *testing.T) {
 			dir := t.TempDir()
 			in := filepath.Join(dir, "in.f32")
 			require.NoError(t, os.WriteFile(in, floatBytes(tt.values), 0o644))
-			r := mpijob(t, 3, "-size", "16", "-angles", "12", "-slices", "6", "-in", in, "-dir", dir, "-q", "-json")
+			r := runJob(t, 3, "-size", "16", "-angles", "12", "-slices", "6", "-in", in, "-dir", dir, "-q", "-json")
 			assert.Equal(t, tt.code, r.code, r.stderr)
 			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 			require.Len(t, lines, 1, "one line:\n%s", r.stderr)
@@ -263,7 +254,7 @@ func TestBadInputEndsTheJob(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.f32")
 	require.NoError(t, os.WriteFile(in, floatBytes(proj), 0o644))
-	r := mpijob(t, 3, "-size", "16", "-angles", "12", "-slices", "6", "-in", in, "-dir", dir, "-q", "-json")
+	r := runJob(t, 3, "-size", "16", "-angles", "12", "-slices", "6", "-in", in, "-dir", dir, "-q", "-json")
 	require.Zero(t, r.code, r.stderr)
 	assert.Equal(t, true, lastJSON(t, r)["same_as_one_process"], "a given input file, compared with its one-process run")
 	if nan := strings.Contains(r.stderr, "NaN"); nan {
@@ -291,7 +282,7 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := mpijob(t, tt.np, append(tt.args, "-q", "-dir", t.TempDir())...)
+			r := runJob(t, tt.np, append(tt.args, "-q", "-dir", t.TempDir())...)
 			assert.Equal(t, 2, r.code, "a usage error:\n%s", r.stderr)
 			assert.Equal(t, 1, strings.Count(r.stderr, "fbpmpi: "), "said once, by rank 0:\n%s", r.stderr)
 			assert.Contains(t, r.stderr, tt.want)
