@@ -41,8 +41,12 @@ python-deps:
 	bash scripts/python-deps.sh
 
 ## libcuarray: the C library (build/libcuarray.so, build/libcuarray.h) that python/cuarray.py loads
+## Built beside and renamed into place, so that a program loading it meanwhile (python under
+## mpirun, a second make) never reads a half-written library.
 libcuarray:
-	$(GO) build -buildmode=c-shared -o build/libcuarray.so ./libcuarray
+	@mkdir -p build
+	t=$$(mktemp -d build/.libcuarray.XXXXXX) && $(GO) build -buildmode=c-shared -o $$t/libcuarray.so ./libcuarray && \
+		mv -f $$t/libcuarray.h build/libcuarray.h && mv -f $$t/libcuarray.so build/libcuarray.so; rc=$$?; rm -rf $$t; exit $$rc
 
 ## test-python: the Python module's tests against NumPy, verbosely
 test-python: libcuarray
@@ -194,7 +198,7 @@ ptx:
 ## now. nvcc's output is byte-reproducible for one release (Debian's 11.8, from make cuda-deps),
 ## so the files are compared byte for byte; another nvcc release is reported as such.
 check-ptx:
-	@d=$${TMPDIR:-/tmp}/cuarray-check-ptx; rm -rf $$d; \
+	@d=$$(mktemp -d "$${TMPDIR:-/tmp}/cuarray-check-ptx.XXXXXX"); trap 'rm -rf "$$d"' EXIT; \
 	NVCC=$(NVCC) bash scripts/kernels-image.sh $$d || exit 1; \
 	if ! cmp -s kernels/ptx_gen.go $$d/ptx_gen.go; then \
 		echo "check-ptx: kernels/ptx_gen.go differs: the committed image was made by" \
@@ -230,25 +234,26 @@ cuda-test:
 ## for no other while a second one writes, on purpose, to show that a call did not wait. It needs
 ## cuda.h (make cuda-deps), not a GPU. EMU_PKGS narrows the packages (both passes), EMU_RUN the
 ## tests (go test -run): make cuda-emu-test EMU_PKGS=./transfer/... EMU_RUN=Finding
+## CUARRAY_PROFILE=off: the planner's defaults, never a transfer profile this machine saved.
 EMU_TAGS := -tags cuda,cudaemu
 EMU_PKGS ?=
 EMU_RUN  ?= .
 EMU_UNCHECKED := %/device/cuda/conformance
 cuda-emu-test:
-	env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_EMULATED_DRIVER='devices=2' \
+	env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_PROFILE=off CUARRAY_EMULATED_DRIVER='devices=2' \
 		$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $(or $(EMU_PKGS),$(PKGS))
 	@pkgs="$$($(GO) list $(EMU_TAGS) $(or $(EMU_PKGS),$(LATENCY_PKGS)))"; \
 	checked=$$(for p in $$pkgs; do case $$p in $(subst %,*,$(EMU_UNCHECKED))) ;; *) echo $$p;; esac; done); \
 	unchecked=$$(for p in $$pkgs; do case $$p in $(subst %,*,$(EMU_UNCHECKED))) echo $$p;; esac; done); \
 	set -x; \
 	if [ -n "$$checked" ]; then \
-		env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_EMULATED_DRIVER='devices=2&latency=$(LATENCY)$(if $(CHECK),&check=$(CHECK))' \
+		env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_PROFILE=off CUARRAY_EMULATED_DRIVER='devices=2&latency=$(LATENCY)$(if $(CHECK),&check=$(CHECK))' \
 			$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $$checked || exit 1; fi; \
 	if [ -n "$$unchecked" ]; then \
-		env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_EMULATED_DRIVER='devices=2&latency=$(LATENCY)' \
+		env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_PROFILE=off CUARRAY_EMULATED_DRIVER='devices=2&latency=$(LATENCY)' \
 			$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $$unchecked || exit 1; fi; \
 	if [ -z "$(EMU_PKGS)" ]; then \
-		env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_EMULATED_DRIVER='devices=2&latency=400ms' \
+		env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_PROFILE=off CUARRAY_EMULATED_DRIVER='devices=2&latency=400ms' \
 			$(GO) test $(EMU_TAGS) -race -count=1 -run 'TestCopyAsyncNeverWaits' ./transfer/ || exit 1; fi
 
 ## bench-gpu: the GPU bundle with the benchmark suite: cuarray's side and its PyTorch and CuPy
