@@ -42,6 +42,9 @@ func (d *Device) Malloc(nbytes int64) (devarray.Ptr, error) {
 		return 0, fmt.Errorf("sim: malloc: %w", driver.ErrClosed)
 	}
 	off, ok := d.arena.alloc(size)
+	if ok {
+		d.requested[off] = nbytes
+	}
 	d.mu.Unlock()
 	if !ok {
 		d.ledger.Cancel(accounting.Device, size)
@@ -78,6 +81,9 @@ func (d *Device) Free(p devarray.Ptr) error {
 	ok := uintptr(p) >= d.base && off < d.arena.size
 	if ok {
 		size, ok = d.arena.release(off)
+	}
+	if ok {
+		delete(d.requested, off)
 	}
 	if ok && size >= 1<<20 {
 		// Give large freed ranges' pages back to the OS, as freed device memory holds nothing.

@@ -130,8 +130,9 @@ var _ driver.Device = (*Device)(nil)
 // when a Device is printed with a verb its String does not serve (%d) or
 // as the unexported field of another value. d.mu guards them.
 type memory struct {
-	mem  []byte            // the device memory
-	host driver.HostRanges // page-locked host allocations
+	mem       []byte            // the device memory
+	host      driver.HostRanges // page-locked host allocations
+	requested map[int64]int64   // each live allocation's size as asked for, by its offset in mem
 }
 
 // New creates a sim device. Its memory is reserved, not committed: pages
@@ -155,7 +156,7 @@ func New(cfg Config) (*Device, error) {
 	d := &Device{
 		cfg:     cfg,
 		ledger:  accounting.NewLedger(fmt.Sprintf("sim:%d", cfg.Ordinal)),
-		memory:  &memory{mem: mem},
+		memory:  &memory{mem: mem, requested: make(map[int64]int64)},
 		memfd:   memfd,
 		ipc:     newIPCState(),
 		base:    uintptr(unsafe.Pointer(unsafe.SliceData(mem))),
