@@ -121,12 +121,21 @@ func launch(fh uintptr, grid, block [3]uint32, shared uint32, sh uintptr, params
 		return errInvalidValue
 	case threads > maxThreadsPerBlock || shared > maxSharedPerBlock:
 		return errInvalidValue
-	case extra != nil:
-		return errNotSupported
-	case params == nil && len(f.info.params) > 0:
+	case extra != nil && params != nil:
+		// "The error CUDA_ERROR_INVALID_VALUE will be returned if kernel
+		// parameters are specified with both kernelParams and extra."
+		return errInvalidValue
+	case params == nil && extra == nil && len(f.info.params) > 0:
 		return errInvalidValue
 	}
-	buf := gatherParams(f.info.params, params)
+	var buf []byte
+	if extra != nil {
+		if buf, r = extraParams(f.info.params, extra); r != success {
+			return r
+		}
+	} else {
+		buf = gatherParams(f.info.params, params)
+	}
 	var em kernels.Emulation
 	var err error
 	if f.info.ptx {
@@ -173,4 +182,65 @@ func gatherParams(ps []param, kernelParams unsafe.Pointer) []byte {
 		}
 	}
 	return buf
+}
+
+// The markers of cuLaunchKernel's extra array (cuda.h).
+const (
+	launchParamEnd           = 0x00
+	launchParamBufferPointer = 0x01
+	launchParamBufferSize    = 0x02
+)
+
+// maxExtraEntries bounds the walk of an extra array that lacks its end
+// marker: more pairs than any launch has are a malformed array.
+const maxExtraEntries = 64
+
+// extraParams reads the parameter buffer of cuLaunchKernel's extra array:
+// pairs of a marker and a pointer, CU_LAUNCH_PARAM_BUFFER_POINTER (the
+// buffer, laid out as the kernel's parameters are) and
+// CU_LAUNCH_PARAM_BUFFER_SIZE (a pointer to its size_t size), ended by
+// CU_LAUNCH_PARAM_END. The copy is taken now: "the kernelParams or extra
+// array, as well as the argument values it points to, are copied during
+// this call". A buffer shorter than the kernel's parameters, an unknown
+// marker or a missing buffer is CUDA_ERROR_INVALID_VALUE: the
+// documentation says only that the pointer without the size "will have
+// no effect", so refusing what a kernel would read past is a guess, the
+// strict one.
+func extraParams(ps []param, extra unsafe.Pointer) ([]byte, cuResult) {
+	want := 0
+	for _, p := range ps {
+		want = max(want, p.offset+p.size)
+	}
+	entry := func(i int) unsafe.Pointer { // read one at a time: the array's length is its end marker
+		return *(*unsafe.Pointer)(unsafe.Add(extra, i*int(unsafe.Sizeof(extra))))
+	}
+	var ptr unsafe.Pointer
+	size, haveSize := 0, false
+	for i := 0; ; i += 2 {
+		if i >= 2*maxExtraEntries {
+			return nil, errInvalidValue
+		}
+		switch uintptr(entry(i)) {
+		case launchParamEnd:
+			if !haveSize || ptr == nil || size < want {
+				if want == 0 && ptr == nil {
+					return make([]byte, 0), success
+				}
+				return nil, errInvalidValue
+			}
+			buf := make([]byte, want)
+			copy(buf, unsafe.Slice((*byte)(ptr), want))
+			return buf, success
+		case launchParamBufferPointer:
+			ptr = entry(i + 1)
+		case launchParamBufferSize:
+			p := entry(i + 1)
+			if p == nil {
+				return nil, errInvalidValue
+			}
+			size, haveSize = int(*(*uintptr)(p)), true
+		default:
+			return nil, errInvalidValue
+		}
+	}
 }
