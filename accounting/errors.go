@@ -60,7 +60,10 @@ func FormatBytes(n int64) string {
 		return fmt.Sprintf("%d B", n)
 	}
 	f, i := float64(n), 0
-	for (f >= unit || f <= -unit) && i < 6 {
+	// Divide while the figure, rounded to two decimals as it is printed,
+	// would still read 1024.00 or more: 1 GiB less a granule is "1.00 GiB",
+	// never "1024.00 MiB".
+	for (f >= unit-0.005 || f <= -(unit-0.005)) && i < 6 {
 		f /= unit
 		i++
 	}

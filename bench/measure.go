@@ -68,22 +68,25 @@ func measurePath(c *transfer.Copier, p transfer.Path, dir accounting.Direction, 
 		return Result{}, fmt.Errorf("bench: path %v is not measured here", p)
 	}
 	var src, dst transfer.Endpoint
-	var read func() ([]byte, error)
+	var check func() error // the destination holds pattern
 	switch dir {
 	case accounting.HtoD:
 		copy(hostMem, pattern)
 		src, dst = host, transfer.Dev(a)
-		read = func() ([]byte, error) { return devarray.ToHost[uint8](a) }
+		check = func() error { return equalOnDevice(a, pattern) }
 	case accounting.DtoH, accounting.DtoD:
 		if err := a.CopyFrom(pattern); err != nil {
 			return Result{}, err
 		}
 		src, dst = transfer.Dev(a), host
-		read = func() ([]byte, error) {
+		check = func() error {
 			if other != nil {
-				return devarray.ToHost[uint8](other)
+				return equalOnDevice(other, pattern)
 			}
-			return hostMem, nil
+			if !bytes.Equal(hostMem, pattern) {
+				return errData
+			}
+			return nil
 		}
 	}
 	opt := transfer.Via(p)
@@ -116,12 +119,8 @@ func measurePath(c *transfer.Copier, p transfer.Path, dir accounting.Direction, 
 			return Result{}, err
 		}
 	}
-	got, err := read()
-	if err != nil {
+	if err := check(); err != nil {
 		return Result{}, err
-	}
-	if !bytes.Equal(got, pattern) {
-		return Result{}, errData
 	}
 	res = summarize(p.String(), dir, size, times)
 	res.setEvent(evTimes)
@@ -194,4 +193,28 @@ func counts(diff accounting.Snapshot, p transfer.Path, dir accounting.Direction,
 	}
 	c.OK = c.Bytes == requested && c.Other == 0 && c.HostStaging == wantStaging
 	return c
+}
+
+// checkChunk is the most bytes equalOnDevice reads back at once.
+const checkChunk = 16 << 20
+
+// equalOnDevice checks that the 1-D uint8 array a holds want, reading it
+// back checkChunk bytes at a time, so that checking a 1 GiB copy holds
+// 16 MiB more of host memory, not another 1 GiB.
+func equalOnDevice(a *devarray.DevArray, want []byte) error {
+	for off := 0; off < len(want); off += checkChunk {
+		end := min(off+checkChunk, len(want))
+		v, err := a.Slice(0, off, end)
+		if err != nil {
+			return err
+		}
+		got, err := devarray.ToHost[uint8](v)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(got, want[off:end]) {
+			return errData
+		}
+	}
+	return nil
 }

@@ -73,8 +73,8 @@ func (r *Report) table(wide bool) string {
 		for _, h := range r.HostMemcpy {
 			rates = append(rates, fmt.Sprintf("%.2f on %d", h.GBps, h.Threads))
 		}
-		prose(&b, fmt.Sprintf("host memcpy pageable→pinned, %s: %s GB/s on goroutines; ceiling of the staged path %.2f GB/s (%d goroutines)",
-			accounting.FormatBytes(r.MemcpyBytes), strings.Join(rates, ", "), r.MemcpyCeiling.GBps, r.MemcpyCeiling.Threads))
+		prose(&b, fmt.Sprintf("host memcpy pageable→pinned, %s: %s GB/s on goroutines; ceiling of the staged path %.2f GB/s (%s)",
+			accounting.FormatBytes(r.MemcpyBytes), strings.Join(rates, ", "), r.MemcpyCeiling.GBps, goroutines(r.MemcpyCeiling.Threads)))
 	}
 	if r.Profile != "" {
 		prose(&b, fmt.Sprintf("planner: %s; staging ring %d × %s on %d streams", r.Profile, r.Ring.Chunks, accounting.FormatBytes(r.Ring.ChunkBytes), r.Ring.Streams))
@@ -403,4 +403,12 @@ func sizesOf(r *Report) []float64 {
 
 func xmlEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
+
+// goroutines writes n goroutines: "1 goroutine", "2 goroutines".
+func goroutines(n int) string {
+	if n == 1 {
+		return "1 goroutine"
+	}
+	return fmt.Sprintf("%d goroutines", n)
 }

@@ -31,7 +31,10 @@ func (a *DevArray) checkAxis(op string, axis int) error {
 
 // Slice returns the view of elements start, start+step, ... below stop on
 // one axis (step defaults to 1 and must be positive; use Flip to reverse).
-// 0 <= start <= stop <= Shape()[axis].
+// As in Python, a negative start or stop counts from the end of the axis:
+// Slice(0, -2, n) is the last two elements. Unlike Python, which clamps,
+// a start or stop outside [-n, n] for an axis of length n, or a stop
+// before the start, is an error (ErrShape).
 func (a *DevArray) Slice(axis, start, stop int, step ...int) (*DevArray, error) {
 	if err := a.checkAxis("slice", axis); err != nil {
 		return nil, err
@@ -48,9 +51,15 @@ func (a *DevArray) Slice(axis, start, stop int, step ...int) (*DevArray, error) 
 	if st < 1 {
 		return nil, fmt.Errorf("devarray: slice: step %d must be positive (use Flip to reverse an axis): %w", st, ErrShape)
 	}
-	if start < 0 || stop < start || stop > n {
-		return nil, fmt.Errorf("devarray: slice: [%d:%d] out of range for axis %d of length %d: %w", start, stop, axis, n, ErrShape)
+	if start < -n || start > n || stop < -n || stop > n {
+		return nil, fmt.Errorf("devarray: slice: [%d:%d] out of range for axis %d of length %d (start and stop lie in [-%d, %d]; negative ones count from the end): %w",
+			start, stop, axis, n, n, n, ErrShape)
 	}
+	from, to := fromEnd(start, n), fromEnd(stop, n)
+	if to < from {
+		return nil, fmt.Errorf("devarray: slice: [%d:%d] on axis %d of length %d ends at %d, before its start %d: %w", start, stop, axis, n, to, from, ErrShape)
+	}
+	start, stop = from, to
 	shape, strides := a.Shape(), a.Strides()
 	shape[axis] = (stop - start + st - 1) / st
 	offset := a.offset
@@ -66,17 +75,30 @@ func (a *DevArray) Slice(axis, start, stop int, step ...int) (*DevArray, error) 
 }
 
 // Index returns the view at position i of one axis, with that axis removed.
+// As in Python, a negative i counts from the end: Index(0, -1) is the last
+// element of axis 0. i must lie in [-n, n) for an axis of length n.
 func (a *DevArray) Index(axis, i int) (*DevArray, error) {
 	if err := a.checkAxis("index", axis); err != nil {
 		return nil, err
 	}
-	if n := a.lay.shape[axis]; i < 0 || i >= n {
-		return nil, fmt.Errorf("devarray: index: %d out of range [0, %d) on axis %d: %w", i, n, axis, ErrShape)
+	n := a.lay.shape[axis]
+	if i < -n || i >= n {
+		return nil, fmt.Errorf("devarray: index: %d out of range [-%d, %d) on axis %d of length %d (negative indices count from the end): %w", i, n, n, axis, n, ErrShape)
 	}
+	i = fromEnd(i, n)
 	offset := a.offset + int64(i)*a.lay.strides[axis]
 	shape := append(a.Shape()[:axis:axis], a.lay.shape[axis+1:]...)
 	strides := append(a.Strides()[:axis:axis], a.lay.strides[axis+1:]...)
 	return a.derive("index", offset, shape, strides, a.readonly)
+}
+
+// fromEnd is i counted from the end of an axis of length n when it is
+// negative, as Python counts: -1 is n-1.
+func fromEnd(i, n int) int {
+	if i < 0 {
+		return i + n
+	}
+	return i
 }
 
 // Flip returns the view with one axis reversed (a negative stride).

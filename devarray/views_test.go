@@ -184,7 +184,9 @@ func TestViewErrors(t *testing.T) {
 		{"slice negative axis", func() (*devarray.DevArray, error) { return a.Slice(-1, 0, 1) }, devarray.ErrShape},
 		{"slice stop past end", func() (*devarray.DevArray, error) { return a.Slice(0, 0, 3) }, devarray.ErrShape},
 		{"slice start after stop", func() (*devarray.DevArray, error) { return a.Slice(1, 2, 1) }, devarray.ErrShape},
-		{"slice negative start", func() (*devarray.DevArray, error) { return a.Slice(1, -1, 1) }, devarray.ErrShape},
+		{"slice negative start past its stop", func() (*devarray.DevArray, error) { return a.Slice(1, -1, 1) }, devarray.ErrShape},
+		{"slice start before the axis", func() (*devarray.DevArray, error) { return a.Slice(0, -3, 2) }, devarray.ErrShape},
+		{"index before the axis", func() (*devarray.DevArray, error) { return a.Index(0, -3) }, devarray.ErrShape},
 		{"slice zero step", func() (*devarray.DevArray, error) { return a.Slice(1, 0, 3, 0) }, devarray.ErrShape},
 		{"slice two steps", func() (*devarray.DevArray, error) { return a.Slice(1, 0, 3, 1, 1) }, devarray.ErrShape},
 		{"slice step overflow", func() (*devarray.DevArray, error) { return a.Slice(2, 0, 1, math.MaxInt) }, devarray.ErrOverflow},
@@ -219,7 +221,7 @@ func TestViewErrors(t *testing.T) {
 	assert.Contains(t, err.Error(), "needs a copy, and views never copy")
 	// The messages name the bad input and what was allowed.
 	_, err = a.Index(2, 4)
-	assert.Contains(t, err.Error(), "4 out of range [0, 4) on axis 2")
+	assert.Contains(t, err.Error(), "4 out of range [-4, 4) on axis 2")
 	_, err = a.Permute(0, 1, 3)
 	assert.Contains(t, err.Error(), "[0 1 3] is not a permutation of 0..2")
 	_, err = a.Permute(2, 0, 2)

@@ -68,3 +68,22 @@ func TestCitedCommitsExist(t *testing.T) {
 	}
 	assert.Positive(t, seen, "the docs cite commits (perf.md, gpu-results.md)")
 }
+
+// TestTablesHoldFigures: a table cell in the docs holds a figure, a goal
+// or a short note, not a paragraph; the how goes below the table.
+func TestTablesHoldFigures(t *testing.T) {
+	const most = 400 // characters in a cell
+	for f, text := range userDocs(t) {
+		if f == "gpu-results.md" {
+			continue // the record of each GPU run, as it was written then
+		}
+		for i, line := range strings.Split(text, "\n") {
+			if !strings.HasPrefix(line, "|") {
+				continue
+			}
+			for _, cell := range strings.Split(strings.Trim(line, "|"), " | ") {
+				assert.LessOrEqual(t, len([]rune(strings.TrimSpace(cell))), most, "%s:%d: a table cell of %d characters: put the how below the table", f, i+1, len([]rune(cell)))
+			}
+		}
+	}
+}

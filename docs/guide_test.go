@@ -153,3 +153,29 @@ func TestGuidePythonInstall(t *testing.T) {
 		assert.Contains(t, string(check), step.script, "install_check.sh runs the guide's step %q", step.guide)
 	}
 }
+
+// TestGuideEmulatedDriverKeys: the guide's table of CUARRAY_EMULATED_DRIVER
+// keys names exactly the keys the emulated driver reads, as its own error
+// for an unknown key lists them.
+func TestGuideEmulatedDriverKeys(t *testing.T) {
+	guide, err := os.ReadFile("guide.md")
+	require.NoError(t, err)
+	src, err := os.ReadFile("../device/cuda/emulated/state.go")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`unknown option \(([^)]*)\)`).FindSubmatch(src)
+	require.NotNil(t, m, "the emulated driver lists its keys in its error for an unknown one")
+	var want []string
+	for _, k := range strings.Split(string(m[1]), ",") {
+		want = append(want, strings.TrimSpace(k))
+	}
+	i := strings.Index(string(guide), "<!-- emulated driver keys -->")
+	require.GreaterOrEqual(t, i, 0, "the guide has the table of keys")
+	table, _, _ := strings.Cut(string(guide[i:]), "\n\n")
+	var got []string
+	for _, row := range regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\|").FindAllStringSubmatch(table, -1) {
+		got = append(got, row[1])
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	assert.Equal(t, want, got, "the keys of the guide's table")
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/internal/fmtcheck"
 	"github.com/cuarray/cuarray/interop"
+	"github.com/cuarray/cuarray/interop/gorgonia"
 	"github.com/cuarray/cuarray/kernels"
 	"github.com/cuarray/cuarray/pinned"
 	"github.com/cuarray/cuarray/plan"
@@ -147,7 +149,7 @@ func TestPrintEverything(t *testing.T) {
 		{"stream", s}, {"event", ev}, {"copier", copier}, {"copy", op},
 		{"endpoint", transfer.Host(out, 512, 512)}, {"kernels", k}, {"plan", p}, {"chunk", p.Chunks[0]},
 		{"registry", plan.Default}, {"out of memory", oomErr}, {"ledger's error", oom},
-		{"pool's error", poolOOM}, {"ipc", ipc}, {"engine", interop.NewDeviceEngine(dev)}, {"pending", &pending},
+		{"pool's error", poolOOM}, {"ipc", ipc}, {"engine", gorgonia.NewDeviceEngine(dev)}, {"pending", &pending},
 	}
 	printed, allocated := printAll(values)
 
@@ -307,4 +309,33 @@ func TestPrintWhileWorking(t *testing.T) {
 		}
 	}
 	assert.Positive(t, printed)
+}
+
+// TestPlusVSaysMore: on the default device, %+v of the device adds its
+// ledger's totals to %v, %+v of an array its descriptor, and a method
+// looked up in the registry prints its name and parameters, not {}.
+func TestPlusVSaysMore(t *testing.T) {
+	dev, err := device.Open("")
+	require.NoError(t, err)
+	defer dev.Close()
+	data := make([]float32, 16+rand.IntN(64))
+	for i := range data {
+		data[i] = rand.Float32()
+	}
+	a, err := devarray.FromHost(dev, data)
+	require.NoError(t, err)
+	defer a.Free()
+	values := []any{a}
+	if strings.HasPrefix(dev.Info().Name, "sim:") {
+		values = append(values, dev) // sim's device says more; the cuda backend's prints as %v
+		assert.Contains(t, fmt.Sprintf("%+v", dev), "ledger:")
+	}
+	for _, v := range values {
+		plain, plus := fmt.Sprintf("%v", v), fmt.Sprintf("%+v", v)
+		assert.True(t, len(plus) > len(plain) && plus[:len(plain)] == plain, "%%+v of %T adds to %%v: %q", v, plus)
+	}
+	assert.Contains(t, fmt.Sprintf("%+v", a), "descriptor:")
+	m, err := plan.Default.Lookup("fbp.reconstruct")
+	require.NoError(t, err)
+	assert.Equal(t, "fbp.reconstruct (a plan.Method; parameters: size ≥ 1)", fmt.Sprintf("%v", m))
 }

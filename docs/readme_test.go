@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuarray/cuarray/internal/toolchain"
@@ -39,32 +40,64 @@ var givens = map[string]string{
 	defer stream.Close()`,
 }
 
-// The README's Go blocks are real code: each is the body of a function
-// returning an error, with the declarations its `<!-- given: ... -->` line
-// names; the test builds each as a program and runs it on sim. The one
-// complete program, the outside module's main.go (`<!-- usermodule:
-// main.go -->`), is built and run by TestUserModule.
+// readmeDocs are the pages whose Go blocks readme_test.go runs: the
+// README and the reference it links to.
+var readmeDocs = []string{"../README.md", "reference.md"}
+
+// The README's and the reference's Go blocks are real code: each is the
+// body of a function returning an error, with the declarations its
+// `<!-- given: ... -->` line names; the test builds each as a program and
+// runs it on sim. The one complete program, the outside module's main.go
+// (`<!-- usermodule: main.go -->`), is built and run by TestUserModule. A
+// line that ends in a comment "// prints: X" must print the line X.
 func TestReadmeBlocksCompileAndRun(t *testing.T) {
 	goTool := toolchain.Go(t, "to build the README's blocks")
+	seen := 0
+	for _, file := range readmeDocs {
+		text, err := os.ReadFile(file)
+		require.NoError(t, err)
+		blocks := regexp.MustCompile("(?s)<!-- given: ([^>]*?) -->\n```go\n(.*?)```").FindAllSubmatch(text, -1)
+		programs := len(regexp.MustCompile("<!-- usermodule: main.go -->\n```go").FindAll(text, -1))
+		require.Len(t, blocks, len(regexp.MustCompile("```go").FindAll(text, -1))-programs, "every Go block of %s but the outside module's main.go has a given line", file)
+		seen += len(blocks)
+		for i, b := range blocks {
+			t.Run(fmt.Sprintf("%s/block%d", filepath.Base(file), i+1), func(t *testing.T) {
+				src := program(t, string(b[1]), string(b[2]))
+				require.NoError(t, os.MkdirAll("testdata", 0o755))
+				dir, err := os.MkdirTemp("testdata", "readme") // inside the module, so its imports resolve
+				require.NoError(t, err)
+				defer os.RemoveAll(dir)
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644))
+				out, err := exec.Command(goTool, "run", "./"+dir).CombinedOutput()
+				require.NoError(t, err, "%s block %d:\n%s\n---\n%s", file, i+1, src, out)
+				for _, m := range regexp.MustCompile(`// prints: (.*)`).FindAllStringSubmatch(string(b[2]), -1) {
+					require.Contains(t, string(out), strings.TrimSpace(m[1])+"\n", "%s block %d prints what its comment says", file, i+1)
+				}
+			})
+		}
+	}
+	require.Positive(t, seen, "the reference has Go blocks to run")
+}
+
+// TestReadmeFirstScreen: a newcomer reads the README in five minutes. Its
+// first 40 lines say what cuarray is, for whom, and the two commands that
+// run it and test it; the GPU runs' provenance is in docs/gpu-results.md,
+// not there; and it links to every page of docs/.
+func TestReadmeFirstScreen(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
 	require.NoError(t, err)
-	blocks := regexp.MustCompile("(?s)<!-- given: ([^>]*?) -->\n```go\n(.*?)```").FindAllSubmatch(readme, -1)
-	programs := len(regexp.MustCompile("<!-- usermodule: main.go -->\n```go").FindAll(readme, -1))
-	require.Len(t, blocks, len(regexp.MustCompile("```go").FindAll(readme, -1))-programs, "every Go block but the outside module's main.go has a given line")
-	for i, b := range blocks {
-		t.Run(fmt.Sprintf("block%d", i+1), func(t *testing.T) {
-			src := program(t, string(b[1]), string(b[2]))
-			require.NoError(t, os.MkdirAll("testdata", 0o755))
-			dir, err := os.MkdirTemp("testdata", "readme") // inside the module, so its imports resolve
-			require.NoError(t, err)
-			defer os.RemoveAll(dir)
-			require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644))
-			out, err := exec.Command(goTool, "run", "./"+dir).CombinedOutput()
-			require.NoError(t, err, "README block %d:\n%s\n---\n%s", i+1, src, out)
-			if strings.Contains(string(b[2]), "// 131072 524288") {
-				require.Contains(t, string(out), "131072 524288", "the short example prints what its comment says")
-			}
-		})
+	lines := strings.Split(string(readme), "\n")
+	assert.LessOrEqual(t, len(lines), 200, "the README is read in five minutes")
+	first := strings.Join(lines[:min(40, len(lines))], "\n")
+	for _, want := range []string{"cuarray is a Go library", "It is for ", "make run ", "make test ", "sim"} {
+		assert.Contains(t, first, want, "the README's first 40 lines")
+	}
+	assert.NotRegexp(t, `tests=\d+/\d+|failed=\d+`, string(readme), "GPU-run provenance is in docs/gpu-results.md")
+	pages, err := filepath.Glob("*.md")
+	require.NoError(t, err)
+	require.NotEmpty(t, pages)
+	for _, page := range pages {
+		assert.Contains(t, string(readme), "](docs/"+page+")", "the README links to docs/%s", page)
 	}
 }
 
@@ -90,7 +123,7 @@ func program(t *testing.T, given, body string) string {
 	for pkg, path := range map[string]string{"fmt": "fmt", "device": "github.com/cuarray/cuarray/device",
 		"devarray": "github.com/cuarray/cuarray/devarray", "accounting": "github.com/cuarray/cuarray/accounting",
 		"pinned": "github.com/cuarray/cuarray/pinned", "transfer": "github.com/cuarray/cuarray/transfer",
-		"interop": "github.com/cuarray/cuarray/interop"} {
+		"interop": "github.com/cuarray/cuarray/interop", "gorgonia": "github.com/cuarray/cuarray/interop/gorgonia"} {
 		if pkg == "fmt" || regexp.MustCompile(`\b`+pkg+`\.`).MatchString(code) {
 			imports = append(imports, fmt.Sprintf("%q", path))
 		}

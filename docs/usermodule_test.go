@@ -90,7 +90,7 @@ func TestUserModule(t *testing.T) {
 			} else {
 				assert.NotContains(t, string(gomod), "github.com/cuarray/cuarray", "a workspace leaves go.mod alone")
 			}
-			t.Run("cuda", func(t *testing.T) { userModuleCUDA(t, goTool, dir, way, goSum) })
+			t.Run("cuda", func(t *testing.T) { userModuleCUDA(t, goTool, dir, way, want, goSum) })
 		})
 	}
 }
@@ -99,7 +99,7 @@ func TestUserModule(t *testing.T) {
 // README's steps left it: that builds. In the replace way it then drops the
 // gorgonia.org/cu replace, and the build must fail with a first error that
 // names the file whose comment gives the missing line.
-func userModuleCUDA(t *testing.T, goTool, dir, way string, goSum []byte) {
+func userModuleCUDA(t *testing.T, goTool, dir, way, want string, goSum []byte) {
 	if !fileExists("/usr/include/cuda.h") && !fileExists("/usr/local/cuda/include/cuda.h") {
 		t.Skip("no cuda.h (make cuda-deps installs it): the -tags cuda build cannot be compiled here")
 	}
@@ -114,6 +114,15 @@ func userModuleCUDA(t *testing.T, goTool, dir, way string, goSum []byte) {
 	out, err := goCmd("build", "-tags", "cuda", "-o", bin, ".")
 	require.NoError(t, err, "the README's %s way builds with -tags cuda:\n%s", way, out)
 	if way != "replace" {
+		// The guide's "Running your program on the emulated CUDA driver":
+		// the same program, built with -tags cuda,cudaemu, runs on cuda:0.
+		out, err = goCmd("build", "-tags", "cuda,cudaemu", "-o", bin, ".")
+		require.NoError(t, err, "the README's %s way builds with -tags cuda,cudaemu:\n%s", way, out)
+		run := exec.Command(bin)
+		run.Env = append(userEnv(dir), "CUARRAY_EMULATED_DRIVER=devices=2&mem=1GiB&latency=1ms&check=streams")
+		got, err := run.CombinedOutput()
+		require.NoError(t, err, "the program on the emulated driver:\n%s", got)
+		assert.Equal(t, want, strings.TrimSpace(string(got)), "what the program printed on the emulated driver, with no fallback notice")
 		return
 	}
 	out, err = goCmd("mod", "edit", "-dropreplace", "gorgonia.org/cu@v0.9.6")
@@ -130,6 +139,15 @@ func userModuleCUDA(t *testing.T, goTool, dir, way string, goSum []byte) {
 	src, err := os.ReadFile("../device/cuda/cu_needs_replace.go")
 	require.NoError(t, err)
 	assert.Contains(t, string(src), "//\treplace gorgonia.org/cu v0.9.6 => ../cuarray/third_party/gorgonia-cu\n", "the file gives the line")
+
+	// The emulated driver's build stops earlier, in the package that plugs
+	// into the patched copy, with the error the guide quotes.
+	out, err = goCmd("build", "-tags", "cuda,cudaemu", "-o", bin, ".")
+	require.Error(t, err, "a cudaemu build against upstream gorgonia.org/cu must not compile:\n%s", out)
+	assert.Regexp(t, `device/cuda/emulated/\S+\.go:\d+:\d+: undefined: cu\.UseDriver`, out, "the error the guide quotes")
+	guide, err := os.ReadFile("guide.md")
+	require.NoError(t, err)
+	assert.Contains(t, string(guide), "`device/cuda/emulated` with `undefined: cu.UseDriver`")
 }
 
 // userEnv is the environment of a go command in the outside module dir:

@@ -20,20 +20,22 @@
 //     consumer waits on, WaitOn makes a DLPack consumer's stream wait on an
 //     event, and Wait has the host wait for that work and nothing else.
 //
-//   - gorgonia.org/tensor: a DevArray is a tensor.Memory; FromDense and
-//     ToDense go between *tensor.Dense and DevArray both ways; device memory
-//     becomes a tensor with a DeviceEngine that gorgonia treats as not
-//     accessible from Go.
+//   - gorgonia.org/tensor: in package interop/gorgonia (FromDense, ToDense,
+//     DeviceEngine), so that this package links nothing but the standard
+//     library and cuarray's own packages.
 //
 //   - CUDA IPC: ExportIPC describes an array for another process (JSON),
 //     OpenIPC maps it there; opening and closing are counted in the ledger
-//     (kind ipc), a stale or foreign handle is an error.
+//     (kind ipc). A foreign handle (of this process, of another backend, or
+//     garbage) is an error; a stale one (its exporter freed the memory or
+//     exited) is an error on sim, but a GPU's driver may open it (an H100
+//     with driver 580.159.04 did), mapping memory that is no longer the
+//     exporter's: the exporter must tell the others when a handle is gone.
 //
 //     m, err := interop.ExportCAI(a, 0)            // map[string]any, as __cuda_array_interface__
 //     b, err := interop.ImportCAIOn(dev, s, m)     // borrowed; stream s waits for the producer's
 //     t, err := interop.ExportDLPack(a)            // *DLManagedTensorVersioned in C memory
 //     c, err := interop.ImportDLPack(dev, t)       // borrowed; c.Free() calls the deleter
-//     d, err := interop.ToDense(a)                 // *tensor.Dense over the same memory
 //     desc, err := interop.ExportIPC(dev, a)       // for another process: interop.OpenIPC(dev, desc)
 //     err = pending.Queued(dev, s, nil, a)          // after queueing async work on a's memory on s
 //     sid, err := pending.ExportStream(a)          // the CAI "stream": s while that work is pending, else 0

@@ -222,42 +222,6 @@ func TestFaultWaitStream(t *testing.T) {
 	assert.Zero(t, dev.Ledger().Snapshot().Kinds[accounting.Device].Current)
 }
 
-// TestFaultTensorEngine: the gorgonia engine over device memory after a
-// sticky fault: Memclr, whose interface returns nothing, keeps its
-// failure for Err (it cleared nothing); Alloc, Memset, Memcpy and Free
-// report the fault; nothing panics, and Close frees the memory.
-func TestFaultTensorEngine(t *testing.T) {
-	dev, err := sim.New(sim.Config{Memory: 1 << 20, Latency: time.Millisecond})
-	require.NoError(t, err)
-	defer dev.Close()
-	e := interop.NewDeviceEngine(dev)
-	mem, err := e.Alloc(256)
-	require.NoError(t, err)
-	other, err := e.Alloc(256)
-	require.NoError(t, err)
-	p := devarray.Ptr(mem.Uintptr())
-	require.NoError(t, dev.CopyHtoD(p, testdev.RandomBytes(256)))
-	e.Memclr(mem)
-	require.NoError(t, e.Err(), "a clear that was done")
-	got := make([]byte, 256)
-	require.NoError(t, dev.CopyDtoH(got, p))
-	assert.Equal(t, make([]byte, 256), got)
-
-	dev.FailFault(1)
-	e.Memclr(mem)
-	assert.ErrorIs(t, e.Err(), device.ErrContextFailed, "the clear that faulted is reported")
-	assert.NoError(t, e.Err(), "once")
-	e.Memclr(mem)
-	assert.ErrorIs(t, e.Err(), device.ErrContextFailed, "a clear after the fault is reported too")
-	_, err = e.Alloc(64)
-	assert.ErrorIs(t, err, device.ErrContextFailed)
-	assert.ErrorIs(t, e.Memset(mem, float32(0)), device.ErrContextFailed)
-	assert.ErrorIs(t, e.Memcpy(other, mem), device.ErrContextFailed)
-	assert.ErrorIs(t, e.Free(mem, 256), device.ErrContextFailed)
-	require.NoError(t, dev.Close())
-	assert.Zero(t, dev.Ledger().Current(accounting.Device))
-}
-
 // TestFaultPendingConcurrent: goroutines queue copies on streams of their
 // own and record them in one Pending, while others export (ExportStream,
 // WaitOn, Wait) and reap, and the device faults part-way (at every

@@ -2,22 +2,6 @@ package interop
 
 import "fmt"
 
-// String describes the engine: "tensor engine on sim:0".
-func (e *DeviceEngine) String() string {
-	if e == nil || e.backend == nil {
-		return "tensor engine <nil>"
-	}
-	return "tensor engine on " + e.backend.DeviceID().String()
-}
-
-// GoString is String in fmt's form of a pointer, for %#v.
-func (e *DeviceEngine) GoString() string {
-	if e == nil {
-		return "(*interop.DeviceEngine)(nil)"
-	}
-	return fmt.Sprintf("(*interop.DeviceEngine)(%p) /* %s */", e, e.String())
-}
-
 // String says how much work the Pending remembers: "pending device work:
 // 3 queued"; it reads a counter, never the list.
 func (p *Pending) String() string {

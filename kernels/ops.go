@@ -67,9 +67,13 @@ func (k *Kernels) Axpy(y *devarray.DevArray, alpha float64, x *devarray.DevArray
 	if err != nil {
 		return err
 	}
-	if x.DType() != y.DType() || !slices.Equal(x.Shape(), y.Shape()) {
-		return fmt.Errorf("kernels: axpy: x is %v %v, y is %v %v: want the same shape and dtype: %w",
-			x.Shape(), x.DType(), y.Shape(), y.DType(), devarray.ErrShape)
+	if x.DType() != y.DType() {
+		return fmt.Errorf("kernels: axpy: x is %v, y is %v: want the same dtype (convert one first): %w",
+			x.DType(), y.DType(), devarray.ErrDType)
+	}
+	if !slices.Equal(x.Shape(), y.Shape()) {
+		return fmt.Errorf("kernels: axpy: x has shape %v, y %v: want the same shape: %w",
+			x.Shape(), y.Shape(), devarray.ErrShape)
 	}
 	ly, err := layoutOf(y)
 	if err != nil || ly.n == 0 {

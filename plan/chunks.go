@@ -54,8 +54,8 @@ func (p Plan) Explain() string {
 	if p.Raw {
 		return p.explainRaw()
 	}
-	return fmt.Sprintf("%s on %v %v along axis %d: %d chunks of at most %d slices (%s available / overhead %.2f fits %d slices)",
-		p.Method, p.Shape, p.DType, p.SliceDim, len(p.Chunks), p.largest(), accounting.FormatBytes(p.Available), p.Overhead, p.MaxSlices)
+	return fmt.Sprintf("%s on %v %v along axis %d: %s of at most %s (%s available / overhead %.2f fits %s)",
+		p.Method, p.Shape, p.DType, p.SliceDim, count(len(p.Chunks), "chunk"), count(p.largest(), "slice"), accounting.FormatBytes(p.Available), p.Overhead, count(p.MaxSlices, "slice"))
 }
 
 func (p Plan) largest() int {

@@ -9,8 +9,8 @@ import (
 // MaxSlices from the terms, in httomo's words: input 800 + output 800 =
 // 1600 bytes per slice; 14450 // 1600 = 9 slices.
 func (p Plan) explainRaw() string {
-	return fmt.Sprintf("%s on %v %v along axis %d, raw bytes (httomo's convention: unrounded, no overhead): %d chunks of at most %d slices (%s)",
-		p.Method, p.Shape, p.DType, p.SliceDim, len(p.Chunks), p.largest(), p.Arithmetic())
+	return fmt.Sprintf("%s on %v %v along axis %d, raw bytes (httomo's convention: unrounded, no overhead): %s of at most %s (%s)",
+		p.Method, p.Shape, p.DType, p.SliceDim, count(len(p.Chunks), "chunk"), count(p.largest(), "slice"), p.Arithmetic())
 }
 
 // Arithmetic says how a raw plan's MaxSlices follows from its Terms and
@@ -21,7 +21,7 @@ func (p Plan) explainRaw() string {
 func (p Plan) Arithmetic() string {
 	per, fixed, ok := sums(p.Terms)
 	if !ok || per <= 0 || len(p.Terms) == 0 || p.Available < fixed || (p.Available-fixed)/per != int64(p.MaxSlices) {
-		return fmt.Sprintf("%d bytes available fit %d slices", p.Available, p.MaxSlices)
+		return fmt.Sprintf("%d bytes available fit %s", p.Available, count(p.MaxSlices, "slice"))
 	}
 	var perParts, fixedParts []string
 	for _, t := range p.Terms {
@@ -39,13 +39,21 @@ func (p Plan) Arithmetic() string {
 	}
 	b.WriteString(" bytes per slice")
 	if fixed == 0 {
-		fmt.Fprintf(&b, "; %d // %d = %d slices", p.Available, per, p.MaxSlices)
+		fmt.Fprintf(&b, "; %d // %d = %s", p.Available, per, count(p.MaxSlices, "slice"))
 		return b.String()
 	}
 	b.WriteString(", " + strings.Join(fixedParts, " + "))
 	if len(fixedParts) > 1 {
 		fmt.Fprintf(&b, " = %d", fixed)
 	}
-	fmt.Fprintf(&b, " bytes fixed; (%d - %d) // %d = %d slices", p.Available, fixed, per, p.MaxSlices)
+	fmt.Fprintf(&b, " bytes fixed; (%d - %d) // %d = %s", p.Available, fixed, per, count(p.MaxSlices, "slice"))
 	return b.String()
+}
+
+// count writes n things: "1 slice", "3 slices".
+func count(n int, thing string) string {
+	if n == 1 || n == -1 {
+		return fmt.Sprintf("%d %s", n, thing)
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -29,14 +29,14 @@ func TestArithmetic(t *testing.T) {
 		want      string
 	}{
 		{"one term", []plan.Term{{"input", in, 0}}, slices*in + spare, slices,
-			fmt.Sprintf("input %d bytes per slice; %d // %d = %d slices", in, slices*in+spare, in, slices)},
+			fmt.Sprintf("input %d bytes per slice; %d // %d = %s", in, slices*in+spare, in, slicesText(slices))},
 		{"two terms", []plan.Term{{"input", in, 0}, {"output", out, 0}}, slices*(in+out) + spare, slices,
-			fmt.Sprintf("input %d + output %d = %d bytes per slice; %d // %d = %d slices", in, out, in+out, slices*(in+out)+spare, in+out, slices)},
+			fmt.Sprintf("input %d + output %d = %d bytes per slice; %d // %d = %s", in, out, in+out, slices*(in+out)+spare, in+out, slicesText(slices))},
 		{"a fixed term", []plan.Term{{"input", in, 0}, {"scratch", 0, scratch}}, scratch + slices*in + spare, slices,
-			fmt.Sprintf("input %d bytes per slice, scratch %d bytes fixed; (%d - %d) // %d = %d slices", in, scratch, scratch+slices*in+spare, scratch, in, slices)},
+			fmt.Sprintf("input %d bytes per slice, scratch %d bytes fixed; (%d - %d) // %d = %s", in, scratch, scratch+slices*in+spare, scratch, in, slicesText(slices))},
 		{"two fixed terms", []plan.Term{{"input", in, scratch}, {"table", 0, table}}, scratch + table + slices*in, slices,
-			fmt.Sprintf("input %d bytes per slice, input %d + table %d = %d bytes fixed; (%d - %d) // %d = %d slices",
-				in, scratch, table, scratch+table, scratch+table+slices*in, scratch+table, in, slices)},
+			fmt.Sprintf("input %d bytes per slice, input %d + table %d = %d bytes fixed; (%d - %d) // %d = %s",
+				in, scratch, table, scratch+table, scratch+table+slices*in, scratch+table, in, slicesText(slices))},
 		{"exactly the fixed bytes", []plan.Term{{"input", in, 0}, {"scratch", 0, scratch}}, scratch, 0,
 			fmt.Sprintf("input %d bytes per slice, scratch %d bytes fixed; (%d - %d) // %d = 0 slices", in, scratch, scratch, scratch, in)},
 		{"less than the fixed bytes", []plan.Term{{"input", in, 0}, {"scratch", 0, scratch}}, scratch - 1, 0,
@@ -48,9 +48,9 @@ func TestArithmetic(t *testing.T) {
 		{"MaxInt64 bytes fixed", []plan.Term{{"input", in, math.MaxInt64 - scratch}, {"scratch", 0, scratch}}, math.MaxInt64, 0,
 			fmt.Sprintf("input %d bytes per slice, input %d + scratch %d = %d bytes fixed; (%d - %d) // %d = 0 slices",
 				in, int64(math.MaxInt64)-scratch, scratch, int64(math.MaxInt64), int64(math.MaxInt64), int64(math.MaxInt64), in)},
-		{"no terms", nil, slices * in, slices, fmt.Sprintf("%d bytes available fit %d slices", slices*in, slices)},
+		{"no terms", nil, slices * in, slices, fmt.Sprintf("%d bytes available fit %s", slices*in, slicesText(slices))},
 		{"a MaxSlices the terms do not give", []plan.Term{{"input", in, 0}}, slices * in, slices + 1,
-			fmt.Sprintf("%d bytes available fit %d slices", slices*in, slices+1)},
+			fmt.Sprintf("%d bytes available fit %s", slices*in, slicesText(slices+1))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := plan.Plan{Raw: true, Terms: tc.terms, Available: tc.available, MaxSlices: int(tc.maxSlices)}
@@ -58,4 +58,12 @@ func TestArithmetic(t *testing.T) {
 			assert.Contains(t, p.Explain(), "("+tc.want+")", "Explain shows the arithmetic")
 		})
 	}
+}
+
+// slicesText is how the plan writes n slices: "1 slice", "7 slices".
+func slicesText(n int64) string {
+	if n == 1 {
+		return "1 slice"
+	}
+	return fmt.Sprintf("%d slices", n)
 }

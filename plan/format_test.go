@@ -37,7 +37,7 @@ func TestFormatBounded(t *testing.T) {
 		want []string // in %v
 	}{
 		{"plan for the device", onDevice, []string{"identity on [1800 2560 2560] float32 along axis 0:", "chunks of at most"}},
-		{"plan of 100000 chunks", many, []string{"100000 chunks of at most 1 slices", "32768 bytes per slice"}},
+		{"plan of 100000 chunks", many, []string{"100000 chunks of at most 1 slice", "32768 bytes per slice"}},
 		{"zero plan", plan.Plan{}, []string{"0 chunks"}},
 		{"chunk", many.Chunks[7], []string{"7 1"}},
 		{"result", res, []string{"identity"}},

@@ -24,6 +24,13 @@ type identity struct{}
 
 func (identity) Name() string { return "identity" }
 
+// Parameters returns none: identity takes no parameter.
+func (identity) Parameters() map[string]int { return map[string]int{} }
+
+// String names the method and its parameters: "identity (a plan.Method;
+// parameters: none)".
+func (m identity) String() string { return methodString(m) }
+
 // check is the estimator's check of its input: a slice axis of a 3-D
 // array, a dtype, no parameters, no negative size.
 func (m identity) check(sliceDim int, other [2]int, dtype devarray.DType, params Params) error {

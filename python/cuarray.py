@@ -256,11 +256,20 @@ class Ledger(dict):
 
 
 class Device:
-    """A cuarray device: "sim:N" (emulated, host memory) or "cuda:N"."""
+    """A cuarray device: "sim:N" (emulated, host memory) or "cuda:N".
 
-    def __init__(self, handle: int, spec: str) -> None:
-        self._h = handle
-        self.spec = spec
+    Device(spec) opens it as device(spec) does, and returns the same object
+    for the same spec: cuarray.Device("sim:0") is cuarray.device("sim:0")."""
+
+    def __new__(cls, spec: str = "") -> "Device":
+        return device(spec)
+
+    @classmethod
+    def _opened(cls, handle: int, spec: str) -> "Device":
+        d = object.__new__(cls)
+        d._h = handle
+        d.spec = spec
+        return d
 
     def ledger(self) -> Ledger:
         """The device's ledger as a dict: memory per kind, copies per direction
@@ -336,7 +345,7 @@ def device(spec: str = "") -> Device:
     if "\0" in spec:
         raise ValueError("device: spec %r holds a NUL character" % (spec,))
     if spec not in _devices:
-        _devices[spec] = Device(_handle(_lib.cuarray_device, spec.encode()), spec)
+        _devices[spec] = Device._opened(_handle(_lib.cuarray_device, spec.encode()), spec)
     return _devices[spec]
 
 
@@ -427,7 +436,9 @@ class Array:
         return self.shape[0]
 
     def __repr__(self):
-        return "cuarray.Array(shape=%s, dtype=%s, device=%s, strides=%s)" % (self.shape, self.dtype, self.device, self.strides)
+        freed = "" if getattr(self, "_h", 0) else ", freed"
+        return "cuarray.Array(shape=%s, dtype=%s, device=%s, strides=%s%s)" % (
+            self.shape, self.dtype, self.device, self.strides, freed)
 
     def ledger(self) -> Ledger:
         """The ledger of the array's device (an empty one for host memory with no device)."""

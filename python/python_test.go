@@ -101,6 +101,18 @@ func TestPythonModule(t *testing.T) {
 	}
 	// cuarray.plan.calc_max_slices answers what the Go planner answers (plan_test.go).
 	t.Run("calc_max_slices", func(t *testing.T) { checkCalcMaxSlices(t, py, lib) })
+	// The README's Python block runs as it is shown and prints the ledger.
+	t.Run("readme", func(t *testing.T) {
+		readme, err := os.ReadFile("../README.md")
+		require.NoError(t, err)
+		blocks := regexp.MustCompile("(?s)<!-- python: readme -->\n```python\n(.*?)```").FindAllSubmatch(readme, -1)
+		require.Len(t, blocks, 1, "the README has one Python block to run")
+		cmd := exec.Command(py, "-c", string(blocks[0][1]))
+		cmd.Env = append(os.Environ(), "CUARRAY_LIB="+lib)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "the README's Python block failed:\n%s", out)
+		require.Contains(t, string(out), "ledger sim:0\n", "it prints the ledger")
+	})
 	// The user guide's Python block (docs/guide.md, "Interop from Python")
 	// runs as it is shown.
 	t.Run("guide", func(t *testing.T) {

@@ -70,6 +70,10 @@ def _library(dest):
         if os.environ.get("CUARRAY_GO_TAGS"):
             cmd += ["-tags", os.environ["CUARRAY_GO_TAGS"]]
         cmd.append("./libcuarray")
+        # pip shows this line with -v only; without it, "Building wheel ... started" stays
+        # on screen while Go compiles (about a minute on two cores, seconds with a warm cache).
+        print("cuarray: compiling the Go library (about a minute the first time): " + " ".join(cmd),
+              file=sys.stderr, flush=True)
         subprocess.run(cmd, cwd=ROOT, check=True)
         header = os.path.splitext(dest)[0] + ".h"
         if os.path.exists(header):

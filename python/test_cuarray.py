@@ -711,6 +711,32 @@ class Freed(unittest.TestCase):
         with self.assertRaisesRegex(BufferError, "the array was freed"):
             b.__dlpack__()
 
+    def test_printing_says_freed(self):
+        for shape in ((3, 4), (7,), (2, 3, 5)):
+            with self.subTest(shape=shape):
+                a = cuarray.empty(shape, "float32", SPEC)
+                a.copy_from(random(shape, "float32"))
+                self.assertNotIn("freed", str(a))
+                a.free()
+                self.assertIn("freed", str(a))
+                self.assertIn("freed", repr(a))
+
+
+class DeviceByType(unittest.TestCase):
+    """cuarray.Device(spec) opens a device as cuarray.device(spec) does."""
+
+    def test_device_type_opens_by_spec(self):
+        for spec in (SPEC, "sim:3"):
+            with self.subTest(spec=spec):
+                d = cuarray.Device(spec)
+                self.assertIs(d, cuarray.device(spec), "one object per spec")
+                self.assertIsInstance(d, cuarray.Device)
+                a = cuarray.empty((2, 3), "float32", d)
+                a.copy_from(random((2, 3), "float32"))
+                self.assertEqual((2, 3), a.shape)
+        with self.assertRaises(TypeError):
+            cuarray.Device(7)
+
 
 def ledger_bytes(n):
     """ledger_bytes(n) writes n as Go's accounting.FormatBytes does: bytes
@@ -719,7 +745,7 @@ def ledger_bytes(n):
         return "%d B" % n
     for unit in ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
         n /= 1024
-        if abs(n) < 1024 or unit == "EiB":
+        if abs(n) < 1024 - 0.005 or unit == "EiB":
             return "%.2f %s" % (n, unit)
 
 

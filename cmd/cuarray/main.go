@@ -9,7 +9,7 @@
 //	                                      planner's pick (a table of 120 columns; -wide: every column); -calibrate
 //	                                      measures and saves the planner's cost model;
 //	                                      -record writes the run's allocation log for replay
-//	cuarray replay LOG [-device SPEC] [-pool=on|off] [-json]
+//	cuarray replay LOG|example:fbp [-device SPEC] [-pool=on|off] [-json]
 //	                                      would a recorded run (accounting.Ledger.Record) fit on this device, with or without the pool
 //
 // Help asked for (cuarray -h, cuarray help [COMMAND], cuarray COMMAND -h)
@@ -54,7 +54,7 @@ var usages = map[string]string{
 	"demo":   "usage: cuarray demo [-device SPEC] [-json]",
 	"plan":   "usage: cuarray plan -method NAME|NAME,NAME|all|list -shape A,B,C [-axis 0|1|2] [-dtype T] [-param name=integer]... [-mem LIMIT] [-overhead F>=1 | -raw] [-device SPEC] [-json] [-q]",
 	"bench":  "usage: cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB,1GiB] [-paths direct,pinned,staged,mapped,d2d] [-bidir] [-budget SIZE] [-pcie GB/s] [-calibrate] [-profile FILE] [-record FILE] [-json] [-wide] [-svg FILE] [-q]",
-	"replay": "usage: cuarray replay LOG [-device SPEC] [-pool=on|off] [-json]",
+	"replay": "usage: cuarray replay LOG|example:fbp [-device SPEC] [-pool=on|off] [-json]",
 }
 
 // summaries say what each command does, for cuarray -h.
@@ -96,9 +96,9 @@ var examples = map[string][]string{
 		"cuarray bench -sizes 4KiB,1MiB -paths pinned,staged -budget 8MiB -record bench.alloclog -q   # and its allocation log, for cuarray replay",
 	},
 	"replay": {
-		"cuarray replay cmd/cuarray/testdata/fbp.alloclog -device 'sim:0?mem=64MiB'            # a log the FBP example recorded (fbp -record FILE)",
-		"cuarray replay cmd/cuarray/testdata/fbp.alloclog -device 'sim:0?mem=64KiB' -pool=on   # too small: the first allocation that fails",
-		"cuarray replay cmd/cuarray/testdata/fbp.alloclog -device 'sim:0?mem=24GiB' -pool=on -json",
+		"cuarray replay example:fbp -device 'sim:0?mem=64MiB'            # the FBP example's log, which the binary carries (fbp -record FILE writes yours)",
+		"cuarray replay example:fbp -device 'sim:0?mem=64KiB' -pool=on   # too small: the first allocation that fails",
+		"cuarray replay example:fbp -device 'sim:0?mem=24GiB' -pool=on -json",
 		"cuarray replay bench.alloclog -device 'sim:0?mem=64MiB'   # the log bench -record FILE wrote",
 	},
 }

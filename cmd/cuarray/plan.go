@@ -74,13 +74,22 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 			return usageError{"want -method NAME (or -method list)"}
 		}
 		for _, n := range plan.Default.Names() {
-			fmt.Fprintln(stdout, n) // one a line
+			m, err := plan.Default.Lookup(n)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "%-18s parameters: %s\n", n, plan.DescribeParams(m)) // one a line
 		}
 		return nil
 	}
 	methods, err := parseMethods(*method, plan.Default)
 	if err != nil {
 		return usageError{err.Error()}
+	}
+	if len(methods) == 1 {
+		if err := plan.CheckParamNames(methods[0], params); err != nil {
+			return usageError{"-param: " + strings.TrimSuffix(err.Error(), ": "+plan.ErrParam.Error())}
+		}
 	}
 	shape, err := parseShape(*shapeArg)
 	if err != nil {

@@ -39,7 +39,20 @@ func TestPlanCommand(t *testing.T) {
 
 	code, out, _ = runCmd("plan", "-method", "list", "-device", "sim:0")
 	require.Equal(t, 0, code)
-	assert.Equal(t, []string{"fbp.backproject", "fbp.filter", "fbp.project", "fbp.reconstruct", "identity", "kernels.scale", "kernels.transpose"}, strings.Fields(out))
+	var names []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		names = append(names, strings.Fields(line)[0])
+	}
+	assert.Equal(t, []string{"fbp.backproject", "fbp.filter", "fbp.project", "fbp.reconstruct", "identity", "kernels.scale", "kernels.transpose"}, names)
+	assert.Regexp(t, `(?m)^fbp\.reconstruct +parameters: size ≥ 1$`, out, "the list shows each method's parameters")
+	assert.Regexp(t, `(?m)^fbp\.project +parameters: angles ≥ 1, detectors ≥ 1$`, out)
+	assert.Regexp(t, `(?m)^identity +parameters: none$`, out)
+
+	// An unknown parameter is one short line naming what the method takes.
+	code, _, stderr = runCmd("plan", "-method", "fbp.reconstruct", "-shape", "100,180,256", "-param", "bogus=1")
+	require.Equal(t, 2, code)
+	first, _, _ := strings.Cut(stderr, "\n")
+	assert.Equal(t, `cuarray plan: -param: fbp.reconstruct takes no parameter "bogus" (its parameters: size ≥ 1)`, first)
 }
 
 func TestPlanCommandErrors(t *testing.T) {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	_ "embed"
 	"errors"
 	"flag"
 	"fmt"
@@ -84,14 +86,31 @@ func parseReplayArgs(fs *flag.FlagSet, args []string) (string, error) {
 	return "", usageError{fmt.Sprintf("one LOG at a time, not %d (%s)", len(paths), strings.Join(paths, ", "))}
 }
 
-// readLogFile reads the allocation log at path.
+// exampleLog is the log of the FBP example's scan and both reconstructions
+// (chunked under 200 KiB), which the binary carries so that replay can be
+// tried from any directory: LOG "example:fbp".
+//
+//go:embed testdata/fbp.alloclog
+var exampleLog []byte
+
+// exampleLogName is the LOG argument that names exampleLog.
+const exampleLogName = "example:fbp"
+
+// readLogFile reads the allocation log at path, or the one the binary
+// carries for exampleLogName.
 func readLogFile(path string) (*accounting.Log, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	var r io.Reader
+	if path == exampleLogName {
+		r = bytes.NewReader(exampleLog)
+	} else {
+		fh, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer fh.Close()
+		r = fh
 	}
-	defer fh.Close()
-	g, err := accounting.ReadLog(fh)
+	g, err := accounting.ReadLog(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

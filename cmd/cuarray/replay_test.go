@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -291,5 +292,28 @@ func TestReplayLargestAllocation(t *testing.T) {
 		require.NotNil(t, r.Failure, "-pool=%s", p)
 		assert.Equal(t, 1, r.Failure.ID)
 		assert.Equal(t, int64(1<<63-1), r.Failure.Bytes)
+	}
+}
+
+// The log the binary carries, example:fbp, replays as the file it was made
+// from does, from any directory, so that replay -h's examples run where an
+// installed binary is.
+func TestReplayExampleLog(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"on a small device", []string{"-device", "sim:0?mem=128KiB"}},
+		{"through the pool", []string{"-device", "sim:0?mem=64MiB", "-pool=on"}},
+		{"as JSON", []string{"-device", "sim:0?mem=1MiB", "-json"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, fromFile, stderr := runCmd(append([]string{"replay", "testdata/fbp.alloclog"}, tc.args...)...)
+			require.Equal(t, 0, code, stderr)
+			t.Chdir(t.TempDir())
+			code, carried, stderr := runCmd(append([]string{"replay", "example:fbp"}, tc.args...)...)
+			require.Equal(t, 0, code, stderr)
+			assert.Equal(t, strings.ReplaceAll(fromFile, "testdata/fbp.alloclog", "example:fbp"), carried)
+		})
 	}
 }

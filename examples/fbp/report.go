@@ -102,8 +102,8 @@ func (r report) text() string {
 	var b strings.Builder
 	f := accounting.FormatBytes
 	fmt.Fprintf(&b, "fbp on %s: %v\n", r.Device, r.Geometry)
-	fmt.Fprintf(&b, "scan: phantom and sinograms made on the device in %d chunk(s), %.2f s, %s down\n",
-		len(r.Acquire.Plan.Chunks), r.Acquire.Seconds, f(r.Acquire.Traffic.DtoH))
+	fmt.Fprintf(&b, "scan: phantom and sinograms made on the device in %s, %.2f s, %s down\n",
+		count(len(r.Acquire.Plan.Chunks), "chunk"), r.Acquire.Seconds, f(r.Acquire.Traffic.DtoH))
 	for _, run := range r.Runs {
 		fmt.Fprintf(&b, "%s\n", planLine(string(run.Mode), run.Plan)) // each mode plans its own chunks
 	}
@@ -112,11 +112,15 @@ func (r report) text() string {
 		l := run.Ledger
 		fmt.Fprintf(&b, "%-9s %8.3f %12s %12s %13s %12s %7d %7.4f\n", run.Mode, run.Seconds, f(l.HtoD), f(l.DtoH), f(l.Crossed()), f(l.DevicePeak), run.Chunks, run.RMSE)
 	}
+	if len(r.Runs) > 0 {
+		b.WriteString("rmse: the reconstruction's RMS error over the phantom's RMS; lower is better, and it falls as size and angles grow\n" +
+			"  (0.134 at 256² with 360 angles, where the tests require at most 0.15; 128² with 180 angles gives about 0.17)\n")
+	}
 	for _, run := range r.Runs {
 		fmt.Fprintf(&b, "%-9s by path: up %v, down %v; %d device allocations\n", run.Mode, paths(run.Ledger.HtoDByPath), paths(run.Ledger.DtoHByPath), run.Ledger.DeviceAllocs)
 		if run.KernelSeconds > 0 {
-			fmt.Fprintf(&b, "%-9s %d chunks in flight on as many streams; kernels ran %.3f s (events): the run took %.2f× its kernels' time\n",
-				run.Mode, run.Streams, run.KernelSeconds, run.SecondsOverKernels)
+			fmt.Fprintf(&b, "%-9s %s in flight on as many streams; kernels ran %.3f s (events): the run took %.2f× its kernels' time\n",
+				run.Mode, count(run.Streams, "chunk"), run.KernelSeconds, run.SecondsOverKernels)
 		}
 		if run.Degraded {
 			fmt.Fprintf(&b, "%-9s the ramp filter ran in several passes: its workspace had no room for one\n", run.Mode)
@@ -195,4 +199,12 @@ func planLine(mode, p string) string {
 		return line
 	}
 	return line[:i] + "\n " + line[i:]
+}
+
+// count writes n things: "1 chunk", "3 chunks".
+func count(n int, thing string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, thing)
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/interop"
+	"github.com/cuarray/cuarray/interop/gorgonia"
 	"github.com/cuarray/cuarray/kernels"
 	"github.com/cuarray/cuarray/pinned"
 	"github.com/cuarray/cuarray/plan"
@@ -171,7 +172,7 @@ func run(w io.Writer, spec string) (count int, err error) {
 		{"pinned", buf}, {"pinned pool", hostPool}, {"pool", devPool},
 		{"copier", copier}, {"async copy", op}, {"kernels", k},
 		{"plan", p}, {"plan registry", plan.Default}, {"array iface", cai},
-		{"tensor engine", interop.NewDeviceEngine(dev)}, {"workspace", ws},
+		{"tensor engine", gorgonia.NewDeviceEngine(dev)}, {"workspace", ws},
 		{"ledger", led}, {"snapshot", led.Snapshot()}, {"out of memory", oom},
 	}
 	return printAll(w, values)

@@ -47,14 +47,27 @@ func TestCoreLinksOnlyTheStandardLibrary(t *testing.T) {
 	for _, dep := range nonStandard(t, core...) {
 		assert.True(t, strings.HasPrefix(dep, module+"/"), "the core packages link %s", dep)
 	}
-	// The check can fail: interop does link gorgonia.org/tensor and its modules.
+	// The check can fail: the gorgonia interop does link gorgonia.org/tensor and its modules.
 	var foreign []string
-	for _, dep := range nonStandard(t, module+"/interop") {
+	for _, dep := range nonStandard(t, module+"/interop/gorgonia") {
 		if !strings.HasPrefix(dep, module+"/") {
 			foreign = append(foreign, dep)
 		}
 	}
 	assert.Contains(t, foreign, "gorgonia.org/tensor")
+}
+
+// TestInteropLinksNoTensorLibrary: a program that imports interop for the
+// descriptor protocols (CAI, DLPack, IPC) links the standard library and
+// cuarray's own packages only; gorgonia.org/tensor and the modules it
+// brings in (arrow, protobuf, gonum) come with interop/gorgonia alone.
+func TestInteropLinksNoTensorLibrary(t *testing.T) {
+	deps := nonStandard(t, module+"/interop")
+	require.Contains(t, deps, module+"/interop")
+	for _, dep := range deps {
+		assert.True(t, strings.HasPrefix(dep, module+"/"), "interop links %s", dep)
+		assert.NotEqual(t, module+"/interop/gorgonia", dep, "interop links its gorgonia package")
+	}
 }
 
 // MPI stays outside the core: with the mpi tag the core packages still link

@@ -1,7 +1,8 @@
-package interop_test
+package gorgonia_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +13,7 @@ import (
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/internal/testdev"
 	"github.com/cuarray/cuarray/interop"
+	"github.com/cuarray/cuarray/interop/gorgonia"
 )
 
 // A host tensor → DevArray → tensor shares one memory: a write through the
@@ -27,7 +29,7 @@ func TestDenseHostRoundTrip(t *testing.T) {
 		{"go int", tensor.New(tensor.WithBacking([]int{4, 5, 6, 7}), tensor.WithShape(2, 2))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := interop.FromDense(tc.dense)
+			a, err := gorgonia.FromDense(tc.dense)
 			require.NoError(t, err)
 			assert.Equal(t, devarray.Ptr(tc.dense.Uintptr()), a.Ptr())
 			assert.Equal(t, []int(tc.dense.Shape()), a.Shape())
@@ -37,7 +39,7 @@ func TestDenseHostRoundTrip(t *testing.T) {
 			assert.Equal(t, devarray.CPU, a.Device().Kind)
 			assert.False(t, a.Owned())
 
-			back, err := interop.ToDense(a)
+			back, err := gorgonia.ToDense(a)
 			require.NoError(t, err)
 			assert.True(t, back.IsNativelyAccessible())
 			assert.Equal(t, tc.dense.Uintptr(), back.Uintptr(), "no copy")
@@ -71,13 +73,13 @@ func TestDenseDeviceRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	for _, arr := range []*devarray.DevArray{a, row} {
 		before := dev.Ledger().Snapshot()
-		d, err := interop.ToDense(arr)
+		d, err := gorgonia.ToDense(arr)
 		require.NoError(t, err)
 		assert.False(t, d.IsNativelyAccessible(), "device memory is marked not host-accessible")
-		assert.IsType(t, &interop.DeviceEngine{}, d.Engine())
+		assert.IsType(t, &gorgonia.DeviceEngine{}, d.Engine())
 		assert.Equal(t, uintptr(arr.Ptr()), d.Uintptr())
 		assert.Equal(t, tensor.Float32, d.Dtype())
-		b, err := interop.FromDense(d)
+		b, err := gorgonia.FromDense(d)
 		require.NoError(t, err)
 		assert.Equal(t, arr.Ptr(), b.Ptr())
 		assert.Equal(t, arr.Shape(), b.Shape())
@@ -103,21 +105,21 @@ func TestDenseErrors(t *testing.T) {
 	defer a.Free()
 	tr, err := a.Transpose()
 	require.NoError(t, err)
-	_, err = interop.ToDense(tr)
+	_, err = gorgonia.ToDense(tr)
 	assert.ErrorIs(t, err, interop.ErrInterface, "gorgonia tensors have no strides of their own")
 	empty, err := devarray.Empty(dev, devarray.Float32, 0, 3)
 	require.NoError(t, err)
 	defer empty.Free()
-	_, err = interop.ToDense(empty)
+	_, err = gorgonia.ToDense(empty)
 	assert.ErrorIs(t, err, interop.ErrInterface)
-	_, err = interop.FromDense(nil)
+	_, err = gorgonia.FromDense(nil)
 	assert.ErrorIs(t, err, interop.ErrInterface)
-	_, err = interop.FromDense(tensor.New(tensor.WithBacking([]string{"a", "b"})))
+	_, err = gorgonia.FromDense(tensor.New(tensor.WithBacking([]string{"a", "b"})))
 	assert.ErrorIs(t, err, devarray.ErrDType)
 	freed, err := devarray.FromHost(dev, randomFloats(4))
 	require.NoError(t, err)
 	require.NoError(t, freed.Free())
-	_, err = interop.ToDense(freed)
+	_, err = gorgonia.ToDense(freed)
 	assert.ErrorIs(t, err, devarray.ErrFreed)
 }
 
@@ -125,7 +127,7 @@ func TestDenseErrors(t *testing.T) {
 // device, counted in the ledger, and refuses Go access.
 func TestDeviceEngine(t *testing.T) {
 	dev := testdev.Open(t)
-	e := interop.NewDeviceEngine(dev)
+	e := gorgonia.NewDeviceEngine(dev)
 	assert.False(t, e.AllocAccessible())
 	d := tensor.New(tensor.WithEngine(e), tensor.Of(tensor.Float32), tensor.WithShape(8, 8))
 	assert.False(t, d.IsNativelyAccessible())
@@ -135,7 +137,7 @@ func TestDeviceEngine(t *testing.T) {
 	require.NoError(t, err)
 	defer src.Free()
 	require.NoError(t, e.Memcpy(d, src))
-	back, err := interop.FromDense(d)
+	back, err := gorgonia.FromDense(d)
 	require.NoError(t, err)
 	want, err := devarray.ToHost[float32](src)
 	require.NoError(t, err)
@@ -154,4 +156,12 @@ func TestDeviceEngine(t *testing.T) {
 
 	require.NoError(t, e.Free(d, int64(d.MemSize())))
 	assert.Equal(t, src.NBytes(), dev.Ledger().Current(accounting.Device)-0, "only src is left")
+}
+
+func randomFloats(n int) []float32 {
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = rand.Float32()*2 - 1
+	}
+	return xs
 }

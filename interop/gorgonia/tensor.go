@@ -1,4 +1,4 @@
-package interop
+package gorgonia
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/interop"
 )
 
 // A DevArray is a gorgonia tensor.Memory: Uintptr and MemSize.
@@ -54,18 +55,18 @@ func dtypeToTensor(d devarray.DType) (tensor.Dtype, error) {
 // that device again. Strides are converted from elements to bytes.
 func FromDense(t *tensor.Dense) (*devarray.DevArray, error) {
 	if t == nil {
-		return nil, fmt.Errorf("interop: from tensor: nil *tensor.Dense: %w", ErrInterface)
+		return nil, fmt.Errorf("gorgonia: from tensor: nil *tensor.Dense: %w", interop.ErrInterface)
 	}
 	dtype, err := dtypeFromTensor(t.Dtype())
 	if err != nil {
-		return nil, fmt.Errorf("interop: from tensor: %w", err)
+		return nil, fmt.Errorf("gorgonia: from tensor: %w", err)
 	}
 	var b devarray.Backend
 	dev := devarray.DeviceID{Kind: devarray.CPU}
 	if e, ok := t.Engine().(*DeviceEngine); ok {
 		b, dev = e.backend, e.backend.DeviceID()
 	} else if !t.IsNativelyAccessible() {
-		return nil, fmt.Errorf("interop: from tensor: memory of engine %T is not host memory and not cuarray's: %w", t.Engine(), devarray.ErrDevice)
+		return nil, fmt.Errorf("gorgonia: from tensor: memory of engine %T is not host memory and not cuarray's: %w", t.Engine(), devarray.ErrDevice)
 	}
 	shape := append([]int(nil), t.Shape()...)
 	strides := make([]int64, len(shape))
@@ -85,7 +86,7 @@ func FromDense(t *tensor.Dense) (*devarray.DevArray, error) {
 	keep := func() error { runtime.KeepAlive(t); return nil } // the array keeps the tensor reachable
 	a, err := devarray.Wrap(b, d, devarray.WithBounds(devarray.Ptr(ptr), int64(size)), devarray.OnFree(keep))
 	if err != nil {
-		return nil, fmt.Errorf("interop: from tensor: %w", err)
+		return nil, fmt.Errorf("gorgonia: from tensor: %w", err)
 	}
 	return a, nil
 }
@@ -99,17 +100,17 @@ func FromDense(t *tensor.Dense) (*devarray.DevArray, error) {
 // stay allocated while the tensor is used.
 func ToDense(a *devarray.DevArray) (*tensor.Dense, error) {
 	if err := a.Err(); err != nil {
-		return nil, fmt.Errorf("interop: to tensor: %w", err)
+		return nil, fmt.Errorf("gorgonia: to tensor: %w", err)
 	}
 	if !a.IsContiguous() {
-		return nil, fmt.Errorf("interop: to tensor: strides %v are not C order, and gorgonia tensors have no strides of their own (copy to a contiguous array first): %w", a.Strides(), ErrInterface)
+		return nil, fmt.Errorf("gorgonia: to tensor: strides %v are not C order, and gorgonia tensors have no strides of their own (copy to a contiguous array first): %w", a.Strides(), interop.ErrInterface)
 	}
 	dt, err := dtypeToTensor(a.DType())
 	if err != nil {
-		return nil, fmt.Errorf("interop: to tensor: %w", err)
+		return nil, fmt.Errorf("gorgonia: to tensor: %w", err)
 	}
 	if a.Size() == 0 {
-		return nil, fmt.Errorf("interop: to tensor: an empty array has no memory for a tensor to point at: %w", ErrInterface)
+		return nil, fmt.Errorf("gorgonia: to tensor: an empty array has no memory for a tensor to point at: %w", interop.ErrInterface)
 	}
 	opts := []tensor.ConsOpt{tensor.Of(dt), tensor.WithShape(a.Shape()...), tensor.FromMemory(a.Uintptr(), a.MemSize())}
 	if kind := a.Device().Kind; kind == devarray.CUDA || kind == devarray.Sim {
@@ -117,7 +118,7 @@ func ToDense(a *devarray.DevArray) (*tensor.Dense, error) {
 	}
 	var t *tensor.Dense
 	if err := catch(func() { t = tensor.New(opts...) }); err != nil {
-		return nil, fmt.Errorf("interop: to tensor: %w", err)
+		return nil, fmt.Errorf("gorgonia: to tensor: %w", err)
 	}
 	return t, nil
 }
@@ -126,7 +127,7 @@ func ToDense(a *devarray.DevArray) (*tensor.Dense, error) {
 func catch(f func()) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("gorgonia: %v: %w", r, ErrInterface)
+			err = fmt.Errorf("gorgonia.org/tensor: %v: %w", r, interop.ErrInterface)
 		}
 	}()
 	f()
@@ -169,7 +170,7 @@ func (e *DeviceEngine) AllocAccessible() bool { return false }
 func (e *DeviceEngine) Alloc(size int64) (tensor.Memory, error) {
 	p, err := e.backend.Malloc(size)
 	if err != nil {
-		return nil, fmt.Errorf("interop: device engine: %w", err)
+		return nil, fmt.Errorf("gorgonia: device engine: %w", err)
 	}
 	return deviceMemory{p, size}, nil
 }
@@ -177,7 +178,7 @@ func (e *DeviceEngine) Alloc(size int64) (tensor.Memory, error) {
 // Free frees memory from Alloc.
 func (e *DeviceEngine) Free(mem tensor.Memory, size int64) error {
 	if err := e.backend.Free(devarray.Ptr(mem.Uintptr())); err != nil {
-		return fmt.Errorf("interop: device engine: %w", err)
+		return fmt.Errorf("gorgonia: device engine: %w", err)
 	}
 	return nil
 }
@@ -186,7 +187,7 @@ func (e *DeviceEngine) Free(mem tensor.Memory, size int64) error {
 // type; the device sets bytes, so other values are refused.
 func (e *DeviceEngine) Memset(mem tensor.Memory, val any) error {
 	if val == nil || !reflect.ValueOf(val).IsZero() {
-		return fmt.Errorf("interop: device engine: memset to %v: only zero is supported: %w", val, ErrInterface)
+		return fmt.Errorf("gorgonia: device engine: memset to %v: only zero is supported: %w", val, interop.ErrInterface)
 	}
 	return e.backend.Memset(devarray.Ptr(mem.Uintptr()), 0, int64(mem.MemSize()))
 }
@@ -196,7 +197,7 @@ func (e *DeviceEngine) Memset(mem tensor.Memory, val any) error {
 // fault, say, when nothing is cleared) is kept for Err.
 func (e *DeviceEngine) Memclr(mem tensor.Memory) {
 	if err := e.backend.Memset(devarray.Ptr(mem.Uintptr()), 0, int64(mem.MemSize())); err != nil {
-		err = fmt.Errorf("interop: device engine: clear %d bytes at %#x: %w", mem.MemSize(), mem.Uintptr(), err)
+		err = fmt.Errorf("gorgonia: device engine: clear %d bytes at %#x: %w", mem.MemSize(), mem.Uintptr(), err)
 		e.clrErr.Store(&err)
 	}
 }
@@ -222,7 +223,7 @@ func (e *DeviceEngine) Memcpy(dst, src tensor.Memory) error {
 // Accessible refuses: device memory cannot be read from Go in place (copy
 // it to the host with transfer or devarray.ToHost).
 func (e *DeviceEngine) Accessible(mem tensor.Memory) (tensor.Memory, error) {
-	return nil, fmt.Errorf("interop: device engine: memory at %#x is device memory: %w", mem.Uintptr(), devarray.ErrDevice)
+	return nil, fmt.Errorf("gorgonia: device engine: memory at %#x is device memory: %w", mem.Uintptr(), devarray.ErrDevice)
 }
 
 // WorksWith reports that the engine works with C-order data.
