@@ -82,6 +82,12 @@ func ParseSpec(spec string) (Spec, error) {
 //
 // A spec that cannot be parsed, or an option that is unknown or malformed,
 // is an error wrapping ErrBadSpec; a device that does not answer, one wrapping ErrNoDevice.
+// A GPU that failed with a sticky error (an illegal address in a kernel:
+// ErrContextFailed) is of no more use to the process: "To continue using
+// CUDA, the process must be terminated and relaunched" (cuda.h). Closing
+// it and opening it again returns an error wrapping ErrContextFailed that
+// says to restart the process; a program that must survive such a fault
+// runs its GPU work in a child process.
 func Open(spec string) (Device, error) {
 	if spec == "" {
 		dev, fallback, err := OpenDefault()
@@ -144,8 +150,13 @@ func simConfig(s Spec) (sim.Config, error) {
 				err = fmt.Errorf("want streams (the stream race checker)")
 			}
 			cfg.CheckStreams = err == nil
+		case "kernels":
+			if v != "ptx" && v != "go" {
+				err = fmt.Errorf("want ptx (the project's kernels run from their PTX, interpreted) or go (their Go references, the default)")
+			}
+			cfg.PTXKernels = v == "ptx"
 		default:
-			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc, fail-copy, fail-fault, latency, link or check): %w", s, key, ErrBadSpec)
+			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc, fail-copy, fail-fault, latency, link, check or kernels): %w", s, key, ErrBadSpec)
 		}
 		if err != nil {
 			return cfg, fmt.Errorf("device: %v: option %s=%q: %s: %w", s, key, v, withoutSentinel(err), ErrBadSpec)

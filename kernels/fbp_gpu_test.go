@@ -29,6 +29,16 @@ func onGPU(tb testing.TB, dev device.Device) {
 	}
 }
 
+// maxInterpretedUpdates bounds the backprojections the tests run where the
+// PTX is interpreted: a few seconds each under -race.
+const maxInterpretedUpdates = 4 << 20
+
+// interpreted reports whether dev runs kernels from their PTX through the
+// interpreter (the emulated CUDA driver) rather than on a GPU.
+func interpreted(dev device.Device) bool {
+	return dev.Info().Emulated()
+}
+
 // bitsOf reads a float32 or float64 array's values as their bits, so that
 // -0 and +0 differ.
 func bitsOf(t testing.TB, a *devarray.DevArray) []uint64 {
@@ -64,6 +74,9 @@ func TestBackprojectTiledSameBits(t *testing.T) {
 	} {
 		for _, dt := range []devarray.DType{devarray.Float32, devarray.Float64} {
 			t.Run(fmt.Sprintf("%v/%dx%dx%d->%d", dt, tc.slices, tc.a, tc.d, tc.n), func(t *testing.T) {
+				if interpreted(dev) && tc.slices*tc.a*tc.n*tc.n > maxInterpretedUpdates {
+					t.Skipf("%d pixel-angle updates: the emulated driver interprets the PTX, minutes for this size under -race; a GPU runs it", tc.slices*tc.a*tc.n*tc.n)
+				}
 				sino := upload(t, k, dt, randomFloats[float64](tc.slices*tc.a*tc.d), []int{tc.slices, tc.a, tc.d})
 				defer sino.Free()
 				var want []uint64

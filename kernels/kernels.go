@@ -71,6 +71,12 @@ func New(dev driver.Device) (*Kernels, error) {
 	k := &Kernels{dev: dev, deflt: deflt, shared: &module{funcs: make(map[string]driver.Function)}}
 	switch b := dev.(type) {
 	case driver.KernelRunner:
+		if !driver.RunsModules(dev) {
+			if h, ok := dev.(driver.MemoryAccess); ok {
+				k.host = h
+				break
+			}
+		}
 		mod, err := b.LoadModule(moduleImage)
 		if err != nil {
 			return nil, fmt.Errorf("kernels: %w", err)

@@ -53,7 +53,7 @@ func init() {
 // device that has closed are forgotten (its Close unloaded their module),
 // so a program that opens and closes devices does not keep them all.
 func shared(dev driver.Device) (*Kernels, error) {
-	if _, ok := dev.(driver.KernelRunner); !ok {
+	if !driver.RunsModules(dev) {
 		return New(dev)
 	}
 	sharedMu.Lock()

@@ -17,6 +17,10 @@ type moduleRunner struct {
 	loads int
 }
 
+// PrefersReferences is false: the runner stands for a GPU, whose kernels
+// come from the module.
+func (r *moduleRunner) PrefersReferences() bool { return false }
+
 func (r *moduleRunner) LoadModule(string) (driver.Module, error) {
 	r.loads++
 	return noModule{}, nil

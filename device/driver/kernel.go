@@ -8,15 +8,36 @@ import (
 )
 
 // KernelRunner is implemented by backends that run compiled GPU kernels
-// (device/cuda): they load PTX into a module and launch its functions.
-// Package kernels uses it; the sim backend runs Go references instead,
-// through MemoryAccess.
+// (device/cuda, and sim through its PTX interpreter): they load PTX into a
+// module and launch its functions. Package kernels uses it where
+// RunsModules says so; elsewhere it runs Go references, through
+// MemoryAccess.
 type KernelRunner interface {
 	// LoadModule loads a module image for the device: a fatbin (machine
 	// code for the device's architecture is used as it is, else its PTX is
 	// JIT-compiled) or PTX source. A failed load's error carries the
 	// loader's and JIT's logs.
 	LoadModule(image string) (Module, error)
+}
+
+// ReferencePreferrer is implemented by backends that can run package
+// kernels' Go references as well as PTX (sim): PrefersReferences reports
+// whether package kernels should run the references there (sim's default,
+// for speed) rather than load its PTX. A module a program loads itself
+// runs from its PTX either way.
+type ReferencePreferrer interface {
+	PrefersReferences() bool
+}
+
+// RunsModules reports whether package kernels should load its PTX on dev
+// (a KernelRunner that does not prefer the Go references) rather than run
+// the references through MemoryAccess.
+func RunsModules(dev Device) bool {
+	if _, ok := dev.(KernelRunner); !ok {
+		return false
+	}
+	p, ok := dev.(ReferencePreferrer)
+	return !ok || !p.PrefersReferences()
 }
 
 // Module is loaded GPU code.

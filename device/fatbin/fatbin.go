@@ -38,6 +38,9 @@ const maxUncompressed = 256 << 20
 // ErrFormat is wrapped by every error about a malformed fatbin.
 var ErrFormat = errors.New("fatbin: malformed")
 
+// ErrNoPTX is PTX's error for a well-formed fatbin without a PTX entry.
+var ErrNoPTX = errors.New("fatbin: no PTX entry")
+
 // Entry is one entry of a fatbin.
 type Entry struct {
 	Kind       int    // KindPTX or KindCubin
@@ -131,7 +134,7 @@ func PTX(b []byte) (text string, arch int, err error) {
 		}
 	}
 	if best < 0 {
-		return "", 0, fmt.Errorf("%w: no PTX entry", ErrFormat)
+		return "", 0, ErrNoPTX
 	}
 	raw, err := es[best].Bytes()
 	if err != nil {

@@ -92,6 +92,12 @@ type Config struct {
 	// (pageable.go). The emulated CUDA driver sets it: it applies those
 	// rules itself, and its pageable=early option turns them off.
 	PageableAsync bool
+	// PTXKernels makes package kernels run the project's kernels from
+	// their PTX on this device, through the PTX interpreter, as the
+	// emulated CUDA driver does ("kernels=ptx"). Off, they run as their Go
+	// references, which is faster; a module a program loads itself
+	// (LoadModule) is interpreted either way.
+	PTXKernels bool
 }
 
 // Device is an emulated device. It implements driver.Device.

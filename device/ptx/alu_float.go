@@ -1,0 +1,400 @@
+package ptx
+
+import (
+	"fmt"
+	"math"
+)
+
+//go:norace
+func f32of(v uint64) float32 { return math.Float32frombits(uint32(v)) }
+
+//go:norace
+func bitsOf32(f float32) uint64 {
+	if f != f {
+		return canonNaN32
+	}
+	return uint64(math.Float32bits(f))
+}
+
+//go:norace
+func f64of(v uint64) float64 { return math.Float64frombits(v) }
+
+//go:norace
+func bitsOf64(f float64) uint64 {
+	if f != f {
+		return canonNaN64
+	}
+	return math.Float64bits(f)
+}
+
+// flush32 flushes an f32 subnormal to a zero of its sign (.ftz).
+//
+//go:norace
+func flush32(f float32) float32 {
+	if f != 0 && math.Abs(float64(f)) < 0x1p-126 {
+		return float32(math.Copysign(0, float64(f)))
+	}
+	return f
+}
+
+//go:norace
+func sat32(f float32) float32 {
+	switch {
+	case f != f:
+		return 0
+	case f < 0:
+		return 0
+	case f > 1:
+		return 1
+	}
+	return f
+}
+
+//go:norace
+func sat64(f float64) float64 {
+	switch {
+	case f != f:
+		return 0
+	case f < 0:
+		return 0
+	case f > 1:
+		return 1
+	}
+	return f
+}
+
+// wrap32 wraps an f32 lane function with .ftz and .sat.
+//
+//go:norace
+func wrap32(m mods, n int, g func(a, b, c float32) float32) aluFns {
+	ftz, sat := m.ftz, m.sat
+	h := func(a, b, c uint64) uint64 {
+		x, y, z := f32of(a), f32of(b), f32of(c)
+		if ftz {
+			x, y, z = flush32(x), flush32(y), flush32(z)
+		}
+		r := g(x, y, z)
+		if ftz {
+			r = flush32(r)
+		}
+		if sat {
+			r = sat32(r)
+		}
+		return bitsOf32(r)
+	}
+	var fn aluFns
+	switch n {
+	case 1:
+		fn.f1 = func(a uint64) uint64 { return h(a, 0, 0) }
+	case 2:
+		fn.f2 = func(a, b uint64) uint64 { return h(a, b, 0) }
+	default:
+		fn.f3 = h
+	}
+	return fn
+}
+
+//go:norace
+func wrap64(m mods, n int, g func(a, b, c float64) float64) aluFns {
+	sat := m.sat
+	h := func(a, b, c uint64) uint64 {
+		r := g(f64of(a), f64of(b), f64of(c))
+		if sat {
+			r = sat64(r)
+		}
+		return bitsOf64(r)
+	}
+	var fn aluFns
+	switch n {
+	case 1:
+		fn.f1 = func(a uint64) uint64 { return h(a, 0, 0) }
+	case 2:
+		fn.f2 = func(a, b uint64) uint64 { return h(a, b, 0) }
+	default:
+		fn.f3 = h
+	}
+	return fn
+}
+
+// floatFunc returns a floating-point ALU instruction's lane function.
+//
+//go:norace
+func floatFunc(base string, m mods, t typ) (fn aluFns, n int, ok bool, err error) {
+	if t != tF32 && t != tF64 {
+		return fn, 0, true, fmt.Errorf(".%s arithmetic is not supported", typName(t))
+	}
+	mode := m.rnd
+	if mode == rnDefault {
+		mode = rnNear
+	}
+	is32 := t == tF32
+	// bit operations: abs and neg act on the sign bit (NaNs included)
+	switch base {
+	case "abs", "neg":
+		neg := base == "neg"
+		if is32 {
+			ftz := m.ftz
+			fn.f1 = func(a uint64) uint64 {
+				if ftz {
+					a = uint64(math.Float32bits(flush32(f32of(a))))
+				}
+				if neg {
+					return uint64(uint32(a) ^ 1<<31)
+				}
+				return uint64(uint32(a) &^ (1 << 31))
+			}
+		} else if neg {
+			fn.f1 = func(a uint64) uint64 { return a ^ 1<<63 }
+		} else {
+			fn.f1 = func(a uint64) uint64 { return a &^ (1 << 63) }
+		}
+		return fn, 1, true, nil
+	case "copysign":
+		if is32 {
+			fn.f2 = func(a, b uint64) uint64 { return uint64(uint32(b)&^(1<<31) | uint32(a)&(1<<31)) }
+		} else {
+			fn.f2 = func(a, b uint64) uint64 { return b&^(1<<63) | a&(1<<63) }
+		}
+		return fn, 2, true, nil
+	case "testp":
+		var test func(f float64, sub bool) bool
+		switch {
+		case m.other["finite"]:
+			test = func(f float64, _ bool) bool { return !math.IsInf(f, 0) && f == f }
+		case m.other["infinite"]:
+			test = func(f float64, _ bool) bool { return math.IsInf(f, 0) }
+		case m.other["number"]:
+			test = func(f float64, _ bool) bool { return f == f }
+		case m.other["notanumber"]:
+			test = func(f float64, _ bool) bool { return f != f }
+		case m.other["normal"]:
+			test = func(f float64, sub bool) bool { return f == f && !math.IsInf(f, 0) && f != 0 && !sub }
+		case m.other["subnormal"]:
+			test = func(f float64, sub bool) bool { return sub }
+		default:
+			return fn, 0, true, fmt.Errorf("testp needs a test")
+		}
+		fn.f1 = func(a uint64) uint64 {
+			var f float64
+			var sub bool
+			if is32 {
+				x := f32of(a)
+				f, sub = float64(x), x != 0 && math.Abs(float64(x)) < 0x1p-126
+			} else {
+				f = f64of(a)
+				sub = f != 0 && math.Abs(f) < 0x1p-1022
+			}
+			return b2u(test(f, sub))
+		}
+		return fn, 1, true, nil
+	}
+	if fn, ok := fastRN(base, m, is32, mode); ok {
+		return fn, 2, true, nil
+	}
+	if is32 {
+		var g func(a, b, c float32) float32
+		n := 2
+		switch base {
+		case "add":
+			g = func(a, b, _ float32) float32 { return f32add(a, b, mode) }
+		case "sub":
+			g = func(a, b, _ float32) float32 { return f32add(a, -b, mode) }
+		case "mul":
+			g = func(a, b, _ float32) float32 { return f32mul(a, b, mode) }
+		case "fma", "mad":
+			if base == "mad" && m.rnd == rnDefault {
+				return fn, 0, true, fmt.Errorf("mad.f32 without a rounding mode is not supported")
+			}
+			n = 3
+			g = func(a, b, c float32) float32 { return f32fma(a, b, c, mode) }
+		case "div":
+			switch {
+			case m.approx, m.full:
+				// div.approx and div.full: max error 2 ulp; computed as the
+				// correctly rounded quotient.
+				g = func(a, b, _ float32) float32 { return float32(float64(a) / float64(b)) }
+			case m.rnd != rnDefault:
+				g = func(a, b, _ float32) float32 { return f32div(a, b, mode) }
+			default:
+				return fn, 0, true, fmt.Errorf("div.f32 needs .approx, .full or a rounding mode")
+			}
+		case "min", "max":
+			isMax := base == "max"
+			nan := m.other["NaN"]
+			g = func(a, b, _ float32) float32 { return float32(minmax(float64(a), float64(b), isMax, nan)) }
+		case "rcp":
+			n = 1
+			if m.approx {
+				g = func(a, _, _ float32) float32 { return float32(1 / float64(a)) }
+			} else {
+				g = func(a, _, _ float32) float32 { return f32div(1, a, mode) }
+			}
+		case "sqrt":
+			n = 1
+			if m.approx {
+				g = func(a, _, _ float32) float32 { return float32(math.Sqrt(float64(a))) }
+			} else {
+				g = func(a, _, _ float32) float32 { return f32sqrt(a, mode) }
+			}
+		case "rsqrt":
+			n = 1
+			g = func(a, _, _ float32) float32 { return float32(1 / math.Sqrt(float64(a))) }
+		case "ex2":
+			n = 1
+			g = func(a, _, _ float32) float32 { return float32(math.Exp2(float64(a))) }
+		case "lg2":
+			n = 1
+			g = func(a, _, _ float32) float32 { return float32(math.Log2(float64(a))) }
+		case "sin":
+			n = 1
+			g = func(a, _, _ float32) float32 { return float32(math.Sin(float64(a))) }
+		case "cos":
+			n = 1
+			g = func(a, _, _ float32) float32 { return float32(math.Cos(float64(a))) }
+		case "tanh":
+			n = 1
+			g = func(a, _, _ float32) float32 { return float32(math.Tanh(float64(a))) }
+		default:
+			return fn, 0, false, nil
+		}
+		return wrap32(m, n, g), n, true, nil
+	}
+	var g func(a, b, c float64) float64
+	n = 2
+	switch base {
+	case "add":
+		g = func(a, b, _ float64) float64 { return f64add(a, b, mode) }
+	case "sub":
+		g = func(a, b, _ float64) float64 { return f64add(a, -b, mode) }
+	case "mul":
+		g = func(a, b, _ float64) float64 { return f64mul(a, b, mode) }
+	case "fma", "mad":
+		n = 3
+		g = func(a, b, c float64) float64 { return f64fma(a, b, c, mode) }
+	case "div":
+		g = func(a, b, _ float64) float64 { return f64div(a, b, mode) }
+	case "min", "max":
+		isMax := base == "max"
+		nan := m.other["NaN"]
+		g = func(a, b, _ float64) float64 { return minmax(a, b, isMax, nan) }
+	case "rcp":
+		n = 1
+		g = func(a, _, _ float64) float64 { return f64div(1, a, mode) }
+	case "sqrt":
+		n = 1
+		g = func(a, _, _ float64) float64 { return f64sqrt(a, mode) }
+	case "rsqrt":
+		n = 1
+		g = func(a, _, _ float64) float64 { return 1 / math.Sqrt(a) }
+	default:
+		return fn, 0, false, nil
+	}
+	return wrap64(m, n, g), n, true, nil
+}
+
+// minmax is PTX's min and max: a NaN operand gives the other operand
+// (.NaN: a NaN result), -0 is less than +0.
+//
+//go:norace
+func minmax(a, b float64, isMax, nanProp bool) float64 {
+	an, bn := a != a, b != b
+	switch {
+	case an && bn:
+		return math.NaN()
+	case an || bn:
+		if nanProp {
+			return math.NaN()
+		}
+		if an {
+			return b
+		}
+		return a
+	}
+	if a == b && a == 0 {
+		if isMax == math.Signbit(a) {
+			return b
+		}
+		return a
+	}
+	if (a > b) == isMax {
+		return a
+	}
+	return b
+}
+
+// floatCmp returns setp's comparison of floats.
+//
+//go:norace
+func floatCmp(cmp string, t typ, ftz bool) (func(a, b uint64) bool, error) {
+	get := func(v uint64) float64 {
+		if t == tF32 {
+			f := f32of(v)
+			if ftz {
+				f = flush32(f)
+			}
+			return float64(f)
+		}
+		return f64of(v)
+	}
+	var c func(x, y float64) bool
+	unordered := false
+	base := cmp
+	if len(cmp) == 3 && cmp[2] == 'u' {
+		unordered, base = true, cmp[:2]
+	}
+	switch base {
+	case "eq":
+		c = func(x, y float64) bool { return x == y }
+	case "ne":
+		c = func(x, y float64) bool { return x != y }
+	case "lt":
+		c = func(x, y float64) bool { return x < y }
+	case "le":
+		c = func(x, y float64) bool { return x <= y }
+	case "gt":
+		c = func(x, y float64) bool { return x > y }
+	case "ge":
+		c = func(x, y float64) bool { return x >= y }
+	case "num":
+		return func(a, b uint64) bool { x, y := get(a), get(b); return x == x && y == y }, nil
+	case "nan":
+		return func(a, b uint64) bool { x, y := get(a), get(b); return x != x || y != y }, nil
+	default:
+		return nil, fmt.Errorf("comparison .%s of floats", cmp)
+	}
+	return func(a, b uint64) bool {
+		x, y := get(a), get(b)
+		if x != x || y != y {
+			return unordered
+		}
+		return c(x, y)
+	}, nil
+}
+
+// fastRN is add, sub and mul to nearest without .ftz or .sat: Go's own
+// float32 and float64 operations, which round to nearest even, once.
+//
+//go:norace
+func fastRN(base string, m mods, is32 bool, mode uint8) (aluFns, bool) {
+	var fn aluFns
+	if mode != rnNear || m.ftz || m.sat {
+		return fn, false
+	}
+	switch {
+	case is32 && base == "add":
+		fn.f2 = func(a, b uint64) uint64 { return bitsOf32(f32of(a) + f32of(b)) }
+	case is32 && base == "sub":
+		fn.f2 = func(a, b uint64) uint64 { return bitsOf32(f32of(a) - f32of(b)) }
+	case is32 && base == "mul":
+		fn.f2 = func(a, b uint64) uint64 { return bitsOf32(f32of(a) * f32of(b)) }
+	case !is32 && base == "add":
+		fn.f2 = func(a, b uint64) uint64 { return bitsOf64(f64of(a) + f64of(b)) }
+	case !is32 && base == "sub":
+		fn.f2 = func(a, b uint64) uint64 { return bitsOf64(f64of(a) - f64of(b)) }
+	case !is32 && base == "mul":
+		fn.f2 = func(a, b uint64) uint64 { return bitsOf64(f64of(a) * f64of(b)) }
+	default:
+		return fn, false
+	}
+	return fn, true
+}
