@@ -215,10 +215,17 @@ func (d *Device) memcpy(op string, p devarray.Memcpy3D) error {
 	return nil
 }
 
-// CopyPeer copies n bytes from src on this GPU to dst on another
-// (cuMemcpyPeer) and returns when they are there; the driver routes it
-// over NVLink or PCIe, or through the host when the GPUs cannot reach
-// each other.
+// CopyPeer copies n bytes from src on this GPU to dst on another and
+// returns when they are there; the driver routes it over NVLink or PCIe,
+// or through the host when the GPUs cannot reach each other. It queues the
+// copy (cuMemcpyPeerAsync) on a stream of its own, which follows the work
+// queued so far on this GPU's legacy default stream as the synchronous
+// calls do, and waits for that stream only. It does not wait for work
+// queued on the other GPU: what writes or reads dst there must be complete
+// first (the synchronous calls are). cuMemcpyPeer would be "serialized
+// with respect to all pending and future asynchronous work" of both GPUs:
+// it would wait for every stream of theirs, non-blocking ones and long
+// kernels included, and a stream held by a host function would hold it.
 func (d *Device) CopyPeer(dst devarray.Ptr, dstDev driver.Device, src devarray.Ptr, n int64) error {
 	peer, ok := dstDev.(*Device)
 	if !ok || peer == d || n < 0 {
@@ -230,14 +237,16 @@ func (d *Device) CopyPeer(dst devarray.Ptr, dstDev driver.Device, src devarray.P
 			return err
 		}
 		err := d.call(func() error {
-			if err := fromCu(cu.MemcpyPeer(cu.DevicePtr(dst), peer.ctx, cu.DevicePtr(src), d.ctx, n)); err != nil {
-				return err
+			s, err := cu.MakeStream(cu.DefaultStream)
+			if err != nil {
+				return fromCu(err)
 			}
-			return settle()
+			err = fromCu(cu.MemcpyPeerAsync(cu.DevicePtr(dst), peer.ctx, cu.DevicePtr(src), d.ctx, n, s))
+			if err == nil {
+				err = fromCu(s.Synchronize())
+			}
+			return errors.Join(err, fromCu(s.Destroy()))
 		})
-		if err == nil {
-			err = peer.call(settle)
-		}
 		if err != nil {
 			return fmt.Errorf("cuda: copy peer %d bytes to %v: %w", n, peer.DeviceID(), err)
 		}

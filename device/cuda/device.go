@@ -22,6 +22,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -88,6 +89,16 @@ func NumDevices() (int, error) {
 // made the context active first without CU_CTX_MAP_HOST, Open still
 // succeeds, Info().CanMapHost is false, and a Mapped host allocation fails
 // with driver.ErrNotMapped.
+//
+// A sticky error (an illegal address, a misaligned address or a failed
+// launch in a kernel: CUDA_ERROR_ILLEGAL_ADDRESS, MISALIGNED_ADDRESS,
+// LAUNCH_FAILED) ends the process's use of the GPU: "To continue using
+// CUDA, the process must be terminated and relaunched" (cuda.h). Closing
+// the Device and opening it again does not give it back: Open of a GPU
+// that failed so in this process returns an error wrapping
+// driver.ErrContextFailed that says the process must be restarted. A
+// program that must outlive such a fault runs its GPU work in a child
+// process.
 func Open(ordinal int) (*Device, error) {
 	n, err := NumDevices()
 	if err != nil {
@@ -102,7 +113,7 @@ func Open(ordinal int) (*Device, error) {
 	}
 	ctx, err := retainPrimary(dev)
 	if err != nil {
-		return nil, fmt.Errorf("cuda:%d: %w", ordinal, err)
+		return nil, openErr(ordinal, err)
 	}
 	d := &Device{
 		ordinal: ordinal,
@@ -114,10 +125,22 @@ func Open(ordinal int) (*Device, error) {
 	}
 	if err := d.describe(); err != nil {
 		dev.ReleasePrimaryCtx()
+		if errors.Is(err, driver.ErrContextFailed) {
+			return nil, openErr(ordinal, err)
+		}
 		return nil, err
 	}
 	d.ledger.SetMemInfo(d.MemInfo)
 	return d, nil
+}
+
+// openErr wraps the error with which Open of GPU ordinal failed: a sticky
+// error says that the process must be restarted to use the GPU again.
+func openErr(ordinal int, err error) error {
+	if errors.Is(err, driver.ErrContextFailed) {
+		return fmt.Errorf("cuda:%d: the GPU failed earlier in this process with a sticky error, which ends the process's use of it: restart the process to use it again: %w", ordinal, err)
+	}
+	return fmt.Errorf("cuda:%d: %w", ordinal, err)
 }
 
 // call runs f on an OS thread where the device's context is current, or

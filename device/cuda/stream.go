@@ -305,8 +305,8 @@ func (s *stream) record(call caller, e driver.Event) error {
 // WaitEvent makes later work on the stream wait for e (cuStreamWaitEvent).
 func (s *stream) WaitEvent(e driver.Event) error {
 	ev, ok := e.(*event)
-	if !ok || ev.d != s.d {
-		return fmt.Errorf("cuda: wait event: the event is not from this device: %w", driver.ErrInvalidValue)
+	if !ok {
+		return fmt.Errorf("cuda: wait event: the event is not a cuda event: %w", driver.ErrInvalidValue)
 	}
 	return ev.whileOpen("wait", func() error {
 		return s.enqueue("wait event", func() error { return fromCu(s.s.Wait(ev.ev, 0)) })

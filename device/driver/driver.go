@@ -266,6 +266,16 @@ type ReachedHolder interface {
 	HoldReached() (reached <-chan struct{}, resume func(), err error)
 }
 
+// FailingHolder is a ReachedHolder that also tells when its hold will
+// never be reached: on a GPU a host function "will not be called in the
+// event of an error in the CUDA context" (cuLaunchHostFunc), so after a
+// sticky error the cuda backend's hold never holds. failed receives the
+// stream's error (wrapping ErrContextFailed) once the stream is known to
+// have failed before the hold; a wait for reached should end then.
+type FailingHolder interface {
+	HoldFailing() (reached <-chan struct{}, failed <-chan error, resume func(), err error)
+}
+
 // Batcher is a stream that can queue several calls under one switch of the
 // calling thread's context. Batch runs f on the calling goroutine with a
 // view of the stream, which f must use on that goroutine only and not keep:

@@ -36,10 +36,10 @@ const flagCompressed = 0x2000
 const maxUncompressed = 256 << 20
 
 // ErrFormat is wrapped by every error about a malformed fatbin.
-var ErrFormat = errors.New("fatbin: malformed")
+var ErrFormat = errors.New("malformed fatbin")
 
 // ErrNoPTX is PTX's error for a well-formed fatbin without a PTX entry.
-var ErrNoPTX = errors.New("fatbin: no PTX entry")
+var ErrNoPTX = errors.New("no PTX entry in the fatbin")
 
 // Entry is one entry of a fatbin.
 type Entry struct {

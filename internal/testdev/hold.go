@@ -48,9 +48,19 @@ func holdDeadline(t testing.TB) time.Duration {
 // (a pageable copy on a GPU, a synchronize) turns from a hang into a
 // failure that names it. resume may be called more than once. sim's
 // streams and the cuda backend's can be held (driver.Holder); on a device
-// whose streams cannot, the test skips.
+// whose streams cannot, the test skips. A stream that fails before the
+// hold is reached (driver.FailingHolder: on a GPU a host function is not
+// called after an error in its context) fails the test with its error at
+// once, instead of at the deadline.
 func Hold(t testing.TB, s driver.Stream) (resume func()) {
 	t.Helper()
+	if h, ok := s.(driver.FailingHolder); ok {
+		_, failed, let, err := h.HoldFailing()
+		if err != nil {
+			t.Fatalf("hold a stream: %v", err)
+		}
+		return watch(t, let, failed)
+	}
 	h, ok := s.(driver.Holder)
 	if !ok {
 		t.Skipf("the stream (%T) cannot be held at a point", s)
@@ -59,7 +69,7 @@ func Hold(t testing.TB, s driver.Stream) (resume func()) {
 	if err != nil {
 		t.Fatalf("hold a stream: %v", err)
 	}
-	return watch(t, let)
+	return watch(t, let, nil)
 }
 
 // HoldReached is Hold, and returns only once the hold holds s (its earlier
@@ -70,17 +80,29 @@ func Hold(t testing.TB, s driver.Stream) (resume func()) {
 // (driver.ReachedHolder), it is Hold.
 func HoldReached(t testing.TB, s driver.Stream) (resume func()) {
 	t.Helper()
-	h, ok := s.(driver.ReachedHolder)
-	if !ok {
+	var (
+		reached <-chan struct{}
+		failed  <-chan error
+		let     func()
+		err     error
+	)
+	switch h := s.(type) {
+	case driver.FailingHolder:
+		reached, failed, let, err = h.HoldFailing()
+	case driver.ReachedHolder:
+		reached, let, err = h.HoldReached()
+	default:
 		return Hold(t, s)
 	}
-	reached, let, err := h.HoldReached()
 	if err != nil {
 		t.Fatalf("hold a stream: %v", err)
 	}
-	resume = watch(t, let)
+	resume = watch(t, let, nil)
 	select {
 	case <-reached:
+	case err := <-failed:
+		resume()
+		t.Fatalf("a stream held: the stream failed before the hold was reached: %v", err)
 	case <-time.After(PeekDeadline):
 		resume()
 		t.Fatalf("a stream held: the hold was not reached in %v", PeekDeadline)
@@ -89,8 +111,9 @@ func HoldReached(t testing.TB, s driver.Stream) (resume func()) {
 }
 
 // watch returns resume for a hold that let lets go: it lets go once, when
-// called, when the test fails, or when it ends.
-func watch(t testing.TB, let func()) (resume func()) {
+// called, when the test fails, or when it ends. An error from failed (nil:
+// none) fails the test and lets go.
+func watch(t testing.TB, let func(), failed <-chan error) (resume func()) {
 	var once sync.Once
 	released := make(chan struct{})
 	resume = func() {
@@ -108,6 +131,10 @@ func watch(t testing.TB, let func()) (resume func()) {
 		for {
 			select {
 			case <-released:
+				return
+			case err := <-failed:
+				t.Errorf("a stream held: the stream failed before the hold was reached: %v", err)
+				resume()
 				return
 			case <-deadline.C:
 				t.Errorf("a stream held for longer than %v (%s): a call waited on it, as it would hang on a GPU; the goroutines in cuarray's code:\n%s",

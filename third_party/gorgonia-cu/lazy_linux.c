@@ -33,6 +33,15 @@ CUARRAY_LAZY_FUNCS(CUARRAY_MISSING)
 #define CUARRAY_MISSING_ADDR(i, fn) (void *)notFound##i,
 static void *const notFound[CUARRAY_LAZY_COUNT] = {CUARRAY_LAZY_FUNCS(CUARRAY_MISSING_ADDR)};
 
+// A function that a driver linked into the program (UseDriver) knows but does not implement
+// answers CUDA_ERROR_NOT_SUPPORTED through a slot of its own, which notes the function on the
+// calling thread as notFound's do, so that TakeMissing names it too.
+#define CUARRAY_UNIMPLEMENTED(i, fn) \
+	static CUresult unimplemented##i(void) { missing = (i) + 1; return CUDA_ERROR_NOT_SUPPORTED; }
+CUARRAY_LAZY_FUNCS(CUARRAY_UNIMPLEMENTED)
+#define CUARRAY_UNIMPLEMENTED_ADDR(i, fn) (void *)unimplemented##i,
+static void *const unimplemented[CUARRAY_LAZY_COUNT] = {CUARRAY_LAZY_FUNCS(CUARRAY_UNIMPLEMENTED_ADDR)};
+
 __attribute__((visibility("hidden"))) void *cuarray_cu_slots[CUARRAY_LAZY_COUNT] = {
 	[0 ... CUARRAY_LAZY_COUNT - 1] = (void *)notLoaded,
 };
@@ -60,16 +69,20 @@ static const char *const names[CUARRAY_LAZY_COUNT] = {CUARRAY_LAZY_FUNCS(CUARRAY
 
 CUARRAY_LAZY_FUNCS(CUARRAY_STUB)
 
-// cuarray_cu_count, cuarray_cu_name and cuarray_cu_fill let Init take the slots' functions from
-// a driver linked into the program (UseDriver) instead of libcuda.so.1.
+// cuarray_cu_count, cuarray_cu_name, cuarray_cu_fill and cuarray_cu_fill_unimplemented let Init
+// take the slots' functions from a driver linked into the program (UseDriver) instead of
+// libcuda.so.1.
 int cuarray_cu_count(void) { return CUARRAY_LAZY_COUNT; }
 const char *cuarray_cu_name(int i) { return names[i]; }
 void cuarray_cu_fill(int i, void *f) {
 	__atomic_store_n(&cuarray_cu_slots[i], f ? f : notFound[i], __ATOMIC_RELEASE);
 }
+void cuarray_cu_fill_unimplemented(int i) {
+	__atomic_store_n(&cuarray_cu_slots[i], unimplemented[i], __ATOMIC_RELEASE);
+}
 
-// cuarray_cu_take_missing returns the name of the function the driver lacks that this thread
-// called last, or NULL, and forgets it.
+// cuarray_cu_take_missing returns the name of the function the driver lacks or does not
+// implement that this thread called last, or NULL, and forgets it.
 const char *cuarray_cu_take_missing(void) {
 	int i = missing;
 	missing = 0;

@@ -52,6 +52,8 @@ func observeInChild(t *testing.T) bool {
 		fmt.Println(observedPrefix + staleIPCChild(t, os.Getenv(staleIPCEnv)))
 	case childDestroyedStream:
 		destroyedStreamChild(t)
+	case childFaultThenHostFn:
+		fmt.Println(observedPrefix + faultThenHostFnChild(t))
 	default:
 		return false
 	}
@@ -63,6 +65,8 @@ func observeInChildren(t *testing.T, add func(name, got string)) {
 	add("another process's cuIpcOpenMemHandle of a stale handle after its exporter freed and reallocated the same address",
 		observeStaleIPC(t))
 	add("cuEventRecord on a destroyed stream's handle, in a child process", childOutcome(t, childDestroyedStream))
+	add("a host function behind a kernel that faults, then cuStreamDestroy, cuEventDestroy, cuPointerGetAttributes, cuDevicePrimaryCtxReset, retain and cuMemAlloc, in a child process",
+		childOutcome(t, childFaultThenHostFn))
 }
 
 // reallocTries bounds how many allocations observeStaleIPC makes to get

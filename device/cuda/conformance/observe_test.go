@@ -87,6 +87,7 @@ func TestObservations(t *testing.T) {
 	observePartlyLocked(t, add)
 	observeInChildren(t, add)
 	observeWithoutTheEventsContext(t, add)
+	observeMore(t, add)
 	ok(t, CtxSynchronize(), "cuCtxSynchronize")
 
 	if path := os.Getenv("CUARRAY_CONFORMANCE_JSON"); path != "" {

@@ -25,7 +25,21 @@ const (
 type device struct {
 	ordinal int
 	primary *context
+	spoiled atomic.Int32 // the sticky result that ended the process's use of the device, 0 before one
 }
+
+// spoil records that a sticky error (700, 716, 719) ended the process's use
+// of the device: cuda.h says of each, "This leaves the process in an
+// inconsistent state and any further CUDA work will return the same error.
+// To continue using CUDA, the process must be terminated and relaunched."
+// So neither a reset (cuDevicePrimaryCtxReset) nor the release of the last
+// reference gives a fresh context: every later retain, and every call made
+// with the device's context current, returns r (the first fault wins).
+func (d *device) spoil(r cuResult) { d.spoiled.CompareAndSwap(0, int32(r)) }
+
+// spoiledResult returns the sticky result that ended the process's use of
+// the device, success before one.
+func (d *device) spoiledResult() cuResult { return cuResult(d.spoiled.Load()) }
 
 // context is a device's primary context. It is active while retained:
 // then a sim device holds its memory, streams and faults. Releasing the
@@ -43,11 +57,14 @@ type context struct {
 	perThread map[int]*stream      // each OS thread's CU_STREAM_PER_THREAD
 	owned     map[uintptr]struct{} // handles made in this activation: streams, events, modules, functions
 	sticky    atomic.Int32         // the result of the fault that spoiled the context, 0 before one
-	host      hostWorker           // runs the context's host functions
+	fence     []driver.Event       // the work the last implicit synchronization fenced (implicitSync)
 }
 
 // retain adds a reference, activating the context on the first.
 func (c *context) retain() cuResult {
+	if r := c.dev.spoiledResult(); r != success {
+		return r // see spoil: no fresh context after a sticky error
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.refs == 0 {
@@ -103,10 +120,13 @@ func (c *context) reset() {
 func (c *context) destroy() {
 	c.mu.Lock()
 	dev, owned := c.sim, c.owned
-	c.sim, c.legacy, c.streams, c.perThread, c.owned = nil, nil, nil, nil, nil
+	c.sim, c.legacy, c.streams, c.perThread, c.owned, c.fence = nil, nil, nil, nil, nil, nil
 	c.mu.Unlock()
 	if dev == nil {
 		return
+	}
+	if dev.Fault() != nil {
+		c.dev.spoil(c.stickyResult())
 	}
 	drv.mu.Lock()
 	for h := range owned {
@@ -144,7 +164,7 @@ func (c *context) own(h uintptr) {
 func (c *context) usable() cuResult {
 	dev := c.active()
 	if dev == nil {
-		return errContextIsDestroyed
+		return c.destroyedResult()
 	}
 	return c.faulted(dev)
 }
@@ -160,12 +180,25 @@ func (c *context) stickyResult() cuResult {
 // fault spoils the context with result r (the first fault wins).
 func (c *context) fault(r cuResult) { c.sticky.CompareAndSwap(0, int32(r)) }
 
-// faulted returns the sticky result once the context's device has faulted.
+// faulted returns the sticky result once the context's device has faulted,
+// and records that the fault ended the process's use of the device (spoil).
 func (c *context) faulted(dev *sim.Device) cuResult {
 	if dev.Fault() != nil {
-		return c.stickyResult()
+		r := c.stickyResult()
+		c.dev.spoil(r)
+		return r
 	}
 	return success
+}
+
+// destroyedResult is what a call with c current gets once c is no longer
+// active: the sticky result when a fault ended the process's use of the
+// device (spoil), else CUDA_ERROR_CONTEXT_IS_DESTROYED.
+func (c *context) destroyedResult() cuResult {
+	if r := c.dev.spoiledResult(); r != success {
+		return r
+	}
+	return errContextIsDestroyed
 }
 
 // current returns the calling thread's current context and its sim
@@ -184,7 +217,7 @@ func current() (*context, *sim.Device, cuResult) {
 	}
 	dev := c.active()
 	if dev == nil {
-		return nil, nil, errContextIsDestroyed
+		return nil, nil, c.destroyedResult()
 	}
 	if r := c.faulted(dev); r != success {
 		return nil, nil, r
@@ -229,6 +262,10 @@ func (c *context) stream(h uintptr) (*stream, cuResult) {
 		}
 		st, err := dev.NewStream()
 		if err != nil {
+			return nil, c.codeOf(err)
+		}
+		if err := c.newStreamWaits(st); err != nil {
+			st.Close()
 			return nil, c.codeOf(err)
 		}
 		s = &stream{ctx: c, s: st, perThread: true}
@@ -320,6 +357,34 @@ func (c *context) follow(waiter, leader driver.Stream) error {
 func (c *context) synchronize(dev *sim.Device) cuResult {
 	if err := dev.Synchronize(); err != nil {
 		return c.codeOf(err)
+	}
+	return success
+}
+
+// spoiledFor returns the sticky result for a call that needs no current
+// context, such as cuPointerGetAttributes, once a fault ended the process's
+// use of the calling thread's current context's device or of the device of
+// ctx (the pointer's context, nil for none); success otherwise. cuda.h says
+// "any further CUDA work will return the same error"; that a call about a
+// pointer counts as CUDA work is a guess, the strict reading.
+func spoiledFor(ctx *context) cuResult {
+	if c := drv.currentContext(); c != nil {
+		if r := c.dev.spoiledResult(); r != success {
+			return r
+		}
+		if dev := c.active(); dev != nil {
+			if r := c.faulted(dev); r != success {
+				return r
+			}
+		}
+	}
+	if ctx != nil {
+		if r := ctx.dev.spoiledResult(); r != success {
+			return r
+		}
+		if dev := ctx.active(); dev != nil {
+			return ctx.faulted(dev)
+		}
 	}
 	return success
 }

@@ -112,11 +112,20 @@ func copyDtoD(dst, src uintptr, n uint64, sh uintptr) cuResult {
 }
 
 // copyPeer copies n bytes from src in context sc to dst in context dc
-// (cuMemcpyPeer): it returns at once, and the copy is ordered after the
-// work queued so far on both contexts' legacy streams and before the work
-// queued on them later.
+// (cuMemcpyPeer). It returns at once, and the copy is "serialized with
+// respect to all pending and future asynchronous work in to the current
+// context, srcContext, and dstContext (use cuMemcpyPeerAsync to avoid this
+// synchronization)" (cuMemcpyPeer): it waits for the work queued so far on
+// every stream of the three contexts, non-blocking ones too, and the work
+// queued later on each of those streams waits for it. Within one context
+// it is cuMemcpyDtoD on the legacy stream: on the H100 (driver 580.159.04,
+// 2026-11-27, conformance "cuMemcpyPeer is asynchronous") a copy on a
+// non-blocking stream queued after a cuMemcpyPeer within one device
+// completed while the legacy stream before it was held. That a stream made
+// after the call need not wait is a guess.
 func copyPeer(dst, dc, src, sc uintptr, n uint64) cuResult {
-	if _, _, r := current(); r != success {
+	cur, _, r := current()
+	if r != success {
 		return r
 	}
 	dctx, ok1 := lookup[*context](dc)
@@ -140,10 +149,6 @@ func copyPeer(dst, dc, src, sc uintptr, n uint64) cuResult {
 	if n > maxCopy || !onDevice(ddev, dst, int64(n)) || !onDevice(sdev, src, int64(n)) {
 		return errInvalidValue
 	}
-	ss, r := sctx.stream(0)
-	if r != success {
-		return r
-	}
 	ds, r := dctx.stream(0)
 	if r != success {
 		return r
@@ -151,45 +156,115 @@ func copyPeer(dst, dc, src, sc uintptr, n uint64) cuResult {
 	if sctx == dctx {
 		return ds.run(func(st driver.Stream) error { return st.CopyDtoDAsync(devarray.Ptr(dst), devarray.Ptr(src), int64(n)) })
 	}
-	// The source's legacy stream records how far it is and then holds
-	// until the copy has read the source; the copy runs on the
-	// destination's legacy stream once the source is that far.
-	ready, err := sdev.NewEvent()
-	if err != nil {
-		return sctx.codeOf(err)
-	}
-	var resume func()
-	if r := ss.run(func(st driver.Stream) error {
-		if err := st.Record(ready); err != nil {
-			return err
+	var others []*stream
+	seen := make(map[*context]bool)
+	for _, c := range []*context{cur, sctx, dctx} {
+		if !seen[c] {
+			seen[c] = true
+			others = append(others, c.everyStream()...)
 		}
-		var err error
-		resume, err = sim.Pause(st)
-		return err
-	}); r != success {
-		ready.Close()
-		return r
+	}
+	for _, o := range others {
+		if o.s != ds.s {
+			if r := waitAcross(ds, o); r != success {
+				return r
+			}
+		}
 	}
 	r = ds.run(func(st driver.Stream) error {
-		err := ddev.Launch(st, []driver.Range{{Ptr: devarray.Ptr(dst), N: int64(n)}}, func(mem [][]byte) error {
-			if err := ready.Synchronize(); err != nil {
-				return err
-			}
-			b, err := sdev.Peek(devarray.Ptr(src), int64(n))
-			if err != nil {
-				return err
-			}
-			copy(mem[0], b)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		return sim.HostFunc(st, func() { resume(); ready.Close() })
+		return sim.CopyPeerAsync(st, devarray.Ptr(dst), ddev, devarray.Ptr(src), sdev, int64(n))
 	})
 	if r != success {
-		resume()
-		ready.Close()
+		return r
 	}
-	return r
+	for _, o := range others {
+		if o.s != ds.s {
+			if r := waitAcross(o, ds); r != success {
+				return r
+			}
+		}
+	}
+	return success
+}
+
+// everyStream returns every stream of the context: the legacy default
+// stream, those made by cuStreamCreate and the per-thread ones.
+func (c *context) everyStream() []*stream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.legacy == nil {
+		return nil
+	}
+	out := []*stream{{ctx: c, s: c.legacy, legacy: true}}
+	for s := range c.streams {
+		out = append(out, s)
+	}
+	for _, s := range c.perThread {
+		out = append(out, s)
+	}
+	return out
+}
+
+// waitAcross makes later work on waiter wait for the work queued so far on
+// leader, which may be of another context, through an event of leader's,
+// unless leader has none left.
+func waitAcross(waiter, leader *stream) cuResult {
+	if sim.Idle(leader.s) {
+		return success
+	}
+	dev := leader.ctx.active()
+	if dev == nil {
+		return leader.ctx.destroyedResult()
+	}
+	ev, err := dev.NewEvent()
+	if err != nil {
+		return leader.ctx.codeOf(err)
+	}
+	defer ev.Close()
+	if err := leader.s.Record(ev); err != nil {
+		return leader.ctx.codeOf(err)
+	}
+	if err := waiter.s.WaitEvent(ev); err != nil {
+		return waiter.ctx.codeOf(err)
+	}
+	return success
+}
+
+// copyPeerAsync is cuMemcpyPeerAsync: the copy from src in context sc to
+// dst in context dc is queued on stream sh of the current context, which
+// must be one of the two, and orders with that stream's work only: the
+// function "is asynchronous with respect to the host and all work on other
+// streams and other devices" (cuMemcpyPeerAsync).
+func copyPeerAsync(dst, dc, src, sc uintptr, n uint64, sh uintptr) cuResult {
+	c, _, s, r := currentStream(sh)
+	if r != success {
+		return r
+	}
+	dctx, ok1 := lookup[*context](dc)
+	sctx, ok2 := lookup[*context](sc)
+	if !ok1 || !ok2 || (c != dctx && c != sctx) {
+		return errInvalidContext
+	}
+	ddev, sdev := dctx.active(), sctx.active()
+	if ddev == nil || sdev == nil {
+		return errInvalidContext
+	}
+	if r := sctx.faulted(sdev); r != success {
+		return r
+	}
+	if r := dctx.faulted(ddev); r != success {
+		return r
+	}
+	if n == 0 {
+		return success
+	}
+	if n > maxCopy || !onDevice(ddev, dst, int64(n)) || !onDevice(sdev, src, int64(n)) {
+		return errInvalidValue
+	}
+	return s.run(func(st driver.Stream) error {
+		if sctx == dctx {
+			return st.CopyDtoDAsync(devarray.Ptr(dst), devarray.Ptr(src), int64(n))
+		}
+		return sim.CopyPeerAsync(st, devarray.Ptr(dst), ddev, devarray.Ptr(src), sdev, int64(n))
+	})
 }

@@ -13,8 +13,13 @@
 // the package (device/cuda does, under those tags) makes gorgonia.org/cu's
 // Init take every driver function from here instead of libcuda.so.1, by the
 // symbol name cuda.h gives it (cuMemAlloc_v2, never the unversioned
-// cuMemAlloc). A function cuarray does not call answers
-// CUDA_ERROR_NOT_SUPPORTED.
+// cuMemAlloc). functions.md lists the functions gorgonia.org/cu calls
+// through and whether the emulated driver runs each (a test holds it to
+// the driver); one it does not run answers CUDA_ERROR_NOT_SUPPORTED and
+// names itself: cu.TakeMissing, on the calling thread, returns its symbol.
+// Built with the tag cudaemu_nobind the package leaves gorgonia.org/cu
+// alone, and Resolve binds another copy of it (package upstream runs
+// gorgonia.org/cu's own tests that way).
 //
 // It is not a GPU, and says so: every device's name begins "cuarray
 // emulated GPU". What it emulates, where a program can go wrong:
@@ -25,15 +30,26 @@
 //     returns with the device write pending (an Async one waits for its
 //     stream too, the strict reading of "may be synchronous"); from
 //     page-locked memory it is synchronous; a copy into pageable memory
-//     returns complete, Async, 2-D and 3-D too; cuMemcpyDtoD, cuMemsetD8,
-//     cuMemcpyPeer, launches and every other Async call return before
-//     their work is done; cuMemFree, cuMemFreeHost and cuMemHostUnregister
+//     returns complete, Async, 2-D and 3-D too; cuMemcpyDtoD, the memsets
+//     (but one into page-locked host memory, which is synchronous:
+//     memset.go), cuMemcpyPeer, launches and every other Async call return
+//     before their work is done; cuMemFree, cuMemFreeHost and cuMemHostUnregister
 //     synchronize the context first. A host range partly page-locked is
 //     CUDA_ERROR_INVALID_VALUE on every copy.
-//   - Host functions (hostfn.go): one worker per context runs them in
-//     order; a pageable copy waits while one runs, and so does Peek into
-//     pageable memory (the backend's test observer); a CUDA call from inside
-//     one is CUDA_ERROR_NOT_PERMITTED.
+//   - Implicit synchronization (implicit.go): after cuMemAlloc or
+//     cuMemHostAlloc, the work queued later on any stream of the context
+//     waits for the work queued before on every other stream, as the
+//     Programming Guide says; a program that needs the two to overlap
+//     deadlocks. cuMemcpyPeer between two contexts is serialized with all
+//     work of the current, source and destination contexts, and
+//     cuMemcpyPeerAsync with its stream only (copy.go).
+//   - Host functions (hostfn.go): one worker for the whole process runs
+//     them in order (the strictest reading of "may be serialized"), so a
+//     host function that holds a stream of one device holds those of the
+//     others; a pageable copy waits while one runs, and so does Peek into
+//     pageable memory (the backend's test observer); a CUDA call from
+//     inside one is CUDA_ERROR_NOT_PERMITTED; after an error in the context
+//     the function is not called.
 //   - Undefined behaviour is loud (misuse.go): a destroyed stream's or
 //     event's handle is reused by the next stream or event made, as the
 //     driver reuses addresses, and a call given one before that is
@@ -42,15 +58,29 @@
 //   - Streams: the legacy default stream (0 or CU_STREAM_LEGACY) waits for,
 //     and is waited for by, every blocking stream; CU_STREAM_NON_BLOCKING
 //     streams do neither; CU_STREAM_PER_THREAD is a different stream on
-//     each OS thread. Events record, query, synchronize, wait and time.
-//   - Contexts: primary contexts retained, released and reset; the current
-//     context per OS thread; a call with none current is
-//     CUDA_ERROR_INVALID_CONTEXT.
+//     each OS thread. Events record, query, synchronize, wait (a stream
+//     may wait for another device's event) and time.
+//   - Contexts: primary contexts retained, released and reset; contexts
+//     made by cuCtxCreate (ctx_create.go), each with memory and streams of
+//     its own, destroyed by cuCtxDestroy; each OS thread's stack of current
+//     contexts (cuCtxPushCurrent, cuCtxPopCurrent; cuCtxSetCurrent replaces
+//     its top); a call with none current is CUDA_ERROR_INVALID_CONTEXT, one
+//     with a destroyed context current CUDA_ERROR_CONTEXT_IS_DESTROYED.
+//     Limits, cache and shared memory configurations (ctx_config.go).
 //   - Memory: 256-byte aligned device allocations of a fixed capacity,
 //     page-locked and mapped host memory, registration, pointer
 //     attributes, 2-D and 3-D copies with the driver's argument checks,
 //     IPC handles that open in another process (a stale one too, as on
-//     the H100); registration is by bytes, not pages.
+//     the H100); registration is by bytes, not pages. The memsets of 8, 16
+//     and 32 bits, 1-D and 2-D, with their alignment checks. CUDA arrays
+//     made, described and destroyed (array.go); copies to and from them
+//     are not emulated.
+//   - Sticky errors: after CUDA_ERROR_ILLEGAL_ADDRESS, MISALIGNED_ADDRESS
+//     or LAUNCH_FAILED "any further CUDA work will return the same error"
+//     (cuda.h): every call with the device's context current,
+//     cuStreamDestroy and cuPointerGetAttributes included, returns it, and
+//     neither a reset nor the release of the last reference gives a fresh
+//     context: a retain returns it too, for the rest of the process.
 //   - Kernels: the project's fatbin loads (its sm_90 cubin gives each
 //     kernel's parameter layout), a launch decodes its parameters and runs
 //     the kernel's Go reference on its stream; an access outside live

@@ -44,6 +44,8 @@ const (
 	errPeerAccessUnsupported  = cuResult(C.CUDA_ERROR_PEER_ACCESS_UNSUPPORTED)
 	errInvalidPTX             = cuResult(C.CUDA_ERROR_INVALID_PTX)
 	errLaunchFailed           = cuResult(C.CUDA_ERROR_LAUNCH_FAILED)
+	errLaunchTimeout          = cuResult(C.CUDA_ERROR_LAUNCH_TIMEOUT)
+	errFileNotFound           = cuResult(C.CUDA_ERROR_FILE_NOT_FOUND)
 	errNotMapped              = cuResult(C.CUDA_ERROR_NOT_MAPPED)
 	errInvalidSource          = cuResult(C.CUDA_ERROR_INVALID_SOURCE)
 	errOperatingSystem        = cuResult(C.CUDA_ERROR_OPERATING_SYSTEM)
@@ -81,6 +83,8 @@ var resultText = map[cuResult][2]string{
 	errPeerAccessUnsupported:  {"CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "peer access is not supported between these two devices"},
 	errInvalidPTX:             {"CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
 	errLaunchFailed:           {"CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+	errLaunchTimeout:          {"CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated"},
+	errFileNotFound:           {"CUDA_ERROR_FILE_NOT_FOUND", "file not found"},
 	errNotMapped:              {"CUDA_ERROR_NOT_MAPPED", "resource not mapped"},
 	errInvalidSource:          {"CUDA_ERROR_INVALID_SOURCE", "device kernel image is invalid"},
 	errOperatingSystem:        {"CUDA_ERROR_OPERATING_SYSTEM", "OS call failed or operation not supported on this OS"},

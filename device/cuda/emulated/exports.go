@@ -341,6 +341,9 @@ func cuemu_cuPointerGetAttributes(n C.uint, attrs *C.CUpointer_attribute, data *
 		return result("cuPointerGetAttributes", errInvalidValue)
 	}
 	info := pointerOf(uintptr(p))
+	if r := spoiledFor(info.ctx); r != success {
+		return result("cuPointerGetAttributes", r)
+	}
 	as := unsafe.Slice(attrs, int(n))
 	ds := unsafe.Slice(data, int(n))
 	for i, a := range as {
@@ -409,6 +412,11 @@ func cuemu_cuMemcpyDtoDAsync_v2(dst, src C.CUdeviceptr, n C.size_t, s C.CUstream
 	return result("cuMemcpyDtoDAsync_v2", copyDtoD(uintptr(dst), uintptr(src), uint64(n), sh(s)))
 }
 
+//export cuemu_cuMemcpyPeerAsync
+func cuemu_cuMemcpyPeerAsync(dst C.CUdeviceptr, dctx C.CUcontext, src C.CUdeviceptr, sctx C.CUcontext, n C.size_t, s C.CUstream) C.CUresult {
+	return result("cuMemcpyPeerAsync", copyPeerAsync(uintptr(dst), uintptr(unsafe.Pointer(dctx)), uintptr(src), uintptr(unsafe.Pointer(sctx)), uint64(n), sh(s)))
+}
+
 //export cuemu_cuMemcpyPeer
 func cuemu_cuMemcpyPeer(dst C.CUdeviceptr, dctx C.CUcontext, src C.CUdeviceptr, sctx C.CUcontext, n C.size_t) C.CUresult {
 	return result("cuMemcpyPeer", copyPeer(uintptr(dst), uintptr(unsafe.Pointer(dctx)), uintptr(src), uintptr(unsafe.Pointer(sctx)), uint64(n)))
@@ -416,12 +424,12 @@ func cuemu_cuMemcpyPeer(dst C.CUdeviceptr, dctx C.CUcontext, src C.CUdeviceptr, 
 
 //export cuemu_cuMemsetD8_v2
 func cuemu_cuMemsetD8_v2(p C.CUdeviceptr, v C.uchar, n C.size_t) C.CUresult {
-	return result("cuMemsetD8_v2", memsetD8(uintptr(p), byte(v), uint64(n), 0))
+	return result("cuMemsetD8_v2", memset(memsetOp{p: uintptr(p), width: uint64(n), size: 1, value: uint32(v)}, 0, false))
 }
 
 //export cuemu_cuMemsetD8Async
 func cuemu_cuMemsetD8Async(p C.CUdeviceptr, v C.uchar, n C.size_t, s C.CUstream) C.CUresult {
-	return result("cuMemsetD8Async", memsetD8(uintptr(p), byte(v), uint64(n), sh(s)))
+	return result("cuMemsetD8Async", memset(memsetOp{p: uintptr(p), width: uint64(n), size: 1, value: uint32(v)}, sh(s), true))
 }
 
 func side2D(t C.CUmemorytype, host unsafe.Pointer, dev C.CUdeviceptr, arr C.CUarray, x, y, pitch C.size_t) side {

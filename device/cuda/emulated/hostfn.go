@@ -7,15 +7,21 @@ import (
 	"syscall"
 )
 
-// hostWorker runs a context's host functions (cuLaunchHostFunc) as the
+// hostWorker runs the process's host functions (cuLaunchHostFunc) as the
 // driver does: on one thread of its own, one at a time, in the order they
-// become ready, whatever their streams. While one runs:
+// become ready, whatever their streams and contexts. "Host functions
+// without a mandated order (such as in independent streams) execute in
+// undefined order and may be serialized" (cuLaunchHostFunc): one worker
+// for the whole process, so that a host function that holds a stream of
+// device 0 holds those of device 1 too, is the strictest reading, a guess
+// (reports from Hopper say a host function blocks other streams' work).
+// While one runs:
 //
-//   - A copy to or from pageable memory in the same context waits for it
-//     to return (see waitHostFuncs). This is inferred, not documented: on
-//     the H100 (driver 580.159.04, 2026-11-27) a cuMemcpyDtoHAsync into
-//     pageable memory on a new non-blocking stream never returned while a
-//     host function held another stream (kernels'
+//   - A copy to or from pageable memory waits for it to return (see
+//     waitHostFuncs). This is inferred, not documented: on the H100
+//     (driver 580.159.04, 2026-11-27) a cuMemcpyDtoHAsync into pageable
+//     memory on a new non-blocking stream never returned while a host
+//     function held another stream (kernels'
 //     TestAsyncKernelsReturnBeforeTheWorkIsDone, in cuarray_peek). The
 //     option pageable-waits-hostfn=false turns it off.
 //   - A CUDA call from inside the host function returns
@@ -23,18 +29,30 @@ import (
 //     function must not make any CUDA API calls. Attempting to use a CUDA
 //     API may result in CUDA_ERROR_NOT_PERMITTED, but this is not
 //     required" (the strict reading: it always does).
+//
+// And after an error in the context the function is not called at all:
+// "in contrast to cuStreamAddCallback, the function will not be called in
+// the event of an error in the CUDA context" (cuLaunchHostFunc).
 type hostWorker struct {
-	mu sync.Mutex // held while one of the context's host functions runs
+	mu sync.Mutex // held while a host function of the process runs
 }
+
+// hostFuncs is the process's host function worker.
+var hostFuncs hostWorker
 
 // hostThreads holds the OS threads running a host function, of any
 // context: OS thread id → struct{}.
 var hostThreads sync.Map
 
-// runHostFunc runs fn as the context's host function worker does.
+// runHostFunc runs fn, a host function of context c whose stream has
+// reached it, as the process's host function worker does: unless the
+// context has faulted.
 func (c *context) runHostFunc(fn func()) {
-	c.host.mu.Lock()
-	defer c.host.mu.Unlock()
+	hostFuncs.mu.Lock()
+	defer hostFuncs.mu.Unlock()
+	if dev := c.active(); dev == nil || c.faulted(dev) != success {
+		return // "the function will not be called in the event of an error in the CUDA context"
+	}
 	tid := syscall.Gettid()
 	hostThreads.Store(tid, struct{}{})
 	defer hostThreads.Delete(tid)
@@ -48,12 +66,12 @@ func inHostFunc() bool {
 	return ok
 }
 
-// waitHostFuncs waits until no host function of the context runs, before a
-// copy from or to pageable memory.
+// waitHostFuncs waits until no host function runs (of any context: the
+// worker is the process's), before a copy from or to pageable memory.
 func (c *context) waitHostFuncs() {
 	if !drv.cfg.pageableWaitsHostFn {
 		return
 	}
-	c.host.mu.Lock()
-	c.host.mu.Unlock() //nolint:staticcheck // an empty critical section: wait for the running host function
+	hostFuncs.mu.Lock()
+	hostFuncs.mu.Unlock() //nolint:staticcheck // an empty critical section: wait for the running host function
 }

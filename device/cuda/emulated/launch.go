@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/ptx"
 	"github.com/cuarray/cuarray/kernels"
 )
 
@@ -24,6 +25,7 @@ type module struct {
 	handle  uintptr
 	ctx     *context
 	kernels map[string]*kernelInfo
+	ptx     *ptx.Module // the image's PTX, interpreted; nil for machine code alone
 	funcs   map[string]*function
 }
 
@@ -42,11 +44,11 @@ func moduleLoad(image []byte) (uintptr, string, cuResult) {
 	if r != success {
 		return 0, "", r
 	}
-	ks, ierr := parseImage(image)
+	img, ierr := parseImage(image)
 	if ierr != nil {
 		return 0, ierr.log, ierr.result
 	}
-	m := &module{ctx: c, kernels: ks, funcs: make(map[string]*function)}
+	m := &module{ctx: c, kernels: img.kernels, ptx: img.ptx, funcs: make(map[string]*function)}
 	m.handle = drv.newHandle(m)
 	c.own(m.handle)
 	return m.handle, "", success
@@ -98,9 +100,11 @@ func moduleGetFunction(h uintptr, name string) (uintptr, cuResult) {
 }
 
 // launch is cuLaunchKernel: it checks the configuration, gathers the
-// parameters by the kernel's layout, and queues the kernel's Go reference
-// on the stream. An access outside live memory or a misaligned one faults
-// the context when the kernel runs, as on a GPU.
+// parameters by the kernel's layout, and queues the kernel on the stream:
+// its PTX through the interpreter (launchPTX), or, for an image of machine
+// code alone or with kernels=go, the kernel's Go reference. An access
+// outside live memory or a misaligned one faults the context when the
+// kernel runs, as on a GPU.
 func launch(fh uintptr, grid, block [3]uint32, shared uint32, sh uintptr, params unsafe.Pointer, extra unsafe.Pointer) cuResult {
 	c, dev, r := current()
 	if r != success {
@@ -136,13 +140,10 @@ func launch(fh uintptr, grid, block [3]uint32, shared uint32, sh uintptr, params
 	} else {
 		buf = gatherParams(f.info.params, params)
 	}
-	var em kernels.Emulation
-	var err error
-	if f.info.ptx {
-		em, err = emulatePTX(f.name, f.info.body)
-	} else {
-		em, err = kernels.Emulate(f.name, buf)
+	if f.info.prog != nil {
+		return launchPTX(c, dev, s, f, grid, block, shared, buf)
 	}
+	em, err := kernels.Emulate(f.name, buf)
 	if err != nil {
 		return errNotSupported
 	}

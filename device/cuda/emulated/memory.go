@@ -109,6 +109,10 @@ func memAlloc(n uint64) (uintptr, cuResult) {
 	if err != nil {
 		return 0, c.codeOf(err)
 	}
+	if r := c.implicitSync(); r != success {
+		dev.Free(p)
+		return 0, r
+	}
 	return uintptr(p), success
 }
 
@@ -136,19 +140,6 @@ func memGetInfo() (free, total int64, r cuResult) {
 	return free, total, c.codeOf(err)
 }
 
-// memsetD8 queues a memset on the stream (the legacy stream for cuMemsetD8,
-// which returns before it is done, as the driver's does).
-func memsetD8(p uintptr, v byte, n uint64, sh uintptr) cuResult {
-	_, dev, s, r := currentStream(sh)
-	if r != success {
-		return r
-	}
-	if n > 1<<62 || !onDevice(dev, p, int64(n)) {
-		return errInvalidValue
-	}
-	return s.run(func(st driver.Stream) error { return st.MemsetAsync(devarray.Ptr(p), v, int64(n)) })
-}
-
 func memHostAlloc(n uint64, flags uint32) (unsafe.Pointer, cuResult) {
 	c, dev, r := current()
 	if r != success {
@@ -173,6 +164,10 @@ func memHostAlloc(n uint64, flags uint32) (unsafe.Pointer, cuResult) {
 	h, err := dev.HostAlloc(int64(n), f)
 	if err != nil {
 		return nil, c.codeOf(err)
+	}
+	if r := c.implicitSync(); r != success {
+		dev.HostFree(h)
+		return nil, r
 	}
 	p := unsafe.Pointer(unsafe.SliceData(h.Bytes))
 	addHost(&hostRange{base: uintptr(p), n: int64(n), ctx: c, mem: h})
@@ -295,12 +290,24 @@ func pointerOf(p uintptr) pointerInfo {
 	devices := append([]*device(nil), drv.devices...)
 	drv.mu.Unlock()
 	for _, d := range devices {
-		dev := d.primary.active()
-		if dev == nil {
-			continue
-		}
-		if base, size, ok := dev.Allocation(devarray.Ptr(p)); ok {
-			return pointerInfo{ctx: d.primary, memType: memTypeDevice, ordinal: d.ordinal, start: uintptr(base), size: uintptr(size), devPtr: p}
+		for _, c := range append([]*context{d.primary}, madeContexts(d)...) {
+			dev := c.active()
+			if dev == nil {
+				continue
+			}
+			if base, size, ok := dev.Allocation(devarray.Ptr(p)); ok {
+				// The range is what cuMemAlloc was asked for, without the
+				// padding to the next 256 bytes: gorgonia.org/cu's
+				// TestDevicePtr_AddressRange expects cuMemGetAddressRange
+				// to give an allocation of 12345 bytes as 12345 bytes.
+				if n, ok := dev.Requested(base); ok {
+					size = n
+				}
+				if p-uintptr(base) >= uintptr(size) {
+					continue
+				}
+				return pointerInfo{ctx: c, memType: memTypeDevice, ordinal: d.ordinal, start: uintptr(base), size: uintptr(size), devPtr: p}
+			}
 		}
 	}
 	return pointerInfo{}

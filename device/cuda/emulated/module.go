@@ -5,19 +5,12 @@ package emulated
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
-)
 
-// fatbinMagic starts a fatbin (nvcc -fatbin), cubinKind and ptxKind are
-// its entries' kinds, and compressedEntry the flag of a compressed entry.
-const (
-	fatbinMagic     = 0xBA55ED50
-	ptxKind         = 1
-	cubinKind       = 2
-	compressedEntry = 0x2000
+	"github.com/cuarray/cuarray/device/fatbin"
+	"github.com/cuarray/cuarray/device/ptx"
 )
 
 // maxParamBytes is the most bytes a kernel's parameters take (CUDA's 4 KiB).
@@ -29,11 +22,17 @@ type param struct {
 }
 
 // kernelInfo is a kernel of a module image: its parameters in order and,
-// for a PTX kernel the emulated driver can run itself, its body.
+// where the image has PTX, the kernel as the PTX interpreter runs it.
 type kernelInfo struct {
 	params []param
-	body   []ptxInstr // for PTX kernels: nil when not runnable here
-	ptx    bool
+	prog   *ptx.Kernel // nil: machine code only, which runs the kernel's Go reference
+}
+
+// moduleImage is what a module image holds: its kernels and, where it has
+// PTX, the interpreter's module (its variables, for cuModuleGetGlobal).
+type moduleImage struct {
+	kernels map[string]*kernelInfo
+	ptx     *ptx.Module
 }
 
 // imageError is a module image the driver refuses, with its JIT log.
@@ -42,15 +41,17 @@ type imageError struct {
 	log    string
 }
 
-// parseImage reads a module image's kernels: a fatbin (its uncompressed
-// cubin), a cubin (ELF), or PTX text. image is at most n bytes from its
-// start; a fatbin and an ELF say their own size.
-func parseImage(image []byte) (map[string]*kernelInfo, *imageError) {
+// parseImage reads a module image: a fatbin (its PTX, which the
+// interpreter runs as a GPU's JIT compiles a fatbin's PTX for a GPU it has
+// no machine code for; its uncompressed cubin where it has no PTX), a
+// cubin (ELF), or PTX text. A fatbin and an ELF say their own size.
+func parseImage(image []byte) (*moduleImage, *imageError) {
 	switch {
-	case len(image) >= 16 && binary.LittleEndian.Uint32(image) == fatbinMagic:
+	case fatbin.Is(image):
 		return parseFatbin(image)
 	case bytes.HasPrefix(image, []byte("\x7fELF")):
-		return parseCubin(image)
+		ks, ierr := parseCubin(image)
+		return &moduleImage{kernels: ks}, ierr
 	}
 	text := image
 	if i := bytes.IndexByte(text, 0); i >= 0 {
@@ -67,28 +68,36 @@ func fatbinSize(header []byte) int {
 	return int(binary.LittleEndian.Uint16(header[6:])) + int(binary.LittleEndian.Uint64(header[8:]))
 }
 
-// parseFatbin finds the fatbin's uncompressed cubin, the machine code a
-// GPU of its architecture runs without JIT, and reads its kernels.
-func parseFatbin(b []byte) (map[string]*kernelInfo, *imageError) {
-	end := uint64(fatbinSize(b))
-	if end > uint64(len(b)) {
-		return nil, &imageError{result: errInvalidImage, log: "fatbin: shorter than its header says"}
+// parseFatbin reads a fatbin: its PTX of the highest architecture,
+// decompressed (nvcc compresses it), which the interpreter runs; without
+// PTX, its uncompressed cubin's kernels, which run their Go references.
+// With kernels=go the cubin's kernels run their Go references even where
+// there is PTX.
+func parseFatbin(b []byte) (*moduleImage, *imageError) {
+	entries, err := fatbin.Entries(b)
+	if err != nil {
+		return nil, &imageError{result: errInvalidImage, log: err.Error()}
 	}
-	for off := uint64(binary.LittleEndian.Uint16(b[6:])); off+32 <= end; {
-		e := b[off:]
-		kind := binary.LittleEndian.Uint16(e)
-		eh := uint64(binary.LittleEndian.Uint32(e[4:]))
-		size := binary.LittleEndian.Uint64(e[8:])
-		flags := binary.LittleEndian.Uint64(e[16:])
-		if eh > end-off || size > end-off-eh {
-			break
+	if !drv.cfg.goKernels {
+		text, _, err := fatbin.PTX(b)
+		switch {
+		case err == nil:
+			return parsePTX(text)
+		case !errors.Is(err, fatbin.ErrNoPTX):
+			return nil, &imageError{result: errInvalidImage, log: err.Error()}
 		}
-		if kind == cubinKind && flags&compressedEntry == 0 {
-			return parseCubin(e[eh : eh+size])
-		}
-		off += eh + size
 	}
-	return nil, &imageError{result: errNoBinaryForGPU, log: "fatbin: no uncompressed cubin"}
+	for _, e := range entries {
+		if e.Kind == fatbin.KindCubin && !e.Compressed {
+			cubin, err := e.Bytes()
+			if err != nil {
+				return nil, &imageError{result: errInvalidImage, log: err.Error()}
+			}
+			ks, ierr := parseCubin(cubin)
+			return &moduleImage{kernels: ks}, ierr
+		}
+	}
+	return nil, &imageError{result: errNoBinaryForGPU, log: "fatbin: no PTX and no uncompressed cubin"}
 }
 
 // eiattrKParamInfo is the .nv.info attribute that describes one kernel
@@ -190,71 +199,30 @@ func parseCubin(b []byte) (map[string]*kernelInfo, *imageError) {
 	return kernels, nil
 }
 
-var (
-	ptxEntry = regexp.MustCompile(`\.entry\s+([A-Za-z_$][\w$]*)\s*\(([^)]*)\)`)
-	ptxParam = regexp.MustCompile(`\.param\s+(?:\.align\s+(\d+)\s+)?\.([a-z]+)(\d+)\s+[\w$]+(?:\[(\d+)\])?`)
-)
-
-// ptxOpcodes are the PTX instructions the emulated JIT accepts.
-var ptxOpcodes = map[string]bool{}
-
-func init() {
-	for _, op := range strings.Fields(`abs add and atom bar bfe bfi bra brev brkpt call clz cnot cos cvt cvta div ex2 exit
-		fma ld ldu lg2 mad max membar min mov mul neg not or popc prmt rcp red rem ret rsqrt sad selp set setp shf shfl shl
-		shr sin slct sqrt st sub suld sust tex tld4 trap vote xor`) {
-		ptxOpcodes[op] = true
+// parsePTX reads PTX text as the driver's JIT does, with the PTX
+// interpreter's parser: malformed PTX, or an instruction the interpreter
+// cannot run, is CUDA_ERROR_INVALID_PTX with a log that names its line
+// (the interpreter refuses at load what it cannot run, never running it
+// wrongly). A kernel's parameters may take at most 4 KiB.
+func parsePTX(text string) (*moduleImage, *imageError) {
+	m, err := ptx.Parse(text)
+	if err != nil {
+		return nil, &imageError{result: errInvalidPTX, log: "ptxas application ptx input: " + err.Error()}
 	}
-}
-
-// parsePTX reads the entries of PTX text and their parameters, and checks
-// every instruction's opcode, as the JIT would: an unknown one is
-// CUDA_ERROR_INVALID_PTX with a log that names its line.
-func parsePTX(text string) (map[string]*kernelInfo, *imageError) {
-	for i, line := range strings.Split(text, "\n") {
-		l := strings.TrimSpace(line)
-		if c := strings.Index(l, "//"); c >= 0 {
-			l = strings.TrimSpace(l[:c])
+	img := &moduleImage{kernels: make(map[string]*kernelInfo), ptx: m}
+	for _, name := range m.Kernels() {
+		k, _ := m.Kernel(name)
+		if k.ParamBytes > maxParamBytes {
+			return nil, &imageError{result: errInvalidPTX, log: fmt.Sprintf("ptxas application ptx input: entry %s: its parameters take %d bytes, more than %d", name, k.ParamBytes, maxParamBytes)}
 		}
-		if l == "" || strings.HasPrefix(l, ".") || strings.HasPrefix(l, "{") || strings.HasPrefix(l, "}") ||
-			strings.HasPrefix(l, "@") || strings.HasSuffix(l, ":") || strings.HasPrefix(l, ")") || strings.HasPrefix(l, "(") {
-			continue
+		info := &kernelInfo{prog: k}
+		for _, p := range k.Params {
+			info.params = append(info.params, param{offset: p.Offset, size: p.Size})
 		}
-		op := l
-		if j := strings.IndexAny(op, ". \t;"); j >= 0 {
-			op = op[:j]
-		}
-		if !ptxOpcodes[op] {
-			return nil, &imageError{result: errInvalidPTX, log: fmt.Sprintf("ptxas application ptx input, line %d; error   : Not a name of any known instruction: '%s'", i+1, op)}
-		}
+		img.kernels[name] = info
 	}
-	kernels := make(map[string]*kernelInfo)
-	for _, m := range ptxEntry.FindAllStringSubmatchIndex(text, -1) {
-		name, params := text[m[2]:m[3]], text[m[4]:m[5]]
-		k := &kernelInfo{ptx: true}
-		off := 0
-		for _, p := range ptxParam.FindAllStringSubmatch(params, -1) {
-			bits, _ := strconv.Atoi(p[3])
-			size, align := bits/8, bits/8
-			if p[4] != "" {
-				n, _ := strconv.Atoi(p[4])
-				size *= n
-			}
-			if p[1] != "" {
-				align, _ = strconv.Atoi(p[1])
-			}
-			align = max(align, 1)
-			if size <= 0 || size > maxParamBytes || align > maxParamBytes || off > maxParamBytes {
-				return nil, &imageError{result: errInvalidPTX, log: fmt.Sprintf("ptxas application ptx input: entry %s: a parameter of %d bytes aligned to %d: the parameters take at most %d bytes", name, size, align, maxParamBytes)}
-			}
-			off = (off + align - 1) / align * align
-			k.params = append(k.params, param{offset: off, size: size})
-			off += size
-		}
-		k.body = parsePTXBody(text[m[1]:])
-		kernels[name] = k
-	}
-	if len(kernels) == 0 {
+	if len(img.kernels) == 0 {
 		return nil, &imageError{result: errInvalidPTX, log: "ptxas application ptx input, line 1; error   : no .entry"}
 	}
-	return kernels, nil
+	return img, nil
 }

@@ -11,11 +11,14 @@ import (
 	"github.com/cuarray/cuarray/kernels"
 )
 
-// The project's fatbin: its sm_90 cubin names every kernel, with the
-// parameter layout nvcc gave it, which is the layout driver.KernelArgs packs.
+// The project's fatbin: its compute_70 PTX, decompressed, names every
+// kernel with the parameter layout its sm_90 cubin has, which is the layout
+// driver.KernelArgs packs; with kernels=go the cubin's layout serves.
 func TestParseProjectFatbin(t *testing.T) {
-	ks, ierr := parseImage([]byte(kernels.Image()))
+	img, ierr := parseImage([]byte(kernels.Image()))
 	require.Nil(t, ierr)
+	require.NotNil(t, img.ptx, "the fatbin's PTX is interpreted")
+	ks := img.kernels
 	assert.Len(t, ks, 34)
 	for name, want := range map[string][]param{
 		"copy_wide":       {{0, 8}, {8, 8}, {16, 8}},
@@ -26,6 +29,16 @@ func TestParseProjectFatbin(t *testing.T) {
 	} {
 		require.Contains(t, ks, name)
 		assert.Equal(t, want, ks[name].params, name)
+		assert.NotNil(t, ks[name].prog, name)
+	}
+	drv.cfg.goKernels = true
+	defer func() { drv.cfg.goKernels = false }()
+	cubin, ierr := parseImage([]byte(kernels.Image()))
+	require.Nil(t, ierr)
+	require.Len(t, cubin.kernels, 34)
+	for name, k := range cubin.kernels {
+		assert.Nil(t, k.prog, "kernels=go: %s runs its Go reference", name)
+		assert.Equal(t, ks[name].params, k.params, "%s: the PTX's layout is the cubin's", name)
 	}
 }
 
@@ -50,22 +63,17 @@ func TestParseImageRefuses(t *testing.T) {
 	assert.Contains(t, ierr.log, "line 5", "the JIT log names the line")
 }
 
-// Straight-line PTX runs as its stores; anything else loads but does not run.
+// PTX text loads as the interpreter's kernels, each with its parameters
+// laid out as the CUDA ABI lays them out.
 func TestPTXKernels(t *testing.T) {
-	ks, ierr := parseImage([]byte(".version 6.0\n.target sm_70\n.address_size 64\n.visible .entry store()\n{\n" +
+	img, ierr := parseImage([]byte(".version 6.0\n.target sm_70\n.address_size 64\n.visible .entry store()\n{\n" +
 		"\t.reg .b64 %rd<2>;\n\t.reg .b32 %r<2>;\n\tmov.u64 %rd1, 4096;\n\tmov.u32 %r1, 7;\n\tst.global.u32 [%rd1], %r1;\n\tret;\n}\n" +
-		".visible .entry loop(.param .u64 p)\n{\n$L:\n\tbra $L;\n}\n"))
+		".visible .entry loop(.param .u64 p, .param .u32 n, .param .align 8 .b8 s[12])\n{\n$L:\n\tbra $L;\n}\n"))
 	require.Nil(t, ierr)
-	em, err := emulatePTX("store", ks["store"].body)
-	require.NoError(t, err)
-	require.Len(t, em.Ranges, 1)
-	assert.EqualValues(t, 4096, em.Ranges[0].Ptr)
-	mem := [][]byte{make([]byte, 4)}
-	require.NoError(t, em.Run(mem))
-	assert.Equal(t, []byte{7, 0, 0, 0}, mem[0])
-	assert.Equal(t, []param{{0, 8}}, ks["loop"].params)
-	_, err = emulatePTX("loop", ks["loop"].body)
-	assert.Error(t, err, "a loop is not straight-line PTX")
+	require.Contains(t, img.kernels, "store")
+	assert.NotNil(t, img.kernels["store"].prog)
+	assert.Empty(t, img.kernels["store"].params)
+	assert.Equal(t, []param{{0, 8}, {8, 4}, {16, 12}}, img.kernels["loop"].params)
 }
 
 func FuzzParseImage(f *testing.F) {
@@ -73,11 +81,11 @@ func FuzzParseImage(f *testing.F) {
 	f.Add([]byte(".version 6.0\n.visible .entry k(.param .align 8 .b8 x[16])\n{\n\tret;\n}\n"))
 	f.Add([]byte("\x7fELF\x02\x01"))
 	f.Fuzz(func(t *testing.T, image []byte) {
-		ks, ierr := parseImage(image)
+		img, ierr := parseImage(image)
 		if ierr != nil {
 			return
 		}
-		for name, k := range ks {
+		for name, k := range img.kernels {
 			for _, p := range k.params {
 				if p.offset < 0 || p.size < 0 {
 					t.Fatalf("%s: parameter %+v", name, p)

@@ -48,6 +48,11 @@ type config struct {
 	// to compare with the old reading.
 	pageableWaits       bool
 	pageableWaitsHostFn bool // a pageable copy waits while a host function runs (hostfn.go)
+
+	// goKernels (kernels=go) runs the project's kernels as their Go
+	// references from package kernels, for speed; by default every kernel
+	// runs from its PTX through the interpreter (device/ptx).
+	goKernels bool
 }
 
 // parseConfig parses EnvVar's value.
@@ -102,6 +107,11 @@ func parseConfig(s string) (config, error) {
 			c.pageableWaitsHostFn, err = strconv.ParseBool(val)
 		case "map-host":
 			c.mapHost, err = strconv.ParseBool(val)
+		case "kernels":
+			c.goKernels = val == "go"
+			if val != "go" && val != "ptx" {
+				err = fmt.Errorf("want ptx (the default: kernels run from their PTX, interpreted) or go (the project's kernels run as their Go references)")
+			}
 		case "lack", "refuse":
 			set := make(map[string]bool)
 			for _, sym := range strings.Split(val, ",") {
@@ -117,7 +127,7 @@ func parseConfig(s string) (config, error) {
 				c.refuse = set
 			}
 		default:
-			err = fmt.Errorf("unknown option (devices, mem, latency, check, fail-fault, version, map-host, misuse, pageable, pageable-waits-hostfn, lack, refuse)")
+			err = fmt.Errorf("unknown option (devices, mem, latency, check, fail-fault, version, map-host, misuse, pageable, pageable-waits-hostfn, kernels, lack, refuse)")
 		}
 		if err != nil {
 			return c, fmt.Errorf("%s: %s=%q: %v", EnvVar, k, val, err)
@@ -146,6 +156,9 @@ type state struct {
 	dead     map[uintptr]string
 	reusable map[string][]uintptr
 	misuses  []string // undefined-behaviour uses of destroyed handles (see misuse)
+
+	kernelFaults []string               // interpreted kernels' fault reports (interpret.go)
+	launches     map[string]KernelStats // interpreted launches by kernel name
 }
 
 var drv = &state{handles: make(map[uintptr]any), current: make(map[int]*context), dead: make(map[uintptr]string), reusable: make(map[string][]uintptr)}

@@ -66,6 +66,10 @@ func streamCreate(flags uint32) (uintptr, cuResult) {
 	if err != nil {
 		return 0, c.codeOf(err)
 	}
+	if err := c.newStreamWaits(st); err != nil {
+		st.Close()
+		return 0, c.codeOf(err)
+	}
 	s := &stream{ctx: c, s: st, nonBlocking: flags&streamNonBlocking != 0}
 	s.handle = drv.newHandle(s)
 	c.mu.Lock()
@@ -97,8 +101,15 @@ func streamDestroy(h uintptr) cuResult {
 	if !ok {
 		return destroyedStream(h)
 	}
-	drv.forget(h)
 	c := s.ctx
+	if r := c.usable(); r != success && r != errContextIsDestroyed {
+		// After a sticky error "any further CUDA work will return the same
+		// error" (cuda.h, CUDA_ERROR_ILLEGAL_ADDRESS): the strict reading is
+		// that cuStreamDestroy returns it and does nothing, a guess; the
+		// stream goes with its context.
+		return r
+	}
+	drv.forget(h)
 	c.mu.Lock()
 	if c.streams != nil {
 		delete(c.streams, s)
@@ -136,7 +147,9 @@ func streamWaitEvent(h, e uintptr, flags uint32) cuResult {
 	if !ok {
 		return destroyedEvent(e)
 	}
-	if ev.ctx != s.ctx || flags&^streamWaitFlagsMask != 0 {
+	// "h_event may be from a different context or device than h_stream"
+	// (cuStreamWaitEvent): a stream waits for another device's event too.
+	if flags&^streamWaitFlagsMask != 0 {
 		return errInvalidHandle
 	}
 	return s.run(func(st driver.Stream) error { return st.WaitEvent(ev.e) })

@@ -30,7 +30,7 @@ static const struct { const char *name; void *fn; } cuemu_table[] = {
 	E(cuMemHostAlloc), E(cuMemFreeHost), E(cuMemHostGetDevicePointer_v2),
 	E(cuMemHostRegister_v2), E(cuMemHostUnregister), E(cuPointerGetAttributes),
 	E(cuMemcpyHtoD_v2), E(cuMemcpyHtoDAsync_v2), E(cuMemcpyDtoH_v2), E(cuMemcpyDtoHAsync_v2),
-	E(cuMemcpyDtoD_v2), E(cuMemcpyDtoDAsync_v2), E(cuMemcpyPeer), E(cuMemsetD8_v2), E(cuMemsetD8Async),
+	E(cuMemcpyDtoD_v2), E(cuMemcpyDtoDAsync_v2), E(cuMemcpyPeer), E(cuMemcpyPeerAsync), E(cuMemsetD8_v2), E(cuMemsetD8Async),
 	E(cuMemcpy2D_v2), E(cuMemcpy2DUnaligned_v2), E(cuMemcpy2DAsync_v2), E(cuMemcpy3D_v2), E(cuMemcpy3DAsync_v2),
 	E(cuStreamCreate), E(cuStreamDestroy_v2), E(cuStreamSynchronize), E(cuStreamQuery), E(cuStreamWaitEvent),
 	E(cuEventCreate), E(cuEventDestroy_v2), E(cuEventRecord), E(cuEventQuery), E(cuEventSynchronize),

@@ -1,0 +1,95 @@
+//go:build cuda && cudaemu && linux
+
+package cuda
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/device/cuda/emulated"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// oobPTX is what nvcc makes of a kernel that writes one element past its
+// array: a[i] = i for i <= n, in a 1-D grid (line 16 is the store).
+const oobPTX = `.version 7.8
+.target sm_70
+.address_size 64
+.visible .entry write_one_past(.param .u64 a, .param .u32 n)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<5>;
+	ld.param.u64 %rd1, [a];
+	ld.param.u32 %r1, [n];
+	mov.u32 %r2, %ctaid.x;
+	mov.u32 %r3, %ntid.x;
+	mov.u32 %r4, %tid.x;
+	mad.lo.s32 %r5, %r2, %r3, %r4;
+	setp.gt.u32 %p1, %r5, %r1;
+	@%p1 bra $L_end;
+	cvta.to.global.u64 %rd2, %rd1;
+	mul.wide.u32 %rd3, %r5, 4;
+	add.s64 %rd4, %rd2, %rd3;
+	st.global.u32 [%rd4], %r5;
+$L_end:
+	ret;
+}
+`
+
+const oobChildEnv = "CUARRAY_OOB_KERNEL_CHILD"
+
+// An interpreted kernel's write past its allocation is an illegal address,
+// sticky as on a GPU, and the emulated driver's report names the kernel,
+// the thread, the PTX line, the address and how far past the allocation
+// it lies. It runs in a child process: the fault spoils the device for
+// the rest of the process.
+func TestKernelOutOfBoundsReport(t *testing.T) {
+	if os.Getenv(oobChildEnv) == "" {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestKernelOutOfBoundsReport$", "-test.v", "-test.count=1")
+		cmd.Env = append(os.Environ(), oobChildEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		t.Logf("child:\n%s", out)
+		require.NoError(t, err, "the child that took the fault failed")
+		return
+	}
+	d, err := Open(0)
+	require.NoError(t, err)
+	n := 64 * (1 + rand.IntN(16)) // a multiple of 256 bytes: the write past it is past the allocation's padding too
+	p, err := d.Malloc(int64(4 * n))
+	require.NoError(t, err)
+	m, err := d.LoadModule(oobPTX)
+	require.NoError(t, err)
+	f, err := m.Function("write_one_past")
+	require.NoError(t, err)
+	s, err := d.NewStream()
+	require.NoError(t, err)
+	args := new(driver.KernelArgs).Ptr(p).I32(int32(n))
+	require.NoError(t, f.Launch([3]uint32{uint32(n/64 + 1), 1, 1}, [3]uint32{64, 1, 1}, 0, s, args), "a launch returns when queued")
+	err = s.Synchronize()
+	require.ErrorIs(t, err, driver.ErrContextFailed)
+	assert.Contains(t, err.Error(), "CUDA_ERROR_ILLEGAL_ADDRESS")
+	_, err = d.Malloc(256)
+	require.ErrorIs(t, err, driver.ErrContextFailed, "the fault is sticky")
+
+	reports := emulated.KernelFaults()
+	require.NotEmpty(t, reports)
+	r := reports[len(reports)-1]
+	t.Logf("report: %s", r)
+	for _, want := range []string{
+		"write_one_past", "illegal address", "line 20",
+		fmt.Sprintf("thread (%d,0,0)", n%64), fmt.Sprintf("block (%d,0,0)", n/64),
+		fmt.Sprintf("write of 4 bytes at global address %#x", uint64(p)+uint64(4*n)),
+		fmt.Sprintf("nearest allocation %#x of %d bytes, 4 bytes past its end", uint64(p), 4*n),
+	} {
+		assert.True(t, strings.Contains(r, want), "the report names %q: %s", want, r)
+	}
+	t.Logf("Close: %v", d.Close())
+}
