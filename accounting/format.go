@@ -159,6 +159,19 @@ func (s Snapshot) String() string {
 	return s.Name + ": " + mem
 }
 
+// Totals is what a device's %+v adds to its name: "{ledger: device memory
+// 12.00 MiB now, 16.00 MiB at peak, allocations 3, frees 1; copies HtoD
+// 1.00 MiB in 1, DtoH 0 B in 0, DtoD 0 B in 0}".
+func (s Snapshot) Totals() string {
+	mem := s.Kinds[Device]
+	copies := func(dir Direction) string {
+		c := s.CopyTotal(dir)
+		return fmt.Sprintf("%s in %d", FormatBytes(c.Bytes), c.Count)
+	}
+	return fmt.Sprintf("{ledger: device memory %s now, %s at peak, allocations %d, frees %d; copies HtoD %s, DtoH %s, DtoD %s}",
+		FormatBytes(mem.Current), FormatBytes(mem.Peak), mem.Allocs, mem.Frees, copies(HtoD), copies(DtoH), copies(DtoD))
+}
+
 // GoString is %#v's Go syntax with the zero counters left out (an array
 // literal keyed by index): a snapshot has over 60 of them.
 func (s Snapshot) GoString() string {

@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/cuarray/cuarray/accounting"
@@ -35,6 +36,25 @@ func (d *Device) String() string {
 // GoString is String in fmt's form of a pointer, for %#v:
 // "(*cuda.Device)(0xc000123400) /* cuda:0 ... */".
 func (d *Device) GoString() string { return goString("*cuda.Device", d, d.String()) }
+
+// Format prints the device: String for %v and %s, GoString for %#v, and
+// for %+v String followed by its ledger's totals (device memory now and
+// at its peak, allocations and frees, bytes and copies each way), as a sim
+// device does. It reads counters only, never the driver.
+func (d *Device) Format(f fmt.State, verb rune) {
+	switch {
+	case verb == 'v' && f.Flag('#'):
+		io.WriteString(f, d.GoString())
+	case verb == 'v' && f.Flag('+') && d != nil:
+		io.WriteString(f, d.String()+" "+d.ledger.Snapshot().Totals())
+	case verb == 'v' || verb == 's':
+		io.WriteString(f, d.String())
+	case verb == 'q':
+		fmt.Fprintf(f, "%q", d.String())
+	default:
+		fmt.Fprintf(f, "%%!%c(*cuda.Device=%s)", verb, d.String())
+	}
+}
 
 // String describes the stream: "cuda:0 stream 0x5a5a00", with "borrowed"
 // for one ExternalStream returned and "closed" after Close.

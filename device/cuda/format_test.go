@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -94,4 +95,23 @@ func TestFormatBounded(t *testing.T) {
 			{"default stream", legacy, []string{"device closed"}},
 		})
 	})
+}
+
+// %+v of a device adds its ledger's totals to String, as sim's does; %v
+// and %s are String.
+func TestDeviceFormatPlusV(t *testing.T) {
+	skipWithoutGPU(t)
+	d, err := Open(0)
+	require.NoError(t, err)
+	defer d.Close()
+	n := int64(1000 + rand.IntN(100000))
+	p, err := d.Malloc(n)
+	require.NoError(t, err)
+	defer d.Free(p)
+	plus := fmt.Sprintf("%+v", d)
+	assert.True(t, strings.HasPrefix(plus, d.String()+" {ledger: device memory "), plus)
+	assert.Contains(t, plus, "allocations 1, frees 0", plus)
+	assert.Equal(t, d.String(), fmt.Sprintf("%v", d))
+	assert.Equal(t, d.String(), fmt.Sprintf("%s", d))
+	assert.Equal(t, d.GoString(), fmt.Sprintf("%#v", d))
 }

@@ -3,8 +3,6 @@ package sim
 import (
 	"fmt"
 	"io"
-
-	"github.com/cuarray/cuarray/accounting"
 )
 
 // Format prints the device: String for %v and %s, GoString for %#v, and
@@ -31,13 +29,5 @@ func (d *Device) verbose() string {
 	if d == nil {
 		return d.String()
 	}
-	s := d.ledger.Snapshot()
-	mem := s.Kinds[accounting.Device]
-	fb := accounting.FormatBytes
-	copies := func(dir accounting.Direction) string {
-		c := s.CopyTotal(dir)
-		return fmt.Sprintf("%s in %d", fb(c.Bytes), c.Count)
-	}
-	return fmt.Sprintf("%s {ledger: device memory %s now, %s at peak, allocations %d, frees %d; copies HtoD %s, DtoH %s, DtoD %s}",
-		d.String(), fb(mem.Current), fb(mem.Peak), mem.Allocs, mem.Frees, copies(accounting.HtoD), copies(accounting.DtoH), copies(accounting.DtoD))
+	return d.String() + " " + d.ledger.Snapshot().Totals()
 }
