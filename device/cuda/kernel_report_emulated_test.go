@@ -93,3 +93,61 @@ func TestKernelOutOfBoundsReport(t *testing.T) {
 	}
 	t.Logf("Close: %v", d.Close())
 }
+
+// racePTX has thread 0 write a shared word that thread 32, of the other
+// warp, reads with no barrier between: a data race in shared memory.
+const racePTX = `.version 7.8
+.target sm_70
+.address_size 64
+.visible .entry shared_race(.param .u64 out)
+{
+	.shared .align 4 .b32 s[1];
+	.reg .pred %p<2>;
+	.reg .b32 %r<3>;
+	.reg .b64 %rd<3>;
+	mov.u32 %r1, %tid.x;
+	setp.ne.u32 %p1, %r1, 0;
+	@%p1 bra $L_read;
+	st.shared.u32 [s], %r1;
+	bra $L_end;
+$L_read:
+	setp.ne.u32 %p1, %r1, 32;
+	@%p1 bra $L_end;
+	ld.shared.u32 %r2, [s];
+	ld.param.u64 %rd1, [out];
+	cvta.to.global.u64 %rd2, %rd1;
+	st.global.u32 [%rd2], %r2;
+$L_end:
+	ret;
+}
+`
+
+// A race in shared memory between two warps is undefined behaviour, not a
+// fault: the kernel's context goes on, as on a GPU, and the emulated
+// driver records the race where tests fail on it (Misuses, which
+// internal/testdev checks at every test's end), naming both threads and
+// their PTX lines.
+func TestKernelSharedRaceIsReported(t *testing.T) {
+	d, err := Open(0)
+	require.NoError(t, err)
+	defer d.Close()
+	p, err := d.Malloc(4)
+	require.NoError(t, err)
+	defer d.Free(p)
+	m, err := d.LoadModule(racePTX)
+	require.NoError(t, err)
+	f, err := m.Function("shared_race")
+	require.NoError(t, err)
+	before := len(emulated.Misuses())
+	require.NoError(t, f.Launch([3]uint32{1, 1, 1}, [3]uint32{64, 1, 1}, 0, nil, new(driver.KernelArgs).Ptr(p)))
+	require.NoError(t, d.Synchronize(), "a race is no fault")
+	_, err = d.Malloc(256)
+	require.NoError(t, err, "the context goes on")
+	uses := emulated.Misuses()
+	require.Len(t, uses, before+1)
+	race := uses[before]
+	t.Logf("report: %s", race)
+	for _, want := range []string{"shared_race", "shared memory race", "line 13", "line 18", "thread (0,0,0)", "thread (32,0,0)"} {
+		assert.Contains(t, race, want)
+	}
+}
