@@ -5,8 +5,6 @@ package cuda
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -44,20 +42,13 @@ $L_end:
 }
 `
 
-const oobChildEnv = "CUARRAY_OOB_KERNEL_CHILD"
-
 // An interpreted kernel's write past its allocation is an illegal address,
 // sticky as on a GPU, and the emulated driver's report names the kernel,
 // the thread, the PTX line, the address and how far past the allocation
 // it lies. It runs in a child process: the fault spoils the device for
 // the rest of the process.
 func TestKernelOutOfBoundsReport(t *testing.T) {
-	if os.Getenv(oobChildEnv) == "" {
-		cmd := exec.Command(os.Args[0], "-test.run", "^TestKernelOutOfBoundsReport$", "-test.v", "-test.count=1")
-		cmd.Env = append(os.Environ(), oobChildEnv+"=1")
-		out, err := cmd.CombinedOutput()
-		t.Logf("child:\n%s", out)
-		require.NoError(t, err, "the child that took the fault failed")
+	if !inChild(t, "devices=2") {
 		return
 	}
 	d, err := Open(0)
