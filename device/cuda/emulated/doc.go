@@ -6,8 +6,8 @@
 // so that the unchanged backend runs, and is tested, on a machine without
 // a GPU. It is built on the sim device's machinery: each active primary
 // context is a sim device (memory, streams with latency, sticky faults,
-// IPC through memory files), and kernels run their Go references from
-// package kernels.
+// IPC through memory files), and kernels run from their PTX through the
+// PTX interpreter (device/ptx), every access checked.
 //
 // It is linked only into a build with the tags cuda and cudaemu: importing
 // the package (device/cuda does, under those tags) makes gorgonia.org/cu's
@@ -81,11 +81,22 @@
 //     cuStreamDestroy and cuPointerGetAttributes included, returns it, and
 //     neither a reset nor the release of the last reference gives a fresh
 //     context: a retain returns it too, for the rest of the process.
-//   - Kernels: the project's fatbin loads (its sm_90 cubin gives each
-//     kernel's parameter layout), a launch decodes its parameters and runs
-//     the kernel's Go reference on its stream; an access outside live
-//     memory is CUDA_ERROR_ILLEGAL_ADDRESS and a misaligned one
-//     CUDA_ERROR_MISALIGNED_ADDRESS, both sticky as on a GPU.
+//   - Kernels (interpret.go, module.go, link.go): PTX text, a fatbin (its
+//     PTX, decompressed from nvcc's LZ4 block, as a GPU without machine
+//     code for its architecture JIT-compiles it), cuModuleLoad's file and
+//     cuLink*'s PTX load as the interpreter's modules, which refuse at load
+//     what they cannot run, naming the instruction and its line
+//     (CUDA_ERROR_INVALID_PTX); a launch runs the kernel on its stream, in
+//     order, its parameters from kernelParams or extra. Every global,
+//     shared and local access is checked against what is live (device
+//     allocations at the size asked for, mapped host memory): outside it is
+//     CUDA_ERROR_ILLEGAL_ADDRESS, misaligned CUDA_ERROR_MISALIGNED_ADDRESS,
+//     both sticky as on a GPU, with a report that names the kernel, block,
+//     thread, address, nearest allocation and PTX line (KernelFaults); a
+//     shared-memory race between warps is recorded as undefined behaviour
+//     (Misuses). kernels=go runs the project's kernels as their Go
+//     references instead, for speed; an image of machine code alone runs
+//     them so too.
 //
 // The environment variable CUARRAY_EMULATED_DRIVER configures it, as a
 // query string: devices=N (default 1), mem=SIZE per device (default 80GiB, an H100's: reserved, not committed),
