@@ -208,6 +208,8 @@ func TestBenchCalibrate(t *testing.T) {
 		assert.Contains(t, stderr, "cuarray bench: -profile: ")
 		assert.Contains(t, stderr, want)
 	}
+	t.Setenv(transfer.ProfileEnv, "") // as a user runs it: no profile named, none turned off
+	require.NoError(t, os.Unsetenv(transfer.ProfileEnv))
 	code, _, stderr = runCmd("bench", "-device", "sim:0?mem=64MiB", "-calibrate", "-sizes", "4KiB", "-q")
 	assert.Equal(t, 2, code, "on sim, -calibrate needs -profile: %s", stderr)
 	assert.Contains(t, stderr, "give -profile FILE")
