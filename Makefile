@@ -237,14 +237,24 @@ cuda-test:
 ## CUARRAY_PROFILE=off: the planner's defaults, never a transfer profile this machine saved. The
 ## first pass runs every kernel from its PTX through the interpreter (device/ptx); the passes with
 ## latency check timing and ordering, and run the project's kernels as their Go references
-## (kernels=go), which takes a fraction of the time.
+## (kernels=go), which takes a fraction of the time. So does the first pass for EMU_GO_KERNELS:
+## the reconstruction pipelines' tests run volumes that take minutes each interpreted under -race,
+## and package kernels checks the same kernels interpreted.
 EMU_TAGS := -tags cuda,cudaemu
 EMU_PKGS ?=
 EMU_RUN  ?= .
 EMU_UNCHECKED := %/device/cuda/conformance
+EMU_GO_KERNELS := github.com/cuarray/cuarray/examples/fbp/tomo
 cuda-emu-test:
+	@pkgs="$$($(GO) list $(EMU_TAGS) $(or $(EMU_PKGS),$(PKGS)))"; \
+	ptx=$$(for p in $$pkgs; do case " $(EMU_GO_KERNELS) " in *" $$p "*) ;; *) echo $$p;; esac; done); \
+	refs=$$(for p in $$pkgs; do case " $(EMU_GO_KERNELS) " in *" $$p "*) echo $$p;; esac; done); \
+	set -x; \
 	env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_PROFILE=off CUARRAY_EMULATED_DRIVER='devices=2' \
-		$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $(or $(EMU_PKGS),$(PKGS))
+		$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $$ptx || exit 1; \
+	if [ -n "$$refs" ]; then \
+		env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_PROFILE=off CUARRAY_EMULATED_DRIVER='devices=2&kernels=go' \
+			$(GO) test $(EMU_TAGS) -race -count=1 -run '$(EMU_RUN)' $$refs || exit 1; fi
 	@pkgs="$$($(GO) list $(EMU_TAGS) $(or $(EMU_PKGS),$(LATENCY_PKGS)))"; \
 	checked=$$(for p in $$pkgs; do case $$p in $(subst %,*,$(EMU_UNCHECKED))) ;; *) echo $$p;; esac; done); \
 	unchecked=$$(for p in $$pkgs; do case $$p in $(subst %,*,$(EMU_UNCHECKED))) echo $$p;; esac; done); \
