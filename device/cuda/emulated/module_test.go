@@ -15,6 +15,9 @@ import (
 // kernel with the parameter layout its sm_90 cubin has, which is the layout
 // driver.KernelArgs packs; with kernels=go the cubin's layout serves.
 func TestParseProjectFatbin(t *testing.T) {
+	was := drv.cfg.goKernels // kernels=go may be the configuration this test runs under
+	drv.cfg.goKernels = false
+	defer func() { drv.cfg.goKernels = was }()
 	img, ierr := parseImage([]byte(kernels.Image()))
 	require.Nil(t, ierr)
 	require.NotNil(t, img.ptx, "the fatbin's PTX is interpreted")
@@ -32,7 +35,6 @@ func TestParseProjectFatbin(t *testing.T) {
 		assert.NotNil(t, ks[name].prog, name)
 	}
 	drv.cfg.goKernels = true
-	defer func() { drv.cfg.goKernels = false }()
 	cubin, ierr := parseImage([]byte(kernels.Image()))
 	require.Nil(t, ierr)
 	require.Len(t, cubin.kernels, 34)
