@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 FUZZTIME ?= 60s
 
-.PHONY: mpi-deps mpi-build mpi-run mpi-test mpi-check bench-gpu run test test-latency bench bench-doc bench-deps bench-all cover fuzz mutate build vet cuda-deps python-deps libcuarray test-python ptx check-ptx cuda-build cuda-test cuda-emu-test cuda-emu-upstream gpu-bundle gpu-rehearse gpu-hang-check
+.PHONY: mpi-deps mpi-build mpi-run mpi-test mpi-check bench-gpu run test test-latency bench bench-doc bench-deps bench-all cover fuzz mutate build vet cuda-deps python-deps libcuarray test-python ptx example-ptx check-ptx cuda-build cuda-test cuda-emu-test cuda-emu-upstream gpu-bundle gpu-rehearse gpu-hang-check
 
 ## run: the main job, on the default device (cuda:0 with -tags cuda and a GPU, else sim:0;
 ## DEVICE='sim:0?check=streams' picks another): the transfer paths at small sizes, then the FBP
@@ -194,8 +194,15 @@ cuda-deps:
 ptx:
 	NVCC=$(NVCC) bash scripts/kernels-image.sh kernels
 
+## example-ptx: compile the guide's own kernels (examples/ownkernels/*.cu) and package kernel's test
+## kernels (device/kernel/testdata/*.cu) into the committed PTX beside each .cu (nvcc -ptx, compute_70)
+EXAMPLE_CU := $(wildcard examples/ownkernels/*.cu device/kernel/testdata/*.cu)
+example-ptx:
+	@for f in $(EXAMPLE_CU); do $(NVCC) -ptx -arch=compute_70 -o $${f%.cu}.ptx $$f || exit 1; done
+	@echo "example-ptx: $(EXAMPLE_CU:.cu=.ptx)"
+
 ## check-ptx: fail when the committed fatbin, PTX or ptx_gen.go differ from what `make ptx` makes
-## now. nvcc's output is byte-reproducible for one release (Debian's 11.8, from make cuda-deps),
+## now (and the examples' PTX from what `make example-ptx` makes). nvcc's output is byte-reproducible for one release (Debian's 11.8, from make cuda-deps),
 ## so the files are compared byte for byte; another nvcc release is reported as such.
 check-ptx:
 	@d=$$(mktemp -d "$${TMPDIR:-/tmp}/cuarray-check-ptx.XXXXXX"); trap 'rm -rf "$$d"' EXIT; \
@@ -207,8 +214,13 @@ check-ptx:
 	for f in kernels.fatbin kernels.ptx; do \
 		cmp -s kernels/$$f $$d/$$f || \
 			{ echo "check-ptx: kernels/$$f is stale: run make ptx and commit it" >&2; exit 1; }; \
+	done; \
+	for f in $(EXAMPLE_CU); do \
+		$(NVCC) -ptx -arch=compute_70 -o $$d/example.ptx $$f || exit 1; \
+		cmp -s $${f%.cu}.ptx $$d/example.ptx || \
+			{ echo "check-ptx: $${f%.cu}.ptx is stale: run make example-ptx and commit it" >&2; exit 1; }; \
 	done; rm -rf $$d
-	@echo "check-ptx: kernels/kernels.fatbin, kernels.ptx and ptx_gen.go match kernels/kernels.cu"
+	@echo "check-ptx: kernels/kernels.fatbin, kernels.ptx and ptx_gen.go match kernels/kernels.cu; $(words $(EXAMPLE_CU)) examples' PTX match their .cu"
 
 ## cuda-build: vet and compile everything, test binaries included, with -tags cuda (runs nothing)
 cuda-build:

@@ -127,7 +127,8 @@ func (r *Recording) String() string {
 func (r *Recording) GoString() string { return goString("*accounting.Recording", r, r.String()) }
 
 // String describes the snapshot in a line: the memory of each kind in use
-// (and its peak), the bytes copied in each direction, and memsets, "sim:0:
+// (and its peak), the bytes copied in each direction, memsets and kernel
+// launches, "sim:0:
 // device 12.00 MiB (peak 16.00 MiB); HtoD 1.00 MiB in 1 copy". Report
 // writes the whole table.
 func (s Snapshot) String() string {
@@ -146,6 +147,13 @@ func (s Snapshot) String() string {
 	}
 	if s.Memsets.Count != 0 {
 		parts = append(parts, fmt.Sprintf("memset %s in %s", FormatBytes(s.Memsets.Bytes), plural(s.Memsets.Count, "call", "calls")))
+	}
+	var launches int64
+	for _, k := range s.Kernels {
+		launches += k.Launches
+	}
+	if launches != 0 {
+		parts = append(parts, plural(launches, "kernel launch", "kernel launches"))
 	}
 	if mem == "" && len(parts) == 0 {
 		mem = "nothing counted"
@@ -201,7 +209,11 @@ func (s Snapshot) GoString() string {
 		b.WriteString("}")
 		sep = ", "
 	}
-	fmt.Fprintf(&b, "}, Memsets:%#v}", s.Memsets)
+	fmt.Fprintf(&b, "}, Memsets:%#v", s.Memsets)
+	if len(s.Kernels) > 0 {
+		fmt.Fprintf(&b, ", Kernels:%#v", s.Kernels)
+	}
+	b.WriteString("}")
 	return b.String()
 }
 

@@ -168,7 +168,8 @@ func TestNames(t *testing.T) {
 		{accounting.OpAlloc.String(), "alloc"},
 		{accounting.Op(99).String(), "Op(99)"},
 		{accounting.Op(0).String(), "Op(0)"},
-		{(accounting.OpMemset + 1).String(), "Op(6)"}, // the first past the last
+		{accounting.OpLaunch.String(), "launch"},
+		{(accounting.OpLaunch + 1).String(), "Op(7)"}, // the first past the last
 		{accounting.NewLedger("sim:3").Name(), "sim:3"},
 	}
 	for _, tt := range tests {

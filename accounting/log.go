@@ -20,9 +20,10 @@ const (
 	OpFailed               // an allocation refused by a limit or the device
 	OpCopy                 // a copy
 	OpMemset               // a memset
+	OpLaunch               // a kernel launch
 )
 
-var opNames = [...]string{"", "alloc", "free", "failed", "copy", "memset"}
+var opNames = [...]string{"", "alloc", "free", "failed", "copy", "memset", "launch"}
 
 // String returns the op's name.
 func (o Op) String() string {
@@ -39,10 +40,14 @@ type Event struct {
 	Kind  Kind      // allocations, frees and failures
 	Dir   Direction // copies
 	Path  Path      // copies
-	Bytes int64
+	Bytes int64     // launches: the bytes read, -1 when not known
 	Addr  uintptr
 	Dur   time.Duration // copies and memsets: how long it took, ending at At
 	Level int64         // allocations, frees and failures: bytes of Kind in use after it
+	// Name and Written are a launch's: the kernel's name and the bytes it
+	// wrote, -1 when not known.
+	Name    string
+	Written int64
 }
 
 // Allocation is a live allocation seen by the event log.

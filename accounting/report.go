@@ -9,9 +9,11 @@ import (
 // Report returns the ledger's counters as an aligned text table.
 func (l *Ledger) Report() string { return l.Snapshot().Report() }
 
-// Report returns the snapshot as two aligned text tables: one row per memory
-// kind that saw any activity or has a limit, and one per copy direction and
-// path used (with memsets). Memory is counted as allocated: a device hands
+// Report returns the snapshot as aligned text tables: one row per memory
+// kind that saw any activity or has a limit, one per copy direction and
+// path used (with memsets), and, when kernels were launched, one per
+// kernel with its launches and the bytes it read and wrote ("-" where
+// the backend cannot know them: a GPU). Memory is counted as allocated: a device hands
 // out whole granules (256 bytes on sim and CUDA), which a note under the
 // table says. A copy's time is the total the ledger recorded for it, in
 // µs, ms or s as its size asks.
@@ -64,7 +66,29 @@ func (s Snapshot) Report() string {
 	if rows == 0 {
 		fmt.Fprintln(&b, "  (no copies)")
 	}
+	if len(s.Kernels) > 0 {
+		fmt.Fprintln(&b)
+		w = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(w, "kernel\tlaunches\tread\twritten\t")
+		for _, k := range s.Kernels {
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t\n", k.Name, k.Launches, launchBytes(k, k.Read), launchBytes(k, k.Written))
+		}
+		w.Flush()
+	}
 	return b.String()
+}
+
+// launchBytes formats a kernel's bytes read or written: "-" when no
+// launch was measured (a GPU), and "(of N)" naming the measured launches
+// when only some were.
+func launchBytes(k KernelStats, n int64) string {
+	switch k.Measured {
+	case 0:
+		return "-"
+	case k.Launches:
+		return FormatBytes(n)
+	}
+	return fmt.Sprintf("%s (of %d)", FormatBytes(n), k.Measured)
 }
 
 // duration formats a recorded time in µs below a millisecond, ms below a

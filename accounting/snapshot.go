@@ -35,6 +35,9 @@ type Snapshot struct {
 	Kinds   [NumKinds]KindStats
 	Copies  [NumDirections][NumPaths]CopyStats
 	Memsets CopyStats
+	// Kernels are the kernel launches per kernel name, sorted by name (the
+	// ledger's only: a scope's snapshot has none).
+	Kernels []KernelStats
 }
 
 // Snapshot returns the ledger's counters now. The snapshot is consistent:
@@ -56,7 +59,9 @@ func (l *Ledger) Snapshot() Snapshot {
 	for k := range peak {
 		peak[k] = l.levels[k].peak.Load()
 	}
-	return t.snapshot(l.name, l, [NumKinds]int64{}, peak, false)
+	s := t.snapshot(l.name, l, [NumKinds]int64{}, peak, false)
+	s.Kernels = l.launches.kernels()
+	return s
 }
 
 // snapshot makes the Snapshot of summed counts: the ledger's (current from
@@ -120,6 +125,7 @@ func Diff(a, b Snapshot) Snapshot {
 		}
 	}
 	d.Memsets = subCopy(b.Memsets, a.Memsets)
+	d.Kernels = diffKernels(a.Kernels, b.Kernels)
 	return d
 }
 
@@ -171,13 +177,14 @@ type snapshotJSON struct {
 	Copies     map[string]map[string]CopyStats `json:"copies"`
 	CopyTotals map[string]CopyStats            `json:"copy_totals"`
 	Memsets    CopyStats                       `json:"memsets"`
+	Kernels    []KernelStats                   `json:"kernels,omitempty"`
 }
 
 // MarshalJSON writes the snapshot with kinds, directions and paths by name:
 // {"memory": {"device": {...}}, "copies": {"HtoD": {"direct": {...}}}, ...}.
 func (s Snapshot) MarshalJSON() ([]byte, error) {
 	j := snapshotJSON{
-		Name: s.Name, Taken: s.Taken, Memsets: s.Memsets,
+		Name: s.Name, Taken: s.Taken, Memsets: s.Memsets, Kernels: s.Kernels,
 		Memory:     make(map[string]KindStats, NumKinds),
 		Copies:     make(map[string]map[string]CopyStats),
 		CopyTotals: make(map[string]CopyStats, NumDirections),

@@ -30,6 +30,7 @@ func Sum(name string, snaps ...Snapshot) Snapshot {
 			}
 		}
 		t.Memsets = addCopy(t.Memsets, s.Memsets)
+		t.Kernels = addKernels(t.Kernels, s.Kernels)
 	}
 	return t
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/device/kernel"
 	"github.com/cuarray/cuarray/device/sim"
 	"github.com/cuarray/cuarray/interop"
 	"github.com/cuarray/cuarray/kernels"
@@ -319,4 +320,94 @@ func Example_streamRace() {
 	// async memset on stream 0x100 writes 16 bytes, queued in github.com/cuarray/cuarray/docs_test.Example_streamRace
 	// <nil> <nil>
 	// ordered: <nil> <nil>
+}
+
+// Your own kernels: a SAXPY from PTX, launched on DevArrays in place,
+// each array declared read (In) or read and written (InOut); the ledger
+// counts the launch.
+func Example_ownKernel() {
+	dev, err := device.Open("sim:0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer dev.Close()
+	mod, err := kernel.LoadFile(dev, "../examples/ownkernels/saxpy.ptx") // nvcc -ptx's output, or a fatbin
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mod.Close()
+	saxpy, err := mod.Kernel("saxpy")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	x, _ := devarray.FromHost(dev, []float32{1, 2, 3, 4})
+	defer x.Free()
+	y, _ := devarray.FromHost(dev, []float32{10, 20, 30, 40})
+	defer y.Free()
+
+	// saxpy(float a, const float *x, float *y, int n), one thread an element
+	err = saxpy.Launch(kernel.Grid1D(4, 256),
+		kernel.F32(2), kernel.In(x), kernel.InOut(y), kernel.I32(4))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, _ := devarray.ToHost[float32](y)
+	fmt.Println(out)
+	for _, k := range dev.Ledger().Snapshot().Kernels {
+		fmt.Println(k.Name, "launches:", k.Launches, "read:", k.Read, "bytes, written:", k.Written, "bytes")
+	}
+	// Output:
+	// [12 24 36 48]
+	// saxpy launches: 1 read: 32 bytes, written: 16 bytes
+}
+
+// Your own kernels: a stencil with shared memory, in 16×16 tiles, each
+// block given (16+2)² floats of dynamic shared memory for its tile and
+// halo.
+func Example_ownKernelStencil() {
+	dev, err := device.Open("sim:0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer dev.Close()
+	mod, err := kernel.LoadFile(dev, "../examples/ownkernels/stencil.ptx")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mod.Close()
+	laplacian, err := mod.Kernel("laplacian")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	const h, w, tile = 3, 4, 16
+	in, _ := devarray.FromHost(dev, []float32{
+		1, 2, 3, 4,
+		5, 6, 7, 8,
+		9, 10, 11, 12}, h, w)
+	defer in.Free()
+	out, _ := devarray.Empty(dev, devarray.Float32, h, w)
+	defer out.Free()
+
+	cfg := kernel.Tiles2D(w, h, tile, tile).WithShared((tile + 2) * (tile + 2) * 4)
+	err = laplacian.Launch(cfg, kernel.In(in).Contiguous(), kernel.Out(out).Contiguous(),
+		kernel.I32(h), kernel.I32(w))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	got, _ := devarray.ToHost[float32](out)
+	for r := range h {
+		fmt.Println(got[r*w : (r+1)*w])
+	}
+	// Output:
+	// [3 2 1 -5]
+	// [-4 0 0 -9]
+	// [-21 -14 -15 -29]
 }

@@ -179,3 +179,17 @@ func TestGuideEmulatedDriverKeys(t *testing.T) {
 	slices.Sort(got)
 	assert.Equal(t, want, got, "the keys of the guide's table")
 }
+
+// TestGuideShowsTheKernelSources: every source the guide shows under
+// `<!-- file: PATH -->` is that file of the repository, whole.
+func TestGuideShowsTheKernelSources(t *testing.T) {
+	guide, err := os.ReadFile("guide.md")
+	require.NoError(t, err)
+	blocks := regexp.MustCompile("(?s)<!-- file: (\\S+) -->\n```\\w*\n(.*?)\n```").FindAllStringSubmatch(string(guide), -1)
+	require.Len(t, blocks, 2, "the guide shows saxpy.cu and stencil.cu")
+	for _, b := range blocks {
+		src, err := os.ReadFile("../" + b[1])
+		require.NoError(t, err)
+		assert.Equal(t, strings.TrimRight(string(src), "\n"), b[2], "guide.md's copy of %s", b[1])
+	}
+}

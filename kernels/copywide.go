@@ -2,7 +2,7 @@ package kernels
 
 import (
 	"github.com/cuarray/cuarray/devarray"
-	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/kernel"
 )
 
 // wideBytesPerThread is what one thread of copy_wide moves a pass: its
@@ -28,10 +28,9 @@ func (k *Kernels) copyWide(dst, src *devarray.DevArray) error {
 	n := src.NBytes()
 	return devarray.Use(func() error {
 		if k.gpu != nil {
-			args := new(driver.KernelArgs).Ptr(dst.Ptr()).Ptr(src.Ptr()).I64(n)
-			return k.launch("copy_wide", (n+wideBytesPerThread-1)/wideBytesPerThread, args)
+			return k.launch("copy_wide", (n+wideBytesPerThread-1)/wideBytesPerThread, kernel.Out(dst), kernel.In(src), kernel.I64(n))
 		}
-		return k.access(func(mem [][]byte, base []int64) error {
+		return k.access("copy_wide", func(mem [][]byte, base []int64) error {
 			copy(mem[0][base[0]:base[0]+n], mem[1][base[1]:base[1]+n])
 			return nil
 		}, 1, dst, src)

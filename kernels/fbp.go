@@ -8,6 +8,7 @@ import (
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/kernel"
 )
 
 // RampFilterWorkspace returns the workspace bytes RampFilter uses to filter
@@ -81,18 +82,17 @@ func (k *Kernels) RampFilter(sino *devarray.DevArray, ws *accounting.Workspace) 
 	taps, out := scratch, scratch+devarray.Ptr(tapBytes)
 	err = devarray.Use(func() error {
 		if err := k.run("ramp_taps_"+suffix, int64(2*d-1),
-			func(a *driver.KernelArgs) { a.Ptr(taps).I32(int32(d)) },
-			func(m [][]byte) { refRampTaps(m[0], d, e) },
-			driver.Range{Ptr: taps, N: tapBytes}); err != nil {
+			[]kernel.Arg{kernel.Memory(taps, tapBytes, kernel.Write), kernel.I32(int32(d))},
+			func(m [][]byte) { refRampTaps(m[0], d, e) }); err != nil {
 			return err
 		}
 		for r := int64(0); r < rows; r += chunk {
 			n := min(chunk, rows-r)
 			in := sino.Ptr() + devarray.Ptr(r*rowBytes)
 			if err := k.run("ramp_filter_"+suffix, n*int64(d),
-				func(a *driver.KernelArgs) { a.Ptr(out).Ptr(in).Ptr(taps).I64(n).I32(int32(d)) },
-				func(m [][]byte) { refRampFilter(m[0], m[1], m[2], n, d, e) },
-				driver.Range{Ptr: out, N: n * rowBytes}, driver.Range{Ptr: in, N: n * rowBytes, ReadOnly: true}, driver.Range{Ptr: taps, N: tapBytes, ReadOnly: true}); err != nil {
+				[]kernel.Arg{kernel.Memory(out, n*rowBytes, kernel.Write), kernel.Memory(in, n*rowBytes, kernel.Read),
+					kernel.Memory(taps, tapBytes, kernel.Read), kernel.I64(n), kernel.I32(int32(d))},
+				func(m [][]byte) { refRampFilter(m[0], m[1], m[2], n, d, e) }); err != nil {
 				return err
 			}
 			if err := k.copyDtoD(in, out, n*rowBytes); err != nil {
@@ -194,34 +194,16 @@ func (k *Kernels) backproject(img, sino *devarray.DevArray, ws *accounting.Works
 		}
 	}
 	return k.withTrigTable(op, g, ws, func(trig devarray.Ptr, tableBytes int64) error {
-		args := func(args *driver.KernelArgs) {
-			scalar(args.Ptr(img.Ptr()).Ptr(sino.Ptr()).Ptr(trig).I64(slices).I32(int32(a)).I32(int32(d)).I32(int32(n)), e, scale)
-		}
+		args := []kernel.Arg{kernel.Out(img), kernel.In(sino), kernel.Memory(trig, tableBytes, kernel.Read),
+			kernel.I64(slices), kernel.I32(int32(a)), kernel.I32(int32(d)), kernel.I32(int32(n)), scalar(e, scale)}
 		if k.gpu != nil && which == bpTiled {
 			tiles := slices * ((int64(n) + bpTileW - 1) / bpTileW) * ((int64(n) + bpTileH - 1) / bpTileH)
-			a := new(driver.KernelArgs)
-			args(a)
-			return k.launchGrid("backproject_tiled_"+suffix,
-				[3]uint32{uint32(max(min(tiles, bpMaxBlocks), 1)), 1, 1}, [3]uint32{bpThreadsX, bpThreadsY, 1}, a)
+			return k.launchConfig("backproject_tiled_"+suffix, kernel.Config{
+				Grid: kernel.Dim3{uint32(max(min(tiles, bpMaxBlocks), 1)), 1, 1}, Block: kernel.Dim3{bpThreadsX, bpThreadsY, 1}}, args)
 		}
 		return k.run("backproject_"+suffix, img.Size(), args,
-			func(m [][]byte) { refBackproject(m[0], m[1], m[2], slices, a, d, n, scale, e) },
-			driver.Range{Ptr: img.Ptr(), N: img.NBytes()}, driver.Range{Ptr: sino.Ptr(), N: sino.NBytes(), ReadOnly: true}, driver.Range{Ptr: trig, N: tableBytes, ReadOnly: true})
+			func(m [][]byte) { refBackproject(m[0], m[1], m[2], slices, a, d, n, scale, e) })
 	}, img, sino)
-}
-
-// launchGrid runs kernel name on the GPU on a grid of blocks of the given
-// shape (static shared memory only), and waits for it unless the kernels
-// are Async.
-func (k *Kernels) launchGrid(name string, grid, block [3]uint32, args *driver.KernelArgs) error {
-	f, err := k.function(name)
-	if err != nil {
-		return err
-	}
-	if err := f.Launch(grid, block, 0, k.stream, args); err != nil {
-		return err
-	}
-	return k.settle()
 }
 
 // withTrigTable runs f with the table of the cosines and sines of g's
@@ -244,9 +226,8 @@ func (k *Kernels) withTrigTable(op string, g stacks, ws *accounting.Workspace, f
 	defer release()
 	err = devarray.Use(func() error {
 		if err := k.run("trig_table_"+g.suffix, int64(g.a),
-			func(args *driver.KernelArgs) { args.Ptr(trig).I32(int32(g.a)) },
-			func(m [][]byte) { refTrigTable(m[0], g.a, g.e) },
-			driver.Range{Ptr: trig, N: tableBytes}); err != nil {
+			[]kernel.Arg{kernel.Memory(trig, tableBytes, kernel.Write), kernel.I32(int32(g.a))},
+			func(m [][]byte) { refTrigTable(m[0], g.a, g.e) }); err != nil {
 			return err
 		}
 		return f(trig, tableBytes)
@@ -296,15 +277,19 @@ func (k *Kernels) checkStacks(op string, img, sino *devarray.DevArray, imgWritte
 	return stacks{e: e, suffix: suffix, slices: int64(ss[0]), a: ss[1], d: ss[2], n: is[1], imgSize: img.Size(), sinoSize: sino.Size()}, nil
 }
 
-// run launches kernel name over n items on a GPU, with the arguments args
-// appends, or runs ref on the given device ranges on sim.
-func (k *Kernels) run(name string, n int64, args func(*driver.KernelArgs), ref func([][]byte), ranges ...driver.Range) error {
+// run launches kernel name over n items on a GPU with args, or runs ref
+// on sim on the memory the array and Memory arguments declare, in order.
+func (k *Kernels) run(name string, n int64, args []kernel.Arg, ref func([][]byte)) error {
 	if k.gpu != nil {
-		a := new(driver.KernelArgs)
-		args(a)
-		return k.launch(name, n, a)
+		return k.launch(name, n, args...)
 	}
-	return k.hostAccess(ranges, func(m [][]byte) error { ref(m); return nil })
+	var ranges []driver.Range
+	for i, a := range args {
+		if r, ok := a.Range(i); ok {
+			ranges = append(ranges, r)
+		}
+	}
+	return k.hostAccess(name, ranges, func(m [][]byte) error { ref(m); return nil })
 }
 
 // copyDtoD copies n bytes on the device, on the kernels' stream, and waits

@@ -25,10 +25,10 @@ package kernels
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/kernel"
 )
 
 // blockSize is the threads per block of every launch (a multiple of the
@@ -41,25 +41,20 @@ const maxBlocks = 8192
 // Kernels runs kernels on one device. It is safe for concurrent use.
 type Kernels struct {
 	dev    driver.Device
-	gpu    driver.KernelRunner // the cuda backend, or nil
-	host   driver.MemoryAccess // the sim backend, or nil
+	gpu    *kernel.Module      // the kernels' module, where they run from PTX (package kernel), or nil
+	host   driver.MemoryAccess // the sim backend running the Go references, or nil
 	stream driver.Stream       // nil: the default stream
 	async  bool                // queue on stream and return at once
-	shared *module
 	// deflt is the device's default stream, which work launched with a
 	// nil stream runs on: what a synchronous call without a stream waits for.
 	deflt driver.Stream
 }
 
-// module is the loaded PTX and the functions looked up so far.
-type module struct {
-	mu    sync.Mutex
-	mod   driver.Module
-	funcs map[string]driver.Function
-}
-
-// New prepares kernels for dev: on a GPU it loads the embedded PTX (the
-// driver compiles it for the GPU at hand); on sim it needs nothing.
+// New prepares kernels for dev: on a GPU, and wherever the kernels run
+// from their PTX, it loads the embedded module through package kernel,
+// the public path a program's own kernels take (the driver compiles the
+// PTX for the GPU at hand); on sim, which runs the Go references by
+// default, it needs nothing.
 func New(dev driver.Device) (*Kernels, error) {
 	if dev == nil {
 		return nil, fmt.Errorf("kernels: no device: %w", driver.ErrInvalidValue)
@@ -68,7 +63,7 @@ func New(dev driver.Device) (*Kernels, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernels: the default stream of %v: %w", dev.DeviceID(), err)
 	}
-	k := &Kernels{dev: dev, deflt: deflt, shared: &module{funcs: make(map[string]driver.Function)}}
+	k := &Kernels{dev: dev, deflt: deflt}
 	switch b := dev.(type) {
 	case driver.KernelRunner:
 		if !driver.RunsModules(dev) {
@@ -77,11 +72,11 @@ func New(dev driver.Device) (*Kernels, error) {
 				break
 			}
 		}
-		mod, err := b.LoadModule(moduleImage)
+		mod, err := kernel.Load(dev, moduleImage)
 		if err != nil {
 			return nil, fmt.Errorf("kernels: %w", err)
 		}
-		k.gpu, k.shared.mod = b, mod
+		k.gpu = mod
 	case driver.MemoryAccess:
 		k.host = b
 	default:
@@ -143,43 +138,33 @@ func (k *Kernels) settle() error {
 
 // Close unloads the module.
 func (k *Kernels) Close() error {
-	if k == nil || k.shared == nil {
+	if k == nil || k.gpu == nil {
 		return nil
 	}
-	if k.shared.mod == nil {
-		return nil
-	}
-	k.shared.mu.Lock()
-	defer k.shared.mu.Unlock()
-	return k.shared.mod.Close()
-}
-
-func (k *Kernels) function(name string) (driver.Function, error) {
-	k.shared.mu.Lock()
-	defer k.shared.mu.Unlock()
-	if f, ok := k.shared.funcs[name]; ok {
-		return f, nil
-	}
-	f, err := k.shared.mod.Function(name)
-	if err != nil {
-		return nil, err
-	}
-	k.shared.funcs[name] = f
-	return f, nil
+	return k.gpu.Close()
 }
 
 // launch runs kernel name over n items on the GPU, and waits for it unless
 // the kernels are Async.
-func (k *Kernels) launch(name string, n int64, args *driver.KernelArgs) error {
-	f, err := k.function(name)
+func (k *Kernels) launch(name string, n int64, args ...kernel.Arg) error {
+	blocks := min((n+blockSize-1)/blockSize, maxBlocks)
+	cfg := kernel.Config{Grid: kernel.Dim3{uint32(max(blocks, 1)), 1, 1}, Block: kernel.Dim3{blockSize, 1, 1}}
+	return k.launchConfig(name, cfg, args)
+}
+
+// launchConfig runs kernel name on the GPU with the launch shape cfg,
+// through package kernel, on the kernels' stream, and waits for it unless
+// the kernels are Async (whose launch keeps its arrays until it is done).
+func (k *Kernels) launchConfig(name string, cfg kernel.Config, args []kernel.Arg) error {
+	f, err := k.gpu.Kernel(name)
 	if err != nil {
 		return err
 	}
-	blocks := min((n+blockSize-1)/blockSize, maxBlocks)
-	if err := f.Launch([3]uint32{uint32(max(blocks, 1)), 1, 1}, [3]uint32{blockSize, 1, 1}, 0, k.stream, args); err != nil {
+	if k.async {
+		_, err := f.LaunchAsync(k.stream, cfg, args...)
 		return err
 	}
-	return k.settle()
+	return f.LaunchOn(k.stream, cfg, args...)
 }
 
 // span is the device memory an array touches, for MemoryAccess, and the
@@ -189,26 +174,29 @@ func span(a *devarray.DevArray) (driver.Range, int64) {
 	return driver.Range{Ptr: a.Ptr() + devarray.Ptr(lo), N: hi - lo}, -lo
 }
 
-// access runs a Go reference on the memory of arrays, of which the first
-// written may be written and the rest are only read (the declaration sim's
-// stream race checker judges the launch by).
-func (k *Kernels) access(f func(mem [][]byte, base []int64) error, written int, arrays ...*devarray.DevArray) error {
+// access runs the Go reference of kernel name on the memory of arrays, of
+// which the first written may be written and the rest are only read (the
+// declaration sim's stream race checker judges the launch by).
+func (k *Kernels) access(name string, f func(mem [][]byte, base []int64) error, written int, arrays ...*devarray.DevArray) error {
 	ranges := make([]driver.Range, len(arrays))
 	bases := make([]int64, len(arrays))
 	for i, a := range arrays {
 		ranges[i], bases[i] = span(a)
 		ranges[i].ReadOnly = i >= written
 	}
-	return k.hostAccess(ranges, func(mem [][]byte) error { return f(mem, bases) })
+	return k.hostAccess(name, ranges, func(mem [][]byte) error { return f(mem, bases) })
 }
 
-// hostAccess launches f, a kernel's Go reference, on device ranges
+// hostAccess launches f, kernel name's Go reference, on device ranges
 // through sim's MemoryAccess, on the kernels' stream as a GPU launches the
-// kernel, and waits for it unless the kernels are Async.
-func (k *Kernels) hostAccess(ranges []driver.Range, f func([][]byte) error) error {
+// kernel, and waits for it unless the kernels are Async. The ledger counts
+// the launch under the kernel's name, without bytes: a reference's
+// accesses are not counted.
+func (k *Kernels) hostAccess(name string, ranges []driver.Range, f func([][]byte) error) error {
 	if err := k.host.Launch(k.stream, ranges, f); err != nil {
 		return err
 	}
+	k.dev.Ledger().RecordLaunch(name, -1, -1)
 	return k.settle()
 }
 
@@ -252,12 +240,12 @@ func (k *Kernels) check(op string, a *devarray.DevArray, written bool) error {
 	return nil
 }
 
-// scalar appends v to args as the kernel's float type.
-func scalar(args *driver.KernelArgs, e element, v float64) *driver.KernelArgs {
+// scalar is v as the kernel's float type.
+func scalar(e element, v float64) kernel.Arg {
 	if e.size == 4 {
-		return args.F32(float32(v))
+		return kernel.F32(float32(v))
 	}
-	return args.F64(v)
+	return kernel.F64(v)
 }
 
 // Device returns the device the kernels run on.

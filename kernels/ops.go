@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/cuarray/cuarray/devarray"
-	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/kernel"
 )
 
 // Fill sets every element of a (float32 or float64, any strides) to v.
@@ -41,10 +41,13 @@ func (k *Kernels) unary(op string, a *devarray.DevArray, v float64, ref func([]b
 	}
 	return devarray.Use(func() error {
 		if k.gpu != nil {
-			args := new(driver.KernelArgs).Ptr(a.Ptr()).Struct(l.encode(), 8)
-			return k.launch(op+"_"+suffix, l.n, scalar(args, e, v))
+			arr := kernel.InOut(a)
+			if op == "fill" {
+				arr = kernel.Out(a)
+			}
+			return k.launch(op+"_"+suffix, l.n, arr, kernel.Struct(l.encode(), 8), scalar(e, v))
 		}
-		return k.access(func(mem [][]byte, base []int64) error {
+		return k.access(op+"_"+suffix, func(mem [][]byte, base []int64) error {
 			ref(mem[0], base[0], l, e, v)
 			return nil
 		}, 1, a)
@@ -82,10 +85,9 @@ func (k *Kernels) Axpy(y *devarray.DevArray, alpha float64, x *devarray.DevArray
 	lx, _ := layoutOf(x)
 	return devarray.Use(func() error {
 		if k.gpu != nil {
-			args := new(driver.KernelArgs).Ptr(y.Ptr()).Struct(ly.encode(), 8).Ptr(x.Ptr()).Struct(lx.encode(), 8)
-			return k.launch("axpy_"+suffix, ly.n, scalar(args, e, alpha))
+			return k.launch("axpy_"+suffix, ly.n, kernel.InOut(y), kernel.Struct(ly.encode(), 8), kernel.In(x), kernel.Struct(lx.encode(), 8), scalar(e, alpha))
 		}
-		return k.access(func(mem [][]byte, base []int64) error {
+		return k.access("axpy_"+suffix, func(mem [][]byte, base []int64) error {
 			refAxpy(mem[0], base[0], ly, mem[1], base[1], lx, e, alpha)
 			return nil
 		}, 1, y, x)
@@ -96,7 +98,7 @@ func (k *Kernels) Axpy(y *devarray.DevArray, alpha float64, x *devarray.DevArray
 // returns the word: scratch memory is allocated, zeroed on the kernels'
 // stream, read back after the kernel and freed, all counted in the ledger.
 // It waits for its result, Async or not.
-func (k *Kernels) result(name string, n int64, args func(out devarray.Ptr) *driver.KernelArgs) (uint64, error) {
+func (k *Kernels) result(name string, n int64, args func(out kernel.Arg) []kernel.Arg) (uint64, error) {
 	out, err := k.dev.Malloc(8)
 	if err != nil {
 		return 0, err
@@ -106,7 +108,7 @@ func (k *Kernels) result(name string, n int64, args func(out devarray.Ptr) *driv
 	if err := sync.queue().MemsetAsync(out, 0, 8); err != nil {
 		return 0, err
 	}
-	if err := sync.launch(name, n, args(out)); err != nil {
+	if err := sync.launch(name, n, args(kernel.Memory(out, 8, kernel.ReadWrite))...); err != nil {
 		return 0, err
 	}
 	var b [8]byte
@@ -137,13 +139,13 @@ func (k *Kernels) Sum(a *devarray.DevArray) (float64, error) {
 	var sum float64
 	err = devarray.Use(func() error {
 		if k.gpu != nil {
-			bits, err := k.result("sum_"+suffix, l.n, func(out devarray.Ptr) *driver.KernelArgs {
-				return new(driver.KernelArgs).Ptr(a.Ptr()).Struct(l.encode(), 8).Ptr(out)
+			bits, err := k.result("sum_"+suffix, l.n, func(out kernel.Arg) []kernel.Arg {
+				return []kernel.Arg{kernel.In(a), kernel.Struct(l.encode(), 8), out}
 			})
 			sum = math.Float64frombits(bits)
 			return err
 		}
-		return k.access(func(mem [][]byte, base []int64) error {
+		return k.access("sum_"+suffix, func(mem [][]byte, base []int64) error {
 			sum = refSum(mem[0], base[0], l, e)
 			return nil
 		}, 0, a)
@@ -176,12 +178,12 @@ func (k *Kernels) Checksum(a *devarray.DevArray) (uint64, error) {
 	err := devarray.Use(func() error {
 		if k.gpu != nil {
 			var err error
-			sum, err = k.result("checksum", (n+3)/4, func(out devarray.Ptr) *driver.KernelArgs {
-				return new(driver.KernelArgs).Ptr(a.Ptr()).I64(n).Ptr(out)
+			sum, err = k.result("checksum", (n+3)/4, func(out kernel.Arg) []kernel.Arg {
+				return []kernel.Arg{kernel.In(a), kernel.I64(n), out}
 			})
 			return err
 		}
-		return k.access(func(mem [][]byte, base []int64) error {
+		return k.access("checksum", func(mem [][]byte, base []int64) error {
 			sum = Checksum(mem[0][base[0] : base[0]+n])
 			return nil
 		}, 0, a)
@@ -262,15 +264,12 @@ func (k *Kernels) move(op string, dst, src *devarray.DevArray, pack bool) error 
 	return devarray.Use(func() error {
 		if k.gpu != nil {
 			name := fmt.Sprintf("%s_%d", op, item)
-			args := new(driver.KernelArgs)
 			if pack {
-				args.Ptr(dst.Ptr()).Ptr(src.Ptr()).Struct(l.encode(), 8)
-			} else {
-				args.Ptr(dst.Ptr()).Struct(l.encode(), 8).Ptr(src.Ptr())
+				return k.launch(name, l.n, kernel.Out(dst), kernel.In(src), kernel.Struct(l.encode(), 8))
 			}
-			return k.launch(name, l.n, args)
+			return k.launch(name, l.n, kernel.Out(dst), kernel.Struct(l.encode(), 8), kernel.In(src))
 		}
-		return k.access(func(mem [][]byte, base []int64) error {
+		return k.access(fmt.Sprintf("%s_%d", op, item), func(mem [][]byte, base []int64) error {
 			if pack {
 				refPack(mem[0][base[0]:], mem[1], base[1], l, item)
 			} else {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/kernel"
 )
 
 // Ellipsoid is one term of a 3-D phantom: Value is added to every point
@@ -152,12 +153,9 @@ func (k *Kernels) Phantom(vol *devarray.DevArray, ellipsoids []Ellipsoid, first,
 	g := newPhantomGrid(n, first, total, PhantomSubsamples)
 	err = devarray.Use(func() error {
 		return k.run("phantom_"+suffix, vol.Size(),
-			func(a *driver.KernelArgs) {
-				a.Ptr(vol.Ptr()).Struct(encodePhantom(table), 8).I64(slices).I32(int32(n)).
-					F64(g.z0).F64(g.h).I32(int32(g.sub)).F64(g.f0).F64(g.hs).F64(g.w)
-			},
-			func(m [][]byte) { refPhantom(m[0], table, slices, n, g, e) },
-			driver.Range{Ptr: vol.Ptr(), N: vol.NBytes()})
+			[]kernel.Arg{kernel.Out(vol), kernel.Struct(encodePhantom(table), 8), kernel.I64(slices), kernel.I32(int32(n)),
+				kernel.F64(g.z0), kernel.F64(g.h), kernel.I32(int32(g.sub)), kernel.F64(g.f0), kernel.F64(g.hs), kernel.F64(g.w)},
+			func(m [][]byte) { refPhantom(m[0], table, slices, n, g, e) })
 	}, vol)
 	if err != nil {
 		return fmt.Errorf("kernels: %s: %w", op, err)

@@ -3,7 +3,7 @@ package kernels
 import (
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
-	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/kernel"
 )
 
 // ProjectStep is the distance, in pixels, between the samples Project takes
@@ -34,10 +34,8 @@ func (k *Kernels) Project(sino, img *devarray.DevArray, ws *accounting.Workspace
 	e, suffix, slices, a, d, n := g.e, g.suffix, g.slices, g.a, g.d, g.n
 	return k.withTrigTable(op, g, ws, func(trig devarray.Ptr, tableBytes int64) error {
 		return k.run("project_"+suffix, sino.Size(),
-			func(args *driver.KernelArgs) {
-				scalar(args.Ptr(sino.Ptr()).Ptr(img.Ptr()).Ptr(trig).I64(slices).I32(int32(a)).I32(int32(d)).I32(int32(n)), e, ProjectStep)
-			},
-			func(m [][]byte) { refProject(m[0], m[1], m[2], slices, a, d, n, ProjectStep, e) },
-			driver.Range{Ptr: sino.Ptr(), N: sino.NBytes()}, driver.Range{Ptr: img.Ptr(), N: img.NBytes(), ReadOnly: true}, driver.Range{Ptr: trig, N: tableBytes, ReadOnly: true})
+			[]kernel.Arg{kernel.Out(sino), kernel.In(img), kernel.Memory(trig, tableBytes, kernel.Read),
+				kernel.I64(slices), kernel.I32(int32(a)), kernel.I32(int32(d)), kernel.I32(int32(n)), scalar(e, ProjectStep)},
+			func(m [][]byte) { refProject(m[0], m[1], m[2], slices, a, d, n, ProjectStep, e) })
 	}, sino, img)
 }

@@ -5,10 +5,23 @@ package cuda
 // A build with the tag cudaemu runs this backend on the emulated CUDA
 // driver (package emulated) instead of libcuda.so.1: the backend itself is
 // unchanged.
-import "github.com/cuarray/cuarray/device/cuda/emulated"
+import (
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/device/cuda/emulated"
+	"github.com/cuarray/cuarray/device/driver"
+)
 
 // UndefinedUses returns the uses of destroyed stream and event handles the
 // emulated driver has seen in this process so far (emulated.Misuses):
 // undefined behaviour, which killed the process on an H100. Tests fail
 // when one appears (internal/testdev).
 func (d *Device) UndefinedUses() []string { return emulated.Misuses() }
+
+// declareLaunch hands the arrays of the kernel launch the calling thread
+// makes next, and the ledger that counts it, to the emulated driver,
+// which checks them and counts the launch when the kernel has run: it
+// reports true, the launch is counted.
+func declareLaunch(arrays []driver.Range, led *accounting.Ledger) bool {
+	emulated.DeclareLaunch(&emulated.Declaration{Arrays: arrays, Ledger: led})
+	return true
+}

@@ -64,6 +64,8 @@ type function struct {
 	name string
 }
 
+var _ driver.DeclaredLauncher = (*function)(nil)
+
 // LoadModule loads a module image into the device's context: a fatbin
 // (kernels' embedded one: sm_90 machine code, which H100 and H200 run
 // without JIT, and compute_70 PTX, which the driver compiles for any
@@ -225,13 +227,36 @@ func (m *module) Close() error {
 
 // Launch queues the kernel on s (nil: the legacy default stream).
 func (fn *function) Launch(grid, block [3]uint32, sharedBytes uint32, s driver.Stream, args *driver.KernelArgs) error {
+	return fn.launch(grid, block, sharedBytes, s, args, nil)
+}
+
+// LaunchDeclared queues the kernel on s (nil: the legacy default stream)
+// and counts it in the device's ledger. On a GPU the arrays are not seen
+// by the driver, and the ledger counts the launch without bytes; on the
+// emulated driver they go with the launch (declareLaunch), which checks
+// them and counts the bytes the interpreted kernel read and wrote. Inside
+// a stream's Batch (a batch view as s) the launch shares the batch's
+// context switch.
+func (fn *function) LaunchDeclared(grid, block [3]uint32, sharedBytes uint32, s driver.Stream, args *driver.KernelArgs, arrays []driver.Range) error {
+	if arrays == nil {
+		arrays = []driver.Range{}
+	}
+	return fn.launch(grid, block, sharedBytes, s, args, arrays)
+}
+
+// launch queues the kernel; arrays non-nil is a declared launch.
+func (fn *function) launch(grid, block [3]uint32, sharedBytes uint32, s driver.Stream, args *driver.KernelArgs, arrays []driver.Range) error {
 	var cs C.CUstream
+	call := fn.mod.d.call
 	if s != nil {
 		st, ok := streamOf(s)
 		if !ok || st.d != fn.mod.d {
 			return fmt.Errorf("cuda: launch %s: the stream is not from this device: %w", fn.name, driver.ErrInvalidValue)
 		}
 		cs = cstream(st.s)
+		if b, ok := s.(*batchStream); ok {
+			call = b.call
+		}
 	}
 	var params []byte
 	var offsets []int
@@ -247,9 +272,19 @@ func (fn *function) Launch(grid, block [3]uint32, sharedBytes uint32, s driver.S
 	if ms.closed {
 		return fmt.Errorf("cuda: launch %s: module unloaded: %w", fn.name, driver.ErrClosed)
 	}
-	err := fn.mod.d.call(func() error { return check(launch(fn.f, grid, block, sharedBytes, cs, params, offsets)) })
+	led := fn.mod.d.Ledger()
+	counted := false
+	err := call(func() error {
+		if arrays != nil {
+			counted = declareLaunch(arrays, led)
+		}
+		return check(launch(fn.f, grid, block, sharedBytes, cs, params, offsets))
+	})
 	if err != nil {
 		return fmt.Errorf("cuda: launch %s grid %v block %v: %w", fn.name, grid, block, err)
+	}
+	if arrays != nil && !counted {
+		led.RecordLaunch(fn.name, -1, -1)
 	}
 	return nil
 }

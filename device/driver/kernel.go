@@ -56,6 +56,22 @@ type Function interface {
 	Launch(grid, block [3]uint32, sharedBytes uint32, s Stream, args *KernelArgs) error
 }
 
+// DeclaredLauncher is implemented by the functions of every backend
+// (sim, the cuda backend on a GPU and on the emulated driver): a launch
+// that says which memory its array arguments are and whether the kernel
+// writes them.
+type DeclaredLauncher interface {
+	// LaunchDeclared is Function.Launch with the arrays the arguments
+	// point into. sim's stream race checker judges the launch by them; on
+	// sim and the emulated driver, which interpret the kernel's PTX, a
+	// write into a ReadOnly range is an error naming the kernel, its PTX
+	// line and the range. The launch is counted in the device's ledger
+	// under the kernel's name (accounting.Ledger.RecordLaunch), with the
+	// bytes it read and wrote where the backend knows them (an
+	// interpreted kernel), when the kernel has run.
+	LaunchDeclared(grid, block [3]uint32, sharedBytes uint32, s Stream, args *KernelArgs, arrays []Range) error
+}
+
 // MemoryAccess is implemented by backends whose device memory the host can
 // read and write in place (device/sim). Kernels run their Go reference
 // versions through it.
@@ -82,6 +98,9 @@ type Range struct {
 	Ptr      devarray.Ptr
 	N        int64
 	ReadOnly bool
+	// Name says what the range is in reports ("argument 2 (x, In)"); it
+	// may be empty.
+	Name string
 }
 
 // KernelArgs packs kernel parameters the way the CUDA ABI lays them out:
@@ -92,20 +111,30 @@ type KernelArgs struct {
 }
 
 func (a *KernelArgs) add(align int, b []byte) *KernelArgs {
+	a.start(align)
+	a.buf = append(a.buf, b...)
+	return a
+}
+
+// start pads the buffer to align and begins an argument there.
+func (a *KernelArgs) start(align int) {
 	for len(a.buf)%align != 0 {
 		a.buf = append(a.buf, 0)
 	}
 	a.offsets = append(a.offsets, len(a.buf))
-	a.buf = append(a.buf, b...)
-	return a
 }
 
 // Ptr appends a device pointer.
 func (a *KernelArgs) Ptr(p devarray.Ptr) *KernelArgs { return a.U64(uint64(p)) }
 
 // I32 appends an int.
-func (a *KernelArgs) I32(v int32) *KernelArgs {
-	return a.add(4, binary.LittleEndian.AppendUint32(nil, uint32(v)))
+func (a *KernelArgs) I32(v int32) *KernelArgs { return a.U32(uint32(v)) }
+
+// U32 appends an unsigned int.
+func (a *KernelArgs) U32(v uint32) *KernelArgs {
+	a.start(4)
+	a.buf = binary.LittleEndian.AppendUint32(a.buf, v)
+	return a
 }
 
 // I64 appends a long long.
@@ -113,7 +142,9 @@ func (a *KernelArgs) I64(v int64) *KernelArgs { return a.U64(uint64(v)) }
 
 // U64 appends an unsigned long long.
 func (a *KernelArgs) U64(v uint64) *KernelArgs {
-	return a.add(8, binary.LittleEndian.AppendUint64(nil, v))
+	a.start(8)
+	a.buf = binary.LittleEndian.AppendUint64(a.buf, v)
+	return a
 }
 
 // F32 appends a float.

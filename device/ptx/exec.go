@@ -31,6 +31,22 @@ type Launch struct {
 	// MaxInstructions, when positive, stops a run (a Trap fault) after that
 	// many warp instructions: a guard against kernels that never end.
 	MaxInstructions int64
+	// Watches are ranges of global memory the run stops at (a Fault of the
+	// watch's Kind) when a thread writes them, or reads them too where the
+	// watch says so: an array a launch declared read-only, or the bytes a
+	// race was found on, to name the PTX line that touches them.
+	Watches []Watch
+}
+
+// Watch is a range of global memory, [Addr, Addr+N), that a run stops at.
+type Watch struct {
+	Addr, N uint64
+	// Reads says that a read stops the run too; else only a write does.
+	Reads bool
+	// Kind is the fault the run stops with: ReadOnlyWrite or Watched.
+	Kind FaultKind
+	// Name says what the range is ("argument 2 (x, In)"), for the report.
+	Name string
 }
 
 // Stats are what a run did.

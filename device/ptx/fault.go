@@ -28,6 +28,11 @@ const (
 	LaunchOutOfResources
 	// InvalidValue is a launch with bad dimensions or parameters.
 	InvalidValue
+	// ReadOnlyWrite is a write into memory the launch declared read-only
+	// (Launch.Watches): a GPU would let it pass.
+	ReadOnlyWrite
+	// Watched is an access to a range the caller watches (Launch.Watches).
+	Watched
 )
 
 // String names the kind in words.
@@ -47,6 +52,10 @@ func (k FaultKind) String() string {
 		return "launch out of resources"
 	case InvalidValue:
 		return "invalid value"
+	case ReadOnlyWrite:
+		return "write to read-only memory"
+	case Watched:
+		return "access to watched memory"
 	}
 	return "fault"
 }

@@ -254,6 +254,11 @@ func (x *exec) global(w *warp, l int, in *inst, a uint64, n int, write bool) ([]
 		f.Past = int64(off) + int64(n) - int64(len(e.mem))
 		return nil, f
 	}
+	if len(x.l.Watches) != 0 {
+		if f := x.watched(w, l, in, a, n, write); f != nil {
+			return nil, f
+		}
+	}
 	if write {
 		e.wr += int64(n)
 		if in.op == opAtom {
@@ -263,6 +268,25 @@ func (x *exec) global(w *warp, l int, in *inst, a uint64, n int, write bool) ([]
 		e.rd += int64(n)
 	}
 	return e.mem[off : off+uint64(n)], nil
+}
+
+// watched returns the fault of an access of n bytes at a that touches one
+// of the launch's watches, or nil.
+//
+//go:norace
+func (x *exec) watched(w *warp, l int, in *inst, a uint64, n int, write bool) *Fault {
+	for i := range x.l.Watches {
+		wt := &x.l.Watches[i]
+		if (write || wt.Reads) && a < wt.Addr+wt.N && wt.Addr < a+uint64(n) {
+			f := x.fault(w, l, in, wt.Kind, spGlobal, a, n, write)
+			f.Detail = wt.Name
+			if wt.Kind == ReadOnlyWrite {
+				f.Detail = wt.Name + " is declared read-only"
+			}
+			return f
+		}
+	}
+	return nil
 }
 
 //go:norace

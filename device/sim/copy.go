@@ -281,6 +281,12 @@ func (d *Device) Launch(s driver.Stream, ranges []driver.Range, f func(mem [][]b
 // launch queues run, a kernel, on stream s (nil: the default stream), or
 // runs it at once where nothing could tell the difference.
 func (d *Device) launch(s driver.Stream, ranges []driver.Range, run func() error) error {
+	return d.launchOp(s, "kernel", ranges, run)
+}
+
+// launchOp is launch with the name the stream race checker gives the
+// operation in its reports ("kernel saxpy").
+func (d *Device) launchOp(s driver.Stream, kind string, ranges []driver.Range, run func() error) error {
 	st := d.legacy
 	if s != nil {
 		var ok bool
@@ -293,7 +299,7 @@ func (d *Device) launch(s driver.Stream, ranges []driver.Range, run func() error
 	}
 	if d.check != nil {
 		_, pt := s.(perThreadStream)
-		if err := st.checkOp(pt, opSpec{kind: "kernel", accesses: kernelAccesses(ranges)}); err != nil {
+		if err := st.checkOp(pt, opSpec{kind: kind, accesses: kernelAccesses(ranges)}); err != nil {
 			return err
 		}
 	}

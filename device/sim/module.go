@@ -77,11 +77,26 @@ type function struct {
 	k *ptx.Kernel
 }
 
+var _ driver.DeclaredLauncher = (*function)(nil)
+
 // Launch queues the kernel on stream s (nil: the default stream) and
-// returns at once, as cuLaunchKernel does. The arguments must fill the
-// kernel's parameters as the CUDA ABI lays them out (driver.KernelArgs
-// does). A fault when the kernel runs is the stream's error and sticky.
+// returns at once, as cuLaunchKernel does: LaunchDeclared with no arrays.
 func (f *function) Launch(grid, block [3]uint32, sharedBytes uint32, s driver.Stream, args *driver.KernelArgs) error {
+	return f.LaunchDeclared(grid, block, sharedBytes, s, args, nil)
+}
+
+// LaunchDeclared queues the kernel on stream s (nil: the default stream)
+// and returns at once, as cuLaunchKernel does. The arguments must fill the
+// kernel's parameters as the CUDA ABI lays them out (driver.KernelArgs
+// does). arrays are the memory the array arguments point into: the stream
+// race checker (check=streams) judges the launch by them, and a write
+// into a ReadOnly one stops the kernel with an error naming its PTX line
+// (the stream's error, not sticky: a GPU would let the write pass). A
+// race the checker finds is reported with the PTX line that first touches
+// the bytes, found by running the kernel on zeroed scratch memory. A fault
+// when the kernel runs is the stream's error and sticky. The launch is
+// counted in the ledger with the bytes the kernel read and wrote.
+func (f *function) LaunchDeclared(grid, block [3]uint32, sharedBytes uint32, s driver.Stream, args *driver.KernelArgs, arrays []driver.Range) error {
 	f.m.mu.Lock()
 	closed := f.m.closed
 	f.m.mu.Unlock()
@@ -96,12 +111,85 @@ func (f *function) Launch(grid, block [3]uint32, sharedBytes uint32, s driver.St
 	if len(buf) < f.k.ParamBytes {
 		return fmt.Errorf("sim: launch %s: %d bytes of arguments, its parameters take %d: %w", name, len(buf), f.k.ParamBytes, driver.ErrInvalidValue)
 	}
-	l := ptx.Launch{Grid: grid, Block: block, DynamicShared: sharedBytes, Params: buf}
-	return f.m.d.LaunchResolving(s, nil, func(resolve Resolver) error {
+	l := ptx.Launch{Grid: grid, Block: block, DynamicShared: sharedBytes, Params: buf, Watches: readOnlyWatches(arrays)}
+	d := f.m.d
+	err := d.LaunchKernel(s, name, arrays, func(resolve Resolver) error {
 		l.Global = resolverMemory(resolve)
-		_, err := f.k.Run(l)
+		st, err := f.k.Run(l)
+		d.ledger.RecordLaunch(name, total(st.Read), total(st.Written))
 		return kernelError(err)
 	})
+	var race *StreamRaceError
+	if errors.As(err, &race) {
+		return fmt.Errorf("%w\n  %s", err, f.locate(l, race))
+	}
+	return err
+}
+
+// readOnlyWatches are the interpreter's watches of the arrays a launch
+// declared read-only.
+func readOnlyWatches(arrays []driver.Range) []ptx.Watch {
+	var w []ptx.Watch
+	for _, r := range arrays {
+		if r.ReadOnly && r.N > 0 {
+			w = append(w, ptx.Watch{Addr: uint64(r.Ptr), N: uint64(r.N), Kind: ptx.ReadOnlyWrite, Name: r.Name})
+		}
+	}
+	return w
+}
+
+// total sums a run's bytes per allocation.
+func total(m map[uint64]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// locateRaceInstructions bounds the dry run that looks for a race's PTX line.
+const locateRaceInstructions = 1 << 24
+
+// locate names the PTX line and thread that first touch the bytes of a
+// race the stream checker found at launch, by running the kernel on
+// zeroed scratch copies of the memory it reaches (the racing work may be
+// writing the real bytes): addresses that depend on the data may differ.
+func (f *function) locate(l ptx.Launch, race *StreamRaceError) string {
+	l.Global = &scratchMemory{d: f.m.d, bufs: map[uint64][]byte{}}
+	l.Watches = []ptx.Watch{{Addr: uint64(race.Lo), N: uint64(race.Hi - race.Lo), Reads: race.Prev.Write, Kind: ptx.Watched, Name: "the racing bytes"}}
+	l.MaxInstructions = locateRaceInstructions
+	_, err := f.k.Run(l)
+	var fault *ptx.Fault
+	if errors.As(err, &fault) && fault.Kind == ptx.Watched {
+		op := "reads"
+		if fault.Write {
+			op = "writes"
+		}
+		return fmt.Sprintf("kernel %s first %s them at PTX line %d, %v (address %#x)", f.k.Name, op, fault.Line, fault.Thread, fault.Addr)
+	}
+	return fmt.Sprintf("kernel %s: a dry run on zeroed memory did not reach them (its addresses depend on its data), so no PTX line is named", f.k.Name)
+}
+
+// scratchMemory is zeroed memory shaped as the device's live allocations,
+// for a dry run of a kernel that must not touch the real bytes.
+type scratchMemory struct {
+	d    *Device
+	bufs map[uint64][]byte
+}
+
+func (m *scratchMemory) Lookup(addr uint64) (uint64, []byte, bool) {
+	m.d.mu.RLock()
+	base, mem, ok := m.d.resolve(addr)
+	m.d.mu.RUnlock()
+	if !ok {
+		return 0, nil, false
+	}
+	b, ok := m.bufs[base]
+	if !ok || len(b) != len(mem) {
+		b = make([]byte, len(mem))
+		m.bufs[base] = b
+	}
+	return base, b, true
 }
 
 // resolverMemory is the memory an interpreted kernel reads and writes.
@@ -121,7 +209,7 @@ func kernelError(err error) error {
 		return err
 	}
 	switch f.Kind {
-	case ptx.SharedRace, ptx.InvalidValue, ptx.LaunchOutOfResources:
+	case ptx.SharedRace, ptx.InvalidValue, ptx.LaunchOutOfResources, ptx.ReadOnlyWrite:
 		return fmt.Errorf("sim: kernel: %w: %w", err, driver.ErrInvalidValue)
 	}
 	return fmt.Errorf("sim: kernel: %w: %w", err, driver.ErrContextFailed)

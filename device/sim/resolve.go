@@ -22,7 +22,17 @@ type Resolver func(addr uint64) (base uint64, mem []byte, ok bool)
 // driver.ErrContextFailed (an illegal address, a misaligned access, a
 // trap) faults the device, a sticky error, as on a GPU.
 func (d *Device) LaunchResolving(s driver.Stream, ranges []driver.Range, f func(resolve Resolver) error) error {
-	return d.launch(s, ranges, func() error {
+	return d.LaunchKernel(s, "", ranges, f)
+}
+
+// LaunchKernel is LaunchResolving for the kernel called name, which the
+// stream race checker's reports name ("kernel saxpy").
+func (d *Device) LaunchKernel(s driver.Stream, name string, ranges []driver.Range, f func(resolve Resolver) error) error {
+	kind := "kernel"
+	if name != "" {
+		kind += " " + name
+	}
+	return d.launchOp(s, kind, ranges, func() error {
 		if err := d.deviceWork("kernel"); err != nil {
 			return err
 		}

@@ -61,25 +61,40 @@ func maxThreads(k *ptx.Kernel) int {
 }
 
 // launchPTX queues an interpreted kernel on stream s. The stream race
-// checker sees, for the project's kernels, what their Go references
-// declare they touch; another kernel declares nothing. A fault ends the
-// context's use as on a GPU (sticky), with a report naming the kernel,
-// thread, address, nearest allocation and PTX line; a shared-memory race
-// is undefined behaviour, recorded as a misuse, and the launch goes on.
-func launchPTX(c *context, dev *sim.Device, s *stream, f *function, grid, block [3]uint32, shared uint32, buf []byte) cuResult {
+// checker sees what the launch declared (decl: package kernel's arrays),
+// or, for the project's kernels launched without a declaration, what
+// their Go references declare they touch; another kernel declares
+// nothing. A write into an array declared read-only stops the kernel: a
+// misuse, reported, and the stream's error. A fault ends the context's
+// use as on a GPU (sticky), with a report naming the kernel, thread,
+// address, nearest allocation and PTX line; a shared-memory race is
+// undefined behaviour, recorded as a misuse, and the launch goes on.
+func launchPTX(c *context, dev *sim.Device, s *stream, f *function, grid, block [3]uint32, shared uint32, buf []byte, decl *Declaration) cuResult {
 	k := f.info.prog
 	if r := checkPTXLaunch(k, block, shared); r != success {
 		return r
 	}
 	var ranges []driver.Range
-	if em, err := kernels.Emulate(f.name, buf); err == nil {
+	var watches []ptx.Watch
+	if decl != nil {
+		ranges = decl.Arrays
+		for _, r := range ranges {
+			if r.ReadOnly && r.N > 0 {
+				watches = append(watches, ptx.Watch{Addr: uint64(r.Ptr), N: uint64(r.N), Kind: ptx.ReadOnlyWrite, Name: r.Name})
+			}
+		}
+	} else if em, err := kernels.Emulate(f.name, buf); err == nil {
 		ranges = em.Ranges
 	}
 	name := f.name
 	return s.run(func(st driver.Stream) error {
-		err := dev.LaunchResolving(st, ranges, func(resolve sim.Resolver) error {
-			stats, err := k.Run(ptx.Launch{Grid: grid, Block: block, DynamicShared: shared, Params: buf, Global: resolverMemory(resolve)})
+		err := dev.LaunchKernel(st, name, ranges, func(resolve sim.Resolver) error {
+			stats, err := k.Run(ptx.Launch{Grid: grid, Block: block, DynamicShared: shared, Params: buf, Global: resolverMemory(resolve), Watches: watches})
 			noteLaunch(name, stats)
+			if decl != nil {
+				read, written := bytesOf(stats)
+				decl.Ledger.RecordLaunch(name, read, written)
+			}
 			return c.kernelFault(err)
 		})
 		if errors.Is(err, driver.ErrContextFailed) {
@@ -90,6 +105,17 @@ func launchPTX(c *context, dev *sim.Device, s *stream, f *function, grid, block 
 		}
 		return err
 	})
+}
+
+// bytesOf sums a run's bytes read and written over its allocations.
+func bytesOf(st ptx.Stats) (read, written int64) {
+	for _, n := range st.Read {
+		read += n
+	}
+	for _, n := range st.Written {
+		written += n
+	}
+	return read, written
 }
 
 // kernelFault turns an interpreted kernel's error into the context's: a
@@ -120,6 +146,11 @@ func (c *context) kernelFault(err error) error {
 	case ptx.SharedRace:
 		noteUndefined(fmt.Sprintf("%v: a data race in shared memory: undefined behaviour (compute-sanitizer's racecheck reports it)", f))
 		return nil
+	case ptx.ReadOnlyWrite:
+		// A GPU lets the write pass; the launch declared it would not
+		// happen, so the emulator stops the kernel and says where.
+		noteUndefined(fmt.Sprintf("%v: the launch declared the array read-only (kernel.In)", f))
+		return fmt.Errorf("%v: %w", f, driver.ErrInvalidValue)
 	case ptx.LaunchOutOfResources, ptx.InvalidValue:
 		return fmt.Errorf("%v: %w", f, driver.ErrInvalidValue)
 	default:
@@ -173,12 +204,9 @@ func noteLaunch(name string, st ptx.Stats) {
 	k := drv.launches[name]
 	k.Launches++
 	k.LaneInstructions += st.LaneInstructions
-	for _, n := range st.Read {
-		k.Read += n
-	}
-	for _, n := range st.Written {
-		k.Written += n
-	}
+	read, written := bytesOf(st)
+	k.Read += read
+	k.Written += written
 	drv.launches[name] = k
 }
 

@@ -106,6 +106,7 @@ func moduleGetFunction(h uintptr, name string) (uintptr, cuResult) {
 // outside live memory or a misaligned one faults the context when the
 // kernel runs, as on a GPU.
 func launch(fh uintptr, grid, block [3]uint32, shared uint32, sh uintptr, params unsafe.Pointer, extra unsafe.Pointer) cuResult {
+	decl := takeDeclaration()
 	c, dev, r := current()
 	if r != success {
 		return r
@@ -141,11 +142,14 @@ func launch(fh uintptr, grid, block [3]uint32, shared uint32, sh uintptr, params
 		buf = gatherParams(f.info.params, params)
 	}
 	if f.info.prog != nil {
-		return launchPTX(c, dev, s, f, grid, block, shared, buf)
+		return launchPTX(c, dev, s, f, grid, block, shared, buf, decl)
 	}
 	em, err := kernels.Emulate(f.name, buf)
 	if err != nil {
 		return errNotSupported
+	}
+	if decl != nil {
+		decl.Ledger.RecordLaunch(f.name, -1, -1) // a Go reference: the bytes are not counted
 	}
 	return s.run(func(st driver.Stream) error {
 		err := dev.LaunchFaulting(st, em.Ranges, func(mem [][]byte) error {

@@ -1,0 +1,212 @@
+package kernel_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/kernel"
+	"github.com/cuarray/cuarray/device/sim"
+)
+
+// openSim opens a sim device of its own, closed by the test's cleanup,
+// which checks that the test freed what it allocated, unless the device
+// faults: then, as on a GPU, nothing can be freed until it closes.
+func openSim(t *testing.T, cfg sim.Config) *sim.Device {
+	t.Helper()
+	cfg.Memory = 16 << 20
+	dev, err := sim.New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if !t.Failed() && !faulted(dev) {
+			assert.Zero(t, dev.Ledger().Current(accounting.Device), "device bytes left allocated")
+		}
+		dev.Close()
+	})
+	return dev
+}
+
+// faulted reports whether dev's context has failed (a sticky fault).
+func faulted(dev *sim.Device) bool {
+	_, _, err := dev.MemInfo()
+	return errors.Is(err, driver.ErrContextFailed)
+}
+
+// faultyKernel loads testdata/faults.ptx on dev and returns its kernel
+// name, and the module's PTX text.
+func faultyKernel(t *testing.T, dev driver.Device, name string) (*kernel.Kernel, string) {
+	t.Helper()
+	text := readPTX(t, faultsPTX)
+	mod, err := kernel.Load(dev, text)
+	require.NoError(t, err)
+	t.Cleanup(func() { mod.Close() })
+	k, err := mod.Kernel(name)
+	require.NoError(t, err)
+	return k, text
+}
+
+// TestOutOfBoundsWriteNamesKernelAndLine: a kernel that writes one
+// element past its array faults sim as an illegal address faults a GPU
+// (sticky), and the error names the kernel, its PTX line and the thread.
+func TestOutOfBoundsWriteNamesKernelAndLine(t *testing.T) {
+	for _, n := range []int{63, 64, 100} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			dev := openSim(t, sim.Config{})
+			k, text := faultyKernel(t, dev, "scale_past_end")
+			x, err := devarray.FromHost(dev, randomFloats(n))
+			require.NoError(t, err)
+			defer x.Free()
+			err = k.Launch(kernel.Grid1D(int64(n)+1, 32), kernel.InOut(x), kernel.F32(2), kernel.I32(int32(n)))
+			require.ErrorIs(t, err, driver.ErrContextFailed)
+			line := ptxLine(t, text, "scale_past_end", "ld.global.f32")
+			assert.Contains(t, err.Error(), fmt.Sprintf("scale_past_end: illegal address at line %d", line))
+			assert.Contains(t, err.Error(), fmt.Sprintf("thread (%d,0,0)", n%32))
+		})
+	}
+}
+
+// TestWriteToInArrayNamesKernelAndLine: a kernel that writes an array its
+// launch declared In is stopped on sim, with an error naming the kernel,
+// the PTX line of the store and the argument; declared InOut, it runs.
+func TestWriteToInArrayNamesKernelAndLine(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		declared func(*devarray.DevArray) kernel.Arg
+		fails    bool
+	}{
+		{"In", kernel.In, true},
+		{"InOut", kernel.InOut, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dev := openSim(t, sim.Config{})
+			k, text := faultyKernel(t, dev, "add_into_input")
+			const n = 96
+			x, err := devarray.FromHost(dev, randomFloats(n))
+			require.NoError(t, err)
+			defer x.Free()
+			y, err := devarray.FromHost(dev, randomFloats(n))
+			require.NoError(t, err)
+			defer y.Free()
+			err = k.Launch(kernel.Grid1D(n, 32), tc.declared(x), kernel.InOut(y), kernel.I32(n))
+			if !tc.fails {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, driver.ErrInvalidValue)
+			line := ptxLine(t, text, "add_into_input", "st.global.u32")
+			assert.Contains(t, err.Error(), fmt.Sprintf("add_into_input: write to read-only memory at line %d", line))
+			assert.Contains(t, err.Error(), "argument 1 (In) is declared read-only")
+			// Not sticky: a GPU would have let the write pass.
+			require.NoError(t, k.Launch(kernel.Grid1D(n, 32), kernel.InOut(x), kernel.InOut(y), kernel.I32(n)))
+		})
+	}
+}
+
+// TestRaceWithCopyOnAnotherStreamNamesKernelAndLine: a kernel that writes
+// an array while a copy on another stream reads it, with nothing ordering
+// the two, is refused by sim's stream race checker, which names the
+// kernel and the PTX line that touches the racing bytes.
+func TestRaceWithCopyOnAnotherStreamNamesKernelAndLine(t *testing.T) {
+	dev := openSim(t, sim.Config{CheckStreams: true, Latency: 20 * time.Millisecond})
+	k, text := faultyKernel(t, dev, "fill")
+	const n = 256
+	x, err := devarray.FromHost(dev, randomFloats(n))
+	require.NoError(t, err)
+	defer x.Free()
+	y, err := devarray.Empty(dev, devarray.Float32, n)
+	require.NoError(t, err)
+	defer y.Free()
+	copying, err := dev.NewStream()
+	require.NoError(t, err)
+	defer copying.Close()
+	filling, err := dev.NewStream()
+	require.NoError(t, err)
+	defer filling.Close()
+	require.NoError(t, copying.CopyDtoDAsync(y.Ptr(), x.Ptr(), x.NBytes()))
+	_, err = k.LaunchAsync(filling, kernel.Grid1D(n, 64), kernel.Out(x), kernel.F32(1.5), kernel.I32(n))
+	require.ErrorIs(t, err, driver.ErrStreamRace)
+	var race *sim.StreamRaceError
+	require.True(t, errors.As(err, &race))
+	assert.Equal(t, "kernel fill", race.Op.Kind)
+	line := ptxLine(t, text, "fill", "st.global.f32")
+	assert.Contains(t, err.Error(), fmt.Sprintf("kernel fill first writes them at PTX line %d", line))
+	require.NoError(t, copying.Synchronize())
+	// Ordered by an event, the same launch is no race.
+	ev, err := dev.NewEvent()
+	require.NoError(t, err)
+	defer ev.Close()
+	require.NoError(t, copying.CopyDtoDAsync(y.Ptr(), x.Ptr(), x.NBytes()))
+	require.NoError(t, copying.Record(ev))
+	require.NoError(t, filling.WaitEvent(ev))
+	op, err := k.LaunchAsync(filling, kernel.Grid1D(n, 64), kernel.Out(x), kernel.F32(1.5), kernel.I32(n))
+	require.NoError(t, err)
+	require.NoError(t, op.Wait())
+}
+
+// TestLedgerCountsLaunchesPerKernel: the ledger counts each kernel's
+// launches and, on sim, the bytes it read and wrote.
+func TestLedgerCountsLaunchesPerKernel(t *testing.T) {
+	dev := openSim(t, sim.Config{})
+	mod, err := kernel.Load(dev, readPTX(t, saxpyPTX))
+	require.NoError(t, err)
+	defer mod.Close()
+	saxpy, err := mod.Kernel("saxpy")
+	require.NoError(t, err)
+	for _, tc := range []struct{ n, launches int }{{100, 1}, {1000, 3}} {
+		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {
+			x, err := devarray.FromHost(dev, randomFloats(tc.n))
+			require.NoError(t, err)
+			defer x.Free()
+			y, err := devarray.FromHost(dev, randomFloats(tc.n))
+			require.NoError(t, err)
+			defer y.Free()
+			before := dev.Ledger().Snapshot()
+			for range tc.launches {
+				require.NoError(t, saxpy.Launch(kernel.Grid1D(int64(tc.n), 128), kernel.F32(0.5), kernel.In(x), kernel.InOut(y), kernel.I32(int32(tc.n))))
+			}
+			d := accounting.Diff(before, dev.Ledger().Snapshot())
+			require.Len(t, d.Kernels, 1)
+			want := accounting.KernelStats{Name: "saxpy", Launches: int64(tc.launches), Measured: int64(tc.launches),
+				Read: int64(tc.launches * tc.n * 8), Written: int64(tc.launches * tc.n * 4)}
+			assert.Equal(t, want, d.Kernels[0])
+		})
+	}
+	assert.Contains(t, dev.Ledger().Report(), "saxpy")
+}
+
+// TestLaunchAsyncKeepsArraysUntilDone: the arrays of a queued launch stay
+// allocated until it is done, though their owner frees them at once.
+func TestLaunchAsyncKeepsArraysUntilDone(t *testing.T) {
+	dev := openSim(t, sim.Config{Latency: 50 * time.Millisecond})
+	mod, err := kernel.Load(dev, readPTX(t, saxpyPTX))
+	require.NoError(t, err)
+	defer mod.Close()
+	saxpy, err := mod.Kernel("saxpy")
+	require.NoError(t, err)
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s.Close()
+	const n = 512
+	x, err := devarray.FromHost(dev, randomFloats(n))
+	require.NoError(t, err)
+	y, err := devarray.FromHost(dev, randomFloats(n))
+	require.NoError(t, err)
+	op, err := saxpy.LaunchAsync(s, kernel.Grid1D(n, 128), kernel.F32(3), kernel.In(x), kernel.InOut(y), kernel.I32(n))
+	require.NoError(t, err)
+	require.NoError(t, x.Free())
+	require.NoError(t, y.Free())
+	done, err := op.Done()
+	require.NoError(t, err)
+	if !done {
+		assert.Equal(t, int64(2*accounting.AllocBytes(n*4)), dev.Ledger().Current(accounting.Device), "freed while queued")
+	}
+	require.NoError(t, op.Wait())
+	assert.Zero(t, dev.Ledger().Current(accounting.Device))
+}

@@ -1,0 +1,36 @@
+// faults.cu: kernels with the bugs package kernel's tests must see
+// reported on sim, each with its kernel's name and PTX line, and an empty
+// kernel for the launch-overhead benchmark. make example-ptx compiles it
+// into faults.ptx (nvcc -ptx, compute_70).
+
+// scale_past_end scales x[0..n] by a: one element past the array's end.
+extern "C" __global__ void scale_past_end(float *x, float a, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i <= n) {
+        x[i] *= a;
+    }
+}
+
+// add_into_input adds x into y and then clears x, which its launch
+// declares read-only.
+extern "C" __global__ void add_into_input(const float *x, float *y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        y[i] += x[i];
+        ((float *)x)[i] = 0.0f;
+    }
+}
+
+// fill sets x[0..n) to v.
+extern "C" __global__ void fill(float *x, float v, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        x[i] = v;
+    }
+}
+
+// empty does nothing with its three arrays: the launch's own cost.
+extern "C" __global__ void empty(float *a, float *b, float *c) {}
