@@ -229,7 +229,11 @@ cuda-build:
 	@for p in $(TEST_PKGS); do \
 		$(GO) test $(CUDA_TAGS) -c -o /dev/null $$p || exit 1; \
 	done
-	@echo "cuda-build: every package and test binary compiles with -tags cuda"
+	@if [ -f /usr/include/cublas_v2.h ] && [ -f /usr/include/cufft.h ]; then \
+		$(GO) vet -tags cuda,cudalibs ./examples/cudalibs/ && \
+		$(GO) build -tags cuda,cudalibs -o /dev/null ./examples/cudalibs/ || exit 1; \
+	else echo "cuda-build: cuBLAS or cuFFT headers missing: examples/cudalibs not built"; fi
+	@echo "cuda-build: every package and test binary compiles with -tags cuda, and examples/cudalibs with cuBLAS and cuFFT"
 
 ## cuda-test: the cuda build's tests on this machine: without a GPU every test that needs one
 ## skips (cuda:0 answers no device), and the rest, the no-GPU paths among them, must pass

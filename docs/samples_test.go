@@ -32,10 +32,11 @@ var checkedBy = regexp.MustCompile(`^<!-- checked by: (\S+) (\w+) -->$`)
 // sampleBinaries are the programs a sample may run, by the name it runs
 // them under, and the package each is built from.
 var sampleBinaries = map[string]string{
-	"cuarray":               "./cmd/cuarray",
-	"fbp":                   "./examples/fbp",
-	"go run ./cmd/cuarray":  "./cmd/cuarray",
-	"go run ./examples/fbp": "./examples/fbp",
+	"cuarray":                      "./cmd/cuarray",
+	"fbp":                          "./examples/fbp",
+	"go run ./cmd/cuarray":         "./cmd/cuarray",
+	"go run ./examples/fbp":        "./examples/fbp",
+	"go run ./examples/ownkernels": "./examples/ownkernels",
 }
 
 // TestSamplesAreCurrent: no page shows a command's output that nothing

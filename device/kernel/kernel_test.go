@@ -2,6 +2,7 @@ package kernel_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -186,4 +187,21 @@ func TestLoadRefusesBadModules(t *testing.T) {
 	require.NoError(t, mod.Close(), "closing twice is harmless")
 	_, err = mod.Kernel("saxpy")
 	require.ErrorContains(t, err, "closed")
+}
+
+// TestLoadNamesAnInstructionTheInterpreterCannotRun: on sim and the
+// emulated driver, PTX with an instruction the interpreter does not know
+// is refused when it loads, naming the instruction and its line.
+func TestLoadNamesAnInstructionTheInterpreterCannotRun(t *testing.T) {
+	dev := testdev.Open(t)
+	if dev.Info().Backend == "cuda" && !emulatedDriver {
+		t.Skip("a GPU's driver JIT-compiles the PTX: its errors are its own")
+	}
+	text := readPTX(t, saxpyPTX)
+	line := ptxLine(t, text, "saxpy", "fma.rn.f32")
+	bad := strings.Replace(text, "fma.rn.f32", "fma.rn.ftz.sat.q64", 1)
+	_, err := kernel.Load(dev, bad)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "fma.rn.ftz.sat.q64")
+	assert.Contains(t, err.Error(), fmt.Sprint(line))
 }
