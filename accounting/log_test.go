@@ -152,6 +152,7 @@ func TestTraceTracksAndTimes(t *testing.T) {
 		l.RecordCopy(d, accounting.PathDirect, n, time.Duration(1+rand.IntN(1e6))*time.Nanosecond)
 	}
 	l.RecordMemset(n, time.Duration(1+rand.IntN(1e6))*time.Nanosecond)
+	l.RecordLaunch("saxpy", 2*n, n)
 	l.Free(accounting.Device, 1, n)
 	logged, err := l.Events()
 	require.NoError(t, err)
@@ -167,11 +168,11 @@ func TestTraceTracksAndTimes(t *testing.T) {
 			timed = append(timed, e)
 		}
 	}
-	want := map[int]string{0: "memory", 1 + int(accounting.NumDirections): "memset"}
+	want := map[int]string{0: "memory", 1 + int(accounting.NumDirections): "memset", 2 + int(accounting.NumDirections): "kernels"}
 	for d := range accounting.NumDirections {
 		want[1+int(d)] = "copy " + d.String()
 	}
-	assert.Equal(t, want, tracks, "one track per direction, memory and memsets")
+	assert.Equal(t, want, tracks, "one track per direction, memory, memsets and kernels")
 
 	require.Len(t, timed, len(logged))
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
@@ -189,6 +190,11 @@ func TestTraceTracksAndTimes(t *testing.T) {
 			assert.Equal(t, tid, got.Tid, "%v %v on its track", e.Op, e.Dir)
 			assert.InDelta(t, us(e.Dur), got.Dur, 1e-6, "%v %v lasts its time in µs", e.Op, e.Dir)
 			assert.InDelta(t, us(e.At-e.Dur), got.Ts, 1e-6, "%v %v ends when it was recorded", e.Op, e.Dir)
+		case accounting.OpLaunch:
+			assert.Equal(t, 2+int(accounting.NumDirections), got.Tid, "launches on the kernels track")
+			assert.Equal(t, "saxpy", got.Name)
+			assert.Equal(t, float64(2*n), got.Args["read_bytes"])
+			assert.InDelta(t, us(e.At), got.Ts, 1e-6, "the launch at its time in µs")
 		}
 	}
 }

@@ -20,8 +20,9 @@ type traceEvent struct {
 }
 
 // Trace writes the event log as Chrome trace-event JSON: memory in use per
-// kind as counters over time, and every copy and memset as a slice on a
-// track of its direction. It needs the event log (StartLog) and returns
+// kind as counters over time, every copy and memset as a slice on a
+// track of its direction, and every kernel launch as an instant on the
+// kernels track. It needs the event log (StartLog) and returns
 // ErrLogOff without it.
 func (l *Ledger) Trace(w io.Writer) error {
 	if w == nil {
@@ -35,13 +36,14 @@ func (l *Ledger) Trace(w io.Writer) error {
 	if name == "" {
 		name = "cuarray"
 	}
-	const memTrack, memsetTrack = 0, 1 + int(NumDirections)
+	const memTrack, memsetTrack, kernelTrack = 0, 1 + int(NumDirections), 2 + int(NumDirections)
 	out := []traceEvent{{Name: "process_name", Ph: "M", Pid: 1, Args: map[string]any{"name": name}}}
 	out = append(out, traceEvent{Name: "thread_name", Ph: "M", Pid: 1, Tid: memTrack, Args: map[string]any{"name": "memory"}})
 	for d := Direction(0); d < NumDirections; d++ {
 		out = append(out, traceEvent{Name: "thread_name", Ph: "M", Pid: 1, Tid: 1 + int(d), Args: map[string]any{"name": "copy " + d.String()}})
 	}
 	out = append(out, traceEvent{Name: "thread_name", Ph: "M", Pid: 1, Tid: memsetTrack, Args: map[string]any{"name": "memset"}})
+	out = append(out, traceEvent{Name: "thread_name", Ph: "M", Pid: 1, Tid: kernelTrack, Args: map[string]any{"name": "kernels"}})
 	for _, e := range events {
 		at := float64(e.At.Nanoseconds()) / 1e3
 		switch e.Op {
@@ -62,6 +64,9 @@ func (l *Ledger) Trace(w io.Writer) error {
 				ev.Name, ev.Cat, ev.Tid = "memset "+FormatBytes(e.Bytes), "memset", memsetTrack
 			}
 			out = append(out, ev)
+		case OpLaunch:
+			out = append(out, traceEvent{Name: e.Name, Cat: "kernel", Ph: "i", Ts: at, Pid: 1, Tid: kernelTrack,
+				Args: map[string]any{"read_bytes": e.Bytes, "written_bytes": e.Written}})
 		}
 	}
 	enc := json.NewEncoder(w)
