@@ -5,7 +5,8 @@
 // had allocated.
 //
 // One Ledger sees device, pinned, mapped, write-combined, registered, managed
-// and pageable memory, and every copy with its direction, path and duration.
+// and pageable memory, every copy with its direction, path and duration, and
+// the kernel launches per kernel name with the bytes they read and wrote.
 // The counters are sharded per core and merged on snapshot, so recording
 // scales across goroutines; snapshots are consistent and limits exact under
 // any concurrency, and the zero Ledger is ready to use. On top of the

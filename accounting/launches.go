@@ -19,32 +19,15 @@ type KernelStats struct {
 	Written int64 `json:"written_bytes"`
 }
 
-// launchCounts are a ledger's launches per kernel name.
-type launchCounts struct {
-	mu     sync.Mutex
-	byName map[string]*KernelStats
-}
+// kernelTally is launches per kernel name: a ledger's or a scope's.
+type kernelTally map[string]*KernelStats
 
-// RecordLaunch counts one launch of the kernel called name, which read
-// and wrote the given bytes of device memory; read or written < 0 means
-// the backend cannot know them (a GPU): the launch is counted, its bytes
-// are not. Launches are counted for the ledger as a whole (Snapshot,
-// Report, JSON), not per scope, and logged (OpLaunch) when the event log
-// is on.
-func (l *Ledger) RecordLaunch(name string, read, written int64) {
-	if l == nil {
-		return
-	}
-	measured := read >= 0 && written >= 0
-	c := &l.launches
-	c.mu.Lock()
-	if c.byName == nil {
-		c.byName = make(map[string]*KernelStats)
-	}
-	k := c.byName[name]
+// add counts one launch of name; its bytes when measured.
+func (t kernelTally) add(name string, measured bool, read, written int64) {
+	k := t[name]
 	if k == nil {
 		k = &KernelStats{Name: name}
-		c.byName[name] = k
+		t[name] = k
 	}
 	k.Launches++
 	if measured {
@@ -52,27 +35,92 @@ func (l *Ledger) RecordLaunch(name string, read, written int64) {
 		k.Read += read
 		k.Written += written
 	}
-	c.mu.Unlock()
-	if lg := l.log.Load(); lg != nil {
-		if !measured {
-			read, written = -1, -1
-		}
-		lg.add(Event{Op: OpLaunch, Name: name, Bytes: read, Written: written})
-	}
 }
 
-// kernels returns the launches so far, sorted by name; nil when none.
-func (c *launchCounts) kernels() []KernelStats {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.byName) == 0 {
+// list returns the tally sorted by name; nil when empty.
+func (t kernelTally) list() []KernelStats {
+	if len(t) == 0 {
 		return nil
 	}
-	out := make([]KernelStats, 0, len(c.byName))
-	for _, k := range c.byName {
+	out := make([]KernelStats, 0, len(t))
+	for _, k := range t {
 		out = append(out, *k)
 	}
 	sortKernels(out)
+	return out
+}
+
+// launchCounts are a ledger's launches per kernel name. Its mutex also
+// guards the tallies of the ledger's scopes, so that a launch is counted
+// in the ledger and in the innermost scope at once, and a scope's launches
+// move to its parent when it is popped without losing one.
+type launchCounts struct {
+	mu  sync.Mutex
+	all kernelTally
+}
+
+// RecordLaunch counts one launch of the kernel called name, which read
+// and wrote the given bytes of device memory; read or written < 0 means
+// the backend cannot know them (a GPU): the launch is counted, its bytes
+// are not. A launch is counted in the ledger (Snapshot, Report, JSON) and,
+// like every event, in the innermost scope open when it was recorded (the
+// scope's Pop and Measure); it is logged (OpLaunch) when the event log is
+// on. A nil Ledger records nothing.
+func (l *Ledger) RecordLaunch(name string, read, written int64) {
+	if l == nil {
+		return
+	}
+	measured := read >= 0 && written >= 0
+	c := &l.launches
+	c.mu.Lock()
+	if c.all == nil {
+		c.all = make(kernelTally)
+	}
+	c.all.add(name, measured, read, written)
+	if s := l.top.Load(); s != nil {
+		if s.launches == nil {
+			s.launches = make(kernelTally)
+		}
+		s.launches.add(name, measured, read, written)
+	}
+	c.mu.Unlock()
+	if lg := l.log.Load(); lg != nil {
+		lg.add(Event{Op: OpLaunch, Name: name, Bytes: max(read, -1), Written: max(written, -1)})
+	}
+}
+
+// kernels returns the ledger's launches so far, sorted by name; nil when none.
+func (c *launchCounts) kernels() []KernelStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.all.list()
+}
+
+// popLaunches returns the launches counted in scope s and adds them to its
+// parent's. Pop calls it after making the parent the innermost scope, so
+// that a launch recorded meanwhile is counted either in s (and moved here)
+// or in the parent, never lost.
+func (c *launchCounts) popLaunches(s *Scope) []KernelStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := s.parent; p != nil && len(s.launches) > 0 {
+		if p.launches == nil {
+			p.launches = make(kernelTally)
+		}
+		for name, k := range s.launches {
+			pk := p.launches[name]
+			if pk == nil {
+				pk = &KernelStats{Name: name}
+				p.launches[name] = pk
+			}
+			pk.Launches += k.Launches
+			pk.Measured += k.Measured
+			pk.Read += k.Read
+			pk.Written += k.Written
+		}
+	}
+	out := s.launches.list()
+	s.launches = nil
 	return out
 }
 
@@ -80,26 +128,36 @@ func sortKernels(ks []KernelStats) {
 	slices.SortFunc(ks, func(a, b KernelStats) int { return strings.Compare(a.Name, b.Name) })
 }
 
-// diffKernels is b's launches less a's, per name; names whose launches did
-// not change are left out.
+// diffKernels is b's launches less a's, per name: a name only in b is kept
+// whole, one only in a comes out negative; names whose launches did not
+// change are left out. The result is sorted by name, nil when empty.
 func diffKernels(a, b []KernelStats) []KernelStats {
-	before := make(map[string]KernelStats, len(a))
+	if len(a) == 0 && len(b) == 0 {
+		return nil
+	}
+	d := make(map[string]KernelStats, len(a)+len(b))
+	for _, k := range b {
+		x := d[k.Name]
+		d[k.Name] = KernelStats{Name: k.Name, Launches: x.Launches + k.Launches, Measured: x.Measured + k.Measured,
+			Read: x.Read + k.Read, Written: x.Written + k.Written}
+	}
 	for _, k := range a {
-		before[k.Name] = k
+		x := d[k.Name]
+		d[k.Name] = KernelStats{Name: k.Name, Launches: x.Launches - k.Launches, Measured: x.Measured - k.Measured,
+			Read: x.Read - k.Read, Written: x.Written - k.Written}
 	}
 	var out []KernelStats
-	for _, k := range b {
-		x := before[k.Name]
-		d := KernelStats{Name: k.Name, Launches: k.Launches - x.Launches, Measured: k.Measured - x.Measured,
-			Read: k.Read - x.Read, Written: k.Written - x.Written}
-		if d.Launches != 0 {
-			out = append(out, d)
+	for _, k := range d {
+		if k.Launches != 0 {
+			out = append(out, k)
 		}
 	}
+	sortKernels(out)
 	return out
 }
 
-// addKernels adds the launches of b to a, per name.
+// addKernels adds the launches of b to a, per name, and returns a sorted
+// by name. It appends to a, never writes to b's array.
 func addKernels(a, b []KernelStats) []KernelStats {
 	for _, k := range b {
 		i := slices.IndexFunc(a, func(x KernelStats) bool { return x.Name == k.Name })

@@ -54,7 +54,9 @@ type Ledger struct {
 	overflowMu sync.Mutex    // the overflow shard's writers (see shard.go)
 	_          [56]byte      // 64 less rec: levels stay where they were
 	levels     [NumKinds]level
-	launches   launchCounts // kernel launches per name (RecordLaunch)
+	// Written at each kernel launch, under its own mutex, after the last
+	// level's padding: no level's counters share its cache line.
+	launches launchCounts // kernel launches per name (RecordLaunch)
 }
 
 // MemInfoFunc returns a device's free and total memory in bytes.

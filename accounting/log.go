@@ -40,7 +40,7 @@ type Event struct {
 	Kind  Kind      // allocations, frees and failures
 	Dir   Direction // copies
 	Path  Path      // copies
-	Bytes int64     // launches: the bytes read, -1 when not known
+	Bytes int64     // the bytes allocated, freed, refused, copied or set; launches: the bytes read, -1 when not known
 	Addr  uintptr
 	Dur   time.Duration // copies and memsets: how long it took, ending at At
 	Level int64         // allocations, frees and failures: bytes of Kind in use after it

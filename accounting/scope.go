@@ -26,6 +26,9 @@ type Scope struct {
 	start  time.Time
 	base   [NumKinds]int64
 	popped bool
+	// launches are the kernel launches counted in the scope (RecordLaunch),
+	// guarded by its ledger's launches.mu.
+	launches kernelTally
 }
 
 // shard returns the scope's counts for the ledger's shard i.
@@ -73,6 +76,7 @@ func (s *Scope) Pop() (Snapshot, error) {
 		peak[k] = s.peak[k].Load()
 	}
 	snap := t.snapshot(s.name, l, s.base, peak, true)
+	snap.Kernels = l.launches.popLaunches(s)
 	if p := s.parent; p != nil {
 		p.set[0].c.addFrom(&t)
 		for k := range peak {

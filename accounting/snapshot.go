@@ -35,8 +35,8 @@ type Snapshot struct {
 	Kinds   [NumKinds]KindStats
 	Copies  [NumDirections][NumPaths]CopyStats
 	Memsets CopyStats
-	// Kernels are the kernel launches per kernel name, sorted by name (the
-	// ledger's only: a scope's snapshot has none).
+	// Kernels are the kernel launches per kernel name, sorted by name;
+	// nil when none was launched.
 	Kernels []KernelStats
 }
 

@@ -43,13 +43,6 @@ func BenchmarkLaunchEmpty3Arrays(b *testing.B) {
 	for i, a := range arrays {
 		args[i] = uint64(a.Ptr())
 	}
-	var bareLaunch func() error
-	for _, img := range d.mods.loaded {
-		if f, ok := img.funcs["empty"]; ok && img.src == string(ptx) {
-			bareLaunch = func() error { return check(launch(f, cfg.Grid, cfg.Block, 0, cs, params, offsets)) }
-		}
-	}
-	require.NotNil(b, bareLaunch, "the empty kernel, as Kernel looked it up")
 	params := make([]byte, 24)
 	for i, p := range args {
 		for j := range 8 {
@@ -57,6 +50,13 @@ func BenchmarkLaunchEmpty3Arrays(b *testing.B) {
 		}
 	}
 	offsets := []int{0, 8, 16}
+	var bareLaunch func() error
+	for _, img := range d.mods.loaded {
+		if f, ok := img.funcs["empty"]; ok && img.src == string(ptx) {
+			bareLaunch = func() error { return check(launch(f, cfg.Grid, cfg.Block, 0, cs, params, offsets)) }
+		}
+	}
+	require.NotNil(b, bareLaunch, "the empty kernel, as Kernel looked it up")
 	var bare, api float64
 	b.Run("bare", func(b *testing.B) {
 		err := d.call(func() error {

@@ -15,6 +15,19 @@ type HostRange struct {
 	Mem        []byte
 	Flags      HostFlags
 	Registered bool // page-locked by registering memory the program had, not allocated
+	// DevAddr is the device address of mapped memory where it is not
+	// Addr: unified addressing's exceptions, registered and write-combined
+	// memory, for which "there exists a distinct host and device address"
+	// (sim gives them one). 0: the device uses Addr.
+	DevAddr uintptr
+}
+
+// Device returns the address the device reaches mapped memory at.
+func (h HostRange) Device() uintptr {
+	if h.DevAddr != 0 {
+		return h.DevAddr
+	}
+	return h.Addr
 }
 
 // Kind returns the ledger kind the range is counted under.
@@ -65,6 +78,25 @@ func (r *HostRanges) Containing(addr uintptr, n int64) (HostRange, bool) {
 		return HostRange{}, false
 	}
 	return h, true
+}
+
+// ContainingDevice returns the mapped range whose device addresses hold
+// all of [addr, addr+n): its host address where the device uses that,
+// else its DevAddr. The host address of memory with a distinct device
+// address is not one the device can use.
+func (r *HostRanges) ContainingDevice(addr uintptr, n int64) (HostRange, bool) {
+	if h, ok := r.Containing(addr, n); ok && h.Flags&Mapped != 0 && h.DevAddr == 0 {
+		return h, true
+	}
+	if n < 0 {
+		return HostRange{}, false
+	}
+	for _, h := range r.list {
+		if h.DevAddr != 0 && h.Flags&Mapped != 0 && addr >= h.DevAddr && int64(addr-h.DevAddr)+n <= int64(len(h.Mem)) {
+			return h, true
+		}
+	}
+	return HostRange{}, false
 }
 
 // Overlaps reports whether any range shares a byte with [addr, addr+n).

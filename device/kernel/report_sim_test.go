@@ -1,10 +1,13 @@
 package kernel_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,6 +17,7 @@ import (
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/device/kernel"
 	"github.com/cuarray/cuarray/device/sim"
+	"github.com/cuarray/cuarray/internal/testdev"
 )
 
 // openSim opens a sim device of its own, closed by the test's cleanup,
@@ -209,4 +213,42 @@ func TestLaunchAsyncKeepsArraysUntilDone(t *testing.T) {
 	}
 	require.NoError(t, op.Wait())
 	assert.Zero(t, dev.Ledger().Current(accounting.Device))
+}
+
+// TestKernelHandedTheHostPointerOfRegisteredMemoryFaults: registered
+// memory has a device address of its own on sim (unified addressing's
+// exception); a kernel writing it through its DevPtr reaches the bytes,
+// and one handed the host pointer faults, as it may on a GPU.
+func TestKernelHandedTheHostPointerOfRegisteredMemoryFaults(t *testing.T) {
+	const n = 256
+	for _, tc := range []struct {
+		name   string
+		ptr    func(h *driver.HostMem) devarray.Ptr
+		faults bool
+	}{
+		{"DevPtr", func(h *driver.HostMem) devarray.Ptr { return h.DevPtr }, false},
+		{"host pointer", func(h *driver.HostMem) devarray.Ptr {
+			return devarray.Ptr(uintptr(unsafe.Pointer(unsafe.SliceData(h.Bytes))))
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dev := openSim(t, sim.Config{})
+			k, _ := faultyKernel(t, dev, "fill")
+			buf := make([]byte, 4*n)
+			copy(buf, testdev.RandomBytes(len(buf)))
+			h, err := dev.Register(buf, driver.Mapped)
+			require.NoError(t, err)
+			err = k.Launch(kernel.Grid1D(n, 64), kernel.Memory(tc.ptr(h), 4*n, kernel.Write), kernel.F32(2.5), kernel.I32(n))
+			if tc.faults {
+				require.ErrorIs(t, err, driver.ErrContextFailed)
+				assert.Contains(t, err.Error(), "fill: illegal address")
+				return
+			}
+			require.NoError(t, err)
+			require.NoError(t, dev.Unregister(h))
+			for i := 0; i < n; i++ {
+				require.Equal(t, float32(2.5), math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:])))
+			}
+		})
+	}
 }

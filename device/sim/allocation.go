@@ -23,6 +23,9 @@ func (d *Device) Allocation(p devarray.Ptr) (base devarray.Ptr, size int64, ok b
 		}
 		return devarray.Ptr(d.base + uintptr(s.off)), s.size, true
 	}
+	if h, ok := d.host.ContainingDevice(addr, 1); ok {
+		return devarray.Ptr(h.Device()), int64(len(h.Mem)), true
+	}
 	if h, ok := d.host.Containing(addr, 1); ok {
 		return devarray.Ptr(h.Addr), int64(len(h.Mem)), true
 	}

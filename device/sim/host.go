@@ -13,7 +13,8 @@ import (
 
 // HostAlloc allocates n bytes of page-locked host memory, emulated by an
 // anonymous mapping. With Mapped, the memory's device address is its host
-// address (as with unified addressing), and device copies may use it. A
+// address (as with unified addressing), and device copies may use it;
+// with WriteCombined too, it has a device address of its own (alias.go). A
 // Mapped request fails with driver.ErrNotMapped on a device configured
 // NoMapHost, as on a context without CU_CTX_MAP_HOST.
 func (d *Device) HostAlloc(n int64, flags driver.HostFlags) (*driver.HostMem, error) {
@@ -45,19 +46,29 @@ func (d *Device) HostAlloc(n int64, flags driver.HostFlags) (*driver.HostMem, er
 		return nil, fmt.Errorf("sim: host alloc %d bytes: %w", n, err)
 	}
 	addr := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
+	var dev uintptr
+	if distinctDeviceAddress(flags, false) {
+		if dev, err = d.aliases.add(addr, n); err != nil {
+			d.ledger.Cancel(kind, n)
+			syscall.Munmap(mem)
+			return nil, fmt.Errorf("sim: host alloc: %w", err)
+		}
+	}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
 		d.ledger.Cancel(kind, n)
 		syscall.Munmap(mem)
+		d.aliases.remove(dev)
 		return nil, fmt.Errorf("sim: host alloc: %w", driver.ErrClosed)
 	}
-	d.host.Insert(driver.HostRange{Addr: addr, Mem: mem, Flags: flags})
+	r := driver.HostRange{Addr: addr, Mem: mem, Flags: flags, DevAddr: dev}
+	d.host.Insert(r)
 	d.mu.Unlock()
 	d.ledger.Commit(kind, addr, n)
 	h := &driver.HostMem{Bytes: mem, Flags: flags}
 	if flags&driver.Mapped != 0 {
-		h.DevPtr = devarray.Ptr(addr)
+		h.DevPtr = devarray.Ptr(r.Device())
 	}
 	return h, nil
 }
@@ -73,6 +84,7 @@ func (d *Device) HostFree(h *driver.HostMem) error {
 	if err != nil {
 		return err
 	}
+	d.aliases.remove(a.DevAddr)
 	if err := syscall.Munmap(a.Mem); err != nil {
 		return fmt.Errorf("sim: host free: %w", err)
 	}
@@ -84,7 +96,8 @@ func (d *Device) HostFree(h *driver.HostMem) error {
 // Register page-locks b, memory the program already has, as
 // cuMemHostRegister does; on sim nothing is locked, but the range is
 // recorded, so copies from it count as pinned and, with Mapped, the device
-// may use it in place at its host address. Portable and Mapped are the only
+// may use it in place at a device address of its own (alias.go: h.DevPtr,
+// not the host address). Portable and Mapped are the only
 // flags that apply. Memory that overlaps a live page-locked range is
 // refused, as the driver refuses it (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED).
 // The ledger counts the bytes as Registered. Undo with Unregister.
@@ -103,25 +116,34 @@ func (d *Device) Register(b []byte, flags driver.HostFlags) (*driver.HostMem, er
 		return nil, fmt.Errorf("sim: register: %w", err)
 	}
 	addr := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	d.mu.Lock()
+	var dev uintptr
 	var err error
+	if distinctDeviceAddress(flags, true) {
+		if dev, err = d.aliases.add(addr, n); err != nil {
+			d.ledger.Cancel(accounting.Registered, n)
+			return nil, fmt.Errorf("sim: register: %w", err)
+		}
+	}
+	r := driver.HostRange{Addr: addr, Mem: b, Flags: flags, Registered: true, DevAddr: dev}
+	d.mu.Lock()
 	switch {
 	case d.closed:
 		err = driver.ErrClosed
 	case d.host.Overlaps(addr, n):
 		err = fmt.Errorf("bytes [0x%x, +%d) overlap memory that is already page-locked: %w", addr, n, driver.ErrAlreadyLocked)
 	default:
-		d.host.Insert(driver.HostRange{Addr: addr, Mem: b, Flags: flags, Registered: true})
+		d.host.Insert(r)
 	}
 	d.mu.Unlock()
 	if err != nil {
 		d.ledger.Cancel(accounting.Registered, n)
+		d.aliases.remove(dev)
 		return nil, fmt.Errorf("sim: register: %w", err)
 	}
 	d.ledger.Commit(accounting.Registered, addr, n)
 	h := &driver.HostMem{Bytes: b, Flags: flags}
 	if flags&driver.Mapped != 0 {
-		h.DevPtr = devarray.Ptr(addr)
+		h.DevPtr = devarray.Ptr(r.Device())
 	}
 	return h, nil
 }
@@ -138,6 +160,7 @@ func (d *Device) Unregister(h *driver.HostMem) error {
 		return err
 	}
 	d.ledger.Free(accounting.Registered, a.Addr, int64(len(a.Mem)))
+	d.aliases.remove(a.DevAddr)
 	h.DevPtr = 0
 	return nil
 }

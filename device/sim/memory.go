@@ -113,13 +113,13 @@ func (d *Device) devMem(p devarray.Ptr, n int64) ([]byte, error) {
 		if _, ok := d.arena.find(off, n); ok {
 			return d.mem[off : off+n : off+n], nil
 		}
-	} else if h, ok := d.host.Containing(addr, n); ok && h.Flags&driver.Mapped != 0 {
-		off := int64(addr - h.Addr)
+	} else if h, ok := d.host.ContainingDevice(addr, n); ok {
+		off := int64(addr - h.Device())
 		return h.Mem[off : off+n : off+n], nil
 	} else if m, ok := d.ipc.containing(addr, n); ok {
 		return m, nil
 	}
-	return nil, fmt.Errorf("bytes [%v, +%d) are not inside a live allocation: %w", p, n, driver.ErrInvalidPointer)
+	return nil, fmt.Errorf("bytes [%v, +%d) are not inside a live allocation%s: %w", p, n, d.hostPointerHint(p), driver.ErrInvalidPointer)
 }
 
 // hostPath returns the copy path for host memory b: pinned when it lies in a

@@ -62,8 +62,8 @@ func (d *Device) resolve(addr uint64) (uint64, []byte, bool) {
 		n := min(d.requested[s.off], s.size)
 		return uint64(d.base) + uint64(s.off), d.mem[s.off : s.off+n : s.off+n], true
 	}
-	if h, ok := d.host.Containing(a, 1); ok && h.Flags&driver.Mapped != 0 {
-		return uint64(h.Addr), h.Mem, true
+	if h, ok := d.host.ContainingDevice(a, 1); ok {
+		return uint64(h.Device()), h.Mem, true
 	}
 	d.ipc.mu.Lock()
 	defer d.ipc.mu.Unlock()

@@ -130,6 +130,8 @@ type Device struct {
 	fault                         faultState
 
 	check *streamChecker // the stream race checker, nil when off
+
+	aliases aliases // the device addresses of registered and write-combined memory
 }
 
 var _ driver.Device = (*Device)(nil)
@@ -177,6 +179,7 @@ func New(cfg Config) (*Device, error) {
 	}
 	if cfg.CheckStreams || os.Getenv(CheckEnv) == "streams" {
 		d.check = newStreamChecker()
+		d.check.aliases = &d.aliases
 	}
 	d.legacy = d.startStream(driver.LegacyDefaultStream, true)
 	d.allocCountdown.Store(cfg.FailAlloc)
@@ -336,6 +339,7 @@ func (d *Device) Close() error {
 	d.arena.live, d.arena.used = nil, 0
 	for _, h := range d.host.TakeAll() {
 		d.ledger.Free(h.Kind(), h.Addr, int64(len(h.Mem)))
+		d.aliases.remove(h.DevAddr)
 		if !h.Registered {
 			syscall.Munmap(h.Mem)
 		}

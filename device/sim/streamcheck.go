@@ -46,6 +46,7 @@ type streamChecker struct {
 	blocking  vclock        // the join of every blocking stream's clock
 	perThread map[int]*lane // each OS thread's per-thread default stream
 	mem       intervals
+	aliases   *aliases // the device's device addresses of host memory, read as its host bytes
 }
 
 // newStreamChecker returns a checker with the host's and the legacy default stream's lanes.
@@ -139,6 +140,9 @@ func (c *streamChecker) queue(l *lane) uint32 {
 // race is returned as a *StreamRaceError, and then nothing is remembered.
 func (c *streamChecker) check(o opSpec) error {
 	pcs := callers()
+	if c.aliases != nil {
+		c.aliases.unalias(o.accesses)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	l := c.resolve(&o)
