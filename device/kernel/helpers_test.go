@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/kernel"
 )
 
 // readPTX returns a committed PTX file of the repository (make example-ptx).
@@ -25,6 +28,18 @@ const (
 	stencilPTX = "../../examples/ownkernels/stencil.ptx"
 	faultsPTX  = "testdata/faults.ptx"
 )
+
+// loadKernel loads the module in the PTX file path on dev, unloaded by the
+// test's cleanup, and returns its kernel name.
+func loadKernel(t testing.TB, dev driver.Device, path, name string) *kernel.Kernel {
+	t.Helper()
+	mod, err := kernel.Load(dev, readPTX(t, path))
+	require.NoError(t, err)
+	t.Cleanup(func() { mod.Close() })
+	k, err := mod.Kernel(name)
+	require.NoError(t, err)
+	return k
+}
 
 // randomFloats returns n fresh random floats in [-8, 8).
 func randomFloats(n int) []float32 {

@@ -19,11 +19,7 @@ import (
 // bit, with fma.rn.f32 computed in Go.
 func TestSaxpyMatchesGoReference(t *testing.T) {
 	dev := testdev.Open(t)
-	mod, err := kernel.Load(dev, readPTX(t, saxpyPTX))
-	require.NoError(t, err)
-	defer mod.Close()
-	saxpy, err := mod.Kernel("saxpy")
-	require.NoError(t, err)
+	saxpy := loadKernel(t, dev, saxpyPTX, "saxpy")
 	for _, n := range []int{1, 255, 256, 1000, 4097} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			xs, ys := randomFloats(n), randomFloats(n)
@@ -72,11 +68,7 @@ func laplacianRef(in []float32, h, w int) []float32 {
 // whole tiles.
 func TestLaplacianStencilMatchesGoReference(t *testing.T) {
 	dev := testdev.Open(t)
-	mod, err := kernel.Load(dev, readPTX(t, stencilPTX))
-	require.NoError(t, err)
-	defer mod.Close()
-	lap, err := mod.Kernel("laplacian")
-	require.NoError(t, err)
+	lap := loadKernel(t, dev, stencilPTX, "laplacian")
 	const tile = 16
 	for _, sz := range [][2]int{{1, 1}, {16, 16}, {33, 47}, {7, 100}} {
 		h, w := sz[0], sz[1]
@@ -103,11 +95,7 @@ func TestLaplacianStencilMatchesGoReference(t *testing.T) {
 // allocated.
 func TestLaunchRefusesBadArguments(t *testing.T) {
 	dev := testdev.Open(t)
-	mod, err := kernel.Load(dev, readPTX(t, saxpyPTX))
-	require.NoError(t, err)
-	defer mod.Close()
-	saxpy, err := mod.Kernel("saxpy")
-	require.NoError(t, err)
+	saxpy := loadKernel(t, dev, saxpyPTX, "saxpy")
 	x, err := devarray.FromHost(dev, randomFloats(64), 8, 8)
 	require.NoError(t, err)
 	defer x.Free()
@@ -158,11 +146,7 @@ func TestLaunchRefusesBadArguments(t *testing.T) {
 // TestLaunchOnEmptyGridDoesNothing: n = 0 gives a grid of no blocks.
 func TestLaunchOnEmptyGridDoesNothing(t *testing.T) {
 	dev := testdev.Open(t)
-	mod, err := kernel.Load(dev, readPTX(t, saxpyPTX))
-	require.NoError(t, err)
-	defer mod.Close()
-	saxpy, err := mod.Kernel("saxpy")
-	require.NoError(t, err)
+	saxpy := loadKernel(t, dev, saxpyPTX, "saxpy")
 	x, err := devarray.Empty(dev, devarray.Float32, 0)
 	require.NoError(t, err)
 	defer x.Free()

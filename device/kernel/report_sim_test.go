@@ -47,13 +47,7 @@ func faulted(dev *sim.Device) bool {
 // name, and the module's PTX text.
 func faultyKernel(t *testing.T, dev driver.Device, name string) (*kernel.Kernel, string) {
 	t.Helper()
-	text := readPTX(t, faultsPTX)
-	mod, err := kernel.Load(dev, text)
-	require.NoError(t, err)
-	t.Cleanup(func() { mod.Close() })
-	k, err := mod.Kernel(name)
-	require.NoError(t, err)
-	return k, text
+	return loadKernel(t, dev, faultsPTX, name), readPTX(t, faultsPTX)
 }
 
 // TestOutOfBoundsWriteNamesKernelAndLine: a kernel that writes one
@@ -158,11 +152,7 @@ func TestRaceWithCopyOnAnotherStreamNamesKernelAndLine(t *testing.T) {
 // launches and, on sim, the bytes it read and wrote.
 func TestLedgerCountsLaunchesPerKernel(t *testing.T) {
 	dev := openSim(t, sim.Config{})
-	mod, err := kernel.Load(dev, readPTX(t, saxpyPTX))
-	require.NoError(t, err)
-	defer mod.Close()
-	saxpy, err := mod.Kernel("saxpy")
-	require.NoError(t, err)
+	saxpy := loadKernel(t, dev, saxpyPTX, "saxpy")
 	for _, tc := range []struct{ n, launches int }{{100, 1}, {1000, 3}} {
 		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {
 			x, err := devarray.FromHost(dev, randomFloats(tc.n))
@@ -189,11 +179,7 @@ func TestLedgerCountsLaunchesPerKernel(t *testing.T) {
 // allocated until it is done, though their owner frees them at once.
 func TestLaunchAsyncKeepsArraysUntilDone(t *testing.T) {
 	dev := openSim(t, sim.Config{Latency: 50 * time.Millisecond})
-	mod, err := kernel.Load(dev, readPTX(t, saxpyPTX))
-	require.NoError(t, err)
-	defer mod.Close()
-	saxpy, err := mod.Kernel("saxpy")
-	require.NoError(t, err)
+	saxpy := loadKernel(t, dev, saxpyPTX, "saxpy")
 	s, err := dev.NewStream()
 	require.NoError(t, err)
 	defer s.Close()
