@@ -3,6 +3,7 @@ package driver
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/cuarray/cuarray/devarray"
 )
@@ -122,6 +123,13 @@ func (a *KernelArgs) start(align int) {
 		a.buf = append(a.buf, 0)
 	}
 	a.offsets = append(a.offsets, len(a.buf))
+}
+
+// Grow makes room for n more bytes of parameters in args more arguments,
+// so that appending them allocates nothing.
+func (a *KernelArgs) Grow(n, args int) {
+	a.buf = slices.Grow(a.buf, n)
+	a.offsets = slices.Grow(a.offsets, args)
 }
 
 // Ptr appends a device pointer.

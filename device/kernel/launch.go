@@ -121,12 +121,14 @@ func (k *Kernel) prepare(cfg Config, args []Arg) (*launchArgs, error) {
 		return nil, err
 	}
 	l := &launchArgs{}
-	n := 0
+	n, bytes := 0, 0
 	for i := range args {
 		if args[i].isArray || args[i].isMemory {
 			n++
 		}
+		bytes += max(args[i].size, 8) + max(args[i].align, 8) // the argument and its padding, at most
 	}
+	l.params.Grow(bytes, len(args))
 	if n > 0 {
 		l.ranges = make([]driver.Range, 0, n)
 		l.arrays = make([]*devarray.DevArray, 0, n)
