@@ -13,6 +13,7 @@ package main
 
 import (
 	_ "embed"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -40,23 +41,22 @@ func main() {
 	size := flag.Int("size", 256, "the stencil's image edge, in pixels")
 	seed := flag.Uint64("seed", 1, "the random data's seed")
 	flag.Parse()
-	if err := run(os.Stdout, *spec, *n, *size, *seed); err != nil {
+	dev, err := device.Open(*spec)
+	if err == nil {
+		err = errors.Join(run(os.Stdout, dev, *n, *size, *seed), dev.Close())
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "ownkernels:", err)
 		os.Exit(1)
 	}
 }
 
-// run opens the device, runs both kernels on random data from seed,
-// compares them with their Go references and prints what they did.
-func run(w io.Writer, spec string, n, size int, seed uint64) error {
+// run runs both kernels on dev on random data from seed, compares them
+// with their Go references and prints what they did.
+func run(w io.Writer, dev device.Device, n, size int, seed uint64) error {
 	if n < 1 || size < 1 {
 		return fmt.Errorf("-n %d and -size %d must be at least 1", n, size)
 	}
-	dev, err := device.Open(spec)
-	if err != nil {
-		return err
-	}
-	defer dev.Close()
 	rng := rand.New(rand.NewPCG(seed, 0))
 	if err := runSaxpy(w, dev, n, rng); err != nil {
 		return fmt.Errorf("saxpy: %w", err)

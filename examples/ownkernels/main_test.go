@@ -19,9 +19,10 @@ import (
 func TestOwnKernelsMatchTheirGoReferences(t *testing.T) {
 	for _, tc := range []struct{ n, size int }{{1, 1}, {1000, 17}, {4096, 48}} {
 		t.Run(fmt.Sprintf("n=%d,size=%d", tc.n, tc.size), func(t *testing.T) {
+			dev := testdev.Open(t)
 			var out bytes.Buffer
 			seed := testdev.RandomBytes(1)[0]
-			require.NoError(t, run(&out, testdev.Spec(), tc.n, tc.size, uint64(seed)+1))
+			require.NoError(t, run(&out, dev, tc.n, tc.size, uint64(seed)+1))
 			s := out.String()
 			assert.Contains(t, s, fmt.Sprintf("saxpy: %d elements on", tc.n))
 			assert.Contains(t, s, fmt.Sprintf("laplacian: %d×%d image", tc.size, tc.size))
@@ -35,8 +36,9 @@ func TestOwnKernelsMatchTheirGoReferences(t *testing.T) {
 // TestOwnKernelsRefusesBadSizes: sizes below one are an error, not a
 // launch.
 func TestOwnKernelsRefusesBadSizes(t *testing.T) {
+	dev := testdev.Open(t)
 	var out bytes.Buffer
-	require.ErrorContains(t, run(&out, testdev.Spec(), 0, 8, 1), "at least 1")
-	require.ErrorContains(t, run(&out, testdev.Spec(), 8, -1, 1), "at least 1")
+	require.ErrorContains(t, run(&out, dev, 0, 8, 1), "at least 1")
+	require.ErrorContains(t, run(&out, dev, 8, -1, 1), "at least 1")
 	assert.Empty(t, out.String())
 }
