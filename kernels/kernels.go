@@ -154,15 +154,14 @@ func (k *Kernels) launch(name string, n int64, args ...kernel.Arg) error {
 
 // launchConfig runs kernel name on the GPU with the launch shape cfg,
 // through package kernel, on the kernels' stream, and waits for it unless
-// the kernels are Async (whose launch keeps its arrays until it is done).
+// the kernels are Async.
 func (k *Kernels) launchConfig(name string, cfg kernel.Config, args []kernel.Arg) error {
 	f, err := k.gpu.Kernel(name)
 	if err != nil {
 		return err
 	}
 	if k.async {
-		_, err := f.LaunchAsync(k.stream, cfg, args...)
-		return err
+		return f.Queue(k.stream, cfg, args...) // the caller keeps the arrays, as Async documents
 	}
 	return f.LaunchOn(k.stream, cfg, args...)
 }

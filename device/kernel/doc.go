@@ -25,7 +25,8 @@
 //
 // Launch and LaunchOn return when the kernel has run; LaunchAsync queues
 // it and returns an Op that keeps the arrays allocated until the kernel
-// is done, as an async copy keeps its buffers. Every launch is counted in
+// is done, as an async copy keeps its buffers; Queue only queues it, and
+// the caller keeps the arrays until the stream has done it. Every launch is counted in
 // the device's ledger per kernel name (accounting.Ledger.RecordLaunch),
 // with the bytes the kernel read and wrote on sim and the emulated driver.
 //

@@ -189,3 +189,28 @@ func TestLoadNamesAnInstructionTheInterpreterCannotRun(t *testing.T) {
 	assert.Contains(t, err.Error(), "fma.rn.ftz.sat.q64")
 	assert.Contains(t, err.Error(), fmt.Sprint(line))
 }
+
+// TestQueueReturnsBeforeWaiting: Queue launches on a stream and returns;
+// after the stream is synchronized the result is there, equal to Go's.
+func TestQueueReturnsBeforeWaiting(t *testing.T) {
+	dev := testdev.Open(t)
+	saxpy := loadKernel(t, dev, saxpyPTX, "saxpy")
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s.Close()
+	const n = 777
+	xs, ys := randomFloats(n), randomFloats(n)
+	x, err := devarray.FromHost(dev, xs)
+	require.NoError(t, err)
+	defer x.Free()
+	y, err := devarray.FromHost(dev, ys)
+	require.NoError(t, err)
+	defer y.Free()
+	require.NoError(t, saxpy.Queue(s, kernel.Grid1D(n, 128), kernel.F32(-1.5), kernel.In(x), kernel.InOut(y), kernel.I32(n)))
+	require.NoError(t, s.Synchronize())
+	got, err := devarray.ToHost[float32](y)
+	require.NoError(t, err)
+	for i := range got {
+		require.Equal(t, fma32(-1.5, xs[i], ys[i]), got[i], "element %d", i)
+	}
+}

@@ -95,6 +95,20 @@ func (k *Kernel) LaunchAsync(s driver.Stream, cfg Config, args ...Arg) (*Op, err
 	return op, nil
 }
 
+// Queue queues the kernel on stream s (nil: the default stream) and
+// returns at once, as cuLaunchKernel does, with the same checks as the
+// other forms but no Op: nothing keeps the arrays allocated, so the caller
+// keeps them until the kernel is done (synchronize s, or record an event
+// after it), as it keeps the memory of its other async work. The cheapest
+// launch: the driver's launch and its context switch.
+func (k *Kernel) Queue(s driver.Stream, cfg Config, args ...Arg) error {
+	l, err := k.prepare(cfg, args)
+	if err != nil {
+		return err
+	}
+	return devarray.Use(func() error { return k.queue(k.m.stream(s), cfg, l) }, l.arrays...)
+}
+
 // batch runs f with a view of s whose calls share one switch of the
 // calling thread's context, where the backend offers it (driver.Batcher).
 func batch(s driver.Stream, f func(driver.Stream) error) error {

@@ -111,7 +111,7 @@ func (f *function) LaunchDeclared(grid, block [3]uint32, sharedBytes uint32, s d
 	if len(buf) < f.k.ParamBytes {
 		return fmt.Errorf("sim: launch %s: %d bytes of arguments, its parameters take %d: %w", name, len(buf), f.k.ParamBytes, driver.ErrInvalidValue)
 	}
-	l := ptx.Launch{Grid: grid, Block: block, DynamicShared: sharedBytes, Params: buf, Watches: readOnlyWatches(arrays)}
+	l := ptx.Launch{Grid: grid, Block: block, DynamicShared: sharedBytes, Params: buf, Watches: ReadOnlyWatches(arrays)}
 	d := f.m.d
 	err := d.LaunchKernel(s, name, arrays, func(resolve Resolver) error {
 		l.Global = resolverMemory(resolve)
@@ -126,16 +126,47 @@ func (f *function) LaunchDeclared(grid, block [3]uint32, sharedBytes uint32, s d
 	return err
 }
 
-// readOnlyWatches are the interpreter's watches of the arrays a launch
-// declared read-only.
-func readOnlyWatches(arrays []driver.Range) []ptx.Watch {
+// ReadOnlyWatches are the interpreter's watches of the arrays a launch
+// declared read-only: their bytes that no array the kernel may write
+// declares too. A declaration is an array's extent, so a strided view
+// the kernel writes may interleave with one it reads (a[::2] from
+// a[1::2]); a write there is the written array's, not a violation.
+func ReadOnlyWatches(arrays []driver.Range) []ptx.Watch {
 	var w []ptx.Watch
 	for _, r := range arrays {
-		if r.ReadOnly && r.N > 0 {
-			w = append(w, ptx.Watch{Addr: uint64(r.Ptr), N: uint64(r.N), Kind: ptx.ReadOnlyWrite, Name: r.Name})
+		if !r.ReadOnly || r.N <= 0 {
+			continue
+		}
+		spans := [][2]uint64{{uint64(r.Ptr), uint64(r.Ptr) + uint64(r.N)}}
+		for _, x := range arrays {
+			if x.ReadOnly || x.N <= 0 {
+				continue
+			}
+			spans = subtract(spans, uint64(x.Ptr), uint64(x.Ptr)+uint64(x.N))
+		}
+		for _, s := range spans {
+			w = append(w, ptx.Watch{Addr: s[0], N: s[1] - s[0], Kind: ptx.ReadOnlyWrite, Name: r.Name})
 		}
 	}
 	return w
+}
+
+// subtract removes [lo, hi) from the spans.
+func subtract(spans [][2]uint64, lo, hi uint64) [][2]uint64 {
+	var out [][2]uint64
+	for _, s := range spans {
+		if hi <= s[0] || lo >= s[1] {
+			out = append(out, s)
+			continue
+		}
+		if s[0] < lo {
+			out = append(out, [2]uint64{s[0], lo})
+		}
+		if hi < s[1] {
+			out = append(out, [2]uint64{hi, s[1]})
+		}
+	}
+	return out
 }
 
 // total sums a run's bytes per allocation.

@@ -78,11 +78,7 @@ func launchPTX(c *context, dev *sim.Device, s *stream, f *function, grid, block 
 	var watches []ptx.Watch
 	if decl != nil {
 		ranges = decl.Arrays
-		for _, r := range ranges {
-			if r.ReadOnly && r.N > 0 {
-				watches = append(watches, ptx.Watch{Addr: uint64(r.Ptr), N: uint64(r.N), Kind: ptx.ReadOnlyWrite, Name: r.Name})
-			}
-		}
+		watches = sim.ReadOnlyWatches(ranges)
 	} else if em, err := kernels.Emulate(f.name, buf); err == nil {
 		ranges = em.Ranges
 	}
