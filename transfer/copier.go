@@ -27,7 +27,7 @@ type Copier struct {
 	k      *kernels.Kernels
 	ops    map[*Op]struct{}
 	staged map[driver.Stream]*Op // the last staged copy queued on each stream
-	events []driver.Event        // events of completed async copies, for the next ones (events.go)
+	events driver.EventPool      // events of completed async copies, for the next ones
 	closed bool
 	busy   sync.WaitGroup // the synchronous copies running and the CopyAsync calls queueing (begin)
 	closes chan struct{}  // made when Close begins, closed when it returns

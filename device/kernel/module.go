@@ -21,7 +21,7 @@ type Module struct {
 	mu      sync.Mutex
 	kernels map[string]*Kernel
 	pending map[driver.Stream]*streamOps // async launches not yet let go, per stream
-	events  []driver.Event               // recorded and let go: reused by the next Op
+	events  driver.EventPool             // recorded and let go: reused by the next Op
 	closed  bool
 }
 
@@ -118,13 +118,7 @@ func (m *Module) Close() error {
 	for _, op := range ops {
 		errs = append(errs, op.settle())
 	}
-	m.mu.Lock()
-	for _, ev := range m.events {
-		errs = append(errs, ev.Close())
-	}
-	m.events = nil
-	m.mu.Unlock()
-	errs = append(errs, m.mod.Close(), m.deflt.Close())
+	errs = append(errs, m.events.Close(), m.mod.Close(), m.deflt.Close())
 	return errors.Join(errs...)
 }
 

@@ -203,25 +203,7 @@ func (m *Module) track(op *Op) error {
 }
 
 // event returns an event for an Op: a reused one, else a new one.
-func (m *Module) event() (driver.Event, error) {
-	m.mu.Lock()
-	if n := len(m.events); n > 0 {
-		ev := m.events[n-1]
-		m.events = m.events[:n-1]
-		m.mu.Unlock()
-		return ev, nil
-	}
-	m.mu.Unlock()
-	return m.dev.NewEvent()
-}
+func (m *Module) event() (driver.Event, error) { return m.events.Get(m.dev) }
 
 // putEvent keeps a completed Op's event for the next.
-func (m *Module) putEvent(ev driver.Event) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		ev.Close()
-		return
-	}
-	m.events = append(m.events, ev)
-}
+func (m *Module) putEvent(ev driver.Event) { m.events.Put(ev, true) }
