@@ -82,6 +82,7 @@ func (k *Kernel) Run(l Launch) (st Stats, err error) {
 			err = &Fault{Kind: Trap, Kernel: k.Name, Detail: fmt.Sprintf("internal error: %v\n%s", r, debug.Stack())}
 		}
 		x.flushCache()
+		x.p.warps.put(x.warps)
 	}()
 	for bz := uint32(0); bz < l.Grid[2]; bz++ {
 		for by := uint32(0); by < l.Grid[1]; by++ {
@@ -208,16 +209,7 @@ func newExec(k *Kernel, l *Launch, st *Stats) *exec {
 	if !l.NoRaceCheck && len(x.shared) > 0 {
 		x.race = newRaceShadow(len(x.shared))
 	}
-	for i := 0; i < nw; i++ {
-		w := &warp{id: i, r: make([]uint64, x.p.nregs*32),
-			local: make([]byte, 32*x.p.localBytes), frame: make([]byte, 32*x.p.frameBytes)}
-		for _, c := range x.p.consts {
-			for l := 0; l < 32; l++ {
-				w.r[int(c.reg)*32+l] = c.val
-			}
-		}
-		x.warps = append(x.warps, w)
-	}
+	x.warps = x.p.warps.get(x.p, nw)
 	return x
 }
 

@@ -44,6 +44,7 @@ type program struct {
 	frameBytes int
 	static     int
 	funcs      []progFunc
+	warps      warpPool // the warps of finished launches, for the next
 }
 
 // progFunc is a function placed in a program.

@@ -106,10 +106,14 @@ func twoSumErr(a, b, s float64) float64 {
 	return (a - (s - bb)) + (b - bb)
 }
 
+// finite reports whether every x is neither infinite nor NaN. It compares
+// rather than calling math.IsInf, whose bit conversions are checked under
+// -race (checkptr) on every call.
+//
 //go:norace
 func finite(xs ...float64) bool {
 	for _, x := range xs {
-		if math.IsInf(x, 0) || math.IsNaN(x) {
+		if x != x || x > math.MaxFloat64 || x < -math.MaxFloat64 {
 			return false
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log"
 	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -139,13 +140,17 @@ type BatchedContext struct {
 	workAvailable chan struct{} // an empty struct is sent down workAvailable when there is work
 	work          chan call     // queue of calls to exec
 
-	queue   []call
-	fns     []C.uintptr_t
-	results []C.CUresult
-	frees   []unsafe.Pointer
-	retVal  chan DevicePtr
+	queue []call
+	fns   []C.uintptr_t
 
-	// sync.Mutex
+	// resultsMu guards results: DoWork writes them on the thread that
+	// processes the queue while enqueue, on the caller's goroutine, reads
+	// them to return the batch's errors.
+	resultsMu sync.Mutex
+	results   []C.CUresult
+
+	frees  []unsafe.Pointer
+	retVal chan DevicePtr
 
 	initialized bool
 }
@@ -237,14 +242,17 @@ func (ctx *BatchedContext) DoWork() {
 		addBlockingCallers()
 
 		cctx := ctx.CUDAContext().ctx
+		ctx.resultsMu.Lock()
 		ctx.results = ctx.results[:cap(ctx.results)]                         // make sure of the maximum availability for ctx.results
 		C.process(cctx, &ctx.fns[0], &ctx.results[0], C.int(len(ctx.queue))) // process the queue
 		ctx.results = ctx.results[:len(ctx.queue)]                           // then  truncate it to the len of queue for reporting purposes
+		failed := ctx.checkResultsLocked()
+		ctx.resultsMu.Unlock()
 
-		if ctx.checkResults() {
-			log.Printf("Errors found %v", ctx.checkResults())
+		if failed {
+			log.Printf("Errors found %v", failed)
 			log.Printf("Errors: \n%v", ctx.errors())
-			log.Printf(ctx.introspect())
+			log.Printf("%s", ctx.introspect())
 		}
 
 		if blocking {
@@ -315,6 +323,8 @@ func (ctx *BatchedContext) Errors() error { return ctx.errors() }
 
 // FirstError returns the first error if there was any
 func (ctx *BatchedContext) FirstError() error {
+	ctx.resultsMu.Lock()
+	defer ctx.resultsMu.Unlock()
 	for i, v := range ctx.results {
 		if cuResult(v) != Success {
 			return result(v)
@@ -461,6 +471,13 @@ func (ctx *BatchedContext) AllocAndCopy(p unsafe.Pointer, bytesize int64) (retVa
 
 // checkResults returns true if an error has occured while processing the queue
 func (ctx *BatchedContext) checkResults() bool {
+	ctx.resultsMu.Lock()
+	defer ctx.resultsMu.Unlock()
+	return ctx.checkResultsLocked()
+}
+
+// checkResultsLocked is checkResults with resultsMu held.
+func (ctx *BatchedContext) checkResultsLocked() bool {
 	for _, v := range ctx.results {
 		if v != C.CUDA_SUCCESS {
 			return true
@@ -471,7 +488,9 @@ func (ctx *BatchedContext) checkResults() bool {
 
 // errors convert ctx.results into errors
 func (ctx *BatchedContext) errors() error {
-	if !ctx.checkResults() {
+	ctx.resultsMu.Lock()
+	defer ctx.resultsMu.Unlock()
+	if !ctx.checkResultsLocked() {
 		return nil
 	}
 	err := make(errorSlice, len(ctx.results))
