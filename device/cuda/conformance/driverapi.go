@@ -166,6 +166,16 @@ func PrimarySetFlags(dev int, flags uint32) int {
 	return r(C.cuDevicePrimaryCtxSetFlags(C.CUdevice(dev), C.uint(flags)))
 }
 
+// CtxCreate makes a new context on device dev, current on the calling
+// thread (cuCtxCreate, flags 0).
+func CtxCreate(dev int) (uintptr, int) {
+	var c C.CUcontext
+	code := C.cuCtxCreate(&c, 0, C.CUdevice(dev))
+	return uintptr(unsafe.Pointer(c)), r(code)
+}
+
+func CtxDestroy(ctx uintptr) int { return r(C.cuCtxDestroy(C.CUcontext(ptr(ctx)))) }
+
 func CtxSetCurrent(ctx uintptr) int { return r(C.cuCtxSetCurrent(C.CUcontext(ptr(ctx)))) }
 
 func CtxGetCurrent() (uintptr, int) {

@@ -54,6 +54,8 @@ func observeInChild(t *testing.T) bool {
 		destroyedStreamChild(t)
 	case childFaultThenHostFn:
 		fmt.Println(observedPrefix + faultThenHostFnChild(t))
+	case childOtherContext:
+		fmt.Println(observedPrefix + otherContextChild(t))
 	default:
 		return false
 	}
@@ -67,6 +69,8 @@ func observeInChildren(t *testing.T, add func(name, got string)) {
 	add("cuEventRecord on a destroyed stream's handle, in a child process", childOutcome(t, childDestroyedStream))
 	add("a host function behind a kernel that faults, then cuStreamDestroy, cuEventDestroy, cuPointerGetAttributes, cuDevicePrimaryCtxReset, retain and cuMemAlloc, in a child process",
 		childOutcome(t, childFaultThenHostFn))
+	add("a second context of device 0 (cuCtxCreate) copying and writing memory the primary context allocated, in a child process",
+		childOutcome(t, childOtherContext))
 }
 
 // reallocTries bounds how many allocations observeStaleIPC makes to get

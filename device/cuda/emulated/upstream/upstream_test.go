@@ -48,7 +48,8 @@ var knownFailures = map[string]string{
 	"TestMultipleContextSingleHostThread": "expects cuMemcpyDtoH with one context current to copy from another context's memory (cucontext_test.go:237), " +
 		"and a kernel of one context to run on another's memory (:259): the emulated driver refuses the copy (CUDA_ERROR_INVALID_VALUE) and the kernel faults " +
 		"(CUDA_ERROR_ILLEGAL_ADDRESS), as the CUDA C++ Programming Guide's driver API chapter says: \"each context has its own distinct address space. " +
-		"As a result, CUdeviceptr values from different contexts reference different memory locations\"; the test relies on what the guide does not promise",
+		"As a result, CUdeviceptr values from different contexts reference different memory locations\"; the test relies on what the guide does not promise. " +
+		"A conformance row (device/cuda/conformance, observe_other_context_test.go) logs what a GPU does there",
 }
 
 // harnessMain is the TestMain of the harness, in package cu.
