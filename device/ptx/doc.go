@@ -103,5 +103,14 @@
 // kernel runs), so the race detector's instrumentation there found
 // nothing and cost a factor of 3 (axpy_f32 under -race: 7 M
 // lane-instructions/s instrumented, 21 M not; go test -race -bench
-// Elementwise ./device/ptx/).
+// Elementwise ./device/ptx/). The lane functions are closures, which the
+// compiler instruments whatever the function that makes them is marked:
+// make cuda-emu-test builds this package without the instrumentation
+// (EMU_RACE in the Makefile), and make test with it. The bit conversions
+// are //go:nocheckptr too, as -race turns checkptr on.
+//
+// A program keeps the warps (registers, local memory) of its finished
+// launches for its next ones, reset as new: many small launches of one
+// kernel (gorgonia.org/cu's TestLargeBatch launches a 1,000-thread block
+// 104,729 times) allocate nothing per launch.
 package ptx
