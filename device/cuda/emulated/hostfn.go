@@ -3,6 +3,7 @@
 package emulated
 
 import (
+	"runtime"
 	"sync"
 	"syscall"
 )
@@ -46,13 +47,18 @@ var hostThreads sync.Map
 
 // runHostFunc runs fn, a host function of context c whose stream has
 // reached it, as the process's host function worker does: unless the
-// context has faulted.
+// context has faulted. The goroutine keeps its OS thread while the thread
+// is marked as a host function's: else the Go scheduler could run another
+// goroutine on it, before fn or after, whose driver calls would be refused
+// as the host function's.
 func (c *context) runHostFunc(fn func()) {
 	hostFuncs.mu.Lock()
 	defer hostFuncs.mu.Unlock()
 	if dev := c.active(); dev == nil || c.faulted(dev) != success {
 		return // "the function will not be called in the event of an error in the CUDA context"
 	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	tid := syscall.Gettid()
 	hostThreads.Store(tid, struct{}{})
 	defer hostThreads.Delete(tid)
