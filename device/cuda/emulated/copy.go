@@ -128,27 +128,11 @@ func copyPeer(dst, dc, src, sc uintptr, n uint64) cuResult {
 	if r != success {
 		return r
 	}
-	dctx, ok1 := lookup[*context](dc)
-	sctx, ok2 := lookup[*context](sc)
-	if !ok1 || !ok2 {
-		return errInvalidContext
-	}
-	ddev, sdev := dctx.active(), sctx.active()
-	if ddev == nil || sdev == nil {
-		return errInvalidContext
-	}
-	if r := sctx.faulted(sdev); r != success {
+	e, r := checkPeer(dst, dc, src, sc, n, nil)
+	if r != success || n == 0 {
 		return r
 	}
-	if r := dctx.faulted(ddev); r != success {
-		return r
-	}
-	if n == 0 {
-		return success
-	}
-	if n > maxCopy || !onDevice(ddev, dst, int64(n)) || !onDevice(sdev, src, int64(n)) {
-		return errInvalidValue
-	}
+	dctx, sctx, ddev, sdev := e.dctx, e.sctx, e.ddev, e.sdev
 	ds, r := dctx.stream(0)
 	if r != success {
 		return r
@@ -240,31 +224,46 @@ func copyPeerAsync(dst, dc, src, sc uintptr, n uint64, sh uintptr) cuResult {
 	if r != success {
 		return r
 	}
-	dctx, ok1 := lookup[*context](dc)
-	sctx, ok2 := lookup[*context](sc)
-	if !ok1 || !ok2 || (c != dctx && c != sctx) {
-		return errInvalidContext
-	}
-	ddev, sdev := dctx.active(), sctx.active()
-	if ddev == nil || sdev == nil {
-		return errInvalidContext
-	}
-	if r := sctx.faulted(sdev); r != success {
+	e, r := checkPeer(dst, dc, src, sc, n, c)
+	if r != success || n == 0 {
 		return r
-	}
-	if r := dctx.faulted(ddev); r != success {
-		return r
-	}
-	if n == 0 {
-		return success
-	}
-	if n > maxCopy || !onDevice(ddev, dst, int64(n)) || !onDevice(sdev, src, int64(n)) {
-		return errInvalidValue
 	}
 	return s.run(func(st driver.Stream) error {
-		if sctx == dctx {
+		if e.sctx == e.dctx {
 			return st.CopyDtoDAsync(devarray.Ptr(dst), devarray.Ptr(src), int64(n))
 		}
-		return sim.CopyPeerAsync(st, devarray.Ptr(dst), ddev, devarray.Ptr(src), sdev, int64(n))
+		return sim.CopyPeerAsync(st, devarray.Ptr(dst), e.ddev, devarray.Ptr(src), e.sdev, int64(n))
 	})
+}
+
+// peerEnds are a peer copy's two contexts and their devices.
+type peerEnds struct {
+	dctx, sctx *context
+	ddev, sdev *sim.Device
+}
+
+// checkPeer checks a peer copy of n bytes from src in context sc to dst in
+// context dc: both contexts exist and are active (and one of them is via,
+// where via is not nil), neither has faulted, and, unless n is 0, both
+// ranges lie in allocations of their devices.
+func checkPeer(dst, dc, src, sc uintptr, n uint64, via *context) (peerEnds, cuResult) {
+	dctx, ok1 := lookup[*context](dc)
+	sctx, ok2 := lookup[*context](sc)
+	if !ok1 || !ok2 || (via != nil && via != dctx && via != sctx) {
+		return peerEnds{}, errInvalidContext
+	}
+	e := peerEnds{dctx: dctx, sctx: sctx, ddev: dctx.active(), sdev: sctx.active()}
+	if e.ddev == nil || e.sdev == nil {
+		return peerEnds{}, errInvalidContext
+	}
+	if r := sctx.faulted(e.sdev); r != success {
+		return peerEnds{}, r
+	}
+	if r := dctx.faulted(e.ddev); r != success {
+		return peerEnds{}, r
+	}
+	if n > 0 && (n > maxCopy || !onDevice(e.ddev, dst, int64(n)) || !onDevice(e.sdev, src, int64(n))) {
+		return peerEnds{}, errInvalidValue
+	}
+	return e, success
 }
