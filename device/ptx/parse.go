@@ -717,32 +717,12 @@ func (p *parser) parseOperand() (rawOp, error) {
 	switch {
 	case p.accept("{"):
 		o.kind = roVec
-		for !p.accept("}") {
-			if p.eof() {
-				return o, errf(t.line, "unterminated vector")
-			}
-			e, err := p.parseOperand()
-			if err != nil {
-				return o, err
-			}
-			o.elems = append(o.elems, e)
-			p.accept(",")
-		}
-		return o, nil
+		err := p.parseElems(&o, "}", "vector")
+		return o, err
 	case p.accept("("):
 		o.kind = roList
-		for !p.accept(")") {
-			if p.eof() {
-				return o, errf(t.line, "unterminated list")
-			}
-			e, err := p.parseOperand()
-			if err != nil {
-				return o, err
-			}
-			o.elems = append(o.elems, e)
-			p.accept(",")
-		}
-		return o, nil
+		err := p.parseElems(&o, ")", "list")
+		return o, err
 	case p.accept("["):
 		o.kind = roAddr
 		if tk := p.peek(); tk.kind == tkIdent {
@@ -809,6 +789,24 @@ func (p *parser) parseOperand() (rawOp, error) {
 		return o, nil
 	}
 	return o, errf(t.line, "unexpected %q in operands", t.text)
+}
+
+// parseElems parses the operands of a vector or list into o.elems, up to
+// and including close; what names the bracket in the error of one left
+// open, at the line where it opened (o.line).
+func (p *parser) parseElems(o *rawOp, close, what string) error {
+	for !p.accept(close) {
+		if p.eof() {
+			return errf(o.line, "unterminated %s", what)
+		}
+		e, err := p.parseOperand()
+		if err != nil {
+			return err
+		}
+		o.elems = append(o.elems, e)
+		p.accept(",")
+	}
+	return nil
 }
 
 // knownOps are the opcodes the interpreter decodes (some forms of them

@@ -672,3 +672,19 @@ func TestBarRed(t *testing.T) {
 		require.Equal(t, []uint32{n / 2, 0, 1, 1}, w[4*i:4*i+4], "thread %d", i)
 	}
 }
+
+// A vector or list operand left open at the end of the text is an error at
+// the line where it opened.
+func TestUnterminatedOperand(t *testing.T) {
+	for _, c := range []struct{ name, inst, want string }{
+		{"vector", "ld.global.v2.f32 {%f1, %f2", "line 9: unterminated vector"},
+		{"list", "call.uni (%r1", "line 9: unterminated list"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := ptxHeader + "\n.visible .entry k(.param .u64 out)\n{\n\t.reg .b32 %r<3>; .reg .f32 %f<3>;\n\n" + c.inst
+			_, err := Parse(src)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), c.want)
+		})
+	}
+}
