@@ -26,7 +26,9 @@ func TestMemsets(t *testing.T) {
 	stream, err := cu.MakeStream(cu.DefaultStream) // blocking: it waits for the legacy stream's HtoD
 	require.NoError(t, err)
 	defer stream.Destroy()
-	const n = 1 << 14
+	// The largest memset drawn below: 4-byte elements at offset 4·63, 20
+	// rows of 200 elements, 4·249 bytes apart.
+	const n = 4*63 + 19*4*(200+49) + 4*200
 	dev, err := cu.MemAlloc(n)
 	require.NoError(t, err)
 	defer cu.MemFree(dev)
