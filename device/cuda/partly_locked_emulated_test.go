@@ -68,13 +68,13 @@ func TestPartlyLockedCopiesNeverReachTheDriver(t *testing.T) {
 	addr := func(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 	for _, tc := range []struct {
 		name   string
-		span   func() []byte // 2 to `most` bytes
+		span   func() []byte // 2 to `most` bytes; one that crosses a boundary ends 2 past it, so still crosses it cut to an even length
 		locked []byte        // the registration the error names; nil: the copy goes through
 	}{
-		{"starting inside a registration", func() []byte { a := in(5*page-1024, 5*page-1); return mem[a:in(5*page+1, 6*page)] }, regB},
-		{"ending inside a registration", func() []byte { a := in(page, 2*page-1); return mem[a:in(2*page+1, 3*page)] }, regA},
+		{"starting inside a registration", func() []byte { a := in(5*page-1024, 5*page-1); return mem[a:in(5*page+2, 6*page)] }, regB},
+		{"ending inside a registration", func() []byte { a := in(page, 2*page-1); return mem[a:in(2*page+2, 3*page)] }, regA},
 		{"around a registration", func() []byte { return mem[in(5*page, 6*page-1):in(6*page+101, 7*page)] }, regC},
-		{"spanning two adjacent registrations", func() []byte { a := in(3*page, 4*page-1); return mem[a:in(4*page+1, 5*page)] }, regA},
+		{"spanning two adjacent registrations", func() []byte { a := in(3*page, 4*page-1); return mem[a:in(4*page+2, 5*page)] }, regA},
 		{"wholly registered", func() []byte { a := in(2*page, 3*page); return mem[a:in(a+2, 4*page)] }, nil},
 		{"sharing a page but no byte with a registration", func() []byte { a := in(6*page+100, 6*page+page/2); return mem[a:in(a+2, 7*page)] }, nil},
 	} {

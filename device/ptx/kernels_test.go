@@ -202,8 +202,12 @@ func makeCase(t *testing.T, name string, h *hostMem, rng *rand.Rand) kernelCase 
 		c.grid = grid1D(n)
 		// the kernel sums per thread, then across the warp by shuffles,
 		// then across warps by atomicAdd: another order than the
-		// reference's sequential sum, so equal within rounding only
-		c.tol = 1e-12
+		// reference's sequential sum, so equal within rounding only. The
+		// rounding follows the partial sums, not the total: summed in
+		// order, 13,824 normal values (the largest case) were off by up
+		// to 3.9e-12 in 300 draws, and a total can be near zero, where
+		// the tolerance is absolute
+		c.tol = 1e-10
 		c.elem = 8
 	case "pack", "unpack":
 		var item int
