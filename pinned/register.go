@@ -23,10 +23,10 @@ var registry sync.Map // *Buffer -> struct{}
 // Memory from mmap or C is registered as it is. Go heap memory is handled
 // safely: it is pinned with runtime.Pinner until Unregister, so the garbage
 // collector can neither free nor move it while the driver holds its
-// address. The driver page-locks whole pages: memory that shares a page
-// with memory registered already may be refused (on sim, overlapping byte
-// ranges are). Unregister (or Free) undoes it and leaves the memory the
-// caller's.
+// address. The driver registers bytes: memory that shares a page but no
+// byte with memory registered already registers (the H100 answered so),
+// memory that shares bytes with it is refused (driver.ErrAlreadyLocked).
+// Unregister (or Free) undoes it and leaves the memory the caller's.
 func Register(dev driver.Device, mem []byte, flags Flags) (*Buffer, error) {
 	if dev == nil {
 		return nil, fmt.Errorf("pinned: register: no device: %w", driver.ErrInvalidValue)

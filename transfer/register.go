@@ -32,8 +32,8 @@ var pageSize = uintptr(os.Getpagesize())
 // collector cannot free it even if the program drops every reference.
 //
 // A registration the bound has no room for is loose: it lives only while
-// copies use it, and a copy of the same memory that starts meanwhile
-// shares it, since the driver refuses to register a page twice.
+// copies use it, and a copy of memory inside it that starts meanwhile
+// shares it, since the driver refuses to register bytes twice.
 type regCache struct {
 	mu      sync.Mutex
 	max     int64
@@ -43,12 +43,11 @@ type regCache struct {
 	closed  bool        // the Copier's Close began: no registration is made or kept
 }
 
-// regEntry is one registration: the bytes handed to the driver and the
-// whole pages the driver locks for them, the cache's key.
+// regEntry is one registration: the bytes handed to the driver, the
+// cache's key.
 type regEntry struct {
-	buf        *pinned.Buffer
-	addr, end  uintptr // the registered bytes [addr, end)
-	pageLo, hi uintptr // the pages covering them [pageLo, hi)
+	buf       *pinned.Buffer
+	addr, end uintptr // the registered bytes [addr, end)
 }
 
 func (e *regEntry) size() int64 { return int64(e.end - e.addr) }
@@ -57,11 +56,6 @@ func (e *regEntry) size() int64 { return int64(e.end - e.addr) }
 func span(b []byte) (addr, end uintptr) {
 	addr = uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	return addr, addr + uintptr(len(b))
-}
-
-// pages returns the page-aligned range covering [addr, end).
-func pages(addr, end uintptr) (lo, hi uintptr) {
-	return addr &^ (pageSize - 1), (end + pageSize - 1) &^ (pageSize - 1)
 }
 
 // holds reports whether all of mem is registered in the cache.
@@ -91,14 +85,22 @@ func findIn(list []*regEntry, addr, end uintptr) int {
 }
 
 // acquire returns a registration that holds mem, guarded by p (it cannot
-// be unregistered until p is done): the cached one, else a new one,
-// registered on the copier's device after unregistering the cached
-// registrations whose pages overlap mem's (the driver refuses a second
-// registration of a page) and, if the new one would pass the bound, the
-// least recently used ones that are not busy. fresh reports a new
-// registration, took the time the registering and unregistering took.
-// A registration larger than the bound, or one room cannot be made for,
-// is not cached: release unregisters it after the copy.
+// be unregistered until p is done): the cached one, else a loose one a
+// running copy uses, else a new one, registered on the copier's device
+// after unregistering the registrations that share a byte with mem (the
+// driver refuses bytes registered twice) and, if the new one would pass
+// the bound, the least recently used ones that are not busy. fresh reports
+// a new registration, took the time the registering and unregistering
+// took. A registration larger than the bound, or one room cannot be made
+// for, is not cached: release unregisters it after the copy.
+//
+// The driver registers bytes, not pages: a registration that shares a page
+// but no byte with another is its own (on the H100, driver 580.159.04,
+// 2026-11-27, conformance TestHostMemory: "a page registered twice, no
+// byte twice" succeeded), so pieces of one buffer cut inside a page, in
+// flight at once on several streams, each register. Only memory that
+// shares bytes with a registration a copy is using, without being wholly
+// inside it, cannot be registered until that copy is done (pinned.ErrBusy).
 func (c *Copier) acquire(mem []byte, p pinned.Pending) (e *regEntry, cached, fresh bool, took time.Duration, err error) {
 	r := c.reg
 	addr, end := span(mem)
@@ -124,24 +126,8 @@ func (c *Copier) acquire(mem []byte, p pinned.Pending) (e *regEntry, cached, fre
 		return e, false, false, 0, nil
 	}
 	start := time.Now()
-	lo, hi := pages(addr, end)
-	for i := 0; i < len(r.entries); {
-		if o := r.entries[i]; o.pageLo < hi && lo < o.hi {
-			if err := r.drop(i); errors.Is(err, pinned.ErrBusy) {
-				return nil, false, false, 0, fmt.Errorf("memory shares pages with a registration in use: %w", err)
-			}
-			continue
-		}
-		i++
-	}
-	for i := 0; i < len(r.loose); {
-		if o := r.loose[i]; o.pageLo < hi && lo < o.hi {
-			if err := r.dropLoose(i); errors.Is(err, pinned.ErrBusy) {
-				return nil, false, false, 0, fmt.Errorf("memory shares pages with a registration in use: %w", err)
-			}
-			continue
-		}
-		i++
+	if _, busy := r.releaseLocked(addr, end); len(busy) > 0 {
+		return nil, false, false, 0, fmt.Errorf("memory shares bytes with a registration in use: %w", errors.Join(busy...))
 	}
 	n := int64(end - addr)
 	for i := 0; n <= r.max && r.bytes+n > r.max && i < len(r.entries); {
@@ -153,7 +139,7 @@ func (c *Copier) acquire(mem []byte, p pinned.Pending) (e *regEntry, cached, fre
 	if err != nil {
 		return nil, false, false, 0, err
 	}
-	e = &regEntry{buf: buf, addr: addr, end: end, pageLo: lo, hi: hi}
+	e = &regEntry{buf: buf, addr: addr, end: end}
 	if err := buf.Guard(p); err != nil {
 		return nil, false, false, 0, errors.Join(err, buf.Unregister())
 	}
@@ -372,17 +358,18 @@ func (c *Copier) Unregister(buf []byte) error {
 // time their cost. A registration made for a copy that fails, or one the
 // cache cannot keep, is unregistered before the copy returns.
 //
-// Memory that shares a page with a registration another copy is using
-// cannot be registered until that copy is done (the driver locks whole
-// pages, once). A copy that asked for this path fails then
-// (pinned.ErrBusy); one the planner sent here takes the staged path, which
-// copies the memory through page-locked buffers of its own and never hands
-// the driver a range that another copy's registration may partly cover,
-// and the ledger counts it there. So does a planner's
-// copy whose registration the driver refuses for another reason (the
-// pages registered outside this Copier, the ledger's limit on registered
-// memory): only a closed device, or one whose context has failed
-// (driver.ErrContextFailed), fails it.
+// Pieces of one buffer in flight at once, each on its own stream, register
+// each its own bytes, whether or not they share pages (acquire). Memory
+// that shares bytes with a registration another copy is using, without
+// being inside it, cannot be registered until that copy is done: the copy
+// takes the staged path then, asked for this path or not, which copies the
+// memory through page-locked buffers of its own and never hands the driver
+// a range that another copy's registration partly covers; the ledger
+// counts it there. So does a planner's copy whose registration the driver
+// refuses for another reason (the bytes registered outside this Copier,
+// the ledger's limit on registered memory), while a copy that asked for
+// this path fails then; only a closed device, or one whose context has
+// failed (driver.ErrContextFailed), fails either.
 func (j *job) runRegistered(x *exec) error {
 	_, host, toDevice := j.sides()
 	dir := accounting.DtoH
@@ -396,11 +383,12 @@ func (j *job) runRegistered(x *exec) error {
 		use.end()
 		// No other path can move bytes on a closed device, or on one whose
 		// context has failed (every call fails until it is closed).
-		if j.opt.Path != PathAuto || errors.Is(err, pinned.ErrClosed) || errors.Is(err, ErrClosed) || errors.Is(err, driver.ErrContextFailed) {
+		busy := errors.Is(err, pinned.ErrBusy)
+		if (j.opt.Path != PathAuto && !busy) || errors.Is(err, pinned.ErrClosed) || errors.Is(err, ErrClosed) || errors.Is(err, driver.ErrContextFailed) {
 			return fmt.Errorf("register %s of Go memory: %w", accounting.FormatBytes(int64(len(mem))), err)
 		}
-		why := "its pages are registered for a copy still running"
-		if !errors.Is(err, pinned.ErrBusy) {
+		why := "its bytes are registered in part for a copy still running"
+		if !busy {
 			why = fmt.Sprintf("registering it was refused (%v)", err)
 		}
 		// The staged ring, never the direct path: the memory may be partly
