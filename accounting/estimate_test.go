@@ -2,8 +2,8 @@ package accounting_test
 
 import (
 	"errors"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"testing"
 

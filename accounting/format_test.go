@@ -2,7 +2,7 @@ package accounting_test
 
 import (
 	"bytes"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"testing"
 
 	"github.com/stretchr/testify/assert"

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"expvar"
 	"fmt"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"strings"
 	"testing"
 	"time"

@@ -2,8 +2,8 @@ package accounting_test
 
 import (
 	"encoding/json"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"math"
-	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"

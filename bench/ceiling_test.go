@@ -1,8 +1,8 @@
 package bench_test
 
 import (
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"

@@ -3,7 +3,7 @@ package bench_test
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"os"
 	"os/exec"
 	"path/filepath"

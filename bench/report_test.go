@@ -2,7 +2,7 @@ package bench_test
 
 import (
 	"fmt"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"slices"
 	"strings"
 	"testing"

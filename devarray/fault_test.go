@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/cuarray/cuarray/internal/faultsweep"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"slices"
 	"sync/atomic"
 	"testing"

@@ -2,7 +2,7 @@ package devarray
 
 import (
 	"fmt"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"testing"
 
 	"github.com/stretchr/testify/require"

@@ -3,7 +3,7 @@ package devarray_test
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"sync"
 	"testing"
 	"time"

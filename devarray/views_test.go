@@ -3,8 +3,8 @@ package devarray_test
 import (
 	"errors"
 	"fmt"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"

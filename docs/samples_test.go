@@ -1,7 +1,7 @@
 package docs
 
 import (
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"os"
 	"os/exec"
 	"path/filepath"

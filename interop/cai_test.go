@@ -2,7 +2,7 @@ package interop_test
 
 import (
 	"encoding/json"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"testing"
 
 	"github.com/stretchr/testify/assert"

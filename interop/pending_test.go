@@ -2,7 +2,7 @@ package interop_test
 
 import (
 	"bytes"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"sync/atomic"
 	"testing"
 	"time"

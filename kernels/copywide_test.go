@@ -1,7 +1,7 @@
 package kernels_test
 
 import (
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"os"
 	"regexp"
 	"strings"

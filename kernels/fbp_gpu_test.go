@@ -2,8 +2,8 @@ package kernels_test
 
 import (
 	"fmt"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"math"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"

@@ -2,7 +2,7 @@ package kernels_test
 
 import (
 	"encoding/binary"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"slices"
 	"testing"
 

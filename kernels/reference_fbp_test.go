@@ -3,8 +3,8 @@ package kernels
 import (
 	"bytes"
 	"fmt"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"math"
-	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 

@@ -3,8 +3,8 @@
 package main
 
 import (
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"math"
-	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"

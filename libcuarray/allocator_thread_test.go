@@ -4,7 +4,7 @@ package main
 
 import (
 	"fmt"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"runtime"
 	"sync"
 	"testing"

@@ -3,7 +3,7 @@
 package main
 
 import (
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"testing"
 	"time"
 

@@ -5,7 +5,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"sync"
 	"testing"
 	"unsafe"

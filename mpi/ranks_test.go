@@ -5,7 +5,7 @@ package mpi
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"os"
 	"os/exec"
 	"path/filepath"

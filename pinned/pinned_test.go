@@ -3,8 +3,8 @@ package pinned_test
 import (
 	"encoding/binary"
 	"errors"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"math"
-	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 	"syscall"

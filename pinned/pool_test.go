@@ -2,8 +2,8 @@ package pinned_test
 
 import (
 	"fmt"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"

@@ -2,9 +2,9 @@ package plan_test
 
 import (
 	"fmt"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"math"
 	"math/bits"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"

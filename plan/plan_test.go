@@ -3,7 +3,7 @@ package plan_test
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"testing"
 
 	"github.com/stretchr/testify/assert"

@@ -2,7 +2,7 @@ package pool_test
 
 import (
 	"errors"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"sync"
 	"testing"
 

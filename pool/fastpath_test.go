@@ -3,7 +3,7 @@ package pool_test
 import (
 	"bytes"
 	"errors"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"sync"
 	"testing"
 

@@ -3,7 +3,7 @@ package pool
 import (
 	"cmp"
 	"fmt"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"slices"
 	"testing"
 

@@ -2,8 +2,8 @@ package pool
 
 import (
 	"fmt"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"math/bits"
-	"math/rand/v2"
 	"slices"
 	"testing"
 

@@ -1,7 +1,7 @@
 package pool_test
 
 import (
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"testing"
 
 	"github.com/stretchr/testify/assert"

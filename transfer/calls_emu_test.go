@@ -4,8 +4,8 @@ package transfer_test
 
 import (
 	"fmt"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"maps"
-	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"

@@ -2,7 +2,7 @@ package transfer_test
 
 import (
 	"fmt"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"os"
 	"testing"
 	"unsafe"

@@ -2,7 +2,7 @@ package transfer
 
 import (
 	"fmt"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"sync"
 	"testing"
 	"time"

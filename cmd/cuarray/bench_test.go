@@ -3,8 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"

@@ -11,7 +11,7 @@ package cuda
 import (
 	"bytes"
 	"errors"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"os"
 	"os/exec"
 	"path/filepath"

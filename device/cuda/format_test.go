@@ -4,7 +4,7 @@ package cuda
 
 import (
 	"fmt"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"strings"
 	"testing"
 

@@ -3,7 +3,7 @@ package fatbin
 import (
 	"bytes"
 	"encoding/binary"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"os"
 	"strings"
 	"testing"

@@ -2,8 +2,8 @@ package kernel_test
 
 import (
 	"bufio"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"math/big"
-	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"

@@ -2,8 +2,8 @@ package ptx
 
 import (
 	"encoding/binary"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"math"
-	"math/rand/v2"
 	"runtime"
 	"testing"
 	"time"

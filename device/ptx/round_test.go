@@ -1,9 +1,9 @@
 package ptx
 
 import (
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"math"
 	"math/big"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"

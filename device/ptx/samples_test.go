@@ -2,9 +2,9 @@ package ptx
 
 import (
 	"encoding/binary"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"math"
 	"math/bits"
-	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"

@@ -2,7 +2,7 @@ package ptx
 
 import (
 	"encoding/binary"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"runtime"
 	"testing"
 

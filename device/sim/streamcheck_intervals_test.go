@@ -1,7 +1,7 @@
 package sim
 
 import (
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"slices"
 	"testing"
 

@@ -5,8 +5,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"

@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"math/rand/v2"
 	"strings"
 	"testing"
 

@@ -14,7 +14,7 @@ package testdev
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"net/url"
 	"os"
 	"regexp"

@@ -3,7 +3,7 @@
 package emulated
 
 import (
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"runtime"
 	"testing"
 	"time"

@@ -4,7 +4,7 @@ package emulated
 
 import (
 	"encoding/binary"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"runtime"
 	"testing"
 	"time"

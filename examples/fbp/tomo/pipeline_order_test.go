@@ -3,7 +3,7 @@ package tomo_test
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"slices"
 	"testing"
 
