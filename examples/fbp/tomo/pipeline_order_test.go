@@ -73,68 +73,132 @@ func failEach(t *testing.T, g tomo.Geometry, streams, allocs, copies int, want [
 	}
 }
 
+// pipelineCase is a geometry, a count of streams and of chunks at least
+// that the pipeline tests run; faults runs failEach on it too.
+type pipelineCase struct {
+	g         tomo.Geometry
+	streams   int
+	minChunks int
+	faults    bool
+}
+
+func (c pipelineCase) String() string {
+	return fmt.Sprintf("%v/%d streams/%d chunks at least", c.g, c.streams, c.minChunks)
+}
+
+// subPageSlices is a geometry whose slices' sinograms are 256 B each
+// (8 angles of 8 detectors, float32): several chunks share a page of the
+// caller's memory, and with a chunk a slice, pieces of one page are in
+// flight on several streams at once.
+var subPageSlices = tomo.Geometry{Size: 8, Angles: 8, Slices: 6}
+
+// orderedCases are the corners that TestPipelineOrderedByEvents's random
+// draw (Size 8 to 27, Angles 4 to 23, Slices 3 to 22, 2 to MaxStreams
+// streams, 0 to Slices+2 chunks at least) can reach: the smallest
+// geometry, pieces below a page on every stream count, uneven chunks, more
+// chunks than slots, more streams than slices, and the largest draw.
+func orderedCases() []pipelineCase {
+	cases := []pipelineCase{
+		{tomo.Geometry{Size: 8, Angles: 4, Slices: 3}, 2, 0, true},
+		{tomo.Geometry{Size: 8, Angles: 4, Slices: 3}, tomo.MaxStreams, 5, false},
+		{tomo.Geometry{Size: 8, Angles: 8, Slices: 7}, 3, 3, true},
+		{tomo.Geometry{Size: 9, Angles: 5, Slices: 21}, 2, 16, false},
+		{tomo.Geometry{Size: 27, Angles: 23, Slices: 22}, tomo.MaxStreams, 24, false},
+	}
+	for s := 2; s <= tomo.MaxStreams; s++ {
+		cases = append(cases, pipelineCase{subPageSlices, s, subPageSlices.Slices, s == 3 || s == tomo.MaxStreams})
+	}
+	return cases
+}
+
 // TestPipelineOrderedByEvents: the event-ordered run (the transfer path
 // left to choose: the host's arrays page-locked, every chunk queued at
-// once) on random geometries, 2 to 8 chunks in flight and random chunk
-// counts (uneven chunks, more chunks than slots), passes the stream race
-// checker and gives the unpipelined run's bits; with each allocation and
-// each copy failing in turn (chunks after the failing one queued already)
-// it fails cleanly (failEach).
+// once), on the corners of orderedCases and on one random draw (its seed
+// in the log of a failure), passes the stream race checker and gives the
+// unpipelined run's bits; with each allocation and each copy failing in
+// turn (chunks after the failing one queued already) it fails cleanly
+// (failEach).
 func TestPipelineOrderedByEvents(t *testing.T) {
-	for range 4 {
-		g := tomo.Geometry{Size: 8 + rand.IntN(20), Angles: 4 + rand.IntN(20), Slices: 3 + rand.IntN(20)}
-		streams := 2 + rand.IntN(tomo.MaxStreams-1)
-		opt := tomo.Options{Streams: streams, MinChunks: rand.IntN(g.Slices + 3)}
-		sino := randomSinograms(g)
-		t.Run(fmt.Sprintf("%v/%d streams/%d chunks at least", g, streams, opt.MinChunks), func(t *testing.T) {
+	r := rand.For(t)
+	g := tomo.Geometry{Size: 8 + r.IntN(20), Angles: 4 + r.IntN(20), Slices: 3 + r.IntN(20)}
+	drawn := pipelineCase{g, 2 + r.IntN(tomo.MaxStreams-1), r.IntN(g.Slices + 3), true}
+	for _, tc := range append(orderedCases(), drawn) {
+		t.Run(tc.String(), func(t *testing.T) {
+			g, opt := tc.g, tomo.Options{Streams: tc.streams, MinChunks: tc.minChunks}
+			sino := randomSinograms(g)
 			want, err := tomo.ReconstructWith(openSim(t, "", g, 1, 1), g, sino, tomo.Resident, tomo.Options{Streams: 1})
 			require.NoError(t, err)
-			dev := openSim(t, orderedSpec, g, 1+rand.IntN(2), streams)
+			dev := openSim(t, orderedSpec, g, 1+r.IntN(2), tc.streams)
 			got, err := tomo.ReconstructWith(dev, g, sino, tomo.Resident, opt)
 			require.NoError(t, err)
 			require.Empty(t, got.NotPageLocked, "the host's arrays page-locked: the event-ordered run")
 			assert.Equal(t, want.Volume, got.Volume, "the unpipelined run's bits")
-			failEach(t, g, streams, int(got.Traffic.DeviceAllocs), int(got.Traffic.HtoDCopies+got.Traffic.DtoHCopies), want.Volume,
-				func(*testing.T, device.Device) []float32 { return sino }, opt)
+			if tc.faults {
+				failEach(t, g, tc.streams, int(got.Traffic.DeviceAllocs), int(got.Traffic.HtoDCopies+got.Traffic.DtoHCopies), want.Volume,
+					func(*testing.T, device.Device) []float32 { return sino }, opt)
+			}
 		})
 	}
 }
 
+// hostDrivenCases are the corners that TestPipelineHostDrivenFailsCleanly's
+// random draw (Size 8 to 23, Angles 4 to 19, Slices 5 to 14, 2 to 4
+// streams) can reach, and pieces below a page on every stream count up to
+// MaxStreams: the registered path's chunks then share the pages of the
+// caller's memory while several are in flight.
+func hostDrivenCases() []pipelineCase {
+	cases := []pipelineCase{
+		{tomo.Geometry{Size: 8, Angles: 4, Slices: 5}, 2, 0, true},
+		{tomo.Geometry{Size: 8, Angles: 8, Slices: 7}, 3, 0, true},
+		{tomo.Geometry{Size: 23, Angles: 19, Slices: 14}, 4, 0, false},
+	}
+	for s := 2; s <= tomo.MaxStreams; s++ {
+		cases = append(cases, pipelineCase{subPageSlices, s, 0, s == 3})
+	}
+	return cases
+}
+
 // TestPipelineHostDrivenFailsCleanly: the host-driven run, on each path
 // asked for and on the fallback of a run whose sinograms the caller holds
-// page-locked, passes the stream race checker with the unpipelined run's
-// bits, and fails cleanly with each allocation and copy failing in turn
-// (failEach).
+// page-locked, on the corners of hostDrivenCases and on one random draw
+// (its seed in the log of a failure), passes the stream race checker with
+// the unpipelined run's bits, and fails cleanly with each allocation and
+// copy failing in turn (failEach).
 func TestPipelineHostDrivenFailsCleanly(t *testing.T) {
-	for _, tc := range []struct {
+	r := rand.For(t)
+	g := tomo.Geometry{Size: 8 + r.IntN(16), Angles: 4 + r.IntN(16), Slices: 5 + r.IntN(10)}
+	cases := append(hostDrivenCases(), pipelineCase{g, 2 + r.IntN(3), 0, true})
+	for _, path := range []struct {
 		path   transfer.Path
 		locked bool // the sinograms in the caller's pinned buffer
 	}{{transfer.PathDirect, false}, {transfer.PathRegistered, false}, {transfer.PathAuto, true}} {
-		g := tomo.Geometry{Size: 8 + rand.IntN(16), Angles: 4 + rand.IntN(16), Slices: 5 + rand.IntN(10)}
-		streams := 2 + rand.IntN(3)
-		opt := tomo.Options{Streams: streams, Path: tc.path}
-		sino := randomSinograms(g)
-		setup := func(t *testing.T, dev device.Device) []float32 {
-			if !tc.locked {
-				return sino
+		for _, tc := range cases {
+			g, opt := tc.g, tomo.Options{Streams: tc.streams, Path: path.path}
+			sino := randomSinograms(g)
+			setup := func(t *testing.T, dev device.Device) []float32 {
+				if !path.locked {
+					return sino
+				}
+				buf, err := pinned.Alloc(dev, int64(4*len(sino)), 0)
+				require.NoError(t, err)
+				t.Cleanup(func() { assert.NoError(t, buf.Free()) })
+				locked := pinned.Slice[float32](buf)
+				copy(locked, sino)
+				return locked
 			}
-			buf, err := pinned.Alloc(dev, int64(4*len(sino)), 0)
-			require.NoError(t, err)
-			t.Cleanup(func() { assert.NoError(t, buf.Free()) })
-			locked := pinned.Slice[float32](buf)
-			copy(locked, sino)
-			return locked
+			t.Run(fmt.Sprintf("%v/locked %v/%v/%d streams", path.path, path.locked, g, tc.streams), func(t *testing.T) {
+				want, err := tomo.ReconstructWith(openSim(t, "", g, 1, 1), g, sino, tomo.Resident, tomo.Options{Streams: 1})
+				require.NoError(t, err)
+				dev := openSim(t, orderedSpec, g, 1, tc.streams)
+				got, err := tomo.ReconstructWith(dev, g, setup(t, dev), tomo.Resident, opt)
+				require.NoError(t, err)
+				assert.Equal(t, path.locked, got.NotPageLocked != "", "host-driven: %q", got.NotPageLocked)
+				assert.Equal(t, want.Volume, got.Volume, "the unpipelined run's bits")
+				if tc.faults {
+					failEach(t, g, tc.streams, int(got.Traffic.DeviceAllocs), int(got.Traffic.HtoDCopies+got.Traffic.DtoHCopies), want.Volume, setup, opt)
+				}
+			})
 		}
-		t.Run(fmt.Sprintf("%v/locked %v/%v/%d streams", tc.path, tc.locked, g, streams), func(t *testing.T) {
-			want, err := tomo.ReconstructWith(openSim(t, "", g, 1, 1), g, sino, tomo.Resident, tomo.Options{Streams: 1})
-			require.NoError(t, err)
-			dev := openSim(t, orderedSpec, g, 1, streams)
-			got, err := tomo.ReconstructWith(dev, g, setup(t, dev), tomo.Resident, opt)
-			require.NoError(t, err)
-			assert.Equal(t, tc.locked, got.NotPageLocked != "", "host-driven: %q", got.NotPageLocked)
-			assert.Equal(t, want.Volume, got.Volume, "the unpipelined run's bits")
-			failEach(t, g, streams, int(got.Traffic.DeviceAllocs), int(got.Traffic.HtoDCopies+got.Traffic.DtoHCopies), want.Volume, setup, opt)
-		})
 	}
 }
 
