@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/device/driver"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuarray/cuarray/devarray"
@@ -61,4 +64,73 @@ func BenchmarkRegistered(b *testing.B) {
 		require.NoError(b, buf.Free())
 		require.NoError(b, d.Free())
 	}
+}
+
+// BenchmarkRegisteredSubPagePieces moves a Go buffer to the device in
+// pieces of 256 B, each page cut into 16, queued round-robin on 3 streams
+// so that pieces of one page are in flight at once, as the FBP pipeline's
+// chunks are: along the registered path, kept registered between rounds
+// ("registered", every piece its own registration once) and registered
+// afresh every round ("registered-fresh": each piece's registration is
+// paid each time), beside the staged path from the same buffer. Compare
+// the ns per round as ratios within one run; the GPU figures are a GPU
+// run's, where registering costs far more than on sim.
+func BenchmarkRegisteredSubPagePieces(b *testing.B) {
+	dev := testdev.Open(b)
+	c, err := transfer.New(dev)
+	require.NoError(b, err)
+	defer c.Close()
+	const piece, pieces, nstreams = 256, 64, 3
+	host := testdev.RandomBytes(piece * pieces)
+	d, err := devarray.Empty(dev, devarray.Uint8, len(host))
+	require.NoError(b, err)
+	defer d.Free()
+	var streams []driver.Stream
+	for range nstreams {
+		s, err := dev.NewStream()
+		require.NoError(b, err)
+		defer s.Close()
+		streams = append(streams, s)
+	}
+	for _, bc := range []struct {
+		name  string
+		path  transfer.Path
+		fresh bool
+	}{
+		{"staged", transfer.PathStaged, false},
+		{"registered", transfer.PathRegistered, false},
+		{"registered-fresh", transfer.PathRegistered, true},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(host)))
+			ops := make([]*transfer.Op, pieces)
+			before := dev.Ledger().Snapshot()
+			for b.Loop() {
+				for i := range pieces {
+					dst, err := d.Slice(0, i*piece, (i+1)*piece)
+					if err != nil {
+						b.Fatal(err)
+					}
+					src := transfer.HostBytes(host[i*piece:(i+1)*piece], devarray.Uint8)
+					if ops[i], err = c.CopyAsync(streams[i%nstreams], transfer.Dev(dst), src, transfer.Via(bc.path)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for _, op := range ops {
+					if err := op.Wait(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if bc.fresh {
+					if err := c.Unregister(host); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			diff := accounting.Diff(before, dev.Ledger().Snapshot())
+			b.ReportMetric(float64(diff.Copies[accounting.HtoD][accounting.PathStaged].Count)/float64(b.N), "staged/round")
+			b.ReportMetric(float64(diff.Kinds[accounting.Registered].Allocs)/float64(b.N), "registrations/round")
+		})
+	}
+	require.NoError(b, c.Unregister(host))
 }
