@@ -27,6 +27,7 @@ func observeMore(t *testing.T, add func(name, got string)) {
 	observeImplicitSync(t, add)
 	observeMappedAddresses(t, add)
 	observeAllocationSizes(t, add)
+	observeRegisteredPieces(t, add)
 }
 
 // faultThenHostFnChild queues, on a stream held by a gate, a kernel that
