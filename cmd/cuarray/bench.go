@@ -21,6 +21,15 @@ import (
 // progress gets a line per measurement of `cuarray bench` (stderr; tests silence it).
 var progress io.Writer = os.Stderr
 
+// simBenchSizes and gpuBenchSizes are bench's default sizes. On sim every
+// size is host memory several times over (the source, each path's buffer,
+// the device arrays), so its default stops at 64 MiB, about 1.1 GB at the
+// peak (1 GiB peaks at about 6.3 GB: docs/reference.md); a GPU's adds 1 GiB.
+const (
+	simBenchSizes = "4KiB,1MiB,64MiB"
+	gpuBenchSizes = "4KiB,1MiB,64MiB,1GiB"
+)
+
 // runBench measures the transfer paths: bandwidth per path, direction and
 // size, with ratios to its peers and the ledger's counts.
 func runBench(args []string, stdout, stderr io.Writer) (err error) {
@@ -29,7 +38,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	dev := fs.String("device", "", "device spec: sim:0, cuda:0; empty picks cuda:0 if present, else sim:0")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	wide := fs.Bool("wide", false, "print every column of the table (events GB/s, µs, vs copy(), vs memcpy, ledger GB/s too), not the narrow table that fits 120 columns")
-	sizesArg := fs.String("sizes", "4KiB,1MiB,64MiB,1GiB", "copy sizes, comma-separated")
+	sizesArg := fs.String("sizes", "", "copy sizes, comma-separated (default "+simBenchSizes+" on sim, where each size is host memory several times over: 1GiB peaks at about 6.3 GB; "+gpuBenchSizes+" on a GPU)")
 	pathsArg := fs.String("paths", "direct,pinned,staged,mapped,d2d", "paths to measure, comma-separated (also: registered, peer)")
 	svg := fs.String("svg", "", "also write an SVG chart of bandwidth against size to this file")
 	budget := fs.String("budget", "256MiB", "about how many bytes each measurement moves (repeats = budget/size, 3 to 50)")
@@ -55,8 +64,10 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	if *quiet {
 		cfg.Progress = nil
 	}
-	if cfg.Sizes, err = parseSizes(*sizesArg); err != nil {
-		return usageError{err.Error()}
+	if sizesSet {
+		if cfg.Sizes, err = parseSizes(*sizesArg); err != nil {
+			return usageError{err.Error()}
+		}
 	}
 	if cfg.Paths, err = parsePaths(*pathsArg); err != nil {
 		return usageError{err.Error()}
@@ -77,6 +88,15 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 		// before the device's Close: the log holds the run, not the teardown; its error is
 		// the run's (runBench's named result), so that a log not written whole fails the run
 		defer func() { err = errors.Join(err, stop()) }()
+	}
+	if !sizesSet {
+		def := gpuBenchSizes
+		if d.Info().Backend == "sim" {
+			def = simBenchSizes
+		}
+		if cfg.Sizes, err = parseSizes(def); err != nil {
+			return err
+		}
 	}
 	if _, total, err := d.MemInfo(); err == nil {
 		for _, n := range cfg.Sizes { // each size is made on the host first: -sizes 1TiB was a fatal out of memory

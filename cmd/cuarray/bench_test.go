@@ -423,3 +423,24 @@ func TestBenchRecordReplays(t *testing.T) {
 	assert.Equal(t, 1, code, "a log lost to a full disk: %s", stderr)
 	assert.Contains(t, stderr, "record /dev/full: ")
 }
+
+// TestBenchDefaultSizesFitSim: bench with no -sizes on sim stops at
+// 64 MiB (a 1 GiB size peaks at about 6.3 GB of host memory there), and
+// its help says which sizes each kind of device gets.
+func TestBenchDefaultSizesFitSim(t *testing.T) {
+	progress = io.Discard
+	code, out, stderr := runCmd("bench", "-device", "sim:0?mem=512MiB", "-paths", "d2d", "-budget", "1MiB", "-json", "-q")
+	require.Equal(t, 0, code, stderr)
+	var r bench.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	sizes := map[int64]bool{}
+	for _, q := range r.Results {
+		sizes[q.Size] = true
+	}
+	assert.Equal(t, map[int64]bool{4 << 10: true, 1 << 20: true, 64 << 20: true}, sizes, "sim's default sizes")
+
+	code, out, stderr = runCmd("bench", "-h")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out+stderr, "4KiB,1MiB,64MiB on sim", "the help names sim's default")
+	assert.Contains(t, out+stderr, "4KiB,1MiB,64MiB,1GiB on a GPU", "and a GPU's")
+}

@@ -4,7 +4,7 @@
 //	cuarray demo [-device SPEC] [-json]   allocate, make views, copy both ways, print the ledger
 //	cuarray plan -method NAME|all -shape A,B,C [-axis N] [-dtype T] [-param k=v] [-mem LIMIT] [-overhead F|-raw] [-device SPEC] [-json]
 //	                                      how many slices of a job fit, and the chunks to run it in
-//	cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB,1GiB] [-paths direct,pinned,staged,mapped,d2d] [-bidir] [-pcie GB/s] [-calibrate] [-profile FILE] [-record FILE] [-json] [-wide] [-svg FILE]
+//	cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB(,1GiB on a GPU)] [-paths direct,pinned,staged,mapped,d2d] [-bidir] [-pcie GB/s] [-calibrate] [-profile FILE] [-record FILE] [-json] [-wide] [-svg FILE]
 //	                                      bandwidth of every transfer path, with ratios, the ledger's counts and the
 //	                                      planner's pick (a table of 120 columns; -wide: every column); -calibrate
 //	                                      measures and saves the planner's cost model;
@@ -53,7 +53,7 @@ var usages = map[string]string{
 	"info":   "usage: cuarray info [-device SPEC] [-json]",
 	"demo":   "usage: cuarray demo [-device SPEC] [-json]",
 	"plan":   "usage: cuarray plan -method NAME|NAME,NAME|all|list -shape A,B,C [-axis 0|1|2] [-dtype T] [-param name=integer]... [-mem LIMIT] [-overhead F>=1 | -raw] [-device SPEC] [-json] [-q]",
-	"bench":  "usage: cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB,1GiB] [-paths direct,pinned,staged,mapped,d2d] [-bidir] [-budget SIZE] [-pcie GB/s] [-calibrate] [-profile FILE] [-record FILE] [-json] [-wide] [-svg FILE] [-q]",
+	"bench":  "usage: cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB(,1GiB on a GPU)] [-paths direct,pinned,staged,mapped,d2d] [-bidir] [-budget SIZE] [-pcie GB/s] [-calibrate] [-profile FILE] [-record FILE] [-json] [-wide] [-svg FILE] [-q]",
 	"replay": "usage: cuarray replay LOG|example:fbp [-device SPEC] [-pool=on|off] [-json]",
 }
 
