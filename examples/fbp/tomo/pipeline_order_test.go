@@ -194,6 +194,14 @@ func TestPipelineHostDrivenFailsCleanly(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, path.locked, got.NotPageLocked != "", "host-driven: %q", got.NotPageLocked)
 				assert.Equal(t, want.Volume, got.Volume, "the unpipelined run's bits")
+				if path.path == transfer.PathRegistered {
+					s := dev.Ledger().Snapshot()
+					regs := s.Copies[accounting.HtoD][accounting.PathRegistered].Count + s.Copies[accounting.DtoH][accounting.PathRegistered].Count
+					assert.Positive(t, regs)
+					assert.Equal(t, s.Kinds[accounting.Registered].Allocs, regs, "the ledger shows one registration per range registered")
+					staged := accounting.PathStaged.String()
+					assert.Zero(t, got.Traffic.HtoDByPath[staged]+got.Traffic.DtoHByPath[staged], "chunks apart in bytes take no staged fallback")
+				}
 				if tc.faults {
 					failEach(t, g, tc.streams, int(got.Traffic.DeviceAllocs), int(got.Traffic.HtoDCopies+got.Traffic.DtoHCopies), want.Volume, setup, opt)
 				}
