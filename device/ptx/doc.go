@@ -39,17 +39,24 @@
 // inside a call before lanes waiting after its call site), so divergent
 // paths reconverge where they meet, as on a GPU with an IPDOM stack.
 // shfl.sync, vote.sync and bar.warp.sync wait for the lanes of their
-// member mask (lanes past the block's last thread excepted); member lanes
-// that never arrive (exited, or waiting elsewhere forever) are a
-// BarrierHang fault. A shuffle that reads a lane not executing it gets 0,
+// member mask that have not exited (lanes past the block's last thread
+// excepted: "all non-exited threads named in mask must execute the same
+// intrinsic", the Programming Guide says); member lanes that never arrive
+// (waiting elsewhere forever) are a BarrierHang fault. A shuffle's lane
+// operand counts its low five bits (the ISA: bval[4:0] = b[4:0]). A shuffle that reads a lane not executing it gets 0,
 // where the ISA leaves the value undefined (GPUs run cuda-samples'
 // reduce7, which does so, as if it were 0); a source lane outside the
 // segment gives the lane's own value, as the ISA says. Warps run until they wait at
 // a barrier (bar.sync, barrier.sync, bar.arrive, bar.red.popc/and/or,
 // with ids and thread counts) or exit; a barrier completes when its expected count of threads
-// has arrived. A barrier that part of a block never reaches (threads
-// exited, or wait at another barrier) is a BarrierHang fault, never a
-// pass. call/ret pass .param arguments by copy; recursion is refused at
+// has arrived, and one that expects the whole block (bar.sync without a
+// count, as __syncthreads() compiles) when every thread not exited has:
+// the ISA's exit says "Barriers exclusively waiting on arrivals from exited
+// threads are always released". A barrier with a thread count is not
+// released by exits (the ISA does not say whose arrivals it waits for: the
+// strict answer). A barrier that part of a block never reaches (threads
+// wait at another barrier, or too few are left for its count) is a
+// BarrierHang fault, never a pass. call/ret pass .param arguments by copy; recursion is refused at
 // run time (a Trap fault). membar and fence are no-ops: memory is coherent
 // and one thread of execution runs the block.
 //

@@ -176,6 +176,7 @@ type allocEntry struct {
 type barrier struct {
 	count    int
 	expected int
+	counted  bool // the barrier instruction gave its thread count
 	popc     int  // bar.red: threads whose predicate is true
 	all      bool // bar.red: every arrived thread's predicate is true
 }
@@ -188,6 +189,7 @@ type exec struct {
 	st     *Stats
 	block  [3]uint32
 	nthr   int
+	exited int // the block's threads that have exited
 	warps  []*warp
 	shared []byte
 	bars   [16]barrier
@@ -268,6 +270,7 @@ func (x *exec) runBlock(b [3]uint32) error {
 	for i := range x.bars {
 		x.bars[i] = barrier{}
 	}
+	x.exited = 0
 	for _, w := range x.warps {
 		x.st.Warps++
 		w.live = 0

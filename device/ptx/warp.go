@@ -233,6 +233,7 @@ func (x *exec) runWarp(w *warp) error {
 				if in.op == opExit || n == 0 {
 					w.live &^= 1 << l
 					w.stack[l] = w.stack[l][:0]
+					x.exited++
 					continue
 				}
 				fr := w.stack[l][n-1]
@@ -247,6 +248,7 @@ func (x *exec) runWarp(w *warp) error {
 				w.lanePC[bits.TrailingZeros32(mm)] = w.pc + 1
 			}
 			w.mask = 0
+			x.releaseExited()
 			x.schedule(w)
 			continue
 		case opTrap:
@@ -269,6 +271,7 @@ func (x *exec) runWarp(w *warp) error {
 			}
 			if bar.count == 0 {
 				bar.expected, bar.popc, bar.all = exp, 0, true
+				bar.counted = in.flags&flBarCount != 0
 			}
 			bar.count += bits.OnesCount32(m)
 			red := in.flags&flBarRed != 0
@@ -294,7 +297,7 @@ func (x *exec) runWarp(w *warp) error {
 				}
 				w.mask = 0
 			}
-			if bar.count >= bar.expected {
+			if bar.complete(x.exited) {
 				x.release(int8(id))
 			}
 			if in.op == opBar {
@@ -307,7 +310,11 @@ func (x *exec) runWarp(w *warp) error {
 			}
 			// lanes past the block's last thread do not exist: a full mask
 			// in a partial warp names the lanes that do
-			member := uint32(r[int(in.a[in.memberArg()])*32+bits.TrailingZeros32(m)]) & w.valid
+			// and exited lanes take no part: "all non-exited threads named
+			// in mask must execute the same intrinsic" (CUDA C++ Programming
+			// Guide, Warp Shuffle Functions; likewise the ISA's shfl.sync,
+			// vote.sync and bar.warp.sync wait for non-exited threads only)
+			member := uint32(r[int(in.a[in.memberArg()])*32+bits.TrailingZeros32(m)]) & w.valid & w.live
 			if member&^m != 0 {
 				// member lanes are elsewhere: wait for them
 				missing := member &^ m
@@ -426,6 +433,36 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
+// complete reports whether a barrier has all its arrivals, given the
+// block's exited threads: the ISA's exit says "Barriers exclusively waiting
+// on arrivals from exited threads are always released", so a barrier that
+// expects the whole block (bar.sync without a thread count, what
+// __syncthreads() compiles to) completes once every thread not exited has
+// arrived. One with a thread count waits for that count, whichever
+// threads give it: the ISA does not say which arrivals it waits for, so
+// exits do not release it, and one that the threads left can never
+// complete is a BarrierHang fault (the strict answer, a guess).
+func (b *barrier) complete(exited int) bool {
+	if b.count == 0 {
+		return false
+	}
+	if b.count >= b.expected {
+		return true
+	}
+	return !b.counted && b.count+exited >= b.expected
+}
+
+// releaseExited releases the barriers that threads' exits have completed.
+//
+//go:norace
+func (x *exec) releaseExited() {
+	for id := range x.bars {
+		if x.bars[id].complete(x.exited) {
+			x.release(int8(id))
+		}
+	}
+}
+
 // release completes barrier id: its waiting threads proceed.
 //
 //go:norace
@@ -469,7 +506,7 @@ func (x *exec) warpOp(w *warp, in *inst, m uint32) {
 		copy(src[:], r[int(in.a[0])*32:int(in.a[0])*32+32])
 		for mm := m; mm != 0; mm &= mm - 1 {
 			l := bits.TrailingZeros32(mm)
-			b := uint32(r[int(in.a[1])*32+l])
+			b := uint32(r[int(in.a[1])*32+l]) & 0x1f // the ISA: bval[4:0] = b[4:0]
 			c := uint32(r[int(in.a[2])*32+l])
 			segMask := (c >> 8) & 0x1f
 			maxLane := (uint32(l) & segMask) | (c & 0x1f &^ segMask)
