@@ -195,10 +195,12 @@ ptx:
 	NVCC=$(NVCC) bash scripts/kernels-image.sh kernels
 
 ## example-ptx: compile the guide's own kernels (examples/ownkernels/*.cu) and package kernel's test
-## kernels (device/kernel/testdata/*.cu) into the committed PTX beside each .cu (nvcc -ptx, compute_70)
+## kernels (device/kernel/testdata/*.cu) into the committed PTX beside each .cu (nvcc -ptx, compute_70),
+## and copy the guide's into package examples/ownkernels/ownptx, which the guide's samples load
 EXAMPLE_CU := $(wildcard examples/ownkernels/*.cu device/kernel/testdata/*.cu)
 example-ptx:
 	@for f in $(EXAMPLE_CU); do $(NVCC) -ptx -arch=compute_70 -o $${f%.cu}.ptx $$f || exit 1; done
+	$(GO) generate ./examples/ownkernels/ownptx
 	@echo "example-ptx: $(EXAMPLE_CU:.cu=.ptx)"
 
 ## check-ptx: fail when the committed fatbin, PTX or ptx_gen.go differ from what `make ptx` makes

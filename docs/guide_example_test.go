@@ -11,6 +11,7 @@ import (
 	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/device/kernel"
 	"github.com/cuarray/cuarray/device/sim"
+	"github.com/cuarray/cuarray/examples/ownkernels/ownptx"
 	"github.com/cuarray/cuarray/interop"
 	"github.com/cuarray/cuarray/kernels"
 	"github.com/cuarray/cuarray/pinned"
@@ -332,7 +333,7 @@ func Example_ownKernel() {
 		return
 	}
 	defer dev.Close()
-	mod, err := kernel.LoadFile(dev, "../examples/ownkernels/saxpy.ptx") // nvcc -ptx's output, or a fatbin
+	mod, err := kernel.Load(dev, ownptx.Saxpy) // saxpy.ptx, embedded; a file of yours: kernel.LoadFile(dev, "saxpy.ptx")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -375,7 +376,7 @@ func Example_ownKernelStencil() {
 		return
 	}
 	defer dev.Close()
-	mod, err := kernel.LoadFile(dev, "../examples/ownkernels/stencil.ptx")
+	mod, err := kernel.Load(dev, ownptx.Stencil) // stencil.ptx, embedded
 	if err != nil {
 		fmt.Println(err)
 		return

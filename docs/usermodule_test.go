@@ -97,8 +97,8 @@ func TestUserModule(t *testing.T) {
 
 // userModuleCUDA builds the outside module in dir with -tags cuda, as the
 // README's steps left it: that builds. In the replace way it then drops the
-// gorgonia.org/cu replace, and the build must fail with a first error that
-// names the file whose comment gives the missing line.
+// gorgonia.org/cu replace, and the build must fail with a first error whose
+// name says what to add, in the file whose comment gives the missing line.
 func userModuleCUDA(t *testing.T, goTool, dir, way, want string, goSum []byte) {
 	if !fileExists("/usr/include/cuda.h") && !fileExists("/usr/local/cuda/include/cuda.h") {
 		t.Skip("no cuda.h (make cuda-deps installs it): the -tags cuda build cannot be compiled here")
@@ -134,8 +134,8 @@ func userModuleCUDA(t *testing.T, goTool, dir, way, want string, goSum []byte) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.GreaterOrEqual(t, len(lines), 2, out)
 	assert.Equal(t, "# github.com/cuarray/cuarray/device/cuda", lines[0], out)
-	assert.Regexp(t, `^\S*device/cuda/cu_needs_replace\.go:\d+:\d+: undefined: cu\.ReplaceWithCuarraysThirdPartyCopy$`, lines[1],
-		"the first error names the file that says what to add")
+	assert.Regexp(t, `^\S*device/cuda/cu_needs_replace\.go:\d+:\d+: undefined: cu\.YourGoModNeeds_replace_gorgonia_org_cu_v0_9_6_with_cuarray_third_party_gorgonia_cu$`, lines[1],
+		"the first error says what to add, in the file that gives the line")
 	src, err := os.ReadFile("../device/cuda/cu_needs_replace.go")
 	require.NoError(t, err)
 	assert.Contains(t, string(src), "//\treplace gorgonia.org/cu v0.9.6 => ../cuarray/third_party/gorgonia-cu\n", "the file gives the line")

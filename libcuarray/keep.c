@@ -216,3 +216,46 @@ int cuarray_keep_export(const cuarray_desc *d, int versioned, void **out) {
 	*out = versioned ? (void *)&b->t.v : (void *)&b->t.l;
 	return CUARRAY_KEEP_OK;
 }
+
+/* cuarray_keep_hold counts a hold on the memory of the described array in
+ * its keep, as a tensor is counted: an export that is no DLPack tensor
+ * (the Python module's __array_interface__ and __cuda_array_interface__)
+ * keeps the memory until cuarray_keep_unhold, even if the owner frees the
+ * array first. *out is the keep to pass to cuarray_keep_unhold. It returns
+ * CUARRAY_KEEP_OK, CUARRAY_KEEP_RELEASED (the array was freed, or the
+ * description is stale), CUARRAY_KEEP_NO_MEMORY (the array has no keep:
+ * C memory ran out when it was made) or CUARRAY_KEEP_TOO_MANY. */
+int cuarray_keep_hold(const cuarray_desc *d, void **out) {
+	if (d == NULL || out == NULL) {
+		return CUARRAY_KEEP_RELEASED;
+	}
+	if (d->keep == NULL) {
+		return CUARRAY_KEEP_NO_MEMORY;
+	}
+	int r = acquire(d->keep, d->keep_gen);
+	if (r == CUARRAY_KEEP_OK) {
+		*out = d->keep;
+	}
+	return r;
+}
+
+/* cuarray_keep_unhold lets go of a hold of cuarray_keep_hold, once per
+ * hold, from any thread, without calling Go: the last one of a freed
+ * array puts its keep on the drained list, as the last tensor's deleter
+ * does. */
+void cuarray_keep_unhold(void *k) {
+	if (k != NULL) {
+		drop(k);
+	}
+}
+
+/* cuarray_keep_live returns how many tensors and holds the keep counts
+ * while it is in generation gen, and 0 once it has moved on (a pointer
+ * kept after its array went stays valid: keeps are never freed). */
+uint64_t cuarray_keep_live(const void *k, uint32_t gen) {
+	if (k == NULL) {
+		return 0;
+	}
+	uint64_t s = __atomic_load_n(&((const cuarray_keep *)k)->state, __ATOMIC_ACQUIRE);
+	return KEEP_GEN(s) == gen ? KEEP_TENSORS(s) : 0;
+}

@@ -53,9 +53,9 @@ func newKeep() (keep, error) {
 }
 
 // releaseKeep frees a, the owner of the memory kept by kp: at once when no
-// DLPack tensor of it is alive, else once the last one is deleted (the
-// array holds the memory until reapKeeps sees the keep drained). Every
-// later export of the array or its views is refused.
+// DLPack tensor or hold (cuarray_keep_hold) of it is alive, else once the
+// last one is gone (the array holds the memory until reapKeeps sees the
+// keep drained). Every later export of the array or its views is refused.
 func releaseKeep(kp keep, a *devarray.DevArray) error {
 	if kp.k == nil {
 		return a.Free()
@@ -105,7 +105,7 @@ func reapKeeps() error {
 	return errors.Join(errs...)
 }
 
-// keepTensors returns how many DLPack tensors counted in kp are alive.
+// keepTensors returns how many DLPack tensors and holds counted in kp are alive.
 func keepTensors(kp keep) int {
 	if kp.k == nil {
 		return 0

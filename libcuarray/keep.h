@@ -14,6 +14,8 @@
  * cuarray_keep: one per allocation (an array and its views share it).
  * state, always read and written atomically, is
  *     generation << 32 | live tensors << 1 | released
+ * where the live tensors are the DLPack tensors and the holds
+ * (cuarray_keep_hold) of the Python module's other exports.
  * released: the array's owner freed it (Go set the bit); generation: the
  * keep's life, so that a description kept after the keep went back to the
  * pool (and maybe to another array) is refused rather than counted.
@@ -46,5 +48,8 @@ cuarray_keep *cuarray_keep_drain(void);
 uint64_t cuarray_keep_tensors(const cuarray_keep *k);
 int cuarray_keep_export(const cuarray_desc *d, int versioned, void **out);
 int cuarray_keep_owns(const void *tensor, int versioned);
+int cuarray_keep_hold(const cuarray_desc *d, void **out);
+void cuarray_keep_unhold(void *k);
+uint64_t cuarray_keep_live(const void *k, uint32_t gen);
 
 #endif

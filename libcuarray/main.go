@@ -36,6 +36,9 @@
 //	cuarray_copy_async(dst, src, stream)           queue a device copy on a stream handle
 //	cuarray_dlpack_capsule(&desc, versioned, consumer)   __dlpack__ in C, no call into Go (capsule.c; ctypes.PyDLL)
 //	cuarray_capsule_destructor                     for PyCapsule_New
+//	cuarray_keep_hold(&desc, &k) / cuarray_keep_unhold(k)   hold the memory for an export that is no
+//	                                               DLPack tensor (keep.c; no call into Go)
+//	cuarray_keep_live(k, gen)                      how many tensors and holds use the memory a keep keeps
 //	cuarray_export_token                           int64: changes on every free; odd while async work may be pending
 //
 // A message that starts with "device fault: " says that the device's

@@ -15,6 +15,12 @@ Arrays on a GPU ("cuda:0") expose __cuda_array_interface__ (CuPy, PyTorch,
 Numba); arrays in host memory (sim, imported NumPy memory) expose
 __array_interface__. Both expose __dlpack__ and __dlpack_device__.
 
+Every export holds the memory: after a.free() it stays allocated (and
+counted in the ledger) until the last export is gone. A DLPack tensor holds
+it until its deleter runs; NumPy's array through the memoryview that is the
+"data" of __array_interface__; the consumers of __cuda_array_interface__
+through the Array object they keep as its owner (see Array.free).
+
 An array is described once, when it is made; its interfaces are built from
 that description on first use and handed out again without a call into the
 library while the library's export token says nothing was freed and no
@@ -175,6 +181,16 @@ def _load():
     lib.cuarray_free_string.restype = None
     lib.cuarray_dlpack_delete.argtypes = [ctypes.c_void_p, ctypes.c_int]
     lib.cuarray_dlpack_delete.restype = None
+    missing = [n for n in ("cuarray_keep_hold", "cuarray_keep_unhold", "cuarray_keep_live") if getattr(lib, n, None) is None]
+    if missing:
+        raise ImportError("cuarray: the C library %s is older than this module (it lacks %s): rebuild it with "
+                          "`make libcuarray`" % (lib._name, ", ".join(missing)))
+    lib.cuarray_keep_hold.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.cuarray_keep_hold.restype = ctypes.c_int
+    lib.cuarray_keep_unhold.argtypes = [ctypes.c_void_p]
+    lib.cuarray_keep_unhold.restype = None
+    lib.cuarray_keep_live.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
+    lib.cuarray_keep_live.restype = ctypes.c_uint64
     return lib
 
 
@@ -274,6 +290,7 @@ class Device:
     def ledger(self) -> Ledger:
         """The device's ledger as a dict: memory per kind, copies per direction
         and path; print() it (str()) for the text table of ledger_report()."""
+        _unpark()
         figures = json.loads(_string(_lib.cuarray_ledger, self._h))
         return Ledger(figures, self.ledger_report())
 
@@ -356,6 +373,46 @@ def _device_of_handle(h):
     return None
 
 
+# cuarray_keep_hold's refusals (libcuarray/keep.h)
+_HOLD_REFUSED = {1: "the array was freed",
+                 4: "the array has no keep: the library ran out of C memory when it was made",
+                 5: "2^31-1 exports of the array are alive"}
+
+
+# Foreign objects (a NumPy or CuPy array whose memory an Array borrowed) kept
+# after their Array went, while DLPack tensors made of it in C, which keep no
+# Python object, are alive: by (keep, generation).
+_parked = {}
+
+
+def _unpark():
+    """Lets go of the parked objects whose memory no export uses any more
+    (the calls that allocate, free or read the ledger check)."""
+    for key in list(_parked) if _parked else ():
+        if not _lib.cuarray_keep_live(*key):
+            _parked.pop(key, None)
+
+
+class _Hold:
+    """A hold on an array's memory, counted in the library as a DLPack
+    tensor is (cuarray_keep_hold): the memory stays allocated, even after
+    the owner's free(), until the last hold and tensor are gone. It also
+    keeps alive what the array keeps (its base array, or the foreign
+    object whose memory it borrows). The interface exports hold one."""
+
+    def __init__(self, array: "Array") -> None:
+        k = ctypes.c_void_p()
+        r = _lib.cuarray_keep_hold(array._dp, ctypes.byref(k))
+        if r:
+            raise CuarrayError(_HOLD_REFUSED.get(r, "hold: result %d" % r))
+        self._k, self._keep = k.value, array._keep
+
+    def __del__(self):
+        k, self._k = getattr(self, "_k", None), None
+        if k and _lib is not None:
+            _lib.cuarray_keep_unhold(k)
+
+
 class Array:
     """A cuarray DevArray: a pointer, shape, byte strides, dtype and device."""
 
@@ -388,9 +445,15 @@ class Array:
         # for host memory the host does (0).
         self._dl_default = 1 if self._kind == "cuda" else 0
         self._ai = self._cai = None  # the interfaces, built on first use
+        self._cai_hold = None  # held while this object lives: CAI consumers keep it, not a hold
 
     def __del__(self):
         h, self._h = getattr(self, "_h", 0), 0
+        self._ai = self._cai_hold = None  # let go of this object's holds first: then the release frees
+        keep, d = getattr(self, "_keep", None), getattr(self, "_d", None)
+        if keep is not None and d is not None and not isinstance(keep, Array) and _lib is not None and \
+                _lib.cuarray_keep_live(d.keep, d.keep_gen):
+            _parked[d.keep, d.keep_gen] = keep  # borrowed memory that DLPack tensors still use
         if h and _lib is not None:
             try:
                 _check(_lib.cuarray_release(h))
@@ -398,11 +461,18 @@ class Array:
                 pass  # the faulted device keeps the memory; said already by the call that met the fault
 
     def free(self) -> None:
-        """Frees the array's memory now, once the async work on it is done
-        (a view, or an array another consumer still holds through DLPack,
-        only lets go of it). Every later export of it, or of a view of it,
-        raises. Freeing twice is harmless."""
-        h, self._h, self._tok = self._h, 0, -1
+        """Frees the array's memory now, once the async work on it is done,
+        unless an export still holds it: then free() lets go of the owner's
+        reference and the memory is freed when the last export is gone (the
+        ledger counts it until then). Exports hold it as long as they live:
+        a DLPack tensor until its deleter runs, a NumPy array made through
+        __array_interface__ through the memoryview in its "data", and,
+        once __cuda_array_interface__ was handed out, this Array object,
+        which CuPy, PyTorch and Numba keep as the owner of what they
+        imported. A view only lets go of its handle. Every later export of
+        the array, or of a view of it, raises. Freeing twice is harmless."""
+        h, self._h, self._tok, self._ai = self._h, 0, -1, None
+        _unpark()
         if h:
             _check(_lib.cuarray_release(h))
 
@@ -616,14 +686,29 @@ class Array:
         return _string(_lib.cuarray_ipc_export, self._live())
 
     # --- interchange: no copy ---
-    def _build_interfaces(self):
-        """The interface dicts, built once from the description."""
+    def _build_interface(self, host):
+        """The interface dict for a host consumer (__array_interface__) or a
+        CUDA one, built once from the description, with a hold on the
+        memory. The host one's "data" is a memoryview of the bytes the
+        array reaches ("offset": where element 0 is) that carries the hold:
+        NumPy keeps it as the base of what it makes, so the memory lives as
+        long as that does. The CUDA one's "data" is (pointer, read-only),
+        all CAI v3 allows: its consumers keep this Array object instead,
+        which holds the memory from then on for as long as it lives."""
         strides = None if self._flags & _C_CONTIG else self._strides
-        ai = {"shape": self._shape, "typestr": self._typestr, "data": (self._ptr, bool(self._flags & _READONLY)),
-              "version": 3, "strides": strides, "descr": [("", self._typestr)]}
-        cai = dict(ai)
-        cai["stream"] = None
-        self._ai, self._cai = ai, cai
+        d = {"shape": self._shape, "typestr": self._typestr, "version": 3, "strides": strides,
+             "descr": [("", self._typestr)]}
+        hold = _Hold(self)
+        if host:
+            lo, hi = self._d.extent[0], self._d.extent[1]
+            raw = (ctypes.c_char * (hi - lo)).from_address(self._ptr + lo)
+            raw.hold = hold
+            mv = memoryview(raw)
+            d["data"], d["offset"] = mv.toreadonly() if self._flags & _READONLY else mv, -lo
+            self._ai = d
+        else:
+            d["data"], d["stream"] = (self._ptr, bool(self._flags & _READONLY)), None
+            self._cai, self._cai_hold = d, hold
 
     def _live(self, which="the array"):
         """The array's handle, or CuarrayError("the array was freed") once
@@ -649,17 +734,22 @@ class Array:
             out = ctypes.c_size_t()
             _check(_lib.cuarray_export_stream(self._h, ctypes.byref(out)))
             stream = out.value or None
-        if self._ai is None:
-            self._build_interfaces()
+        if (self._ai if host else self._cai) is None:
+            self._build_interface(host)
         if not tok & 1:
             self._tok = tok
         return stream
 
     @property
     def __array_interface__(self):
+        """NumPy's array interface (v3) of host memory. Its "data" is a
+        memoryview of the bytes the array reaches, read-only for a read-only
+        array, and "offset" is where element 0 lies in it (a.ptr is its
+        address): the memoryview holds the memory, so what NumPy makes of it
+        keeps the memory after free()."""
         if not self._flags & _HOST_ACCESSIBLE:
             raise AttributeError("__array_interface__: %s memory is not host memory (use __cuda_array_interface__)" % self.device)
-        if _token.value == self._tok:  # nothing freed, nothing pending since the last check
+        if _token.value == self._tok and self._ai is not None:  # nothing freed, nothing pending since the last check
             return self._ai.copy()
         self._checked(True)
         return self._ai.copy()
@@ -668,7 +758,7 @@ class Array:
     def __cuda_array_interface__(self):
         if self._kind != "cuda":
             raise AttributeError("__cuda_array_interface__: %s memory is not CUDA device memory (use __array_interface__)" % self.device)
-        if _token.value == self._tok:
+        if _token.value == self._tok and self._cai is not None:
             return self._cai.copy()
         return self._cuda_interface()
 
@@ -838,6 +928,7 @@ def zeros(shape: Any, dtype: Any = "float32", device: Union[str, Device] = "sim:
 
 
 def _alloc(shape, dtype, spec, zero):
+    _unpark()
     dev = spec if isinstance(spec, Device) else globals()["device"](spec)
     shape = _shape(shape)
     name = _dtype_name(dtype)

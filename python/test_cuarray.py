@@ -137,6 +137,126 @@ class SharesMemory(unittest.TestCase):
         self.assertLess(dev.ledger()["memory"]["device"]["current"], current)
 
 
+class ExportsHoldTheMemory(unittest.TestCase):
+    """Every export holds the memory: free() lets go of the owner's
+    reference, the ledger counts the memory while an export lives, a new
+    allocation never gets it, and once the last export is gone it is freed
+    (the ledger's current bytes back where they were)."""
+
+    def setUp(self):
+        self.dev = cuarray.device(SPEC)
+        gc.collect()  # arrays of earlier tests let go first
+        self.start = self.current()
+
+    def current(self):
+        return self.dev.ledger()["memory"]["device"]["current"]
+
+    def filled(self, dtype="float64"):
+        shape = (int(rng.integers(2, 30)), int(rng.integers(2, 30)))
+        a = cuarray.empty(shape, dtype, self.dev)
+        want = random(shape, dtype)
+        a.copy_from(want)
+        return a, want
+
+    def check_freed_but_held(self, a, want, held, read):
+        """After a.free(): the memory is still counted, a new array gets
+        other memory, and read() gives a's elements, not the new array's."""
+        self.assertEqual(self.current(), held, "the export holds the freed memory")
+        b, other = self.filled()
+        self.assertNotEqual(b.ptr, a.ptr, "a new allocation does not get memory an export reads")
+        np.testing.assert_array_equal(read(), want, "the export reads the freed array's elements")
+        b.free()
+
+    def test_array_interface(self):
+        a, want = self.filled()
+        held = self.current()
+        n, t, r = np.asarray(a), np.asarray(a[1:, ::-2].T), np.asarray(a.as_readonly())
+        a.free()
+        with self.assertRaisesRegex(cuarray.CuarrayError, "the array was freed"):
+            np.asarray(a)
+        self.check_freed_but_held(a, want, held, lambda: n)
+        self.assertIsInstance(n.base, memoryview, "NumPy keeps the memoryview that holds the memory")
+        np.testing.assert_array_equal(t, want[1:, ::-2].T, "a view's export holds it too")
+        np.testing.assert_array_equal(r, want)
+        self.assertFalse(r.flags.writeable, "read-only still")
+        del n, t
+        gc.collect()
+        self.assertEqual(self.current(), held, "one export left")
+        del r
+        gc.collect()
+        self.assertEqual(self.current(), self.start, "the last export gone, the memory is freed (a is still referenced)")
+
+    def test_cuda_array_interface(self):
+        # CuPy, PyTorch and Numba keep the object whose __cuda_array_interface__
+        # they read as the owner of the memory: that object holds it.
+        class Consumer:
+            def __init__(self, obj):
+                self.owner, self.cai = obj, obj._cuda_interface()  # sim's stand-in for __cuda_array_interface__
+
+        a, want = self.filled()
+        held = self.current()
+        c = Consumer(a)
+        self.assertEqual(c.cai["data"], (a.ptr, False))
+        self.assertEqual((c.cai["shape"], c.cai["typestr"], c.cai["version"]), (a.shape, "<f8", 3))
+        a.free()
+        with self.assertRaisesRegex(cuarray.CuarrayError, "the array was freed"):
+            c.owner._cuda_interface()
+        del a
+
+        def read():
+            ptr, n = c.cai["data"][0], want.nbytes
+            return np.frombuffer(ctypes.string_at(ptr, n), dtype=want.dtype).reshape(want.shape)
+        self.check_freed_but_held(c.owner, want, held, read)
+        del c
+        gc.collect()
+        self.assertEqual(self.current(), self.start, "the consumer gone, the memory is freed")
+
+    def test_dlpack(self):
+        a, want = self.filled()
+        held = self.current()
+        n, t = np.from_dlpack(a), np.from_dlpack(a.T)
+        a.free()
+        self.check_freed_but_held(a, want, held, lambda: n)
+        np.testing.assert_array_equal(t, want.T)
+        del n, t
+        gc.collect()
+        self.assertEqual(self.current(), self.start, "the last tensor deleted, the memory is freed")
+
+    def test_buffer_protocol(self):
+        a, want = self.filled()
+        held = self.current()
+        with self.assertRaises(TypeError):
+            memoryview(a)  # an Array exports no buffer of its own ...
+        m = memoryview(np.asarray(a))  # ... the NumPy array made of it does, and holds the memory
+        a.free()
+        self.check_freed_but_held(a, want, held, lambda: np.asarray(m))
+        del m
+        gc.collect()
+        self.assertEqual(self.current(), self.start, "the buffer released, the memory is freed")
+
+    def test_borrowed_memory(self):
+        # The DLPack tensors of an array over NumPy memory, made in C, keep that
+        # memory too, after the array and the NumPy array are gone: 2 MiB, which
+        # NumPy returns to the system when it is freed, so reading it then would
+        # crash. (The interface exports keep the array, and so the NumPy one.)
+        x = random((1 << 18,), "float64")
+        want = x.copy()
+        b = cuarray.asarray(x)
+        exports = {"DLPack": np.from_dlpack(b), "a view's DLPack": np.from_dlpack(b[::-3])}
+        b.free()
+        del b, x
+        gc.collect()
+        cuarray.empty((4,), "float32", self.dev).free()  # a call that lets go of what no export uses
+        for name, n in exports.items():
+            with self.subTest(name):
+                np.testing.assert_array_equal(n, want[::-3] if "view" in name else want)
+        self.assertEqual(len(cuarray._parked), 1, "the NumPy array is kept for the DLPack tensors")
+        del exports, n
+        gc.collect()
+        self.dev.ledger()
+        self.assertEqual(len(cuarray._parked), 0, "and let go of once they are deleted")
+
+
 class DLPackInC(unittest.TestCase):
     """__dlpack__ builds its capsule in C (libcuarray/keep.c) without a call
     into the library's Go side while nothing is pending; the memory stays
@@ -320,6 +440,15 @@ class IPC(unittest.TestCase):
         np.testing.assert_array_equal(model(v), -want[2:14:3, 1::2], "the other process wrote into this one's memory")
 
 
+def pointer_form(ai):
+    """An __array_interface__ with its memoryview "data" (and "offset") as
+    the (pointer, read-only) pair of the library's interface."""
+    d = dict(ai)
+    mv = d.pop("data")
+    d["data"] = (ctypes.addressof(mv.obj) + d.pop("offset"), mv.readonly)
+    return d
+
+
 def library_interface(a, cuda):
     """The interface of a as the library writes it (JSON): what the Python
     module's cached one must equal."""
@@ -341,7 +470,7 @@ class Described(unittest.TestCase):
             vs["read-only"] = base[1:, ::2].as_readonly()
             for name, a in vs.items():
                 with self.subTest(dtype=dtype, view=name):
-                    self.assertEqual(a.__array_interface__, library_interface(a, False))
+                    self.assertEqual(pointer_form(a.__array_interface__), library_interface(a, False))
                     self.assertEqual(a._cuda_interface(), library_interface(a, True))
                     self.assertIsNone(a._cuda_interface()["stream"], "nothing pending: no stream to wait on")
 
@@ -592,10 +721,12 @@ class AsyncExports(unittest.TestCase):
         current = self.dev.ledger()["memory"]["device"]["current"]
         self.returns_at_once(dst.free, lambda: None, "free does not wait for the async copy")
         self.returns_at_once(src.free, lambda: None, "nor does the source's")
+        shape, dtype = dst.shape, dst.dtype
+        del src, dst  # their CUDA interfaces were handed out: the Array objects held the memory too
         self.assertEqual(self.dev.ledger()["memory"]["device"]["current"], current,
                          "the copy holds the memory while it runs")
-        fresh = cuarray.empty(dst.shape, dst.dtype, self.dev)
-        zeros = np.zeros(dst.shape, dst.dtype)
+        fresh = cuarray.empty(shape, dtype, self.dev)
+        zeros = np.zeros(shape, dtype)
         fresh.copy_from(zeros.tobytes())
         resume()
         s.synchronize()

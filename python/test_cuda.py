@@ -9,6 +9,7 @@ are queued there, so async work is still pending when an export asks:
         /usr/bin/python3 -m unittest -v python/test_cuda.py
 """
 
+import gc
 import os
 import sys
 import unittest
@@ -90,6 +91,33 @@ class Exports(unittest.TestCase):
         before = dev.ledger()["memory"]["device"]["current"]
         np.testing.assert_array_equal(b.to_numpy(), want)
         self.assertEqual(dev.ledger()["memory"]["device"]["current"], before, "borrowing allocates nothing")
+
+
+class Lifetime(unittest.TestCase):
+    def test_cuda_array_interface_owner_holds_the_memory(self):
+        # CuPy, PyTorch and Numba keep the object whose __cuda_array_interface__
+        # they read as the owner of the memory: after free() it holds the memory.
+        def current():
+            return dev.ledger()["memory"]["device"]["current"]
+        gc.collect()
+        start = current()
+        a, want = filled((int(rng.integers(2, 40)), 16))
+        held = current()
+        consumer = {"owner": a, "cai": a.__cuda_array_interface__}
+        a.free()
+        del a
+        self.assertEqual(current(), held, "the consumer's owner holds the freed memory")
+        b, _ = filled(want.shape)
+        self.assertNotEqual(b.__cuda_array_interface__["data"][0], consumer["cai"]["data"][0],
+                            "a new allocation does not get memory a consumer reads")
+
+        class Foreign:  # reads the memory through the consumer's interface
+            __cuda_array_interface__ = consumer["cai"]
+        np.testing.assert_array_equal(cuarray.asarray(Foreign()).to_numpy(), want)
+        b.free()
+        del b, consumer
+        gc.collect()
+        self.assertEqual(current(), start, "the consumer gone, the memory is freed")
 
 
 class StreamHandoff(unittest.TestCase):

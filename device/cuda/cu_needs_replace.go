@@ -12,6 +12,8 @@ import cu "gorgonia.org/cu"
 //
 // (the path to your clone of cuarray), or from a workspace that holds both
 // modules, which applies cuarray's own replace: go work init . ../cuarray.
-// Without either, the build stops here, at its first error:
-// "undefined: cu.ReplaceWithCuarraysThirdPartyCopy".
-const _ = cu.ReplaceWithCuarraysThirdPartyCopy
+// Without either, the build stops here, at its first error, whose name says
+// what to add:
+//
+//	undefined: cu.YourGoModNeeds_replace_gorgonia_org_cu_v0_9_6_with_cuarray_third_party_gorgonia_cu
+const _ = cu.YourGoModNeeds_replace_gorgonia_org_cu_v0_9_6_with_cuarray_third_party_gorgonia_cu

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuarray/cuarray/examples/ownkernels/ownptx"
 	"github.com/cuarray/cuarray/internal/testdev"
 )
 
@@ -41,4 +42,12 @@ func TestOwnKernelsRefusesBadSizes(t *testing.T) {
 	require.ErrorContains(t, run(&out, dev, 0, 8, 1), "at least 1")
 	require.ErrorContains(t, run(&out, dev, 8, -1, 1), "at least 1")
 	assert.Empty(t, out.String())
+}
+
+// TestOwnPTXIsThePTXHere: package ownptx, which the guide's samples load
+// so that they run from any directory, holds this directory's PTX files as
+// they are.
+func TestOwnPTXIsThePTXHere(t *testing.T) {
+	assert.Equal(t, saxpyPTX, ownptx.Saxpy, "ownptx.Saxpy is not saxpy.ptx: go generate ./examples/ownkernels/ownptx")
+	assert.Equal(t, stencilPTX, ownptx.Stencil, "ownptx.Stencil is not stencil.ptx: go generate ./examples/ownkernels/ownptx")
 }

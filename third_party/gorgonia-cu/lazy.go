@@ -11,8 +11,8 @@ type LoadError struct {
 
 func (e *LoadError) Error() string { return "load the CUDA driver: " + e.Msg }
 
-// ReplaceWithCuarraysThirdPartyCopy marks this copy: cuarray's device/cuda refers to it
-// (cu_needs_replace.go), so a module that builds cuarray with -tags cuda against upstream
-// gorgonia.org/cu, without the replace directive that points at this copy, fails with an
-// error that names it first.
-const ReplaceWithCuarraysThirdPartyCopy = true
+// YourGoModNeeds_replace_gorgonia_org_cu_v0_9_6_with_cuarray_third_party_gorgonia_cu marks
+// this copy: cuarray's device/cuda refers to it (cu_needs_replace.go), so a module that builds
+// cuarray with -tags cuda against upstream gorgonia.org/cu, without the replace directive that
+// points at this copy, fails with this name, which says what to add, as its first error.
+const YourGoModNeeds_replace_gorgonia_org_cu_v0_9_6_with_cuarray_third_party_gorgonia_cu = true
