@@ -28,6 +28,7 @@
 //	cuarray_dlpack_delete(t, versioned)
 //	cuarray_ledger(dev, &json)                     the device's ledger
 //	cuarray_ledger_report(dev, &text)              the same as Go's Ledger.Report() writes it, a text table
+//	cuarray_device_info(dev, &text)                the device's lines of `cuarray info` (device.Describe)
 //	cuarray_ipc_export(arr, &json)                 a descriptor another process opens
 //	cuarray_ipc_open(dev, json, &arr)              open one (release closes it)
 //	cuarray_stream_new(dev, &s, &handle)           a stream, and the handle async calls take
@@ -328,6 +329,15 @@ func cuarray_ledger_report(dev C.uint64_t, out **C.char) *C.char {
 		return msg
 	}
 	b, err := ledgerReport(uint64(dev))
+	return putString(out, b, err)
+}
+
+//export cuarray_device_info
+func cuarray_device_info(dev C.uint64_t, out **C.char) *C.char {
+	if msg := null("cuarray_device_info", "out", unsafe.Pointer(out)); msg != nil {
+		return msg
+	}
+	b, err := deviceInfo(uint64(dev))
 	return putString(out, b, err)
 }
 

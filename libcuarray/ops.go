@@ -293,6 +293,20 @@ func ledgerReport(dev uint64) ([]byte, error) {
 	return []byte(d.Ledger().Report()), nil
 }
 
+// deviceInfo is what `cuarray info` prints of the device before its
+// ledger (device.Describe).
+func deviceInfo(dev uint64) ([]byte, error) {
+	d, err := deviceOf(dev)
+	if err != nil {
+		return nil, err
+	}
+	if d == nil {
+		return nil, fmt.Errorf("device info: no device: %w", errHandle)
+	}
+	text, err := device.Describe(d)
+	return []byte(text), err
+}
+
 func deleteDLPack(t unsafe.Pointer)       { interop.DeleteDLPack(t) }
 func deleteDLPackLegacy(t unsafe.Pointer) { interop.DeleteDLPackLegacy(t) }
 

@@ -167,6 +167,7 @@ def _load():
         "cuarray_from_dlpack": [u64, ctypes.c_void_p, ctypes.c_int, p_u64],
         "cuarray_ledger": [u64, p_str],
         "cuarray_ledger_report": [u64, p_str],
+        "cuarray_device_info": [u64, p_str],
         "cuarray_array_device": [u64, p_u64],
         "cuarray_ipc_export": [u64, p_str],
         "cuarray_ipc_open": [u64, ctypes.c_char_p, p_u64],
@@ -300,6 +301,14 @@ class Device:
         if getattr(_lib, "cuarray_ledger_report", None) is None:
             raise CuarrayError("the cuarray library has no cuarray_ledger_report: rebuild it (make libcuarray)")
         return _string(_lib.cuarray_ledger_report, self._h)
+
+    def info(self) -> str:
+        """What ``cuarray info`` prints of the device before its ledger, a line
+        a fact: device and backend, model, driver, memory, alignment, map host,
+        context flags (Go's device.Describe)."""
+        if getattr(_lib, "cuarray_device_info", None) is None:
+            raise CuarrayError("the cuarray library has no cuarray_device_info: rebuild it (make libcuarray)")
+        return _string(_lib.cuarray_device_info, self._h)
 
     def stream(self) -> "Stream":
         """A new Stream of this device."""

@@ -920,6 +920,39 @@ class LedgerReport(unittest.TestCase):
         self.assertEqual(str(host.ledger()), "")
 
 
+class InfoCommand(unittest.TestCase):
+    """python -m cuarray info prints what Go's cuarray info prints, in its
+    format (the device's lines, then the ledger's table), with the library's
+    path between them."""
+
+    SPEC = "sim:45?mem=64MiB"
+
+    def test_text_is_gos_format(self):
+        import contextlib
+        import importlib.util
+        import io
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuarray_package", "__main__.py")
+        spec = importlib.util.spec_from_file_location("cuarray_main", path)
+        main = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(main)
+        dev = cuarray.device(self.SPEC)
+        n = int(rng.integers(2, 200))
+        a = cuarray.empty((n,), "float32", self.SPEC)
+        a.copy_from(random((n,), "float32"))
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(main.info(self.SPEC, False), 0)
+        text = out.getvalue()
+        lines = text.splitlines()
+        self.assertEqual(lines[0], "device      sim:45 (sim backend)", text)
+        self.assertRegex(lines[1], r"^model       \S", text)
+        self.assertRegex(text, r"\nmemory      [0-9.]+ \S+ free of 64\.00 MiB\n")
+        self.assertRegex(text, r"\nalignment   256 bytes\nmap host    (true|false)\n")
+        self.assertEqual(text, dev.info() + "library     %s\n\n" % cuarray._lib._name + dev.ledger_report())
+        self.assertRegex(text, r"\n  HtoD\s+direct\s+1\s+%d B\s" % (4 * n))
+        a.free()
+
+
 class HostData(unittest.TestCase):
     """Python numbers and lists go in as NumPy would convert them; to_numpy()
     (and get()) come back with the array's shape; a shape that differs is an

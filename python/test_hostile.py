@@ -67,6 +67,7 @@ class NullPointers(unittest.TestCase):
         "to_dlpack out": "lib.cuarray_to_dlpack(a._h, 1, 0, None)",
         "ledger out": "lib.cuarray_ledger(dev._h, None)",
         "ledger_report out": "lib.cuarray_ledger_report(dev._h, None)",
+        "device_info out": "lib.cuarray_device_info(dev._h, None)",
         "array_device out": "lib.cuarray_array_device(a._h, None)",
         "ipc_export out": "lib.cuarray_ipc_export(a._h, None)",
         "ipc_open descriptor": "lib.cuarray_ipc_open(dev._h, None, ctypes.byref(ctypes.c_uint64()))",

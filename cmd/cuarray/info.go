@@ -42,18 +42,11 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	if f.json {
 		return writeJSON(stdout, r)
 	}
-	i := r.Device
-	fmt.Fprintf(stdout, "device      %s (%s backend)\n", i.Name, i.Backend)
-	fmt.Fprintf(stdout, "model       %s\n", i.Model)
-	if i.Driver != "" {
-		fmt.Fprintf(stdout, "driver      %s\n", i.Driver)
+	text, err := device.Describe(dev)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(stdout, "memory      %s free of %s\n", accounting.FormatBytes(free), accounting.FormatBytes(total))
-	fmt.Fprintf(stdout, "alignment   %d bytes\n", i.Alignment)
-	fmt.Fprintf(stdout, "map host    %v\n", i.CanMapHost)
-	if i.ContextFlags != "" {
-		fmt.Fprintf(stdout, "context     %s\n", i.ContextFlags)
-	}
+	fmt.Fprint(stdout, text)
 	fmt.Fprintln(stdout)
 	fmt.Fprint(stdout, dev.Ledger().Report())
 	return nil

@@ -18,8 +18,8 @@ import cuarray
 
 
 def info(spec: str, as_json: bool) -> int:
-    """Prints what ``cuarray info`` prints that the library tells Python:
-    the device, the library's path and the ledger. Returns the exit status."""
+    """Prints what ``cuarray info`` prints, in its format: the device's lines,
+    then the library's path, then the ledger's table. Returns the exit status."""
     dev = cuarray.device(spec)
     ledger = dev.ledger()
     report = {"device": ledger.get("name", spec), "spec": spec, "library": cuarray._lib._name, "ledger": ledger}
@@ -27,12 +27,11 @@ def info(spec: str, as_json: bool) -> int:
         json.dump(report, sys.stdout, indent=2)
         print()
         return 0
-    mem = ledger.get("memory", {}).get("device", {})
-    print("device      %s" % report["device"])
+    # the lines of Go's `cuarray info`, and the library this module loaded
+    print(dev.info(), end="")
     print("library     %s" % report["library"])
-    print("memory      %d bytes in use, peak %d, %d allocations" % (mem.get("current", 0), mem.get("peak", 0), mem.get("allocs", 0)))
-    for direction, t in sorted(ledger.get("copy_totals", {}).items()):
-        print("copies      %-5s %d, %d bytes" % (direction, t.get("count", 0), t.get("bytes", 0)))
+    print()
+    print(dev.ledger_report(), end="")
     return 0
 
 
