@@ -104,7 +104,7 @@ func TestTableHidesColumnsEmptyInEveryRow(t *testing.T) {
 // pick's and the best's spread where the report has their rows; picks
 // within it get none.
 func TestTableExplainsASlowerPick(t *testing.T) {
-	slower := bench.SlowerNote + 0.5*rand.Float64()
+	slower := bench.SlowerNote + 0.5*(1-rand.Float64()) // in (SlowerNote, SlowerNote+0.5]: a note is for more than SlowerNote
 	pickMin, bestMax := 0.5+rand.Float64(), 2+rand.Float64()
 	for _, tc := range []struct {
 		name   string
@@ -115,6 +115,7 @@ func TestTableExplainsASlowerPick(t *testing.T) {
 	}{
 		{"the best", "sim:0", 0, true, false},
 		{"within the noise", "sim:0", bench.SlowerNote / 2, true, false},
+		{"at the note's threshold", "sim:0", bench.SlowerNote, true, false},
 		{"slower on sim", "sim:0", slower, true, true},
 		{"slower on sim, no rows", "sim:0", slower, false, true},
 		{"slower on a GPU", "cuda:0", slower, true, true},

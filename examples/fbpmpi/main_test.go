@@ -46,7 +46,7 @@ type result struct {
 func runJob(t *testing.T, np int, args ...string) result {
 	t.Helper()
 	cmd := mpijob.Command(t, np, append([]string{os.Args[0]}, args...)...)
-	token := fmt.Sprint(rand.Uint64())
+	token := fmt.Sprint(os.Getpid(), "-", rand.Uint64()) // two test binaries replaying one seed draw the same numbers
 	cmd.Env = append(cmd.Env, asCommand+"=1", jobToken+"="+token)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -14,7 +14,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"testing"
+
+	"github.com/cuarray/cuarray/internal/testrand"
 )
 
 // SessionDirEnv returns the environment entries that give a job the
@@ -26,7 +29,10 @@ func SessionDirEnv(dir string) []string {
 // Command returns an mpirun command that runs argv on np ranks, with the
 // flags the tests need (--oversubscribe, --quiet, --allow-run-as-root as
 // root) and a session directory of its own that is removed when the test
-// ends. It skips the test when mpirun is not installed.
+// ends. It skips the test when mpirun is not installed. The ranks draw
+// from the test binary's seed (testrand.EnvVar), the one it printed, so
+// that CUARRAY_TEST_SEED replays their draws too: without it each rank
+// drew from a seed of its own that no one saw.
 //
 // The directory is made under os.TempDir with a short name, not with
 // t.TempDir: Open MPI's unix sockets live in it, and a socket's path may
@@ -49,5 +55,6 @@ func Command(t testing.TB, np int, argv ...string) *exec.Cmd {
 	args = append(args, "-np", fmt.Sprint(np))
 	cmd := exec.Command(path, append(args, argv...)...)
 	cmd.Env = append(os.Environ(), SessionDirEnv(dir)...)
+	cmd.Env = append(cmd.Env, testrand.EnvVar+"="+strconv.FormatUint(testrand.Seed(), 10))
 	return cmd
 }
