@@ -31,6 +31,12 @@ type OutOfMemoryError struct {
 	Limit     int64 // the ledger's limit for the kind; 0 when none was set
 	// DeviceFree and DeviceTotal are the device's own figures, or -1 when unknown.
 	DeviceFree, DeviceTotal int64
+	// DeviceLargestFree is the largest block of the device's free memory,
+	// the most one allocation can take, when the device tells it (sim
+	// does; the CUDA driver's cuMemGetInfo gives the free bytes only), else
+	// 0 or -1. Below Requested while DeviceFree is not, it says why the
+	// free bytes could not hold the request: they lie in smaller pieces.
+	DeviceLargestFree int64
 	// ByLimit is true when the ledger's limit refused the allocation, false
 	// when the device itself had no memory.
 	ByLimit bool
@@ -45,9 +51,22 @@ func (e *OutOfMemoryError) Error() string {
 	dev := ""
 	if e.DeviceTotal >= 0 {
 		dev = fmt.Sprintf("; device free %s of %s", FormatBytes(e.DeviceFree), FormatBytes(e.DeviceTotal))
+		if e.DeviceLargestFree > 0 && e.DeviceFree > 0 {
+			dev += fmt.Sprintf(", the largest free block %s (fragmentation %.3f)", FormatBytes(e.DeviceLargestFree), Fragmentation(e.DeviceLargestFree, e.DeviceFree))
+		}
 	}
 	return fmt.Sprintf("out of memory: %s of %s requested with %s in use: %s%s",
 		FormatBytes(e.Requested), e.Kind, FormatBytes(e.InUse), who, dev)
+}
+
+// Fragmentation is 1 − largest / free: how far free bytes are from one
+// block that a single allocation could take. It is 0 when they are one
+// block (or there are none), near 1 when they lie in many small pieces.
+func Fragmentation(largest, free int64) float64 {
+	if free <= 0 || largest <= 0 {
+		return 0
+	}
+	return 1 - float64(min(largest, free))/float64(free)
 }
 
 // Is makes errors.Is(err, ErrOutOfMemory) true.

@@ -16,9 +16,12 @@ import (
 
 // MemoryCopy is how fast this host copies memory at one size: Go's copy
 // between two buffers of Bytes bytes mapped outside the Go heap.
+// OutOfCache marks the curve's measurement at OutOfCacheBytes, a size
+// well above the last-level cache: memory speed.
 type MemoryCopy struct {
-	Bytes int64   `json:"bytes"`
-	GBps  float64 `json:"GB_per_s"`
+	Bytes      int64   `json:"bytes"`
+	GBps       float64 `json:"GB_per_s"`
+	OutOfCache bool    `json:"out_of_cache,omitempty"`
 }
 
 // hostCopySizes are the sizes of the host copy curve below the
@@ -30,18 +33,24 @@ var hostCopySizes = []int64{4 << 10, 64 << 10, 1 << 20, 8 << 20, 64 << 20}
 // of copies at each of hostCopySizes and, last, with outOfCache (for sim,
 // whose ceilings follow the curve), at OutOfCacheBytes (a buffer well
 // above the last-level cache, measured once per process: it maps two
-// such buffers, seconds of page faults on a loaded machine). The copies
-// are between buffers mapped outside the Go heap (as the sim backend's
-// memory is), so that the race detector's checks of heap copies do not
-// slow them.
+// such buffers, seconds of page faults on a loaded machine). Each size
+// is measured once: with outOfCache, the sizes of hostCopySizes from
+// OutOfCacheBytes up are left to the out-of-cache measurement (64 MiB is
+// both where the last-level cache is 32 MiB or less). The copies are
+// between buffers mapped outside the Go heap (as the sim backend's memory
+// is), so that the race detector's checks of heap copies do not slow
+// them.
 func measureHostCopy(outOfCache bool) ([]MemoryCopy, error) {
 	var curve []MemoryCopy
 	for _, size := range hostCopySizes {
+		if outOfCache && size >= OutOfCacheBytes() {
+			break
+		}
 		gbps, err := timeHostCopy(size, max(1, int((8<<20)/size)), 5)
 		if err != nil {
 			return nil, err
 		}
-		curve = append(curve, MemoryCopy{size, gbps})
+		curve = append(curve, MemoryCopy{Bytes: size, GBps: gbps})
 	}
 	if !outOfCache {
 		return curve, nil
@@ -58,7 +67,7 @@ func measureHostCopy(outOfCache bool) ([]MemoryCopy, error) {
 var outOfCacheCopy = sync.OnceValues(func() (MemoryCopy, error) {
 	n := OutOfCacheBytes()
 	gbps, err := timeHostCopy(n, 1, 2) // the first copy also maps the destination's pages: the second is the figure
-	return MemoryCopy{n, gbps}, err
+	return MemoryCopy{Bytes: n, GBps: gbps, OutOfCache: true}, err
 })
 
 // OutOfCacheBytes is the size at which the host's memory copy runs at

@@ -42,12 +42,11 @@ func (r *Report) table(wide bool) string {
 		rates := make([]string, len(r.HostCopy))
 		for i, m := range r.HostCopy {
 			rates[i] = fmt.Sprintf("%.2f at %s", m.GBps, accounting.FormatBytes(m.Bytes))
+			if m.OutOfCache {
+				rates[i] += " (out of cache)"
+			}
 		}
-		last := ""
-		if r.HostCopy[len(r.HostCopy)-1].Bytes == OutOfCacheBytes() {
-			last = " (the last out of cache)"
-		}
-		prose(&b, fmt.Sprintf("host memory copy, GB/s at each size%s: %s", last, strings.Join(rates, ", ")))
+		prose(&b, fmt.Sprintf("host memory copy, GB/s at each size: %s", strings.Join(rates, ", ")))
 	} else if r.HostCopyGBps > 0 {
 		fmt.Fprintf(&b, "host memory copy peak %.2f GB/s\n", r.HostCopyGBps)
 	}
@@ -130,6 +129,11 @@ func (r *Report) table(wide bool) string {
 	}
 	if len(more) > 0 {
 		prose(&b, fmt.Sprintf("more columns with -wide (and in -json): %s", strings.Join(more, ", ")))
+	}
+	for _, c := range cols {
+		if tableColumns[c].name == "ledger GB/s" {
+			prose(&b, ledgerRateNote)
+		}
 	}
 	if len(r.Plans) > 0 {
 		fmt.Fprintf(&b, "planner's pick against the best path measured:\n")
@@ -275,6 +279,11 @@ func ledgerText(q Result) string {
 	}
 	return strings.Join(why, " ")
 }
+
+// ledgerRateNote, under a table with the ledger GB/s column, says why
+// that column can differ from GB/s and events GB/s by more than noise.
+const ledgerRateNote = "ledger GB/s is the bytes over the time the ledger recorded for all the timed repeats, a mean " +
+	"that one slow repeat (the min column) pulls down; GB/s and events GB/s are medians"
 
 // ledgerRate is the ledger's figure for the timed copies.
 func ledgerRate(c *Counts) string {

@@ -30,6 +30,10 @@ type OutOfMemoryError struct {
 	Cached    int64 // bytes the pool held free when it failed
 	ByLimit   bool  // the pool's limit refused it, not the device
 	Err       error // the device's error, nil when the limit refused
+	// LargestFree is the largest block of the device's free memory when
+	// the device refused, from its error (accounting.OutOfMemoryError's
+	// DeviceLargestFree: sim tells it, the CUDA driver does not), else -1.
+	LargestFree int64
 }
 
 // Error gives the figures in CuPy's order: requested, free, total, limit.
@@ -47,9 +51,39 @@ func (e *OutOfMemoryError) Error() string {
 	why := "the device has no room after the cache was freed"
 	if e.ByLimit {
 		why = "the pool's limit would be passed"
+	} else {
+		why += e.room()
 	}
 	return fmt.Sprintf("pool: out of memory allocating %s (free %s, total %s, limit %s; in use %s, cached %s): %s",
 		size(e.Requested), size(e.Free), size(e.Total), limit, size(e.InUse), size(e.Cached), why)
+}
+
+// room says where the device's bytes are, so that the message accounts
+// for each it names: the total is the pool's (in use and cached), the
+// bytes held outside the pool and the free bytes; and why free bytes as
+// many as requested could not hold the request: the largest free block
+// is smaller (fragmentation, 1 − largest free block / free bytes), or
+// the device does not say how its free bytes lie.
+func (e *OutOfMemoryError) room() string {
+	if e.Free < 0 || e.Total < 0 {
+		return ""
+	}
+	var out string
+	if outside := e.Total - e.Free - e.InUse - e.Cached; outside >= 0 {
+		out = fmt.Sprintf("; total %s = in use %s + cached %s + %s outside the pool + free %s",
+			accounting.FormatBytes(e.Total), accounting.FormatBytes(e.InUse), accounting.FormatBytes(e.Cached),
+			accounting.FormatBytes(outside), accounting.FormatBytes(e.Free))
+	}
+	switch {
+	case e.Free < e.Requested:
+	case e.LargestFree >= 0 && e.LargestFree < e.Requested:
+		out += fmt.Sprintf("; the free %s lie in blocks of at most %s, less than requested (fragmentation %.3f, 1 − largest free block / free bytes)",
+			accounting.FormatBytes(e.Free), accounting.FormatBytes(e.LargestFree), accounting.Fragmentation(e.LargestFree, e.Free))
+	case e.LargestFree < 0:
+		out += fmt.Sprintf("; the device does not say how its free %s lie: in blocks each smaller than requested, as the allocation found",
+			accounting.FormatBytes(e.Free))
+	}
+	return out
 }
 
 // Is makes errors.Is(err, accounting.ErrOutOfMemory) true.

@@ -741,7 +741,13 @@ func (p *Pool) Release() error {
 // outOfMemory builds the error for a request of size bytes.
 func (p *Pool) outOfMemory(size int64, byLimit bool, devErr error) error {
 	e := &OutOfMemoryError{Requested: size, Free: -1, Total: -1, Limit: p.limit,
-		InUse: p.st.InUse, Cached: p.st.Reserved - p.st.InUse, ByLimit: byLimit, Err: devErr}
+		InUse: p.st.InUse, Cached: p.st.Reserved - p.st.InUse, ByLimit: byLimit, Err: devErr, LargestFree: -1}
+	var dev *accounting.OutOfMemoryError
+	if errors.As(devErr, &dev) && !byLimit && dev.DeviceTotal >= 0 && dev.DeviceLargestFree > 0 {
+		// the device's figures when it refused, which tell its largest free block too
+		e.Free, e.Total, e.LargestFree = dev.DeviceFree, dev.DeviceTotal, dev.DeviceLargestFree
+		return e
+	}
 	if free, total, err := p.dev.MemInfo(); err == nil {
 		e.Free, e.Total = free, total
 	} else {

@@ -147,6 +147,10 @@ func (r *replayResult) text(g *accounting.Log) string {
 		}
 		fmt.Fprintf(&b, "\n               %s\n", f.Error)
 	}
+	if f := r.Failure; f != nil && f.Fragmentation != nil {
+		fmt.Fprintf(&b, "fragmentation  %.3f of the device's free memory at the failure (1 − largest free block %s / free %s)\n",
+			*f.Fragmentation, fb(f.DeviceLargestFree), fb(f.DeviceFree))
+	}
 	upTo := ""
 	if !r.Fits {
 		upTo = " up to the failure"
@@ -158,7 +162,7 @@ func (r *replayResult) text(g *accounting.Log) string {
 		}
 		fmt.Fprintf(&b, "peak           %s in use, %s reserved from the device%s%s\n",
 			fb(r.PeakInUse), fb(r.PeakReserved), ratio, upTo)
-		fmt.Fprintf(&b, "fragmentation  %.3f when reserved peaked (1 − largest free block / free bytes cached)\n", r.Fragmentation)
+		fmt.Fprintf(&b, "fragmentation  %.3f of the pool's cache when reserved peaked (1 − largest free block / free bytes cached)\n", r.Fragmentation)
 		if s := r.PoolStats; s != nil {
 			fmt.Fprintf(&b, "pool           %d allocations from the cache, %d from the device, %d out-of-memory retries, %d segments given back\n",
 				s.FromCache, s.FromDevice, s.OOMRetries, s.Released)

@@ -39,7 +39,9 @@ type replayResult struct {
 	// Fragmentation is, with the pool, 1 − (largest free block) / (free
 	// bytes the pool holds), taken when the bytes reserved peaked: 0 when
 	// the free cache is one block, near 1 when it is in many small pieces
-	// that a large request cannot use. 0 without the pool.
+	// that a large request cannot use. 0 without the pool. It is the
+	// pool's cache's, not the device's: the device's free memory at a
+	// failure is Failure.Fragmentation.
 	Fragmentation float64 `json:"fragmentation"`
 	// PoolStats are the pool's counts at the end (with -pool=on).
 	PoolStats *poolCounts `json:"pool_stats,omitempty"`
@@ -69,6 +71,30 @@ type replayFailure struct {
 	InUse    int64   `json:"in_use_bytes"`   // held by the replayed allocations when it failed
 	Reserved int64   `json:"reserved_bytes"` // held from the device when it failed
 	Error    string  `json:"error"`
+	// DeviceFree and DeviceLargestFree are the device's free bytes and
+	// the largest block of them when it refused, where the device tells
+	// the largest (sim; the CUDA driver does not), and Fragmentation is
+	// 1 − DeviceLargestFree / DeviceFree then; absent elsewhere.
+	DeviceFree        int64    `json:"device_free_bytes,omitempty"`
+	DeviceLargestFree int64    `json:"device_largest_free_bytes,omitempty"`
+	Fragmentation     *float64 `json:"device_fragmentation,omitempty"`
+}
+
+// noteDevice fills in f's device figures from the allocation's error,
+// where the device told its largest free block.
+func (f *replayFailure) noteDevice(err error) {
+	var po *pool.OutOfMemoryError
+	var do *accounting.OutOfMemoryError
+	switch {
+	case errors.As(err, &po) && po.LargestFree > 0 && po.Free >= 0:
+		f.DeviceFree, f.DeviceLargestFree = po.Free, po.LargestFree
+	case errors.As(err, &do) && do.DeviceLargestFree > 0 && do.DeviceFree >= 0:
+		f.DeviceFree, f.DeviceLargestFree = do.DeviceFree, do.DeviceLargestFree
+	default:
+		return
+	}
+	fr := accounting.Fragmentation(f.DeviceLargestFree, f.DeviceFree)
+	f.Fragmentation = &fr
 }
 
 // replaySkipped counts the log's events a replay leaves out.
@@ -192,6 +218,7 @@ func (r *replayer) alloc(g *accounting.Log, i int, e accounting.LogEvent) error 
 		f := &replayFailure{Event: i, ID: e.ID, Bytes: e.Bytes, Seconds: e.At.Seconds(), Scope: g.ScopeName(e.Scope),
 			InUse: r.dev.Ledger().Current(accounting.Device), Error: err.Error()}
 		f.Reserved = f.InUse
+		f.noteDevice(err)
 		if r.pool != nil {
 			st := r.pool.Stats()
 			f.InUse, f.Reserved = st.InUse, st.Reserved

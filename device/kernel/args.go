@@ -3,6 +3,8 @@ package kernel
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
@@ -34,9 +36,12 @@ func (a Access) String() string {
 	return fmt.Sprintf("Access(%d)", uint8(a))
 }
 
-// Arg is one kernel argument: an array (In, Out, InOut) or a scalar
-// (F32, F64, I32, I64, U32, U64, Struct), passed in order as the kernel's
-// parameters are declared.
+// Arg is one kernel argument: an array (In, Out, InOut), device memory
+// (Memory) or a scalar (F32, F64, I8, I16, I32, I64, U8, U16, U32, U64,
+// Struct), passed in order as the kernel's parameters are declared. Where
+// the kernel's PTX is known, each argument is checked against its
+// parameter before the launch (see Kernel.Launch). An Arg prints as the
+// call that made it: "F32(2.5)", "In(DevArray(float32 [64] ...))".
 type Arg struct {
 	arr        *devarray.DevArray
 	mem        driver.Range // Memory's
@@ -45,11 +50,30 @@ type Arg struct {
 	dtype      devarray.DType // wanted; Invalid: any
 	contiguous bool
 	isArray    bool
+	kind       scalarKind
 	bits       uint64 // a scalar's bits
 	size       int    // a scalar's bytes
 	raw        []byte // a struct's bytes
 	align      int
 }
+
+// scalarKind is the constructor that made a scalar Arg, for printing.
+type scalarKind uint8
+
+const (
+	noScalar scalarKind = iota
+	kindF32
+	kindF64
+	kindI8
+	kindI16
+	kindI32
+	kindI64
+	kindU8
+	kindU16
+	kindU32
+	kindU64
+	kindStruct
+)
 
 // In is an array the kernel only reads: on sim and the emulated driver, a
 // write into it stops the kernel with an error.
@@ -100,29 +124,133 @@ func (a Arg) Contiguous() Arg {
 	return a
 }
 
-// F32 is a float parameter.
-func F32(v float32) Arg { return Arg{bits: uint64(math.Float32bits(v)), size: 4, align: 4} }
+// F32 is a float parameter (.f32).
+func F32(v float32) Arg {
+	return Arg{kind: kindF32, bits: uint64(math.Float32bits(v)), size: 4, align: 4}
+}
 
-// F64 is a double parameter.
-func F64(v float64) Arg { return Arg{bits: math.Float64bits(v), size: 8, align: 8} }
+// F64 is a double parameter (.f64).
+func F64(v float64) Arg { return Arg{kind: kindF64, bits: math.Float64bits(v), size: 8, align: 8} }
 
-// I32 is an int parameter.
-func I32(v int32) Arg { return Arg{bits: uint64(uint32(v)), size: 4, align: 4} }
+// I8 is a signed char parameter (.s8).
+func I8(v int8) Arg { return Arg{kind: kindI8, bits: uint64(uint8(v)), size: 1, align: 1} }
 
-// I64 is a long long parameter.
-func I64(v int64) Arg { return Arg{bits: uint64(v), size: 8, align: 8} }
+// I16 is a short parameter (.s16).
+func I16(v int16) Arg { return Arg{kind: kindI16, bits: uint64(uint16(v)), size: 2, align: 2} }
 
-// U32 is an unsigned int parameter.
-func U32(v uint32) Arg { return Arg{bits: uint64(v), size: 4, align: 4} }
+// I32 is an int parameter (.s32, or .u32 as nvcc declares some).
+func I32(v int32) Arg { return Arg{kind: kindI32, bits: uint64(uint32(v)), size: 4, align: 4} }
 
-// U64 is an unsigned long long parameter (or a raw device address that no
-// DevArray describes: the launch can neither check nor keep it alive).
-func U64(v uint64) Arg { return Arg{bits: v, size: 8, align: 8} }
+// I64 is a long long parameter (.s64, .u64).
+func I64(v int64) Arg { return Arg{kind: kindI64, bits: uint64(v), size: 8, align: 8} }
+
+// U8 is an unsigned char or bool parameter (.u8).
+func U8(v uint8) Arg { return Arg{kind: kindU8, bits: uint64(v), size: 1, align: 1} }
+
+// U16 is an unsigned short parameter (.u16).
+func U16(v uint16) Arg { return Arg{kind: kindU16, bits: uint64(v), size: 2, align: 2} }
+
+// U32 is an unsigned int parameter (.u32).
+func U32(v uint32) Arg { return Arg{kind: kindU32, bits: uint64(v), size: 4, align: 4} }
+
+// U64 is an unsigned long long parameter (.u64), or a raw device address
+// that no DevArray describes: the launch can neither check nor keep it
+// alive.
+func U64(v uint64) Arg { return Arg{kind: kindU64, bits: v, size: 8, align: 8} }
 
 // Struct is a struct passed by value, laid out in b as the kernel's C
-// struct is, with its alignment (a power of two).
+// struct is, with its alignment (a power of two): nvcc declares it
+// `.param .align A .b8 name[len(b)]`.
 func Struct(b []byte, align int) Arg {
-	return Arg{raw: append([]byte(nil), b...), size: len(b), align: align}
+	return Arg{kind: kindStruct, raw: append([]byte(nil), b...), size: len(b), align: align}
+}
+
+// String writes the argument as the call that made it: "F32(2.5)",
+// "U64(0x7f3a00000000)", "Struct([]byte{0x1, 0x2}, 4)", "Memory(0x7f3a00000000,
+// 256, Read)", "In(DevArray(float32 [64] on sim:0 ...)).Of(float32)"; the
+// zero Arg is "Arg{}".
+func (a Arg) String() string { return a.format(false) }
+
+// GoString is %#v's Go syntax: String with the package name, and an
+// array as %#v writes a *devarray.DevArray.
+func (a Arg) GoString() string { return a.format(true) }
+
+// format writes String, or GoString where gosyntax.
+func (a Arg) format(gosyntax bool) string {
+	pkg, dt := "", "%v"
+	if gosyntax {
+		pkg, dt = "kernel.", "devarray.%s"
+	}
+	var s string
+	switch {
+	case a.isArray:
+		if gosyntax {
+			s = fmt.Sprintf("%s%v(%#v)", pkg, a.access, a.arr)
+		} else {
+			s = fmt.Sprintf("%v(%v)", a.access, a.arr)
+		}
+		if a.dtype != devarray.Invalid {
+			s += ".Of(" + fmt.Sprintf(dt, dtypeName(a.dtype, gosyntax)) + ")"
+		}
+		if a.contiguous {
+			s += ".Contiguous()"
+		}
+		return s
+	case a.isMemory:
+		return fmt.Sprintf("%sMemory(%#x, %d, %s%s)", pkg, uintptr(a.mem.Ptr), a.mem.N, pkg, accessConst(a.access))
+	}
+	switch a.kind {
+	case kindF32:
+		s = "F32(" + strconv.FormatFloat(float64(math.Float32frombits(uint32(a.bits))), 'g', -1, 32) + ")"
+	case kindF64:
+		s = "F64(" + strconv.FormatFloat(math.Float64frombits(a.bits), 'g', -1, 64) + ")"
+	case kindI8:
+		s = fmt.Sprintf("I8(%d)", int8(a.bits))
+	case kindI16:
+		s = fmt.Sprintf("I16(%d)", int16(a.bits))
+	case kindI32:
+		s = fmt.Sprintf("I32(%d)", int32(a.bits))
+	case kindI64:
+		s = fmt.Sprintf("I64(%d)", int64(a.bits))
+	case kindU8:
+		s = fmt.Sprintf("U8(%d)", uint8(a.bits))
+	case kindU16:
+		s = fmt.Sprintf("U16(%d)", uint16(a.bits))
+	case kindU32:
+		s = fmt.Sprintf("U32(%d)", uint32(a.bits))
+	case kindU64:
+		s = fmt.Sprintf("U64(%#x)", a.bits)
+	case kindStruct:
+		s = fmt.Sprintf("Struct(%#v, %d)", a.raw, a.align)
+	default:
+		return pkg + "Arg{}"
+	}
+	return pkg + s
+}
+
+// dtypeName names d as String does, or as its constant does.
+func dtypeName(d devarray.DType, constant bool) string {
+	name := d.String()
+	switch {
+	case !constant:
+		return name
+	case d == devarray.BFloat16:
+		return "BFloat16"
+	}
+	return strings.ToUpper(name[:1]) + name[1:]
+}
+
+// accessConst names an Access as its constant does.
+func accessConst(a Access) string {
+	switch a {
+	case Read:
+		return "Read"
+	case Write:
+		return "Write"
+	case ReadWrite:
+		return "ReadWrite"
+	}
+	return fmt.Sprintf("Access(%d)", uint8(a))
 }
 
 // argNames are the names launches give their arrays in reports, made once.
@@ -185,7 +313,10 @@ func (a *Arg) pack(p *driver.KernelArgs) {
 		p.Struct(a.raw, max(a.align, 1))
 	case a.size == 4:
 		p.U32(uint32(a.bits))
-	default:
+	case a.size == 8:
 		p.U64(a.bits)
+	default: // 1 or 2 bytes
+		b := [2]byte{byte(a.bits), byte(a.bits >> 8)}
+		p.Struct(b[:a.size], a.size)
 	}
 }

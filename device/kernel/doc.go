@@ -23,6 +23,27 @@
 // device address of its element 0 (a T* in CUDA C); the kernel is trusted
 // to stay inside it, and on sim and the emulated driver it is checked to.
 //
+// Before any driver call, on every backend alike, the arguments are
+// checked against the kernel's parameters as its PTX declares them: the
+// PTX loaded, or the PTX inside a fatbin (read from the .entry
+// declarations by package entry, so PTX the interpreter cannot run is
+// read too). The number of arguments must be the number of parameters;
+// each scalar must be as wide as its parameter's type (.u32, .s32, .f32
+// and .b32 take 4 bytes, .u64, .s64, .f64 and .b64 8, .u16 and .s16 2,
+// .u8 and .s8 1, `.align 8 .b8 s[24]` a 24-byte Struct aligned to 8);
+// an array or Memory, passed as an 8-byte device address, stands only
+// where an 8-byte integer parameter (.u64, .s64, .b64) is. Widths are
+// checked, not kinds: I32 for a .f32 is taken, as the driver takes it. A
+// launch that does not fit returns an *ArgumentError, which names the
+// kernel, the argument counting from 1, the parameter's PTX type and what
+// was given; nothing runs and nothing is left allocated. A module without
+// PTX (a cubin, a fatbin of machine code alone) launches unchecked: the
+// driver reads as many arguments as the kernel takes, on a GPU past the
+// end of a short list (cuFuncGetParamInfo, CUDA 12.4 on, could tell the
+// sizes; cuarray builds against CUDA 11.8 and does not use it).
+//
+// A Dim3 is CUDA's dim3: a y or z left zero is 1 (Dim3{256} is 256×1×1).
+//
 // Launch and LaunchOn return when the kernel has run; LaunchAsync queues
 // it and returns an Op that keeps the arrays allocated until the kernel
 // is done, as an async copy keeps its buffers; Queue only queues it, and

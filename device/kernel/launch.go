@@ -6,6 +6,7 @@ import (
 
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/ptx/entry"
 )
 
 // Kernel is one kernel of a loaded module. It is safe for concurrent use.
@@ -14,6 +15,8 @@ type Kernel struct {
 	name     string
 	fn       driver.Function
 	declared driver.DeclaredLauncher // fn's, when the backend takes declarations
+	params   []entry.Param           // as the module's PTX declares them
+	checked  bool                    // params are known: launches are checked against them
 }
 
 // Name returns the kernel's name.
@@ -21,7 +24,9 @@ func (k *Kernel) Name() string { return k.name }
 
 // Launch runs the kernel on the device's default stream, after the work
 // queued there, and returns when it is done: the kernel's own error (a
-// fault, a write into an In array on sim) is returned here.
+// fault, a write into an In array on sim) is returned here. Every form of
+// launch checks its arguments first, against the kernel's parameters
+// where its PTX declares them (an *ArgumentError; see the package doc).
 func (k *Kernel) Launch(cfg Config, args ...Arg) error { return k.LaunchOn(nil, cfg, args...) }
 
 // LaunchOn runs the kernel on stream s (nil: the default stream), after
@@ -170,6 +175,14 @@ func (k *Kernel) prepare(cfg Config, args []Arg) (*launchArgs, error) {
 		}
 		a.pack(&l.params)
 	}
+	if k.checked {
+		if err := k.checkParams(args); err != nil {
+			return nil, err
+		}
+		if err := k.checkOffsets(args, &l.params); err != nil {
+			return nil, err
+		}
+	}
 	return l, nil
 }
 
@@ -179,10 +192,11 @@ func (k *Kernel) queue(s driver.Stream, cfg Config, l *launchArgs) error {
 	if cfg.empty() {
 		return nil
 	}
+	grid, block := cfg.Grid.Dims(), cfg.Block.Dims()
 	if k.declared != nil {
-		return k.declared.LaunchDeclared(cfg.Grid, cfg.Block, cfg.SharedBytes, s, &l.params, l.ranges)
+		return k.declared.LaunchDeclared(grid, block, cfg.SharedBytes, s, &l.params, l.ranges)
 	}
-	if err := k.fn.Launch(cfg.Grid, cfg.Block, cfg.SharedBytes, s, &l.params); err != nil {
+	if err := k.fn.Launch(grid, block, cfg.SharedBytes, s, &l.params); err != nil {
 		return err
 	}
 	k.m.dev.Ledger().RecordLaunch(k.name, -1, -1)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/ptx/entry"
 )
 
 // Module is GPU code loaded on one device: PTX text or a fatbin. It is
@@ -17,6 +18,9 @@ type Module struct {
 	id    devarray.DeviceID
 	mod   driver.Module
 	deflt driver.Stream // the legacy default stream, which nil means
+	// params are the parameters of each kernel, read from the image's
+	// PTX; nil where it has none.
+	params map[string][]entry.Param
 
 	mu      sync.Mutex
 	kernels map[string]*Kernel
@@ -50,7 +54,7 @@ func Load(dev driver.Device, image string) (*Module, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("kernel: load on %v: %w", dev.DeviceID(), err), deflt.Close())
 	}
-	return &Module{dev: dev, id: dev.DeviceID(), mod: mod, deflt: deflt,
+	return &Module{dev: dev, id: dev.DeviceID(), mod: mod, deflt: deflt, params: kernelParams(image),
 		kernels: make(map[string]*Kernel), pending: make(map[driver.Stream]*streamOps)}, nil
 }
 
@@ -89,6 +93,7 @@ func (m *Module) Kernel(name string) (*Kernel, error) {
 		return nil, fmt.Errorf("kernel: %s: %w", name, err)
 	}
 	k := &Kernel{m: m, name: name, fn: fn}
+	k.params, k.checked = m.params[name]
 	k.declared, _ = fn.(driver.DeclaredLauncher)
 	m.kernels[name] = k
 	return k, nil

@@ -1,14 +1,23 @@
 package ptx
 
-import "fmt"
+import (
+	"fmt"
 
-// Param is one kernel parameter's place in the parameter buffer (the CUDA
-// ABI: each at its natural alignment, in order).
-type Param struct {
-	// Name is the parameter's PTX name.
-	Name string
-	// Offset, Size and Align place it in Launch.Params.
-	Offset, Size, Align int
+	"github.com/cuarray/cuarray/device/ptx/entry"
+)
+
+// Param is one kernel parameter: its place in Launch.Params (the CUDA
+// ABI: each at its alignment, in order) and its PTX type. Package entry
+// reads the same from a module's declarations alone.
+type Param = entry.Param
+
+// paramOf is the Param of kernel parameter v at offset off.
+func paramOf(v *varDecl, off int) Param {
+	p := Param{Name: v.name, Offset: off, Size: v.size, Align: v.align, Type: typeNames[v.t], Vector: v.vec}
+	if v.array {
+		p.Elems = v.elems
+	}
+	return p
 }
 
 // Kernel is a kernel of a module, linked with the functions it calls.
@@ -206,7 +215,7 @@ func (m *Module) link(kf *function) (*Kernel, error) {
 	k := &Kernel{Name: kf.name, MaxNTID: kf.maxntid, ReqNTID: kf.reqntid, StaticShared: prog.static,
 		LocalBytes: prog.localBytes, Registers: prog.nregs, ParamBytes: kf.kparamSz, prog: prog, line: kf.line, mod: m}
 	for _, v := range kf.params {
-		k.Params = append(k.Params, Param{Name: v.name, Offset: kf.kparamOff[v], Size: v.size, Align: v.align})
+		k.Params = append(k.Params, paramOf(v, kf.kparamOff[v]))
 	}
 	if prog.nregs > 1<<20 {
 		return nil, fmt.Errorf("ptx: line %d: kernel %s uses too many registers", kf.line, kf.name)

@@ -22,8 +22,13 @@ func TestParseKernelsPTX(t *testing.T) {
 	require.Len(t, m.Kernels(), 34, "kernels.ptx has 34 entries")
 	k, ok := m.Kernel("axpy_f32")
 	require.True(t, ok)
-	require.Equal(t, []Param{{"axpy_f32_param_0", 0, 8, 8}, {"axpy_f32_param_1", 8, 144, 8},
-		{"axpy_f32_param_2", 152, 8, 8}, {"axpy_f32_param_3", 160, 144, 8}, {"axpy_f32_param_4", 304, 4, 4}}, k.Params)
+	require.Equal(t, []Param{
+		{Name: "axpy_f32_param_0", Offset: 0, Size: 8, Align: 8, Type: "u64", Vector: 1},
+		{Name: "axpy_f32_param_1", Offset: 8, Size: 144, Align: 8, Type: "b8", Vector: 1, Elems: 144},
+		{Name: "axpy_f32_param_2", Offset: 152, Size: 8, Align: 8, Type: "u64", Vector: 1},
+		{Name: "axpy_f32_param_3", Offset: 160, Size: 144, Align: 8, Type: "b8", Vector: 1, Elems: 144},
+		{Name: "axpy_f32_param_4", Offset: 304, Size: 4, Align: 4, Type: "f32", Vector: 1},
+	}, k.Params)
 	bt, ok := m.Kernel("backproject_tiled_f32")
 	require.True(t, ok)
 	require.Equal(t, [3]int{256, 1, 1}, bt.MaxNTID)

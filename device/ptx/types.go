@@ -35,6 +35,15 @@ var typNames = map[string]typ{
 	"f32": tF32, "f64": tF64, "pred": tPred,
 }
 
+// typeNames names each type as typNames does.
+var typeNames = func() map[typ]string {
+	m := make(map[typ]string, len(typNames))
+	for n, t := range typNames {
+		m[t] = n
+	}
+	return m
+}()
+
 // size returns the type's width in bytes (a predicate counts as 1).
 func (t typ) size() int {
 	switch t {

@@ -42,13 +42,20 @@ func (d *Device) Malloc(nbytes int64) (devarray.Ptr, error) {
 		return 0, fmt.Errorf("sim: malloc: %w", driver.ErrClosed)
 	}
 	off, ok := d.arena.alloc(size)
+	var free, largest int64
 	if ok {
 		d.requested[off] = nbytes
+	} else {
+		free, largest = d.arena.size-d.arena.used, d.arena.largestFree()
 	}
 	d.mu.Unlock()
 	if !ok {
 		d.ledger.Cancel(accounting.Device, size)
-		return 0, fmt.Errorf("sim: malloc: %w", d.ledger.OutOfMemory(accounting.Device, size, d.ledger.Current(accounting.Device), false))
+		// The arena's figures when the allocation failed: its free bytes
+		// may be more than size, in blocks that are each smaller.
+		oom := d.ledger.OutOfMemory(accounting.Device, size, d.ledger.Current(accounting.Device), false)
+		oom.DeviceFree, oom.DeviceTotal, oom.DeviceLargestFree = free, d.arena.size, largest
+		return 0, fmt.Errorf("sim: malloc: %w", oom)
 	}
 	p := d.base + uintptr(off)
 	d.ledger.Commit(accounting.Device, p, size)

@@ -21,6 +21,10 @@ type streamOp struct {
 	run    func() error
 	due    time.Time
 	queued time.Time // when it was queued (pushOp)
+	// began, when set, is when the operation's work began on the host
+	// before it was queued: a pageable copy's staging (stageHtoD). The
+	// model starts the operation then rather than when it was queued.
+	began time.Time
 }
 
 // streamClock is the model's clock of a stream's goroutine, which alone
@@ -124,7 +128,11 @@ func (s *stream) run() {
 		// overshoots) holds up no later work, as a GPU's copy engine runs
 		// the copies queued on a stream back to back.
 		c := s.clock
-		c.startAt = latest(op.queued, op.due, c.doneAt)
+		queued := op.queued
+		if !op.began.IsZero() {
+			queued = op.began
+		}
+		c.startAt = latest(queued, op.due, c.doneAt)
 		c.endAt = time.Time{}
 		began := time.Now()
 		err := safely(op.run)
@@ -228,16 +236,22 @@ func (s *stream) copyHtoD(pt bool, dst devarray.Ptr, src []byte) error {
 		if err := s.drain(); err != nil {
 			return err
 		}
-		src = append([]byte(nil), src...)
+		return s.stageHtoD(pt, dst, src)
 	}
-	if s.d.check != nil {
-		o := opSpec{kind: "async copy HtoD", accesses: []access{devBytes(dst, int64(len(src)), true)}}
-		s.d.hostSide(&o, src, false)
-		if err := s.checkOp(pt, o); err != nil {
-			return err
-		}
+	if err := s.checkHtoD(pt, dst, src); err != nil {
+		return err
 	}
 	return s.enqueue(func() error { return s.d.copyOn(s, "async copy HtoD", s.d.htod(dst, src)) })
+}
+
+// checkHtoD judges an async copy HtoD of src with the stream race checker.
+func (s *stream) checkHtoD(pt bool, dst devarray.Ptr, src []byte) error {
+	if s.d.check == nil {
+		return nil
+	}
+	o := opSpec{kind: "async copy HtoD", accesses: []access{devBytes(dst, int64(len(src)), true)}}
+	s.d.hostSide(&o, src, false)
+	return s.checkOp(pt, o)
 }
 
 func (s *stream) CopyDtoHAsync(dst []byte, src devarray.Ptr) error {

@@ -5,6 +5,7 @@ package emulated
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"unsafe"
 
 	"github.com/cuarray/cuarray/device/driver"
@@ -135,11 +136,12 @@ func launch(fh uintptr, grid, block [3]uint32, shared uint32, sh uintptr, params
 	}
 	var buf []byte
 	if extra != nil {
-		if buf, r = extraParams(f.info.params, extra); r != success {
-			return r
-		}
+		buf, r = extraParams(f.info.params, extra)
 	} else {
-		buf = gatherParams(f.info.params, params)
+		buf, r = gatherParams(f.info.params, params)
+	}
+	if r != success {
+		return r
 	}
 	if f.info.prog != nil {
 		return launchPTX(c, dev, s, f, grid, block, shared, buf, decl)
@@ -170,23 +172,59 @@ func launch(fh uintptr, grid, block [3]uint32, shared uint32, sh uintptr, params
 }
 
 // gatherParams copies each parameter from where kernelParams points into
-// one buffer, at its offset in the kernel's parameter layout.
-func gatherParams(ps []param, kernelParams unsafe.Pointer) []byte {
+// one buffer, at its offset in the kernel's parameter layout. The Driver
+// API's cuLaunchKernel says: "If f has N parameters, then kernelParams
+// needs to be an array of N pointers. Each of kernelParams[0] through
+// kernelParams[N-1] must point to a region of memory from which the
+// actual kernel parameter will be copied." An array that does not is
+// CUDA_ERROR_INVALID_VALUE wherever the emulated driver can tell: a null
+// array, a null entry, and an array or an entry that reaches memory not
+// mapped (guardedRead), as an array shorter than N that ends at the end
+// of its mapping does. An array shorter than N whose next words point
+// into readable memory cannot be told from a whole one: the kernel reads
+// what they point to, as a GPU's would.
+func gatherParams(ps []param, kernelParams unsafe.Pointer) ([]byte, cuResult) {
 	end := 0
 	for _, p := range ps {
 		end = max(end, p.offset+p.size)
 	}
 	buf := make([]byte, end)
 	if len(ps) == 0 {
-		return buf
+		return buf, success
 	}
-	argv := unsafe.Slice((*unsafe.Pointer)(kernelParams), len(ps))
-	for i, p := range ps {
-		if argv[i] != nil {
-			copy(buf[p.offset:p.offset+p.size], unsafe.Slice((*byte)(argv[i]), p.size))
+	if kernelParams == nil {
+		return nil, errInvalidValue
+	}
+	r := guardedRead(func() cuResult {
+		for i, p := range ps {
+			arg := *(*unsafe.Pointer)(unsafe.Add(kernelParams, i*int(unsafe.Sizeof(kernelParams))))
+			if arg == nil {
+				return errInvalidValue
+			}
+			copy(buf[p.offset:p.offset+p.size], unsafe.Slice((*byte)(arg), p.size))
 		}
+		return success
+	})
+	if r != success {
+		return nil, r
 	}
-	return buf
+	return buf, success
+}
+
+// guardedRead runs read, which reads memory a caller of the driver
+// handed it (kernelParams, extra, what they point to), and answers
+// CUDA_ERROR_INVALID_VALUE where that memory is not mapped: the fault
+// panics on this goroutine (debug.SetPanicOnFault; a null or small
+// address panics anyway) and is recovered, where it would otherwise end
+// the process from inside a driver call.
+func guardedRead(read func() cuResult) (r cuResult) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			r = errInvalidValue
+		}
+	}()
+	return read()
 }
 
 // The markers of cuLaunchKernel's extra array (cuda.h).
@@ -210,8 +248,21 @@ const maxExtraEntries = 64
 // marker or a missing buffer is CUDA_ERROR_INVALID_VALUE: the
 // documentation says only that the pointer without the size "will have
 // no effect", so refusing what a kernel would read past is a guess, the
-// strict one.
-func extraParams(ps []param, extra unsafe.Pointer) ([]byte, cuResult) {
+// strict one. An array, a size or a buffer in memory not mapped is
+// CUDA_ERROR_INVALID_VALUE too (guardedRead).
+func extraParams(ps []param, extra unsafe.Pointer) (buf []byte, r cuResult) {
+	r = guardedRead(func() cuResult {
+		buf, r = readExtra(ps, extra)
+		return r
+	})
+	if r != success {
+		return nil, r
+	}
+	return buf, success
+}
+
+// readExtra is extraParams, unguarded.
+func readExtra(ps []param, extra unsafe.Pointer) ([]byte, cuResult) {
 	want := 0
 	for _, p := range ps {
 		want = max(want, p.offset+p.size)
