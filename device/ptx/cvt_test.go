@@ -40,8 +40,15 @@ func runInsn(t *testing.T, c insnCase) (uint64, error) {
 	for i, st := range c.st {
 		fmt.Fprintf(&src, "\tld.global.%s %s, [%%rd1+%d];\n", bitType(st), names[i], 8+8*i)
 	}
-	fmt.Fprintf(&src, "\t%s;\n\tst.global.%s [%%rd1], %%d;\n\tret;\n}\n", c.insn, bitType(c.dt))
+	end := ";"
+	if strings.HasSuffix(c.insn, "}") {
+		end = ""
+	}
+	fmt.Fprintf(&src, "\t%s%s\n\tst.global.%s [%%rd1], %%d;\n\tret;\n}\n", c.insn, end, bitType(c.dt))
 	text := src.String()
+	if testing.Verbose() {
+		t.Log(text)
+	}
 	m, err := Parse(text)
 	if err != nil {
 		return 0, err
