@@ -160,10 +160,13 @@ func refHalf(x *big.Float, mant uint, bias int) uint16 {
 }
 
 // refHalfToBig is a half-precision value as a big.Float (exactly), NaN
-// and infinities excepted.
+// excepted.
 func refHalfToBig(h uint16, mant uint, bias int) *big.Float {
 	e := int(h>>mant) & (2*bias + 1)
 	m := int64(h) & (1<<mant - 1)
+	if e == 2*bias+1 && m == 0 {
+		return new(big.Float).SetInf(h&0x8000 != 0)
+	}
 	if e != 0 {
 		m |= 1 << mant
 	} else {
