@@ -427,7 +427,7 @@ func (b *builder) decodeHalf(ri rawInst, in inst, m mods, base string) (inst, bo
 		out, err := b.decodeCvt(ri, in, m)
 		return out, true, err
 	case "set":
-		if len(m.types) == 2 && isHalf(m.types[1]) {
+		if len(m.types) == 2 && (isHalf(m.types[0]) || isHalf(m.types[1])) {
 			out, err := b.decodeHalfSet(ri, in, m)
 			return out, true, err
 		}
@@ -446,6 +446,9 @@ func (b *builder) decodeHalfSet(ri rawInst, in inst, m mods) (inst, error) {
 	dt, st := m.types[0], m.types[1]
 	if m.bop != "" {
 		return in, errf(ri.line, "%s: set with a predicate operand is not supported", ri.opcode)
+	}
+	if !isHalf(st) {
+		return in, errf(ri.line, "%s: set to a half-precision result of a .%s comparison is not supported", ri.opcode, typName(st))
 	}
 	f := halfFmtOf(st)
 	if f == fmtBF16 && m.ftz {
