@@ -132,7 +132,7 @@ func wrap64(m mods, n int, g func(a, b, c float64) float64) aluFns {
 //go:norace
 func floatFunc(base string, m mods, t typ) (fn aluFns, n int, ok bool, err error) {
 	if t != tF32 && t != tF64 {
-		return fn, 0, true, fmt.Errorf(".%s arithmetic is not supported", typName(t))
+		return halfFunc(base, m, t)
 	}
 	mode := m.rnd
 	if mode == rnDefault {

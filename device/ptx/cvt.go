@@ -4,19 +4,42 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strings"
 )
+
+// cvtOpts are what cvt's lane function needs beyond its modifiers.
+type cvtOpts struct {
+	relu, satFinite bool
+	regBits         uint // the destination register's width, for sign extension
+}
 
 // cvtFunc returns cvt's lane function: m.types is (destination, source).
 //
 //go:norace
 func cvtFunc(m mods) (fn aluFns, n int, ok bool, err error) {
+	o := cvtOpts{satFinite: m.sat && m.other["satfinite"], relu: m.other["relu"]}
+	return cvtFuncOpts(m, o)
+}
+
+//go:norace
+func cvtFuncOpts(m mods, o cvtOpts) (fn aluFns, n int, ok bool, err error) {
 	if len(m.types) != 2 {
 		return fn, 0, true, fmt.Errorf("cvt needs two types")
 	}
 	dt, st := m.types[0], m.types[1]
+	if dt == tF16x2 || dt == tBF16x2 || st == tF16x2 || st == tBF16x2 {
+		return fn, 0, true, fmt.Errorf("packed cvt takes two .f32 sources: cvt.rn.%s.f32 d, a, b", typName(dt))
+	}
 	fn.srcT = st
 	mode := m.rnd
-	ftz, sat := m.ftz, m.sat
+	ftz, sat := m.ftz, m.sat && !o.satFinite
+	dHalf := dt == tF16 || dt == tBF16
+	if (o.relu || o.satFinite) && !dHalf {
+		return fn, 0, true, fmt.Errorf(".relu and .satfinite need an .f16 or .bf16 destination")
+	}
+	if sat && dt == tBF16 {
+		return fn, 0, true, fmt.Errorf(".sat is not defined for a .bf16 destination (.satfinite is)")
+	}
 	readF := func(v uint64) float64 {
 		switch st {
 		case tF32:
@@ -28,11 +51,31 @@ func cvtFunc(m mods) (fn aluFns, n int, ok bool, err error) {
 		case tF64:
 			return f64of(v)
 		case tF16:
-			return float64(f16ToF32(uint16(v)))
+			return fmtF16.toF64(uint16(v))
 		case tBF16:
-			return float64(math.Float32frombits(uint32(uint16(v)) << 16))
+			return fmtBF16.toF64(uint16(v))
 		}
 		return 0
+	}
+	// toHalf rounds x + (tiny of sign e) once to the half destination and
+	// applies .sat, .relu and .satfinite.
+	var hf halfFmt
+	if dHalf {
+		hf = halfFmtOf(dt)
+	}
+	relu, satFin := o.relu, o.satFinite
+	toHalf := func(x float64, e int, md uint8) uint64 {
+		h := hf.round(x, e, md)
+		if sat {
+			h = hf.sat(h)
+		}
+		if satFin {
+			h = hf.satFinite(h)
+		}
+		if relu {
+			h = hf.relu(h)
+		}
+		return uint64(h)
 	}
 	switch {
 	case !dt.float() && !st.float(): // integer to integer
@@ -49,19 +92,22 @@ func cvtFunc(m mods) (fn aluFns, n int, ok bool, err error) {
 		}
 		fn.f1 = func(a uint64) uint64 {
 			v := st.ext(a)
-			if iv := int64(v); (st.signed() || iv >= 0) && iv < 1<<53 && iv > -(1<<53) && (dt == tF32 || dt == tF64) {
+			if iv := int64(v); (st.signed() || iv >= 0) && iv < 1<<53 && iv > -(1<<53) {
 				x := float64(iv) // exact
-				if dt == tF32 {
+				switch dt {
+				case tF32:
 					f := roundF32(x, 0, mode)
 					if sat {
 						f = sat32(f)
 					}
 					return bitsOf32(f)
+				case tF64:
+					if sat {
+						x = sat64(x)
+					}
+					return bitsOf64(x)
 				}
-				if sat {
-					x = sat64(x)
-				}
-				return bitsOf64(x)
+				return toHalf(x, 0, mode)
 			}
 			z := new(big.Float)
 			if st.signed() {
@@ -83,19 +129,21 @@ func cvtFunc(m mods) (fn aluFns, n int, ok bool, err error) {
 					x = sat64(x)
 				}
 				return bitsOf64(x)
-			case tF16:
-				x, _ := z.Float64()
-				return uint64(f32ToF16(float32(x), mode))
 			}
-			return 0
+			x, _ := z.Float64()
+			return toHalf(x, bigErrSign(z, x), mode)
 		}
-	case !dt.float() && st.float(): // float to integer: round, saturate, NaN -> 0
+	case !dt.float() && st.float(): // float to integer: round, saturate, NaN as the ISA says
 		if !m.intRnd {
 			return fn, 0, true, fmt.Errorf("cvt from float to integer needs .rni, .rzi, .rmi or .rpi")
 		}
+		nanBits := floatToIntNaN(st, dt)
 		fn.f1 = func(a uint64) uint64 {
-			x := roundInt(readF(a), mode)
-			return floatToInt(x, dt)
+			x := readF(a)
+			if x != x {
+				return nanBits
+			}
+			return floatToInt(roundInt(x, mode), dt)
 		}
 	default: // float to float
 		fn.f1 = func(a uint64) uint64 {
@@ -127,21 +175,102 @@ func cvtFunc(m mods) (fn aluFns, n int, ok bool, err error) {
 					x = sat64(x)
 				}
 				return bitsOf64(x)
-			case tF16:
-				return uint64(f32ToF16(float32(x), mode))
-			case tBF16:
-				b := math.Float32bits(float32(x))
-				if x != x {
-					return 0x7fff
-				}
-				// round to nearest even on the upper half
-				b += 0x7fff + (b>>16)&1
-				return uint64(b >> 16)
 			}
-			return 0
+			// to .f16 or .bf16: rounded once, from the source's own value
+			return toHalf(x, 0, mode)
+		}
+	}
+	if dt.signed() && o.regBits > dt.bits() {
+		// "The result of conversion is sign-extended to the destination
+		// register width for signed integers"
+		f, w := fn.f1, o.regBits
+		sh := 64 - dt.bits()
+		fn.f1 = func(a uint64) uint64 {
+			v := uint64(int64(f(a)<<sh) >> sh)
+			if w < 64 {
+				v &= 1<<w - 1
+			}
+			return v
 		}
 	}
 	return fn, 1, true, nil
+}
+
+// floatToIntNaN is what a NaN converts to: "Zero if source is not .f64
+// and destination is not .s64, .u64. Otherwise 1 << (BitWidth(dst) - 1)".
+//
+//go:norace
+func floatToIntNaN(st, dt typ) uint64 {
+	if st != tF64 && dt.bits() != 64 {
+		return 0
+	}
+	return uint64(1) << (dt.bits() - 1)
+}
+
+// cvtParts reports the modifiers of cvt's opcode that parseMods folds or keeps apart.
+func cvtParts(opcode string) (satFinite, relu, rs bool) {
+	for _, p := range strings.Split(opcode, ".")[1:] {
+		switch p {
+		case "satfinite":
+			satFinite = true
+		case "relu":
+			relu = true
+		case "rs", "rna":
+			rs = true
+		}
+	}
+	return
+}
+
+// decodeCvt decodes cvt: the scalar forms through cvtFuncOpts (with the
+// destination register's width, as signed results are sign-extended to
+// it), and the packed forms cvt.frnd2{.relu}{.satfinite}.{f16x2,bf16x2}.f32
+// d, a, b: "the value converted from input a is stored in the upper half
+// of d and the value converted from input b is stored in the lower half".
+func (b *builder) decodeCvt(ri rawInst, in inst, m mods) (inst, error) {
+	if len(m.types) != 2 {
+		return in, errf(ri.line, "%s: cvt needs a destination and a source type", ri.opcode)
+	}
+	satFin, relu, rs := cvtParts(ri.opcode)
+	if rs {
+		return in, errf(ri.line, "%s: .rs and .rna rounding are not supported", ri.opcode)
+	}
+	dt, st := m.types[0], m.types[1]
+	if dt == tF16x2 || dt == tBF16x2 {
+		if st != tF32 {
+			return in, errf(ri.line, "%s: packed cvt converts two .f32 sources", ri.opcode)
+		}
+		if m.rnd != rnNear && m.rnd != rnZero || m.intRnd {
+			return in, errf(ri.line, "%s: packed cvt needs .rn or .rz", ri.opcode)
+		}
+		if m.sat && !satFin || m.ftz {
+			return in, errf(ri.line, "%s: packed cvt takes .relu and .satfinite only", ri.opcode)
+		}
+		m1 := m
+		m1.types = []typ{tF16, tF32}
+		if dt == tBF16x2 {
+			m1.types[0] = tBF16
+		}
+		one, _, _, err := cvtFuncOpts(m1, cvtOpts{relu: relu, satFinite: satFin})
+		if err != nil {
+			return in, errf(ri.line, "%s: %v", ri.opcode, err)
+		}
+		g := one.f1
+		in.f2 = func(a, b uint64) uint64 { return g(a)<<16 | g(b) }
+		return b.aluT(ri, in, 2, tF32, tNone)
+	}
+	o := cvtOpts{relu: relu, satFinite: satFin}
+	if len(ri.ops) > 0 && ri.ops[0].kind == roName {
+		if _, rt, ok := b.reg(ri.ops[0].name); ok && rt != tPred {
+			o.regBits = rt.bits()
+		}
+	}
+	fn, n, _, err := cvtFuncOpts(m, o)
+	if err != nil {
+		return in, errf(ri.line, "%s: %v", ri.opcode, err)
+	}
+	in.f1 = fn.f1
+	return b.aluT(ri, in, n, fn.srcT, tNone)
 }
 
 // bigErrSign is the sign of z - x.
@@ -164,7 +293,8 @@ func roundInt(x float64, mode uint8) float64 {
 	return math.RoundToEven(x)
 }
 
-// floatToInt converts an integral float to t, saturating; NaN gives 0.
+// floatToInt converts an integral float to t, saturating (a NaN gives 0:
+// the callers give floatToIntNaN).
 //
 //go:norace
 func floatToInt(x float64, t typ) uint64 {
@@ -226,73 +356,9 @@ func satInt(v uint64, signed bool, t typ) uint64 {
 // f32ToF16 converts to IEEE half precision in mode (nearest even by default).
 //
 //go:norace
-func f32ToF16(f float32, mode uint8) uint16 {
-	x := float64(f)
-	sign := uint16(0)
-	if math.Signbit(x) {
-		sign, x = 0x8000, -x
-	}
-	switch {
-	case x != x:
-		return 0x7fff
-	case math.IsInf(x, 0):
-		return sign | 0x7c00
-	}
-	// scale to an integer count of the result's units
-	e := math.Ilogb(x)
-	if x == 0 {
-		return sign
-	}
-	if e < -14 {
-		e = -14
-	}
-	unit := math.Ldexp(1, e-10)
-	q := x / unit // exact: x has 24 bits
-	var r float64
-	switch {
-	case mode == rnZero, mode == rnDown && sign == 0, mode == rnUp && sign != 0:
-		r = math.Floor(q)
-	case mode == rnUp && sign == 0, mode == rnDown && sign != 0:
-		r = math.Ceil(q)
-	default:
-		r = math.RoundToEven(q)
-	}
-	v := r * unit
-	if v >= 65520 || v > 65504 {
-		if mode == rnNear || mode == rnDefault || r > 0 && (mode == rnUp && sign == 0 || mode == rnDown && sign != 0) {
-			return sign | 0x7c00
-		}
-		return sign | 0x7bff
-	}
-	if v == 0 {
-		return sign
-	}
-	ev := math.Ilogb(v)
-	if ev < -14 { // subnormal
-		return sign | uint16(math.Ldexp(v, 24))
-	}
-	mant := uint16(math.Ldexp(v, -ev+10)) & 0x3ff
-	return sign | uint16(ev+15)<<10 | mant
-}
+func f32ToF16(f float32, mode uint8) uint16 { return fmtF16.round(float64(f), 0, mode) }
 
 // f16ToF32 converts IEEE half precision to f32 (exactly).
 //
 //go:norace
-func f16ToF32(h uint16) float32 {
-	sign := 1.0
-	if h&0x8000 != 0 {
-		sign = -1
-	}
-	e := int(h>>10) & 0x1f
-	m := float64(h & 0x3ff)
-	switch e {
-	case 0:
-		return float32(sign * math.Ldexp(m, -24))
-	case 31:
-		if m != 0 {
-			return float32(math.NaN())
-		}
-		return float32(sign * math.Inf(1))
-	}
-	return float32(sign * math.Ldexp(1024+m, e-25))
-}
+func f16ToF32(h uint16) float32 { return float32(fmtF16.toF64(h)) }

@@ -295,6 +295,9 @@ func (b *builder) decode(ri rawInst) (inst, error) {
 		t = m.types[0]
 	}
 	in.t = t
+	if out, done, err := b.decodeHalf(ri, in, m, base); done {
+		return out, err
+	}
 	switch base {
 	case "bra", "brx":
 		if base == "brx" {

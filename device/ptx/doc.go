@@ -19,8 +19,9 @@
 // functions it calls into one program. An instruction the interpreter
 // does not support is refused here, with its line, never run wrongly.
 // Refused: textures and surfaces (tex, tld4, suld, sust, ...), brx.idx,
-// indirect calls and function pointers, set with a predicate operand, prmt's special modes, vector registers, f16/bf16 arithmetic
-// (cvt to and from .f16 and .bf16 is supported), mad.f32 without a
+// indirect calls and function pointers, set with a predicate operand, prmt's special modes, vector registers, half-precision
+// ex2/tanh and the .oob modifier, cvt with .rs or .rna rounding and to
+// fp8/fp6/fp4/tf32 formats, mad.f32 without a
 // rounding mode, atomics on f16/bf16/128-bit values and float atomic
 // min/max, matrix and asynchronous-copy instructions (mma, wmma, ldmatrix,
 // cp.async), match/redux/elect, mbarrier, clusters, and 32-bit addressing.
@@ -64,10 +65,38 @@
 // sub, mul, fma, div, sqrt and rcp in .rn, .rz, .rm and .rp (computed in
 // float64 with error-free transformations, math/big for f64 fma in directed
 // modes), .ftz and .sat, canonical NaNs, PTX's min/max NaN rules, cvt in
-// every rounding mode with saturation (NaN to 0). Integer division by zero
+// every rounding mode with saturation. Integer division by zero
 // gives what NVIDIA GPUs give: all ones for a quotient, the dividend for a
 // remainder. Directed-rounding f64 mul and div results in the subnormal
 // range are computed with math/big; f64 add is exact there too.
+//
+// Half precision (.f16, .bf16, and .f16x2, .bf16x2 packed two to a
+// register, element 0 in bits 0..15), as cuda_fp16.h and cuda_bf16.h
+// emit it for sm_70 to sm_90: add, sub, mul and fma (.rn; .ftz and .sat
+// for .f16; .relu for fma), neg, abs, min and max (.NaN, .ftz,
+// .xorsign.abs), set and setp (p|q for the packed types: p from the low
+// halves), mov, ld and st of 16-bit registers. Each result is computed
+// exactly (float64 with the sign of its error) and rounded once to
+// nearest even; the interpreter accepts the bf16 forms on any target
+// (the ISA wants sm_80 for fma.bf16, sm_90 for add/sub/mul.bf16).
+//
+// cvt follows the ISA's cvt page: every rounding mode to and from .f16 and
+// .bf16 (integers and f64 included) rounds once from the source's own
+// value; .sat (range [0, 1], NaN to +0), .relu (negative to +0) and
+// .satfinite (infinity to the largest finite value of its sign) on f16
+// and bf16 destinations; cvt.frnd2{.relu}{.satfinite}.{f16x2,bf16x2}.f32
+// d, a, b puts a's conversion in the upper half; signed integer results
+// are sign-extended to the destination register's width, others
+// zero-extended; float-to-integer conversions saturate, and a NaN gives
+// 0, or 1 << (width-1) when the source is .f64 or the destination 64 bits
+// wide, as the ISA's table says.
+//
+// Where the ISA leaves the answer open the interpreter chose: a NaN result
+// of half-precision arithmetic and conversion is the canonical 0x7fff
+// ("Half-precision instructions return an unspecified NaN"; .relu's
+// canonical NaN is 0x7fff on GPUs); neg and abs flip or clear the sign bit
+// of a NaN too; .relu clamps -0.0 to +0.0; cvt.f32.bf16 of a NaN (an
+// "unspecified NaN") gives the canonical f32 NaN.
 //
 // The .approx operations are computed as the correctly rounded (or Go math
 // library) value of the exact function, within the PTX ISA's bounds:
