@@ -290,6 +290,9 @@ func (b *builder) decode(ri rawInst) (inst, error) {
 	if err != nil {
 		return in, err
 	}
+	if err := b.validate(ri, base, parts[1:], m); err != nil {
+		return in, err
+	}
 	t := tNone
 	if len(m.types) > 0 {
 		t = m.types[0]
@@ -336,6 +339,20 @@ func (b *builder) decode(ri rawInst) (inst, error) {
 		return b.decodeShfl(ri, in, m, parts)
 	case "vote":
 		return b.decodeVote(ri, in, m, parts)
+	case "match":
+		return b.decodeMatch(ri, in, m)
+	case "redux":
+		return b.decodeRedux(ri, in, m, parts)
+	case "isspacep":
+		return b.decodeIsspacep(ri, in, parts)
+	case "lop3":
+		return b.decodeLop3(ri, in, m)
+	case "fns":
+		return b.decodeFns(ri, in, m)
+	case "set":
+		if len(ri.ops) == 4 {
+			return b.decodeSetBool(ri, in, m)
+		}
 	case "ld", "ldu":
 		return b.decodeLd(ri, in, m)
 	case "st":
@@ -918,6 +935,7 @@ func (b *builder) decodeAtom(ri rawInst, in inst, m mods, ret bool, parts []stri
 	switch {
 	case t.float() && !(k == atAdd || k == atExch || k == atMin || k == atMax):
 		return in, unsupported(ri)
+	case k == atCas && t == tB16: // atom.cas.b16 (sm_70)
 	case t == tF16 || t == tBF16 || t == tF16x2 || t == tBF16x2 || t.size() < 4 || t.size() > 8 || t == tB128:
 		return in, unsupported(ri)
 	case (k == atMin || k == atMax) && t.float():
