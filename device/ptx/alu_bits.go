@@ -225,3 +225,23 @@ func (b *builder) decodeIsspacep(ri rawInst, in inst, parts []string) (inst, err
 	}
 	return b.alu(ri, in, 1, tU64)
 }
+
+// minmaxXorsignAbs is min.xorsign.abs.f32 and max.xorsign.abs.f32 as the
+// ISA's semantics give them: the min (max) of |a| and |b|, with the sign
+// bit the XOR of a's and b's unless the result is NaN.
+//
+//go:norace
+func minmaxXorsignAbs(m mods, isMax bool) aluFns {
+	nan := m.other["NaN"]
+	return wrap32(m, 2, func(a, b, _ float32) float32 {
+		neg := math.Signbit(float64(a)) != math.Signbit(float64(b))
+		d := minmax(math.Abs(float64(a)), math.Abs(float64(b)), isMax, nan)
+		if d != d {
+			return float32(d)
+		}
+		if neg {
+			d = -d
+		}
+		return float32(d)
+	})
+}

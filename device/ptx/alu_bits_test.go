@@ -321,3 +321,38 @@ func TestAtomCasB16(t *testing.T) {
 		}
 	}
 }
+
+// TestMinMaxXorsignAbs checks min and max .xorsign.abs.f32 against the
+// ISA's semantics: "if (.xorsign && !isPresent(c)) { xorsign =
+// getSignBit(a) ^ getSignBit(b); } if (.abs) { a = |a|; b = |b|; } d =
+// two_inputs_min(d, a, b) ... if (.xorsign && !isPresent(c) && !isNaN(d))
+// { setSignBit(d, xorsign); }", and "If values of both inputs are 0.0,
+// then +0.0 > -0.0".
+func TestMinMaxXorsignAbs(t *testing.T) {
+	const sm86 = ".version 7.8\n.target sm_86\n.address_size 64\n"
+	const qnan, canon = 0x7fc00001, 0x7fffffff
+	f := func(x float32) uint32 { return math.Float32bits(x) }
+	cases := []struct {
+		op   string
+		a, b uint32
+		want uint32
+	}{
+		{"min.xorsign.abs.f32", f(-2), f(3), f(-2)},
+		{"max.xorsign.abs.f32", f(-2), f(3), f(-3)},
+		{"min.xorsign.abs.f32", f(-2), f(-3), f(2)},
+		{"max.xorsign.abs.f32", f(-2), f(-3), f(3)},
+		{"min.xorsign.abs.f32", f(5), f(0.5), f(0.5)},
+		{"min.xorsign.abs.f32", 0x80000000, 0, 0x80000000},        // |-0| = |+0|: +0, sign 1^0
+		{"max.xorsign.abs.f32", 0x80000000, 0x80000000, 0},        // sign 1^1
+		{"min.xorsign.abs.f32", qnan, f(-3), f(-3)},               // min_num ignores the NaN; sign 0^1
+		{"min.NaN.xorsign.abs.f32", qnan, f(-3), canon},           // NaN: no sign set
+		{"max.xorsign.abs.f32", qnan | 1<<31, qnan, canon},        // both NaN
+		{"max.ftz.xorsign.abs.f32", 0x80000001, f(0), 0x80000000}, // -subnormal flushed to -0
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s %#x %#x", tc.op, tc.a, tc.b), func(t *testing.T) {
+			body := fmt.Sprintf("mov.b32 %%f1, %d; mov.b32 %%f2, %d;\n\t%s %%f3, %%f1, %%f2;\n\tmov.b32 %%r9, %%f3;", tc.a, tc.b, tc.op)
+			require.Equal(t, tc.want, runLanes(t, sm86, "", body, 1)[0], "%#08x", tc.want)
+		})
+	}
+}

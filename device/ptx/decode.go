@@ -422,6 +422,11 @@ func (b *builder) decode(ri rawInst) (inst, error) {
 	if t == tNone {
 		return in, unsupported(ri)
 	}
+	if (base == "min" || base == "max") && m.other["xorsign"] {
+		fn := minmaxXorsignAbs(m, base == "max")
+		in.f2 = fn.f2
+		return b.alu(ri, in, 2, t)
+	}
 	if fn, n, ok, err := aluFunc(base, m, t); ok || err != nil {
 		if err != nil {
 			return in, errf(ri.line, "%s: %v", ri.opcode, err)

@@ -332,6 +332,10 @@ func checkForm(base string, parts []string, m mods) error {
 			return fmt.Errorf("needs a comparison")
 		}
 	case "cvt":
+		if has("relu") {
+			// lift this when cvt clamps negative results to 0 for .relu
+			return fmt.Errorf(".relu is not supported")
+		}
 		if len(m.types) == 2 {
 			dt, st := m.types[0], m.types[1]
 			dF, sF := dt.float() || dt == tF16x2 || dt == tBF16x2, st.float()
