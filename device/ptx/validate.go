@@ -105,6 +105,12 @@ var validMods = map[string]string{
 	"testp":    "finite infinite number notanumber normal subnormal",
 }
 
+// unsupportedMods are modifiers of the ISA the interpreter does not run
+// on the instructions that take them (a cache-policy operand, cluster
+// state spaces, vectors of eight).
+var unsupportedMods = map[string]bool{"L2::cache_hint": true, "shared::cta": true, "shared::cluster": true,
+	"v8": true, "unified": true, "multimem": true, "async": true, "bulk": true}
+
 // validModSets and knownMods are validMods as sets, and every modifier
 // any instruction takes.
 var validModSets, knownMods = func() (map[string]map[string]bool, map[string]bool) {
@@ -177,6 +183,9 @@ func (b *builder) validate(ri rawInst, base string, parts []string, m mods) erro
 		for _, p := range parts {
 			if _, isType := typNames[p]; isType || set[p] {
 				continue
+			}
+			if unsupportedMods[p] {
+				return errf(ri.line, "%s: .%s is not supported on %s", ri.opcode, p, base)
 			}
 			if !knownMods[p] && !ignoredMods[p] {
 				return errf(ri.line, "%s: unknown modifier .%s", ri.opcode, p)

@@ -34,6 +34,8 @@ func TestInvalidPTXRefused(t *testing.T) {
 		// modifiers: the ISA's syntax lists each instruction's
 		{"unknown modifier", sm70, "add.rn.bogus.f32 %f1, %f2, %f3;", "unknown modifier .bogus"},
 		{"unknown modifier on an integer op", sm70, "and.wide.b32 %r1, %r2, %r3;", ".wide does not apply to and"},
+		{"cache policy operand", sm80, "ld.global.L2::cache_hint.u32 %r1, [%rd1], %rd2;", ".L2::cache_hint is not supported on ld"},
+		{"ld.shared::cta", sm80, "ld.shared::cta.u32 %r1, [%rd1];", ".shared::cta is not supported on ld"},
 		{"shuffle mode on vote", sm70, "vote.sync.bfly.pred %p1, %p2, -1;", ".bfly does not apply to vote"},
 		// "add{.rnd}.f64": no .ftz, no .sat
 		{".ftz on add.f64", sm70, "add.ftz.f64 %fd1, %fd2, %fd3;", ".ftz needs .f32"},
