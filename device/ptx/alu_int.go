@@ -96,7 +96,11 @@ func intFunc(base string, m mods, t typ) (fn aluFns, n int, ok bool, err error) 
 			return fn, 2, true, nil
 		}
 		if m.sat {
-			return fn, 0, true, fmt.Errorf("mad.sat is not supported")
+			if !hi || t != tS32 {
+				return fn, 0, true, fmt.Errorf(".sat needs mad.hi.s32")
+			}
+			fn.f3 = madHiSat
+			return fn, 3, true, nil
 		}
 		if wide {
 			fn.f3 = func(a, b, c uint64) uint64 { return f(a, b) + c }
@@ -305,11 +309,9 @@ func intFunc(base string, m mods, t typ) (fn aluFns, n int, ok bool, err error) 
 		}
 		return fn, 4, true, nil
 	case "prmt":
-		for k := range m.other {
-			switch k {
-			case "f4e", "b4e", "rc8", "ecl", "ecr", "rc16":
-				return fn, 0, true, fmt.Errorf("prmt.%s is not supported", k)
-			}
+		if f, ok := prmtModeFunc(m); ok {
+			fn.f3 = f
+			return fn, 3, true, nil
 		}
 		fn.f3 = func(a, b, c uint64) uint64 {
 			src := uint64(uint32(a)) | uint64(uint32(b))<<32

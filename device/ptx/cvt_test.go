@@ -24,12 +24,16 @@ type insnCase struct {
 	err  string // a refusal at load time: a part of its message
 }
 
+// ptxHeader90 is the header of runInsn's kernels: sm_90, so that every
+// form the cases try (.relu, .NaN, .xorsign, bf16 arithmetic) is allowed.
+const ptxHeader90 = ".version 7.8\n.target sm_90\n.address_size 64\n"
+
 // runInsn parses and runs c's instruction in one thread and returns the
 // destination register's bits, or the error Parse gave.
 func runInsn(t *testing.T, c insnCase) (uint64, error) {
 	t.Helper()
 	var src strings.Builder
-	src.WriteString(ptxHeader)
+	src.WriteString(ptxHeader90)
 	src.WriteString(".visible .entry k(.param .u64 out)\n{\n\t.reg .b64 %rd1;\n\t.reg .pred %p, %q;\n")
 	fmt.Fprintf(&src, "\t.reg .%s %%d;\n", c.dt)
 	names := []string{"%a", "%b", "%c"}

@@ -290,6 +290,9 @@ func (b *builder) decode(ri rawInst) (inst, error) {
 	if err != nil {
 		return in, err
 	}
+	if err := b.validate(ri, base, parts[1:], m); err != nil {
+		return in, err
+	}
 	t := tNone
 	if len(m.types) > 0 {
 		t = m.types[0]
@@ -339,6 +342,20 @@ func (b *builder) decode(ri rawInst) (inst, error) {
 		return b.decodeShfl(ri, in, m, parts)
 	case "vote":
 		return b.decodeVote(ri, in, m, parts)
+	case "match":
+		return b.decodeMatch(ri, in, m)
+	case "redux":
+		return b.decodeRedux(ri, in, m, parts)
+	case "isspacep":
+		return b.decodeIsspacep(ri, in, parts)
+	case "lop3":
+		return b.decodeLop3(ri, in, m)
+	case "fns":
+		return b.decodeFns(ri, in, m)
+	case "set":
+		if len(ri.ops) == 4 {
+			return b.decodeSetBool(ri, in, m)
+		}
 	case "ld", "ldu":
 		return b.decodeLd(ri, in, m)
 	case "st":
@@ -407,6 +424,11 @@ func (b *builder) decode(ri rawInst) (inst, error) {
 	}
 	if t == tNone {
 		return in, unsupported(ri)
+	}
+	if (base == "min" || base == "max") && m.other["xorsign"] && t == tF32 { // the half types' is halfFunc's
+		fn := minmaxXorsignAbs(m, base == "max")
+		in.f2 = fn.f2
+		return b.alu(ri, in, 2, t)
 	}
 	if fn, n, ok, err := aluFunc(base, m, t); ok || err != nil {
 		if err != nil {
@@ -921,6 +943,7 @@ func (b *builder) decodeAtom(ri rawInst, in inst, m mods, ret bool, parts []stri
 	switch {
 	case t.float() && !(k == atAdd || k == atExch || k == atMin || k == atMax):
 		return in, unsupported(ri)
+	case k == atCas && t == tB16: // atom.cas.b16 (sm_70)
 	case t == tF16 || t == tBF16 || t == tF16x2 || t == tBF16x2 || t.size() < 4 || t.size() > 8 || t == tB128:
 		return in, unsupported(ri)
 	case (k == atMin || k == atMax) && t.float():

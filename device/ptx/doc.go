@@ -19,12 +19,36 @@
 // functions it calls into one program. An instruction the interpreter
 // does not support is refused here, with its line, never run wrongly.
 // Refused: textures and surfaces (tex, tld4, suld, sust, ...), brx.idx,
-// indirect calls and function pointers, set with a predicate operand, prmt's special modes, vector registers, half-precision
+// indirect calls and function pointers, vector registers, half-precision
 // ex2/tanh and the .oob modifier, cvt with .rs or .rna rounding and to
-// fp8/fp6/fp4/tf32 formats, mad.f32 without a
-// rounding mode, atomics on f16/bf16/128-bit values and float atomic
-// min/max, matrix and asynchronous-copy instructions (mma, wmma, ldmatrix,
-// cp.async), match/redux/elect, mbarrier, clusters, and 32-bit addressing.
+// fp8/fp6/fp4/tf32 formats, mad.f32 without a rounding mode, atomics on f16/bf16/128-bit values (atom.cas.b16 aside)
+// and float atomic min/max, matrix and asynchronous-copy instructions (mma,
+// wmma, ldmatrix, cp.async), lop3 with a predicate result (.BoolOp),
+// redux.sync on .f32, elect, mbarrier, clusters, integer min/max .relu, and 32-bit addressing. Supported beyond the arithmetic:
+// isspacep (.const, .global, .local, .shared{::cta, ::cluster},
+// .param{::entry}; a kernel parameter's address is also .global, as the
+// ISA says, and so is a .const variable's), match.{any,all}.sync.{b32,b64}
+// (with the predicate), redux.sync.{add,min,max}.{u32,s32} and
+// .{and,or,xor}.b32, lop3.b32, prmt in the generic form and its six modes,
+// fns.b32, set with a predicate operand, mad.hi.sat.s32, min/max
+// .xorsign.abs.f32 and atom.cas.b16.
+//
+// Parse also refuses, naming the line, what ptxas refuses (validate.go):
+// a modifier the PTX ISA does not give the instruction (add.rn.bogus.f32,
+// .ftz or .sat on add.f64, .sat on add.u32, rounding on integer
+// arithmetic), forms the ISA's syntax lacks (fma, div.f64, mad.f64 and
+// sqrt/rcp without a rounding mode or .approx, sqrt.approx.f64, ex2 and
+// the other .approx functions without .approx or on .f64, .NaN on f64
+// min/max), integer rounding on cvt from an integer or between float types
+// of different sizes and float rounding on cvt to an integer, ordered
+// comparisons (lt, le, gt, ge, lo, ls, hi, hs) of bit-size types in setp
+// and set; and forms that need a later .target or .version than the
+// module's, from one table of the ISA's Target ISA Notes and PTX ISA Notes
+// (min/max .NaN and .relu need sm_80, .xorsign sm_86, redux.sync sm_80
+// and PTX 7.0, match.sync sm_70, activemask PTX 6.2, atom.cas.b16 PTX 6.3,
+// tanh sm_75, ...). A module without .target or .version is not checked
+// against them. Instructions that are no-ops here (membar, fence,
+// prefetch, ...) are not checked.
 //
 // Module variables (.global and .const, initialized or not) live in
 // memory the Module owns: their device address is that memory's host
@@ -39,7 +63,7 @@
 // counters; the warp runs the lanes with the least program counter (lanes
 // inside a call before lanes waiting after its call site), so divergent
 // paths reconverge where they meet, as on a GPU with an IPDOM stack.
-// shfl.sync, vote.sync and bar.warp.sync wait for the lanes of their
+// shfl.sync, vote.sync, match.sync, redux.sync and bar.warp.sync wait for the lanes of their
 // member mask that have not exited (lanes past the block's last thread
 // excepted: "all non-exited threads named in mask must execute the same
 // intrinsic", the Programming Guide says); member lanes that never arrive

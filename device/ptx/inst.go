@@ -29,6 +29,8 @@ const (
 	opActivemask
 	opTrap
 	opClock
+	opMatch // match.sync
+	opRedux // redux.sync
 )
 
 // inst flags

@@ -19,6 +19,9 @@ type Module struct {
 	gorder  []*global
 	shared  []*varDecl // module-level .shared variables
 	kernels map[string]*Kernel
+	// sm and ptxVersion are the module's .target (70 for sm_70) and
+	// .version (78 for 7.8); 0 when the module does not say.
+	sm, ptxVersion int
 }
 
 // maxGlobalBytes bounds a module variable, which the module allocates.

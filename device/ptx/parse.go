@@ -109,9 +109,9 @@ func (p *parser) parseModule() error {
 		t := p.peek()
 		switch {
 		case p.accept(".version"):
-			p.next()
+			p.m.ptxVersion = parseVersion(p.next().text)
 		case p.accept(".target"):
-			p.next()
+			p.m.sm = parseTarget(p.next().text)
 			for p.accept(",") {
 				p.next()
 			}
@@ -767,7 +767,7 @@ func (p *parser) parseOperand() (rawOp, error) {
 		return o, nil
 	case t.kind == tkIdent:
 		p.next()
-		if t.text == "_" {
+		if t.text == "_" && !p.is("|") {
 			o.kind = roSink
 			return o, nil
 		}
@@ -778,7 +778,7 @@ func (p *parser) parseOperand() (rawOp, error) {
 				return o, err
 			}
 			o.kind = roPair
-			o.elems = []rawOp{{kind: roName, name: t.text, line: t.line}, {kind: roName, name: n2.text, line: t.line}}
+			o.elems = []rawOp{pairElem(t.text, t.line), pairElem(n2.text, t.line)}
 		} else if p.accept("+") {
 			n, _, err := p.integer()
 			if err != nil {

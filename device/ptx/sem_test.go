@@ -6,6 +6,7 @@ import (
 	rand "github.com/cuarray/cuarray/internal/testrand"
 	"math"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,10 +14,17 @@ import (
 
 const ptxHeader = ".version 7.8\n.target sm_70\n.address_size 64\n"
 
-// runOne parses src and runs kernel name with one pointer parameter, out.
+// ptxHeader80 is the header of a module with sm_80 forms (max.NaN, redux.sync).
+const ptxHeader80 = ".version 7.8\n.target sm_80\n.address_size 64\n"
+
+// runOne parses src (after ptxHeader unless it has its own .version) and
+// runs kernel name with one pointer parameter, out.
 func runOne(t *testing.T, src, name string, grid, block [3]uint32, out []byte, noRace bool) (Stats, error) {
 	t.Helper()
-	m, err := Parse(ptxHeader + src)
+	if !strings.HasPrefix(src, ".version") {
+		src = ptxHeader + src
+	}
+	m, err := Parse(src)
 	require.NoError(t, err, "parse %s", name)
 	k, ok := m.Kernel(name)
 	require.True(t, ok)
@@ -36,7 +44,7 @@ func u32s(b []byte) []uint32 {
 }
 
 func TestIntegerAndConversionEdges(t *testing.T) {
-	src := `
+	src := ptxHeader80 + `
 .visible .entry sem(.param .u64 out)
 {
 	.reg .b32 %r<20>; .reg .b64 %rd<4>; .reg .f32 %f<8>;

@@ -304,7 +304,7 @@ func (x *exec) runWarp(w *warp) error {
 				x.schedule(w)
 				continue
 			}
-		case opWarpSync, opShfl, opVote:
+		case opWarpSync, opShfl, opVote, opMatch, opRedux:
 			if m == 0 {
 				break
 			}
@@ -349,10 +349,12 @@ func (x *exec) runWarp(w *warp) error {
 			}
 			x.warpOp(w, in, m)
 		case opActivemask:
+			// "activemask queries predicated-on active threads": the
+			// guard's lanes, which alone write d
 			for mm := m; mm != 0; mm &= mm - 1 {
 				l := bits.TrailingZeros32(mm)
 				if in.d[0] >= 0 {
-					r[int(in.d[0])*32+l] = uint64(w.mask)
+					r[int(in.d[0])*32+l] = uint64(m)
 				}
 			}
 		case opClock:
@@ -408,7 +410,7 @@ func (in *inst) memberArg() int {
 	switch in.op {
 	case opShfl:
 		return 3
-	case opVote:
+	case opVote, opMatch, opRedux:
 		return 1
 	}
 	return 0
@@ -421,6 +423,10 @@ func opName(in *inst) string {
 		return "shfl.sync"
 	case opVote:
 		return "vote.sync"
+	case opMatch:
+		return "match.sync"
+	case opRedux:
+		return "redux.sync"
 	}
 	return "bar.warp.sync"
 }
@@ -501,6 +507,8 @@ func (x *exec) release(id int8) {
 func (x *exec) warpOp(w *warp, in *inst, m uint32) {
 	r := w.r
 	switch in.op {
+	case opMatch, opRedux:
+		x.matchRedux(w, in, m)
 	case opShfl:
 		var src [32]uint64
 		copy(src[:], r[int(in.a[0])*32:int(in.a[0])*32+32])

@@ -1,0 +1,178 @@
+package ptx
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// loadOne parses a module whose kernel holds inst alone, after header;
+// it returns the line inst is on.
+func loadOne(header, inst string) (string, int) {
+	src := header + `.visible .entry k()
+{
+	.reg .b32 %r<8>; .reg .b64 %rd<8>; .reg .f32 %f<8>; .reg .f64 %fd<8>; .reg .pred %p<4>; .reg .b16 %rs<4>;
+	` + inst + `
+	ret;
+}
+`
+	return src, strings.Count(header, "\n") + 4
+}
+
+// TestInvalidPTXRefused: what ptxas refuses is refused at load, naming the
+// line, with what the ISA says of the form. Each row's reason quotes or
+// follows the ISA's syntax or Target ISA Notes.
+func TestInvalidPTXRefused(t *testing.T) {
+	const sm70, sm80, sm86 = ptxHeader, ptxHeader80, ".version 7.8\n.target sm_86\n.address_size 64\n"
+	const v60sm80 = ".version 6.0\n.target sm_80\n.address_size 64\n"
+	cases := []struct {
+		name, header, inst, err string
+	}{
+		// modifiers: the ISA's syntax lists each instruction's
+		{"unknown modifier", sm70, "add.rn.bogus.f32 %f1, %f2, %f3;", "unknown modifier .bogus"},
+		{"unknown modifier on an integer op", sm70, "and.wide.b32 %r1, %r2, %r3;", ".wide does not apply to and"},
+		{"cache policy operand", sm80, "ld.global.L2::cache_hint.u32 %r1, [%rd1], %rd2;", ".L2::cache_hint is not supported on ld"},
+		{"ld.shared::cta", sm80, "ld.shared::cta.u32 %r1, [%rd1];", ".shared::cta is not supported on ld"},
+		{"shuffle mode on vote", sm70, "vote.sync.bfly.pred %p1, %p2, -1;", ".bfly does not apply to vote"},
+		// "add{.rnd}.f64": no .ftz, no .sat
+		{".ftz on add.f64", sm70, "add.ftz.f64 %fd1, %fd2, %fd3;", ".ftz needs .f32"},
+		{".sat on add.f64", sm70, "add.sat.f64 %fd1, %fd2, %fd3;", ".sat needs .s32 or .f32"},
+		{".sat on fma.f64", sm70, "fma.rn.sat.f64 %fd1, %fd2, %fd3, %fd4;", ".sat needs .f32"},
+		{".ftz on mul.f64", sm70, "mul.rn.ftz.f64 %fd1, %fd2, %fd3;", ".ftz needs .f32"},
+		{".sat on add.u32", sm70, "add.sat.u32 %r1, %r2, %r3;", ".sat needs .s32 or .f32"},
+		{"rounding on an integer add", sm70, "add.rn.s32 %r1, %r2, %r3;", "rounding modifier needs a floating-point type"},
+		{".ftz on an integer min", sm70, "min.ftz.s32 %r1, %r2, %r3;", ".ftz needs .f32"},
+		{"mad.sat without .hi", sm70, "mad.lo.sat.s32 %r1, %r2, %r3, %r4;", ".sat needs .f32, or .hi with .s32"},
+		// "fma.rnd{.ftz}{.sat}.f32", "fma.rnd.f64": the rounding is required
+		{"fma.f32 without rounding", sm70, "fma.f32 %f1, %f2, %f3, %f4;", "fma needs a rounding modifier"},
+		{"mad.f64 without rounding", sm70, "mad.f64 %fd1, %fd2, %fd3, %fd4;", "mad.f64 needs a rounding modifier"},
+		{"div.f64 without rounding", sm70, "div.f64 %fd1, %fd2, %fd3;", "div.f64 needs a rounding modifier"},
+		{"div.approx.f64", sm70, "div.approx.f64 %fd1, %fd2, %fd3;", ".approx and .full need .f32"},
+		// "sqrt.approx{.ftz}.f32", "sqrt.rnd.f64": no sqrt.approx.f64
+		{"sqrt.approx.f64", sm70, "sqrt.approx.f64 %fd1, %fd2;", "sqrt.approx needs .f32"},
+		{"rcp.approx.f64 without .ftz", sm70, "rcp.approx.f64 %fd1, %fd2;", "rcp.approx needs .f32"},
+		{"sqrt.f32 without .approx or rounding", sm70, "sqrt.f32 %f1, %f2;", "sqrt needs .approx or a rounding modifier"},
+		{"ex2.f32 without .approx", sm70, "ex2.f32 %f1, %f2;", "ex2 needs .approx"},
+		{"sin.approx.f64", sm70, "sin.approx.f64 %fd1, %fd2;", "sin.approx needs .f32"},
+		// cvt: "Integer rounding is illegal in all other instances" (than
+		// float-to-integer and same-size float-to-float)
+		{"integer rounding int to float", sm70, "cvt.rni.f32.s32 %f1, %r1;", "integer rounding .rni of an integer source"},
+		{"integer rounding int to int", sm70, "cvt.rzi.s32.s16 %r1, %rs1;", "integer rounding .rzi of an integer source"},
+		{"integer rounding f64 to f32", sm70, "cvt.rni.f32.f64 %f1, %fd1;", "integer rounding .rni between floating-point types of different sizes"},
+		{"float rounding to an integer", sm70, "cvt.rn.s32.f32 %r1, %f1;", "floating-point rounding .rn to an integer type"},
+		// setp: ordered comparisons need a signed, unsigned or float type
+		{"setp.lt.b32", sm70, "setp.lt.b32 %p1, %r1, %r2;", "ordered comparison .lt of bit-size type .b32"},
+		{"setp.hs.b64", sm70, "setp.hs.b64 %p1, %rd1, %rd2;", "ordered comparison .hs of bit-size type .b64"},
+		{"set.gt.u32.b16", sm70, "set.gt.u32.b16 %r1, %rs1, %rs2;", "ordered comparison .gt of bit-size type .b16"},
+		{"setp.ftz.f64", sm70, "setp.lt.ftz.f64 %p1, %fd1, %fd2;", ".ftz needs .f32 operands"},
+		{"min.NaN.f64", sm80, "min.NaN.f64 %fd1, %fd2, %fd3;", ".NaN needs .f32"},
+		{"min.xorsign without .abs", sm86, "min.xorsign.f32 %f1, %f2, %f3;", ".xorsign needs .abs and .f32"},
+		// forms above the module's .target or .version
+		{"max.NaN on sm_70", sm70, "max.NaN.f32 %f1, %f2, %f3;", "max.NaN requires .target sm_80 or higher (the module's is sm_70)"},
+		{"min.NaN on sm_70", sm70, "min.NaN.f32 %f1, %f2, %f3;", "min.NaN requires .target sm_80"},
+		{"min.xorsign.abs on sm_80", sm80, "min.xorsign.abs.f32 %f1, %f2, %f3;", "min.xorsign requires .target sm_86 or higher (the module's is sm_80)"},
+		{"fma .relu on sm_70", sm70, "fma.rn.relu.f16 %rs1, %rs2, %rs3, %rs1;", "fma.relu requires .target sm_80"},
+		{"cvt .relu to a 32-bit float", sm80, "cvt.rn.relu.f32.f16 %f1, %rs1;", ".relu on cvt needs a .f16, .f16x2, .bf16 or .bf16x2 destination"},
+		{"redux.sync on sm_70", sm70, "redux.sync.add.u32 %r1, %r2, -1;", "redux requires .target sm_80"},
+		{"redux.sync in PTX 6.0", v60sm80, "redux.sync.add.u32 %r1, %r2, -1;", "redux requires .version 7.0 or higher (the module's is 6.0)"},
+		{"activemask in PTX 6.0", ".version 6.0\n.target sm_70\n", "activemask.b32 %r1;", "activemask requires .version 6.2"},
+		{"atom.cas.b16 in PTX 6.0", ".version 6.0\n.target sm_70\n", "atom.global.cas.b16 %rs1, [%rd1], %rs2, %rs3;", "atom.cas.b16 requires .version 6.3"},
+		{"tanh on sm_70", sm70, "tanh.approx.f32 %f1, %f2;", "tanh requires .target sm_75"},
+		{"isspacep.shared::cluster on sm_80", sm80, "isspacep.shared::cluster %p1, %rd1;", "isspacep.shared::cluster requires .target sm_90"},
+		// operands
+		{"lop3 immLut out of range", sm70, "lop3.b32 %r1, %r2, %r3, %r4, 256;", "immLut must be an integer constant from 0 to 255"},
+		{"lop3 immLut a register", sm70, "lop3.b32 %r1, %r2, %r3, %r4, %r5;", "immLut must be an integer constant"},
+		{"match.any with a predicate", sm70, "match.any.sync.b32 %r1|%p1, %r2, -1;", "only match.all has a predicate destination"},
+		{"redux.sync.add.b32", sm80, "redux.sync.add.b32 %r1, %r2, -1;", "take .u32 or .s32"},
+		{"redux.sync.and.u32", sm80, "redux.sync.and.u32 %r1, %r2, -1;", "take .b32"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src, line := loadOne(tc.header, tc.inst)
+			_, err := Parse(src)
+			require.Error(t, err, "%s loaded", tc.inst)
+			require.Contains(t, err.Error(), tc.err)
+			require.Contains(t, err.Error(), fmt.Sprintf("ptx: line %d: ", line), "the error names the instruction's line")
+		})
+	}
+}
+
+// TestLoadsAtItsTarget: the forms TestInvalidPTXRefused refuses load in the
+// form and at the target the ISA gives them.
+func TestLoadsAtItsTarget(t *testing.T) {
+	const sm70, sm80, sm86 = ptxHeader, ptxHeader80, ".version 7.8\n.target sm_86\n.address_size 64\n"
+	cases := []struct{ header, inst string }{
+		{sm70, "add.rn.f32 %f1, %f2, %f3;"},
+		{sm70, "add.rn.ftz.sat.f32 %f1, %f2, %f3;"},
+		{sm70, "add.rn.f64 %fd1, %fd2, %fd3;"},
+		{sm70, "add.f64 %fd1, %fd2, %fd3;"},
+		{sm70, "add.sat.s32 %r1, %r2, %r3;"},
+		{sm70, "fma.rn.f64 %fd1, %fd2, %fd3, %fd4;"},
+		{sm70, "mad.rn.f64 %fd1, %fd2, %fd3, %fd4;"},
+		{sm70, "mad.hi.sat.s32 %r1, %r2, %r3, %r4;"},
+		{sm70, "div.rn.f64 %fd1, %fd2, %fd3;"},
+		{sm70, "div.full.ftz.f32 %f1, %f2, %f3;"},
+		{sm70, "sqrt.rn.f64 %fd1, %fd2;"},
+		{sm70, "sqrt.approx.ftz.f32 %f1, %f2;"},
+		{sm70, "rcp.approx.ftz.f64 %fd1, %fd2;"},
+		{sm70, "rsqrt.approx.f64 %fd1, %fd2;"},
+		{sm70, "ex2.approx.ftz.f32 %f1, %f2;"},
+		{sm70, "cvt.rn.f32.s32 %f1, %r1;"},
+		{sm70, "cvt.rni.f32.f32 %f1, %f2;"},
+		{sm70, "cvt.rzi.s32.f32 %r1, %f1;"},
+		{sm70, "cvt.rn.f32.f64 %f1, %fd1;"},
+		{sm70, "cvt.f64.f32 %fd1, %f1;"},
+		{sm70, "cvt.s32.s16 %r1, %rs1;"},
+		{sm70, "setp.lt.s32 %p1, %r1, %r2;"},
+		{sm70, "setp.lt.u32 %p1, %r1, %r2;"},
+		{sm70, "setp.hs.u64 %p1, %rd1, %rd2;"},
+		{sm70, "setp.eq.b32 %p1, %r1, %r2;"},
+		{sm70, "setp.ne.b64 %p1, %rd1, %rd2;"},
+		{sm70, "setp.ltu.ftz.f32 %p1, %f1, %f2;"},
+		{sm70, "set.eq.u32.b16 %r1, %rs1, %rs2;"},
+		{sm80, "max.NaN.f32 %f1, %f2, %f3;"},
+		{sm80, "min.NaN.f32 %f1, %f2, %f3;"},
+		{sm80, "redux.sync.add.u32 %r1, %r2, -1;"},
+		{sm80, "redux.sync.xor.b32 %r1, %r2, -1;"},
+		{sm70, "match.any.sync.b32 %r1, %r2, -1;"},
+		{sm70, "match.all.sync.b64 %r1|%p1, %rd2, -1;"},
+		{sm70, "activemask.b32 %r1;"},
+		{sm70, "lop3.b32 %r1, %r2, %r3, %r4, 0x96;"},
+		{sm70, "fns.b32 %r1, %r2, %r3, -1;"},
+		{sm70, "prmt.b32.rc16 %r1, %r2, %r3, %r4;"},
+		{sm70, "set.lt.and.f32.s32 %r1, %r2, %r3, !%p1;"},
+		{sm70, "isspacep.global %p1, %rd1;"},
+		{sm70, "atom.shared.cas.b16 %rs1, [%rd1], %rs2, %rs3;"},
+		{sm70, "ld.global.nc.L1::no_allocate.v2.u32 {%r1, %r2}, [%rd1];"},
+		{sm70, "atom.global.acq_rel.gpu.add.u32 %r1, [%rd1], 1;"},
+		{sm86, "tanh.approx.f32 %f1, %f2;"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.inst, func(t *testing.T) {
+			src, _ := loadOne(tc.header, tc.inst)
+			_, err := Parse(src)
+			require.NoError(t, err)
+		})
+	}
+}
+
+// TestShippedPTXLoads: every PTX module the repository ships loads.
+func TestShippedPTXLoads(t *testing.T) {
+	for _, f := range []string{
+		"../../kernels/kernels.ptx",
+		"../../examples/ownkernels/saxpy.ptx",
+		"../../examples/ownkernels/stencil.ptx",
+		"testdata/samples.ptx",
+		"../kernel/testdata/faults.ptx",
+	} {
+		t.Run(f, func(t *testing.T) {
+			src, err := os.ReadFile(f)
+			require.NoError(t, err)
+			_, err = Parse(string(src))
+			require.NoError(t, err)
+		})
+	}
+}
