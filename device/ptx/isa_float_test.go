@@ -191,10 +191,16 @@ func refAdd32(a, b float32, mode uint8) uint64 {
 }
 
 func refMul32(a, b float32, mode uint8) uint64 {
+	if a == 0 || b == 0 {
+		return b32(float32(math.Copysign(0, float64(a))) * float32(math.Copysign(1, float64(b))))
+	}
 	return ref32(new(big.Rat).Mul(ratOf(float64(a)), ratOf(float64(b))), mode)
 }
 
 func refDiv32(a, b float32, mode uint8) uint64 {
+	if a == 0 {
+		return b32(float32(math.Copysign(0, float64(a))) * float32(math.Copysign(1, float64(b))))
+	}
 	return ref32(new(big.Rat).Quo(ratOf(float64(a)), ratOf(float64(b))), mode)
 }
 
@@ -834,6 +840,42 @@ func TestISADirectedF64TinyRandom(t *testing.T) {
 			require.Equal(t, fmt.Sprintf("%#x", refDiv64(a, b, m)), fmt.Sprintf("%#x", math.Float64bits(f64div(a, b, m))), "div.%s %g %g", modeName[m], a, b)
 			s := math.Abs(a)
 			require.Equal(t, fmt.Sprintf("%#x", refSqrt64(s, m)), fmt.Sprintf("%#x", math.Float64bits(f64sqrt(s, m))), "sqrt.%s %g", modeName[m], s)
+			c := math.Ldexp(1+float64(i%7)/7, -(i % 90))
+			want := math.Float64bits(refRound(new(big.Rat).Mul(ratOf(a), ratOf(c)), fmt64, m, false))
+			if want&^(1<<63) == 0 {
+				want = math.Float64bits(math.Copysign(0, a*c)) // an inexact zero keeps the product's sign
+			}
+			require.Equal(t, fmt.Sprintf("%#x", want), fmt.Sprintf("%#x", math.Float64bits(f64mul(a, c, m))), "mul.%s %g %g", modeName[m], a, c)
+		}
+	}
+}
+
+// TestISAF32ThresholdsRandom holds f32 fma, add, mul and div in every mode
+// against the exact rounding, results drawn by the overflow and underflow
+// thresholds.
+func TestISAF32ThresholdsRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(rand.Uint64(), 4))
+	f := func(e int) float32 {
+		x := float32(math.Ldexp(1+rng.Float64(), e))
+		if rng.IntN(2) == 0 {
+			x = -x
+		}
+		return x
+	}
+	for i := 0; i < 4000; i++ {
+		var a, b, c float32
+		if i%2 == 0 { // products by 2^128
+			a, b = f(64+rng.IntN(3)-1), f(63)
+			c = f(127 - rng.IntN(60))
+		} else { // products by 2^-126
+			a, b = f(-63-rng.IntN(3)), f(-63)
+			c = f(-126 - rng.IntN(30))
+		}
+		for _, m := range allModes {
+			require.Equal(t, refFma32(a, b, c, m), b32(f32fma(a, b, c, m)), "fma.%s %g %g %g", modeName[m], a, b, c)
+			require.Equal(t, refAdd32(a, c, m), b32(f32add(a, c, m)), "add.%s %g %g", modeName[m], a, c)
+			require.Equal(t, refMul32(a, b, m), b32(f32mul(a, b, m)), "mul.%s %g %g", modeName[m], a, b)
+			require.Equal(t, refDiv32(c, b, m), b32(f32div(c, b, m)), "div.%s %g %g", modeName[m], c, b)
 		}
 	}
 }
