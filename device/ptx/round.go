@@ -312,8 +312,9 @@ func f64sqrt(a float64, mode uint8) float64 {
 	}
 	if a < 0x1p-900 {
 		// The remainder a - q*q, a multiple of ulp(q)^2 (about 2^-104 a),
-		// falls below the subnormal range: scale by 2^200, exactly, and
-		// back by 2^-100 (the root of a subnormal is normal).
+		// may fall below the subnormal range and round to zero: scale a
+		// by 2^200, exactly, and the root back by 2^-100, exactly (the
+		// root of a subnormal is normal).
 		s := a * 0x1p200
 		q = math.Sqrt(s)
 		return adjust64(q, sgn(math.FMA(-q, q, s)), mode) * 0x1p-100
