@@ -157,7 +157,13 @@ func floatFunc(base string, m mods, t typ) (fn aluFns, n int, ok bool, err error
 		} else if neg {
 			fn.f1 = func(a uint64) uint64 { return a ^ 1<<63 }
 		} else {
-			fn.f1 = func(a uint64) uint64 { return a &^ (1 << 63) }
+			// "For abs.f64, NaN input is passed through unchanged."
+			fn.f1 = func(a uint64) uint64 {
+				if a&^(1<<63) > 0x7ff0000000000000 {
+					return a
+				}
+				return a &^ (1 << 63)
+			}
 		}
 		return fn, 1, true, nil
 	case "copysign":
@@ -179,7 +185,9 @@ func floatFunc(base string, m mods, t typ) (fn aluFns, n int, ok bool, err error
 		case m.other["notanumber"]:
 			test = func(f float64, _ bool) bool { return f != f }
 		case m.other["normal"]:
-			test = func(f float64, sub bool) bool { return f == f && !math.IsInf(f, 0) && f != 0 && !sub }
+			// "As a special case, positive and negative zero are
+			// considered normal numbers."
+			test = func(f float64, sub bool) bool { return f == f && !math.IsInf(f, 0) && !sub }
 		case m.other["subnormal"]:
 			test = func(f float64, sub bool) bool { return sub }
 		default:
@@ -220,9 +228,11 @@ func floatFunc(base string, m mods, t typ) (fn aluFns, n int, ok bool, err error
 			g = func(a, b, c float32) float32 { return f32fma(a, b, c, mode) }
 		case "div":
 			switch {
-			case m.approx, m.full:
-				// div.approx and div.full: max error 2 ulp; computed as the
-				// correctly rounded quotient.
+			case m.approx:
+				g = divApprox32
+			case m.full:
+				// div.full: max error 2 ulp across the full range; computed
+				// as the correctly rounded quotient.
 				g = func(a, b, _ float32) float32 { return float32(float64(a) / float64(b)) }
 			case m.rnd != rnDefault:
 				g = func(a, b, _ float32) float32 { return f32div(a, b, mode) }
@@ -290,12 +300,20 @@ func floatFunc(base string, m mods, t typ) (fn aluFns, n int, ok bool, err error
 		g = func(a, b, _ float64) float64 { return minmax(a, b, isMax, nan) }
 	case "rcp":
 		n = 1
+		if m.approx && m.ftz {
+			fn.f1 = rcpApproxFtz64
+			return fn, 1, true, nil
+		}
 		g = func(a, _, _ float64) float64 { return f64div(1, a, mode) }
 	case "sqrt":
 		n = 1
 		g = func(a, _, _ float64) float64 { return f64sqrt(a, mode) }
 	case "rsqrt":
 		n = 1
+		if m.approx && m.ftz {
+			fn.f1 = rsqrtApproxFtz64
+			return fn, 1, true, nil
+		}
 		g = func(a, _, _ float64) float64 { return 1 / math.Sqrt(a) }
 	default:
 		return fn, 0, false, nil
@@ -408,4 +426,88 @@ func fastRN(base string, m mods, is32 bool, mode uint8) (aluFns, bool) {
 		return fn, false
 	}
 	return fn, true
+}
+
+// divApprox32 is div.approx.f32, "computed as d = a * (1/b)": where the
+// ISA bounds its error (|b| in [2^-126, 2^126], 2 ulp) the correctly
+// rounded quotient; for 2^126 < |b| < 2^128, where 1/b is subnormal and
+// flushed, a * (±0): "if a is infinity, div.approx.f32 returns NaN,
+// otherwise it returns a sign-preserving zero" (a NaN a gives NaN).
+//
+//go:norace
+func divApprox32(a, b, _ float32) float32 {
+	if B := math.Abs(float64(b)); B > 0x1p126 && B <= math.MaxFloat32 {
+		return float32(float64(a) * math.Copysign(0, float64(b)))
+	}
+	return float32(float64(a) / float64(b))
+}
+
+// canonNaNApprox64 is the NaN of rcp.approx.ftz.f64 and
+// rsqrt.approx.ftz.f64: "Input NaNs map to a canonical NaN with encoding
+// 0x7fffffff00000000".
+const canonNaNApprox64 = 0x7fffffff00000000
+
+// round21 rounds a positive or negative normal float64 to nearest even in
+// the 1.11.20 format (its upper word), the low word zero.
+//
+//go:norace
+func round21(r float64) uint64 {
+	u := math.Float64bits(r)
+	lo := u & 0xffffffff
+	u &^= 0xffffffff
+	if lo > 0x80000000 || lo == 0x80000000 && u&(1<<32) != 0 {
+		u += 1 << 32 // a carry out of the mantissa steps the exponent
+	}
+	return u
+}
+
+// rcpApproxFtz64 is rcp.approx.ftz.f64: the reciprocal of the upper word
+// of a (1.11.20 format; the low word is ignored), in the upper word of d,
+// the low word zero. The ISA names the bits computed, not their rounding:
+// the interpreter rounds the exact reciprocal to nearest even in 1.11.20
+// (1/tmp in float64 is correctly rounded, and no reciprocal of a 21-bit
+// value lies within 2^-53 of a 1.11.20 midpoint, so rounding it again is
+// exact). Subnormal inputs and results flush to zeros of their sign, NaNs
+// give 0x7fffffff00000000.
+//
+//go:norace
+func rcpApproxFtz64(a uint64) uint64 {
+	hi := a &^ 0xffffffff
+	sign := hi & (1 << 63)
+	switch mag := hi &^ (1 << 63); {
+	case mag > 0x7ff0000000000000:
+		return canonNaNApprox64
+	case mag < 0x0010000000000000: // ±0 and subnormals: ±Inf
+		return sign | 0x7ff0000000000000
+	case mag > 0x7fd0000000000000: // 1/tmp below 2^-1022 (Inf included): ±0
+		return sign
+	}
+	return round21(1 / math.Float64frombits(hi))
+}
+
+// rsqrtApproxFtz64 is rsqrt.approx.ftz.f64: 1/sqrt of the upper word of a
+// in the upper word of d, the low word zero, rounded to nearest even in
+// 1.11.20 as rcp.approx.ftz.f64 is. 1/math.Sqrt(tmp) is within 2 float64
+// ulps of the exact value, and over every 21-bit mantissa and both
+// exponent parities the exact value lies at least 1475 ulps from a
+// 1.11.20 midpoint (TestISARsqrtApproxExhaustive), so rounding it is
+// exact. Negative inputs (-Inf, negative normals) give NaN, -0 and
+// negative subnormals -Inf.
+//
+//go:norace
+func rsqrtApproxFtz64(a uint64) uint64 {
+	hi := a &^ 0xffffffff
+	sign := hi & (1 << 63)
+	mag := hi &^ (1 << 63)
+	switch {
+	case mag > 0x7ff0000000000000:
+		return canonNaNApprox64
+	case mag < 0x0010000000000000:
+		return sign | 0x7ff0000000000000
+	case sign != 0:
+		return canonNaNApprox64
+	case mag == 0x7ff0000000000000:
+		return 0
+	}
+	return round21(1 / math.Sqrt(math.Float64frombits(hi)))
 }

@@ -392,9 +392,13 @@ func intFunc(base string, m mods, t typ) (fn aluFns, n int, ok bool, err error) 
 		}
 		ct := m.types[1]
 		fn.srcT2 = ct
+		ftz := m.ftz
 		fn.f3 = func(a, b, c uint64) uint64 {
 			if ct == tF32 {
 				f := math.Float32frombits(uint32(c))
+				if ftz {
+					f = flush32(f) // a subnormal c is a zero: a is selected
+				}
 				if f >= 0 {
 					return a
 				}

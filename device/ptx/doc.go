@@ -91,8 +91,14 @@
 // modes), .ftz and .sat, canonical NaNs, PTX's min/max NaN rules, cvt in
 // every rounding mode with saturation. Integer division by zero
 // gives what NVIDIA GPUs give: all ones for a quotient, the dividend for a
-// remainder. Directed-rounding f64 mul and div results in the subnormal
-// range are computed with math/big; f64 add is exact there too.
+// remainder. Directed-rounding f64 mul, div and sqrt are exact with tiny
+// operands too: subnormal results, results by the underflow threshold, and
+// remainders that would fall below the subnormal range are computed with
+// math/big (the exponent range emulated, a sticky bit against double
+// rounding) or by exact scaling; f64 add is exact there too. An f32 result
+// just below the midpoint of MaxFloat32 and 2^128 rounds to MaxFloat32
+// (fma.rn.f32). .ftz flushes the rounded result: one that rounds up to
+// 2^-126 is kept.
 //
 // Half precision (.f16, .bf16, and .f16x2, .bf16x2 packed two to a
 // register, element 0 in bits 0..15), as cuda_fp16.h and cuda_bf16.h
@@ -129,7 +135,27 @@
 // ex2.approx and lg2.approx are float32 of Go's float64 result (within 1
 // ulp; the ISA allows 2 ulp for ex2, 2^-22.6 for lg2); sin.approx and
 // cos.approx are float32(math.Sin/Cos) (absolute error below 2^-24, the ISA
-// allows 2^-20.5 in -pi..pi); tanh.approx is float32(math.Tanh).
+// allows 2^-20.5 in -pi..pi); tanh.approx is float32(math.Tanh). Their
+// special inputs (±0, ±Inf, NaN, negatives) give what the ISA's tables say.
+// div.approx.f32 with 2^126 < |b| < 2^128 is a * (1/b) with 1/b flushed, as
+// the ISA says: a sign-preserving zero, NaN for an infinite a (and, the
+// ISA not saying, for a NaN a). rcp.approx.ftz.f64 and rsqrt.approx.ftz.f64
+// compute from the upper word of a (1.11.20) into the upper word of d, the
+// low word zero, subnormals flushed, NaNs 0x7fffffff00000000, as the ISA
+// defines them; the ISA does not say how the upper word is rounded: the
+// interpreter rounds the exact value to nearest even, and gives
+// 0x7fffffff00000000 for rsqrt of a negative number too.
+//
+// Bits and classes: abs.f64 passes a NaN through unchanged (the ISA);
+// abs.f32 and neg of a NaN, an unspecified NaN in the ISA, change the sign
+// bit only (the IEEE 754 answer the ISA foresees). testp.normal is true for
+// ±0 ("positive and negative zero are considered normal numbers").
+// slct.ftz flushes a subnormal c to a zero of its sign, which selects a; a
+// NaN c selects b. atom.add.f32 and red.add.f32 on global memory (generic
+// addresses included) flush subnormal inputs and results to zeros of their
+// sign, on shared memory not, as the ISA says of current implementations;
+// atom.add.f64 never flushes. atom's d is the memory's old value as it
+// was, unflushed (the ISA does not say).
 //
 // # Checks
 //

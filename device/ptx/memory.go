@@ -2,7 +2,6 @@ package ptx
 
 import (
 	"encoding/binary"
-	"math"
 	"math/bits"
 )
 
@@ -46,7 +45,15 @@ func (x *exec) memOp(w *warp, in *inst, m uint32) error {
 			if in.na > 1 {
 				c = r[int(in.a[1])*32+l]
 			}
-			store(b, size, atomic(in, old, v, c))
+			if in.sub == atAdd && in.t == tF32 {
+				// "atom.add.f32 on global memory flushes subnormal inputs
+				// and results to sign-preserving zero; whereas atom.add.f32
+				// on shared memory ... doesn't" (red.add.f32 alike)
+				shared := in.sp == spShared || in.sp == spGeneric && a-sharedWindow < windowSize
+				store(b, size, atomAddF32(old, v, !shared))
+			} else {
+				store(b, size, atomic(in, old, v, c))
+			}
 			if in.d[0] >= 0 {
 				r[int(in.d[0])*32+l] = in.t.ext(old)
 			}
@@ -82,6 +89,19 @@ func store(b []byte, n int, v uint64) {
 	}
 }
 
+// atomAddF32 is atom.add.f32 and red.add.f32: the sum rounded to nearest
+// even, its inputs and result flushed to zeros of their sign when flush
+// (global memory).
+//
+//go:norace
+func atomAddF32(old, v uint64, flush bool) uint64 {
+	x, y := f32of(old), f32of(v)
+	if flush {
+		return bitsOf32(flush32(flush32(x) + flush32(y)))
+	}
+	return bitsOf32(x + y)
+}
+
 // atomic returns the new value of an atomic operation.
 //
 //go:norace
@@ -91,9 +111,9 @@ func atomic(in *inst, old, v, c uint64) uint64 {
 	case atAdd:
 		switch t {
 		case tF32:
-			return uint64(math.Float32bits(math.Float32frombits(uint32(old)) + math.Float32frombits(uint32(v))))
+			return atomAddF32(old, v, false)
 		case tF64:
-			return math.Float64bits(math.Float64frombits(old) + math.Float64frombits(v))
+			return bitsOf64(f64of(old) + f64of(v))
 		}
 		return t.trunc(old + v)
 	case atExch:

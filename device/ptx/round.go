@@ -76,7 +76,15 @@ func roundF32(x float64, e int, mode uint8) float32 {
 		}
 		return f
 	}
-	if e == 0 || fx == x || math.IsInf(float64(f), 0) {
+	if e == 0 || fx == x {
+		return f
+	}
+	if f > math.MaxFloat32 || f < -math.MaxFloat32 {
+		// x is at or past the midpoint of MaxFloat32 and 2^128: on it, an
+		// exact result below it in magnitude is MaxFloat32
+		if math.Abs(x) == 0x1.ffffffp127 && e != sgn(x) {
+			return float32(math.Copysign(math.MaxFloat32, x))
+		}
 		return f
 	}
 	var o float32
@@ -268,14 +276,32 @@ func f64div(a, b float64, mode uint8) float64 {
 		}
 		return q
 	}
-	if q == 0 || math.Abs(q) < 0x1p-969 {
+	// The remainder a - q*b below gives the sign of the error when it is
+	// exact: a multiple of ulp(q)*ulp(b), about 2^-105 |a|, it is exact
+	// unless it falls below the subnormal range. A subnormal quotient has
+	// fewer bits than 53, and a tiny dividend a tiny remainder: both are
+	// computed exactly.
+	if q == 0 || math.Abs(q) < 0x1p-969 || math.Abs(a) < 0x1p-900 {
 		if a == 0 {
 			return q
 		}
-		z := new(big.Float).SetPrec(2000).Quo(bigOf(a), bigOf(b))
-		return bigRound(z, mode)
+		return bigRound(bigQuo(a, b), mode)
 	}
 	return adjust64(q, sgn(math.FMA(-q, b, a))*sgn(b), mode)
+}
+
+// bigQuo returns a/b truncated to 2000 bits, with a sticky bit below them
+// when inexact: rounded again to 53 bits or fewer, in any mode, it rounds
+// as the exact quotient does.
+//
+//go:norace
+func bigQuo(a, b float64) *big.Float {
+	z := new(big.Float).SetPrec(2000).SetMode(big.ToZero).Quo(bigOf(a), bigOf(b))
+	if z.Acc() != big.Exact && z.Sign() != 0 && !z.IsInf() {
+		s := new(big.Float).SetMantExp(big.NewFloat(float64(z.Sign())), z.MantExp(nil)-2010)
+		z.SetPrec(2100).Add(z, s)
+	}
+	return z
 }
 
 //go:norace
@@ -283,6 +309,15 @@ func f64sqrt(a float64, mode uint8) float64 {
 	q := math.Sqrt(a)
 	if mode == rnNear || mode == rnDefault || !finite(q) || q == 0 {
 		return q
+	}
+	if a < 0x1p-900 {
+		// The remainder a - q*q, a multiple of ulp(q)^2 (about 2^-104 a),
+		// may fall below the subnormal range and round to zero: scale a
+		// by 2^200, exactly, and the root back by 2^-100, exactly (the
+		// root of a subnormal is normal).
+		s := a * 0x1p200
+		q = math.Sqrt(s)
+		return adjust64(q, sgn(math.FMA(-q, q, s)), mode) * 0x1p-100
 	}
 	return adjust64(q, sgn(math.FMA(-q, q, a)), mode)
 }
