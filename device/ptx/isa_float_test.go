@@ -54,16 +54,16 @@ const (
 	canonNaNApprox = 0x7fffffff00000000
 )
 
-// refFmt is a binary floating-point format: prec significant bits, emin
+// exactFmt is a binary floating-point format: prec significant bits, emin
 // the exponent of the least normal power of two, emax of the greatest.
-type refFmt struct{ prec, emin, emax int }
+type exactFmt struct{ prec, emin, emax int }
 
 var (
-	fmt32 = refFmt{24, -126, 127}
-	fmt64 = refFmt{53, -1022, 1023}
+	fmt32 = exactFmt{24, -126, 127}
+	fmt64 = exactFmt{53, -1022, 1023}
 	// fmt21 is the 1.11.20 format of rcp/rsqrt.approx.ftz.f64 with an
 	// unbounded exponent below (their subnormal results flush to zero).
-	fmt21 = refFmt{21, -100000, 1023}
+	fmt21 = exactFmt{21, -100000, 1023}
 )
 
 // pow2 returns 2^e as a rational.
@@ -81,7 +81,7 @@ func ratOf(x float64) *big.Rat { return new(big.Rat).SetFloat64(x) }
 // subnormals and overflow included, as IEEE 754 defines it: the result is
 // n·2^q with q the quantum of v's binade (never below emin-prec+1). It
 // returns the value as a float64 (exact: prec <= 53 and the value fits).
-func refRound(v *big.Rat, f refFmt, mode uint8, sqrt bool) float64 {
+func refRound(v *big.Rat, f exactFmt, mode uint8, sqrt bool) float64 {
 	if v.Sign() == 0 {
 		return 0
 	}
@@ -293,7 +293,7 @@ func isaRun(t *testing.T, inst string, in []uint64) uint64 {
 	for i, v := range in {
 		binary.LittleEndian.PutUint64(buf[8*i:], v)
 	}
-	m, err := Parse(ptxHeader + b.String())
+	m, err := Parse(ptxHeader90 + b.String())
 	require.NoError(t, err, "%s", b.String())
 	k, ok := m.Kernel("isa")
 	require.True(t, ok)
@@ -749,7 +749,7 @@ func TestISAAtomicAddFlush(t *testing.T) {
 			buf := make([]byte, 24)
 			binary.LittleEndian.PutUint64(buf, r.old)
 			binary.LittleEndian.PutUint64(buf[8:], r.v)
-			m, err := Parse(ptxHeader + b.String())
+			m, err := Parse(ptxHeader90 + b.String())
 			require.NoError(t, err, "%s", b.String())
 			k, _ := m.Kernel("atomk")
 			h := &hostMem{bufs: [][]byte{buf}}
