@@ -15,6 +15,15 @@
 // and diffs, an opt-in event log with leak reports, a text report, JSON, a
 // Chrome trace for Perfetto, and expvar publication.
 //
+// A free is counted when the memory was given back, on every backend: a
+// free that fails (after a sticky fault every free fails, as the context
+// keeps its memory until it is destroyed) leaves the allocation current,
+// outstanding and uncounted among the frees; a later free that succeeds,
+// or the device's Close, which releases everything, counts it then. A
+// kernel launch's bytes read and written are counted wherever the backend
+// knows them: sim and the emulated driver count cuarray's pack and unpack
+// kernels alike.
+//
 //	led := accounting.NewLedger("sim:0")
 //	scope := led.Push("upload")
 //	// ... allocate and copy through a device that records into led ...

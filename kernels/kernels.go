@@ -177,25 +177,40 @@ func span(a *devarray.DevArray) (driver.Range, int64) {
 // which the first written may be written and the rest are only read (the
 // declaration sim's stream race checker judges the launch by).
 func (k *Kernels) access(name string, f func(mem [][]byte, base []int64) error, written int, arrays ...*devarray.DevArray) error {
+	return k.accessBytes(name, -1, -1, f, written, arrays...)
+}
+
+// accessBytes is access for a reference whose bytes of device memory read
+// and written are known (read, written; -1 when not), as the PTX
+// interpreter would count the kernel's loads and stores: the ledger counts
+// them with the launch.
+func (k *Kernels) accessBytes(name string, read, written int64, f func(mem [][]byte, base []int64) error, writable int, arrays ...*devarray.DevArray) error {
 	ranges := make([]driver.Range, len(arrays))
 	bases := make([]int64, len(arrays))
 	for i, a := range arrays {
 		ranges[i], bases[i] = span(a)
-		ranges[i].ReadOnly = i >= written
+		ranges[i].ReadOnly = i >= writable
 	}
-	return k.hostAccess(name, ranges, func(mem [][]byte) error { return f(mem, bases) })
+	return k.hostAccessBytes(name, read, written, ranges, func(mem [][]byte) error { return f(mem, bases) })
 }
 
 // hostAccess launches f, kernel name's Go reference, on device ranges
 // through sim's MemoryAccess, on the kernels' stream as a GPU launches the
 // kernel, and waits for it unless the kernels are Async. The ledger counts
 // the launch under the kernel's name, without bytes: a reference's
-// accesses are not counted.
+// accesses are not counted, unless hostAccessBytes is told them.
 func (k *Kernels) hostAccess(name string, ranges []driver.Range, f func([][]byte) error) error {
+	return k.hostAccessBytes(name, -1, -1, ranges, f)
+}
+
+// hostAccessBytes is hostAccess with the bytes the kernel reads and
+// writes (-1: not known), which the ledger counts with the launch as it
+// counts an interpreted kernel's.
+func (k *Kernels) hostAccessBytes(name string, read, written int64, ranges []driver.Range, f func([][]byte) error) error {
 	if err := k.host.Launch(k.stream, ranges, f); err != nil {
 		return err
 	}
-	k.dev.Ledger().RecordLaunch(name, -1, -1)
+	k.dev.Ledger().RecordLaunch(name, read, written)
 	return k.settle()
 }
 

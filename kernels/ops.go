@@ -269,7 +269,10 @@ func (k *Kernels) move(op string, dst, src *devarray.DevArray, pack bool) error 
 			}
 			return k.launch(name, l.n, kernel.Out(dst), kernel.Struct(l.encode(), 8), kernel.In(src))
 		}
-		return k.access(fmt.Sprintf("%s_%d", op, item), func(mem [][]byte, base []int64) error {
+		// pack and unpack load each element once and store it once: the
+		// bytes the PTX interpreter counts for them where they run from PTX
+		moved := l.n * int64(item)
+		return k.accessBytes(fmt.Sprintf("%s_%d", op, item), moved, moved, func(mem [][]byte, base []int64) error {
 			if pack {
 				refPack(mem[0][base[0]:], mem[1], base[1], l, item)
 			} else {

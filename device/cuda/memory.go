@@ -69,12 +69,36 @@ func (d *Device) Free(p devarray.Ptr) error {
 	if !ok {
 		return fmt.Errorf("cuda: free %v: not the start of a live allocation: %w", p, driver.ErrInvalidPointer)
 	}
-	err := d.call(func() error { return fromCu(cu.MemFree(cu.DevicePtr(p))) })
-	d.ledger.Free(accounting.Device, uintptr(p), size)
-	if err != nil {
+	if err := d.call(func() error { return fromCu(cu.MemFree(cu.DevicePtr(p))) }); err != nil {
+		if d.keepLive(func() { d.allocs[p] = size }) {
+			return fmt.Errorf("cuda: free %v: %w", p, err)
+		}
+		// Close took the live allocations while the free ran: count it freed, as Close would have.
+		d.ledger.Free(accounting.Device, uintptr(p), size)
 		return fmt.Errorf("cuda: free %v: %w", p, err)
 	}
+	d.ledger.Free(accounting.Device, uintptr(p), size)
 	return nil
+}
+
+// keepLive puts back, with put, an allocation whose free failed, unless
+// the device was closed meanwhile (then it returns false): a free that
+// fails gives nothing back, so the allocation stays live, in the ledger
+// too (accounting's rule for a failed free), until a later free succeeds
+// or Close releases it. After a sticky error every call fails: "This
+// leaves the process in an inconsistent state and any further CUDA work
+// will return the same error" (cuda.h, CUDA_ERROR_ILLEGAL_ADDRESS), and
+// the memory is the context's until Close destroys it. That a free which
+// fails frees nothing is a guess where the error is not sticky: cuMemFree
+// "may also return error codes from previous, asynchronous launches".
+func (d *Device) keepLive(put func()) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return false
+	}
+	put()
+	return true
 }
 
 // Memset sets nbytes at dst to value (cuMemsetD8) and returns when they
@@ -175,12 +199,14 @@ func (d *Device) HostFree(h *driver.HostMem) error {
 	if err != nil {
 		return fmt.Errorf("cuda: host free: %w", err)
 	}
-	err = d.call(func() error { return check(memFreeHost(ptrOf(a.Mem))) })
-	d.ledger.Free(a.Kind(), a.Addr, int64(len(a.Mem)))
-	h.Bytes, h.DevPtr = nil, 0
-	if err != nil {
+	if err := d.call(func() error { return check(memFreeHost(ptrOf(a.Mem))) }); err != nil {
+		if !d.keepLive(func() { d.host.Insert(a) }) { // live until a later free or Close (keepLive)
+			d.ledger.Free(a.Kind(), a.Addr, int64(len(a.Mem)))
+		}
 		return fmt.Errorf("cuda: host free: %w", err)
 	}
+	d.ledger.Free(a.Kind(), a.Addr, int64(len(a.Mem)))
+	h.Bytes, h.DevPtr = nil, 0
 	return nil
 }
 
@@ -248,11 +274,13 @@ func (d *Device) Unregister(h *driver.HostMem) error {
 	if err != nil {
 		return fmt.Errorf("cuda: unregister: %w", err)
 	}
-	err = d.call(func() error { return check(memHostUnregister(ptrOf(a.Mem))) })
-	d.ledger.Free(accounting.Registered, a.Addr, int64(len(a.Mem)))
-	if err != nil {
+	if err := d.call(func() error { return check(memHostUnregister(ptrOf(a.Mem))) }); err != nil {
+		if !d.keepLive(func() { d.host.Insert(a) }) { // registered until a later unregister or Close (keepLive)
+			d.ledger.Free(accounting.Registered, a.Addr, int64(len(a.Mem)))
+		}
 		return fmt.Errorf("cuda: unregister: %w", err)
 	}
+	d.ledger.Free(accounting.Registered, a.Addr, int64(len(a.Mem)))
 	h.DevPtr = 0
 	return nil
 }
