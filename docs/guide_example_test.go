@@ -412,3 +412,74 @@ func Example_ownKernelStencil() {
 	// [-4 0 0 -9]
 	// [-21 -14 -15 -29]
 }
+
+// Getting started: a view of an array, and what the ledger says about it:
+// making views allocates and copies nothing; reading one to the host is
+// one counted copy; the device holds a whole granule for a small array.
+func Example_firstView() {
+	dev, err := device.Open("sim:0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer dev.Close()
+	a, err := devarray.FromHost(dev, []float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer a.Free()
+
+	before := dev.Ledger().Snapshot()
+	row, _ := a.Index(0, 1) // row 1, [4 5 6]: a view of a's memory
+	t, _ := a.Transpose()   // (3, 2), strides swapped: a view too
+	made := accounting.Diff(before, dev.Ledger().Snapshot())
+	fmt.Println(row.Shape(), t.Shape(), t.Strides(), "allocations:", made.Allocations(), "copies:", made.Copied().Count)
+
+	vals, _ := devarray.ToHost[float32](row) // one counted copy down, of the row's 12 bytes
+	s := accounting.Diff(before, dev.Ledger().Snapshot())
+	fmt.Println(vals, "down:", s.CopyTotal(accounting.DtoH).Bytes, "bytes")
+	fmt.Println("device bytes in use:", dev.Ledger().Current(accounting.Device)) // 24 bytes of data, one 256-byte granule
+	// Output:
+	// [3] [3 2] [4 12] allocations: 0 copies: 0
+	// [4 5 6] down: 12 bytes
+	// device bytes in use: 256
+}
+
+// Getting started: a kernel of one's own, from PTX, launched on a
+// DevArray's row in place and read back.
+func Example_firstKernel() {
+	dev, err := device.Open("sim:0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer dev.Close()
+	mod, err := kernel.Load(dev, ownptx.Saxpy) // PTX text; yours from a file: kernel.LoadFile(dev, "saxpy.ptx")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mod.Close()
+	saxpy, err := mod.Kernel("saxpy") // extern "C" __global__ void saxpy(float a, const float *x, float *y, int n)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	x, _ := devarray.FromHost(dev, []float32{1, 2, 3})
+	defer x.Free()
+	y, _ := devarray.FromHost(dev, []float32{0, 0, 0, 1, 1, 1}, 2, 3)
+	defer y.Free()
+	row, _ := y.Index(0, 1) // the kernel works on a view in place
+
+	// y[1] = 10*x + y[1], one thread an element
+	err = saxpy.Launch(kernel.Grid1D(3, 256), kernel.F32(10), kernel.In(x), kernel.InOut(row), kernel.I32(3))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, _ := devarray.ToHost[float32](y)
+	fmt.Println(out)
+	// Output:
+	// [0 0 0 11 21 31]
+}
