@@ -1,0 +1,11 @@
+package isacases
+
+func intCases() []Case     { return nil }
+func floatCases() []Case   { return nil }
+func approxCases() []Case  { return nil }
+func compareCases() []Case { return nil }
+func bitCases() []Case     { return nil }
+func warpCases() []Case    { return nil }
+func barrierCases() []Case { return nil }
+func atomicCases() []Case  { return nil }
+func memoryCases() []Case  { return nil }
