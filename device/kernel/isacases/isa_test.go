@@ -162,7 +162,7 @@ func TestISA(t *testing.T) {
 		}
 		switch {
 		case c.Known == "" && o.kind != "match":
-			t.Errorf("%s\n  ISA: %s\n%s", line, c.ISA, c.PTX())
+			t.Errorf("%s\n  ISA: %s\n  PTX: %s", line, c.ISA, c.Insn+c.Body)
 		case c.Known != "" && o.kind == "match":
 			t.Errorf("%s: matches now; remove its mark %q", c.Name, c.Known)
 		case c.Known != "" && !strings.HasPrefix(c.Known, o.kind):

@@ -3,4 +3,10 @@ package isacases
 // known marks the cases the interpreter gets wrong ("wrong: ...") or
 // refuses ("refused: ...") today, by name. A mark goes when its case
 // matches: the suite fails until it does.
-var known = map[string]string{}
+var known = map[string]string{
+	"int/mad.hi.sat.s32 overflow": "refused: mad.sat is not supported",
+	"int/mad.hi.sat.s32 in range": "refused: mad.sat is not supported",
+	"float/sqrt.rz.f64 1e-323":    "wrong: got 0x1e66a09e667f3bcd (rounded up, to nearest) for a subnormal input",
+	"float/sqrt.rm.f64 1e-323":    "wrong: got 0x1e66a09e667f3bcd (rounded up, to nearest) for a subnormal input",
+	"float/add.rn.sat.f32 -0":     "wrong: got 0x80000000: -0.0 is kept",
+}

@@ -1,7 +1,5 @@
 package isacases
 
-func intCases() []Case     { return nil }
-func floatCases() []Case   { return nil }
 func approxCases() []Case  { return nil }
 func compareCases() []Case { return nil }
 func bitCases() []Case     { return nil }
