@@ -32,8 +32,8 @@ func ibig(v uint64, w int, sgn bool) *big.Int {
 	return new(big.Int).SetUint64(v & mask(w))
 }
 
-// bits is x's low w bits (two's complement).
-func bits(x *big.Int, w int) uint64 {
+// lowBits is x's low w bits (two's complement).
+func lowBits(x *big.Int, w int) uint64 {
 	m := new(big.Int).Lsh(big.NewInt(1), uint(w))
 	r := new(big.Int).Mod(x, m)
 	return r.Uint64()
@@ -63,11 +63,11 @@ func intCases() []Case {
 			for _, t := range []string{s, u} {
 				sg := t[0] == 's'
 				prod := new(big.Int).Mul(ibig(p.a, w, sg), ibig(p.b, w, sg))
-				bin(fmt.Sprintf("mul.lo.%s %#x*%#x", t, p.a, p.b), isaMul, "mul.lo", t, p.a, p.b, bits(prod, w))
-				bin(fmt.Sprintf("mul.hi.%s %#x*%#x", t, p.a, p.b), isaMul, "mul.hi", t, p.a, p.b, bits(new(big.Int).Rsh(prod, uint(w)), w))
+				bin(fmt.Sprintf("mul.lo.%s %#x*%#x", t, p.a, p.b), isaMul, "mul.lo", t, p.a, p.b, lowBits(prod, w))
+				bin(fmt.Sprintf("mul.hi.%s %#x*%#x", t, p.a, p.b), isaMul, "mul.hi", t, p.a, p.b, lowBits(new(big.Int).Rsh(prod, uint(w)), w))
 				if w < 64 {
 					cs = append(cs, ins("int", fmt.Sprintf("mul.wide.%s %#x*%#x", t, p.a, p.b), isaMul, "mul.wide."+t+" %d, %a, %b",
-						fmt.Sprintf("b%d", 2*w), []string{t, t}, []uint64{p.a, p.b}, bits(prod, 2*w)))
+						fmt.Sprintf("b%d", 2*w), []string{t, t}, []uint64{p.a, p.b}, lowBits(prod, 2*w)))
 				}
 			}
 		}
@@ -76,9 +76,9 @@ func intCases() []Case {
 		for _, t := range []string{s, u} {
 			sg := t[0] == 's'
 			prod := new(big.Int).Mul(ibig(mn|5, w, sg), ibig(neg(-7), w, sg))
-			ter("mad.lo."+t, isaMad, "mad.lo", t, t, mn|5, neg(-7), c, bits(new(big.Int).Add(prod, ibig(c, w, sg)), w))
+			ter("mad.lo."+t, isaMad, "mad.lo", t, t, mn|5, neg(-7), c, lowBits(new(big.Int).Add(prod, ibig(c, w, sg)), w))
 			ter("mad.hi."+t, isaMad, "mad.hi", t, t, mn|5, neg(-7), c,
-				bits(new(big.Int).Add(new(big.Int).Rsh(prod, uint(w)), ibig(c, w, sg)), w))
+				lowBits(new(big.Int).Add(new(big.Int).Rsh(prod, uint(w)), ibig(c, w, sg)), w))
 			if w < 64 {
 				dt := fmt.Sprintf("b%d", 2*w)
 				cc := mask(2*w) - 999 // -1000 in 2w bits
@@ -86,7 +86,7 @@ func intCases() []Case {
 					cc = 1000
 				}
 				ter("mad.wide."+t, isaMad, "mad.wide", t, dt, mn|5, neg(-7), cc,
-					bits(new(big.Int).Add(prod, ibig(cc, 2*w, sg)), 2*w))
+					lowBits(new(big.Int).Add(prod, ibig(cc, 2*w, sg)), 2*w))
 			}
 		}
 		// division and remainder
@@ -117,7 +117,7 @@ func intCases() []Case {
 		)
 		// sad
 		ter("sad."+s, isaSad, "sad", s, s, neg(-3), 4, 10, 17)
-		ter("sad."+u, isaSad, "sad", u, u, 3, all, 1, bits(new(big.Int).Add(big.NewInt(1), new(big.Int).Sub(new(big.Int).SetUint64(all), big.NewInt(3))), w))
+		ter("sad."+u, isaSad, "sad", u, u, 3, all, 1, lowBits(new(big.Int).Add(big.NewInt(1), new(big.Int).Sub(new(big.Int).SetUint64(all), big.NewInt(3))), w))
 	}
 	// .sat forms
 	const mx32, mn32 = 0x7fffffff, 0x80000000
@@ -134,7 +134,7 @@ func intCases() []Case {
 		ins("int", "sub.cc subc u32 borrow", "sub.cc: borrow-out written to CC.CF; subc: d = a - (b + CC.CF).", "sub.cc.u32 %r1, %a, %b; subc.u32 %d, %c, 0", "u32", []string{"u32", "u32", "u32"}, []uint64{0, 1, 43}, 42),
 		ins("int", "add.cc addc u64 carry", isaAddc, "add.cc.u64 %rd1, %a, %b; addc.u64 %d, %c, 1", "u64", []string{"u64", "u64", "u64"}, []uint64{1 << 63, 1 << 63, 40}, 42),
 		ins("int", "mul24.lo.s32 -1*2", isaMul24, "mul24.lo.s32 %d, %a, %b", "s32", []string{"s32", "s32"}, []uint64{0xff000000 | 0xffffff, 2}, 0xfffffffe),
-		ins("int", "mul24.hi.u32", isaMul24, "mul24.hi.u32 %d, %a, %b", "u32", []string{"u32", "u32"}, []uint64{0xabffffff, 0xffffff}, bits(new(big.Int).Rsh(new(big.Int).Mul(big.NewInt(0xffffff), big.NewInt(0xffffff)), 16), 32)),
+		ins("int", "mul24.hi.u32", isaMul24, "mul24.hi.u32 %d, %a, %b", "u32", []string{"u32", "u32"}, []uint64{0xabffffff, 0xffffff}, lowBits(new(big.Int).Rsh(new(big.Int).Mul(big.NewInt(0xffffff), big.NewInt(0xffffff)), 16), 32)),
 	)
 	return cs
 }

@@ -1,8 +1,6 @@
 package isacases
 
 func approxCases() []Case  { return nil }
-func compareCases() []Case { return nil }
-func bitCases() []Case     { return nil }
 func warpCases() []Case    { return nil }
 func barrierCases() []Case { return nil }
 func atomicCases() []Case  { return nil }
