@@ -20,4 +20,13 @@ var known = map[string]string{
 	"bit/lop3.b32 0":                        "refused: unsupported instruction lop3.b32",
 	"bit/lop3.b32 1":                        "refused: unsupported instruction lop3.b32",
 	"bit/lop3.b32 b":                        "refused: unsupported instruction lop3.b32",
+	"warp/match.any.sync.b32 groups of 4":   "refused: unsupported instruction match.any.sync.b32",
+	"warp/match.all.sync.b32 all equal":     "refused: unsupported instruction match.all.sync.b32",
+	"warp/match.all.sync.b32 differ":        "refused: unsupported instruction match.all.sync.b32",
+	"warp/match.any.sync.b64 after exits":   "refused: unsupported instruction match.any.sync.b64",
+	"warp/redux.sync.add.u32":               "refused: unsupported instruction redux.sync.add.u32",
+	"warp/redux.sync.min.s32":               "refused: unsupported instruction redux.sync.min.s32",
+	"warp/redux.sync.max.u32 after exits":   "refused: unsupported instruction redux.sync.max.u32",
+	"warp/redux.sync.or.b32":                "refused: unsupported instruction redux.sync.or.b32",
+	"warp/redux.sync.xor.b32 divergent":     "refused: unsupported instruction redux.sync.xor.b32",
 }
