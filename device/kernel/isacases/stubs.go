@@ -1,5 +1,0 @@
-package isacases
-
-func barrierCases() []Case { return nil }
-func atomicCases() []Case  { return nil }
-func memoryCases() []Case  { return nil }
