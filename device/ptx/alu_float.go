@@ -48,12 +48,19 @@ func flush32(f float32) float32 {
 	return f
 }
 
+// sat32 and sat64 are .sat: the result clamped to [+0.0, 1.0], NaN to
+// +0.0 (the ISA: ".sat limits the result to the range [0.0, 1.0]. NaN
+// results are flushed to +0.0f"). -0.0 becomes +0.0: the range's lower end
+// is +0.0, as CUDA's __saturatef says ("Clamp the input argument to
+// [+0.0, 1.0]"), a reading the ISA leaves open and a GPU run's ISA suite
+// logs.
+//
 //go:norace
 func sat32(f float32) float32 {
 	switch {
 	case f != f:
 		return 0
-	case f < 0:
+	case f <= 0:
 		return 0
 	case f > 1:
 		return 1
@@ -66,7 +73,7 @@ func sat64(f float64) float64 {
 	switch {
 	case f != f:
 		return 0
-	case f < 0:
+	case f <= 0:
 		return 0
 	case f > 1:
 		return 1

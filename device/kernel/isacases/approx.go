@@ -34,7 +34,7 @@ func approxCases() []Case {
 	one32 := b32(1)
 	run("rcp.approx.f32", isaRcpApprox, "f32", []sv{{"+0", 0, inf32}, {"-0", neg32, ninf32}, {"+Inf", inf32, 0}, {"-Inf", ninf32, neg32}, {"NaN", 0x7fc00000, nan32}, {"least subnormal", sub, inf32}})
 	run("rcp.approx.ftz.f32", isaRcpApprox, "f32", []sv{{"subnormal", 0x00400000, inf32}, {"-subnormal", nsub, ninf32}, {"-0", neg32, ninf32}})
-	run("rcp.approx.ftz.f64", isaRcpApproxD, "f64", []sv{{"+0", 0, inf64}, {"-0", neg64, ninf64}, {"+Inf", inf64, 0}, {"-Inf", ninf64, neg64}, {"NaN", 0x7ff8000000000000, nan64}})
+	run("rcp.approx.ftz.f64", isaRcpApproxD, "f64", []sv{{"+0", 0, inf64}, {"-0", neg64, ninf64}, {"+Inf", inf64, 0}, {"-Inf", ninf64, neg64}, {"NaN", 0x7ff8000000000000, 0x7fffffff00000000}})
 	run("sqrt.approx.f32", isaSqrtApprox, "f32", []sv{{"+0", 0, 0}, {"-0", neg32, neg32}, {"+Inf", inf32, inf32}, {"-Inf", ninf32, nan32}, {"-1", b32(-1), nan32}, {"NaN", 0xffc00000, nan32}})
 	run("sqrt.approx.ftz.f32", isaSqrtApprox, "f32", []sv{{"-subnormal", nsub, neg32}, {"subnormal", 0x007fffff, 0}})
 	run("rsqrt.approx.f32", isaRsqrtApprox, "f32", []sv{{"+0", 0, inf32}, {"-0", neg32, ninf32}, {"+Inf", inf32, 0}, {"-Inf", ninf32, nan32}, {"-4", b32(-4), nan32}, {"NaN", nan32, nan32}})

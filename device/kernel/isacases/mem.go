@@ -10,7 +10,7 @@ const (
 	isaBarRed    = "bar.red performs a reduction across the threads of the barrier: .popc.u32 is the number of threads with a True predicate; .and.pred is True if the predicate is True in all threads; .or.pred if it is True in any thread. The result is given to all threads participating."
 	isaAtom      = "atom: Atomically loads the original value at location a into destination register d, performs a reduction operation with operand b and the value in location a, and stores the result of the specified operation at location a: .and, .or, .xor, .cas (a == b ? c : a), .exch, .add, .inc ((old >= b) ? 0 : old+1), .dec (((old == 0) || (old > b)) ? b : old-1), .min, .max."
 	isaRed       = "red: Performs a reduction operation with operand b and the value in location a, and stores the result at location a (no value is returned)."
-	isaAtomF32   = "atom.add.f32 rounds to nearest even and flushes subnormal inputs and results to sign-preserving zero."
+	isaAtomF32   = "Current implementation of atom.add.f32 on global memory flushes subnormal inputs and results to sign-preserving zero; whereas atom.add.f32 on shared memory supports subnormal inputs and results and doesn't flush them to zero."
 	isaAtomF64   = "atom.add.f64 rounds to nearest even (IEEE 754, subnormals supported)."
 	isaLdVec     = "ld, st: vector loads and stores (.v2, .v4) move consecutive elements to or from the registers of the vector operand, element 0 at the lowest address."
 	isaLdExt     = "ld: destination registers wider than the type: the loaded value is sign-extended for signed types and zero-extended otherwise. st: a register wider than the type stores its low bits."
@@ -213,7 +213,7 @@ func atomicCases() []Case {
 		{"atom.shared.exch.b32 last value is a thread's", "0", "atom.shared.exch.b32 %r2, [%r9], 7;", 64, 7},
 		{"atom.shared.xor.b32 by 32 threads", "0", "mov.u32 %r1, 3;\nshl.b32 %r1, %r1, %t;\natom.shared.xor.b32 %r2, [%r9], %r1;", 32, 1},
 		{"atom.shared.dec.u32 by 64 threads", "100", "atom.shared.dec.u32 %r2, [%r9], 1000;", 64, 36},
-		{"atom.shared.add.f32 subnormal", "0x00000001", "setp.eq.u32 %p3, %t, 1;\n@%p3 atom.shared.add.f32 %r2, [%r9], 0f00000001;", 2, 0},
+		{"atom.shared.add.f32 subnormal", "0x00000001", "setp.eq.u32 %p3, %t, 1;\n@%p3 atom.shared.add.f32 %r2, [%r9], 0f00000001;", 2, 2},
 		{"red.shared.and.b64 by 64 threads", "-1", "mov.u64 %rd1, -1;\ncvt.u32.u32 %r1, %t;\nshl.b64 %rd4, 1, %r1;\nxor.b64 %rd1, %rd1, %rd4;\nred.shared.and.b64 [%r9], %rd1;", 64, 0},
 	} {
 		c := atomCase(x.name, isaAtom, sh, shBody(x.init, x.op), nil, x.want)
