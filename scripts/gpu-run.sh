@@ -79,6 +79,9 @@ export CUARRAY_LIB="$G/libcuarray.so"
 # The conformance tests' observations (device/cuda/conformance, observe_test.go): what the driver
 # answered where no GPU had, as JSON in the logs, to check the emulated driver's table against.
 export CUARRAY_CONFORMANCE_JSON="$L/conformance-observations.json"
+# The PTX ISA suite (device/kernel/isacases): every case whose result differs from the ISA's
+# reading, as JSON in the logs: where the GPU disagrees, hardware wins and the table changes.
+export CUARRAY_ISA_JSON="$L/isa-disagreements.json"
 COMMIT="$(cat "$G/commit")"
 GPU="none"
 if command -v nvidia-smi > /dev/null; then
