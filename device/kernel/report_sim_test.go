@@ -238,3 +238,15 @@ func TestKernelHandedTheHostPointerOfRegisteredMemoryFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestFaultsNameKernelLineAndArgument: on sim, the error of a launch that
+// faults or breaks its declarations names the kernel, the PTX line, the
+// thread and the argument (see faultCases), with one prefix per layer.
+func TestFaultsNameKernelLineAndArgument(t *testing.T) {
+	for _, tc := range faultCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			dev := openSim(t, sim.Config{})
+			tc.check(t, dev, false)
+		})
+	}
+}
