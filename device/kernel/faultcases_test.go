@@ -43,14 +43,14 @@ func faultCases() []faultCase {
 				return k.Launch(kernel.Grid1D(int64(n)+1, 32), kernel.InOut(x), kernel.F32(2), kernel.I32(int32(n)))
 			}},
 		{name: "write to an In array", kernel: "add_into_input", instr: "st.global.u32", code: "CUDA_ERROR_INVALID_VALUE",
-			want: []string{"write to read-only memory", "in argument 1 (In)", "argument 1 (In) is declared read-only"},
+			want: []string{"write to read-only memory", "in argument 1 (In): the array is declared read-only"},
 			launch: func(t *testing.T, dev driver.Device, k *kernel.Kernel) error {
 				n := 1 + rand.IntN(300)
 				x, y := fromHost(t, dev, n), fromHost(t, dev, n)
 				return k.Launch(kernel.Grid1D(int64(n), 32), kernel.In(x), kernel.InOut(y), kernel.I32(int32(n)))
 			}},
 		{name: "write to an In array on a stream", kernel: "add_into_input", instr: "st.global.u32", code: "CUDA_ERROR_INVALID_VALUE",
-			want: []string{"write to read-only memory", "in argument 1 (In)", "argument 1 (In) is declared read-only"},
+			want: []string{"write to read-only memory", "in argument 1 (In): the array is declared read-only"},
 			launch: func(t *testing.T, dev driver.Device, k *kernel.Kernel) error {
 				n := 1 + rand.IntN(300)
 				x, y := fromHost(t, dev, n), fromHost(t, dev, n)

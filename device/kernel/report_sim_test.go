@@ -100,7 +100,7 @@ func TestWriteToInArrayNamesKernelAndLine(t *testing.T) {
 			require.ErrorIs(t, err, driver.ErrInvalidValue)
 			line := ptxLine(t, text, "add_into_input", "st.global.u32")
 			assert.Contains(t, err.Error(), fmt.Sprintf("add_into_input: write to read-only memory at line %d", line))
-			assert.Contains(t, err.Error(), "argument 1 (In) is declared read-only")
+			assert.Contains(t, err.Error(), "in argument 1 (In): the array is declared read-only")
 			// Not sticky: a GPU would have let the write pass.
 			require.NoError(t, k.Launch(kernel.Grid1D(n, 32), kernel.InOut(x), kernel.InOut(y), kernel.I32(n)))
 		})

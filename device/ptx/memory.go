@@ -294,6 +294,9 @@ func (x *exec) watched(w *warp, l int, in *inst, a uint64, n int, write bool) *F
 			f.Detail = wt.Name
 			if wt.Kind == ReadOnlyWrite {
 				f.Detail = wt.Name + " is declared read-only"
+				if f.Array == "in "+wt.Name {
+					f.Detail = "the array is declared read-only"
+				}
 			}
 			return f
 		}
