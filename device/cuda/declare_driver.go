@@ -7,6 +7,10 @@ import (
 	"github.com/cuarray/cuarray/device/driver"
 )
 
+// resultDetail is the emulated driver's hook (emulated_driver.go): a GPU's
+// driver says no more than the result code.
+func resultDetail(int) string { return "" }
+
 // declareLaunch is the emulated driver's hook (emulated_driver.go); a GPU
 // does not see what a launch declares, and the launch is counted without
 // its bytes: it reports false.

@@ -17,6 +17,11 @@ import (
 // when one appears (internal/testdev).
 func (d *Device) UndefinedUses() []string { return emulated.Misuses() }
 
+// resultDetail is the emulated driver's report of the kernel behind result
+// c of the calling thread's last driver call (emulated.Detail), for the
+// error check makes of it.
+func resultDetail(c int) string { return emulated.Detail(c) }
+
 // declareLaunch hands the arrays of the kernel launch the calling thread
 // makes next, and the ledger that counts it, to the emulated driver,
 // which checks them and counts the launch when the kernel has run: it

@@ -17,10 +17,20 @@ type DriverError struct {
 	Code int    // the CUresult
 	Name string // "CUDA_ERROR_OUT_OF_MEMORY"
 	Desc string // the driver's description
-	kind error  // the driver error kind it maps to, or nil
+	// Detail is what the emulated driver's PTX interpreter reports of the
+	// kernel that faulted or was refused (kernel, PTX line, block, thread,
+	// address, argument); empty on a GPU, whose driver says no more than
+	// the code.
+	Detail string
+	kind   error // the driver error kind it maps to, or nil
 }
 
-func (e *DriverError) Error() string { return fmt.Sprintf("%s (%d): %s", e.Name, e.Code, e.Desc) }
+func (e *DriverError) Error() string {
+	if e.Detail != "" {
+		return fmt.Sprintf("%s (%d): %s: %s", e.Name, e.Code, e.Desc, e.Detail)
+	}
+	return fmt.Sprintf("%s (%d): %s", e.Name, e.Code, e.Desc)
+}
 
 // Unwrap returns the cuarray error kind (driver.ErrInvalidValue, ...), so
 // errors.Is works the same on every backend.
@@ -54,7 +64,7 @@ func check(c int) error {
 		return nil
 	}
 	name, desc := errorName(c)
-	return &DriverError{Code: c, Name: name, Desc: desc, kind: kindOf(c)}
+	return &DriverError{Code: c, Name: name, Desc: desc, Detail: resultDetail(c), kind: kindOf(c)}
 }
 
 // fromCu turns an error of gorgonia.org/cu (an integer CUresult) into a

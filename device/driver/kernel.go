@@ -65,8 +65,10 @@ type DeclaredLauncher interface {
 	// LaunchDeclared is Function.Launch with the arrays the arguments
 	// point into. sim's stream race checker judges the launch by them; on
 	// sim and the emulated driver, which interpret the kernel's PTX, a
-	// write into a ReadOnly range is an error naming the kernel, its PTX
-	// line and the range. The launch is counted in the device's ledger
+	// write into a ReadOnly range, a read of a WriteFirst range's bytes
+	// the launch has not written, and an access in a range's allocation
+	// outside every range declared there (unless a Raw one lies there)
+	// are errors naming the kernel, its PTX line and the range. The launch is counted in the device's ledger
 	// under the kernel's name (accounting.Ledger.RecordLaunch), with the
 	// bytes it read and wrote where the backend knows them (an
 	// interpreted kernel), when the kernel has run.
@@ -99,6 +101,15 @@ type Range struct {
 	Ptr      devarray.Ptr
 	N        int64
 	ReadOnly bool
+	// WriteFirst says that the kernel writes the bytes before it reads
+	// them (package kernel's Out): on sim and the emulated driver a read
+	// of bytes the launch has not written is an error.
+	WriteFirst bool
+	// Raw says that the range is raw device memory no array describes
+	// (package kernel's Memory): on sim and the emulated driver the kernel
+	// is held to its allocation, not to the range; an array's range holds
+	// the kernel to it within its allocation.
+	Raw bool
 	// Name says what the range is in reports ("argument 2 (x, In)"); it
 	// may be empty.
 	Name string

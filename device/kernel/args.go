@@ -17,7 +17,9 @@ type Access uint8
 const (
 	// Read: the kernel only reads the array.
 	Read Access = iota + 1
-	// Write: the kernel writes the array and does not read what was there.
+	// Write: the kernel writes the array and does not read what was there:
+	// on sim and the emulated driver a read of bytes the launch has not
+	// written first is an error.
 	Write
 	// ReadWrite: the kernel reads and writes the array.
 	ReadWrite
@@ -79,7 +81,9 @@ const (
 // write into it stops the kernel with an error.
 func In(a *devarray.DevArray) Arg { return Arg{arr: a, access: Read, isArray: true} }
 
-// Out is an array the kernel writes without reading what was there.
+// Out is an array the kernel writes without reading what was there: on
+// sim and the emulated driver, a read of bytes the launch has not written
+// first stops the kernel with an error (declare it InOut instead).
 func Out(a *devarray.DevArray) Arg { return Arg{arr: a, access: Write, isArray: true} }
 
 // InOut is an array the kernel reads and writes.
@@ -88,7 +92,9 @@ func InOut(a *devarray.DevArray) Arg { return Arg{arr: a, access: ReadWrite, isA
 // Memory is n bytes of device memory at p that no DevArray describes (a
 // workspace's scratch memory), passed as a pointer and declared as an
 // array is; the launch can neither check that it is live nor keep it
-// allocated: the caller keeps it so until the kernel is done.
+// allocated: the caller keeps it so until the kernel is done. It is the
+// raw escape: on sim and the emulated driver the kernel is held to its
+// allocation, not to the n bytes (a Read still refuses writes to them).
 func Memory(p devarray.Ptr, n int64, access Access) Arg {
 	return Arg{mem: driver.Range{Ptr: p, N: n, ReadOnly: access == Read}, access: access, isMemory: true}
 }
@@ -102,11 +108,13 @@ func (a Arg) Range(i int) (driver.Range, bool) {
 	switch {
 	case a.isMemory:
 		r := a.mem
+		r.Raw = true
 		r.Name = argName(i, a.access)
 		return r, true
 	case a.isArray:
 		lo, hi := a.arr.Extent()
-		return driver.Range{Ptr: a.arr.Ptr() + devarray.Ptr(lo), N: hi - lo, ReadOnly: a.access == Read, Name: argName(i, a.access)}, true
+		return driver.Range{Ptr: a.arr.Ptr() + devarray.Ptr(lo), N: hi - lo, ReadOnly: a.access == Read,
+			WriteFirst: a.access == Write, Name: argName(i, a.access)}, true
 	}
 	return driver.Range{}, false
 }

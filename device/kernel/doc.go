@@ -12,16 +12,33 @@
 //		kernel.F32(2.5), kernel.In(x), kernel.InOut(y), kernel.I32(int32(n)))
 //
 // Each array argument says whether the kernel reads it (In), writes it
-// (Out) or both (InOut), as Numba's cuda.In, Out and InOut do. The
-// declaration is checked before the launch (a read-only array cannot be
-// Out), sim's stream race checker judges the launch by it, and on sim and
-// the emulated driver the interpreter holds the kernel to it: a write into
-// an In array stops the kernel with an error naming its PTX line. Each
-// array is checked to be live, on the module's device, aligned to its
+// before reading it (Out) or both (InOut), as Numba's cuda.In, Out and
+// InOut do. The declaration is checked before the launch (a read-only
+// array cannot be Out), sim's stream race checker judges the launch by
+// it, and on sim and the emulated driver the interpreter holds the kernel
+// to it. The kernel is stopped, with an error that names the kernel, its
+// PTX line, the thread and the argument and wraps driver.ErrInvalidValue
+// (not sticky: a GPU would let the access pass), when it
+//   - writes an In array;
+//   - reads bytes of an Out array that this launch has not written first
+//     (compute-sanitizer's initcheck, per launch and per declaration): a
+//     kernel that reads what was there (y[i] += ..., an atomic add) takes
+//     InOut;
+//   - touches an array's allocation outside the array: each array holds
+//     the kernel to its extent, from its lowest byte to its highest, so a
+//     kernel that runs past the end of a view into the rest of its
+//     allocation is caught. Memory is the raw escape: the kernel is held
+//     to its allocation, not to its range.
+//
+// Each array is checked to be live, on the module's device, aligned to its
 // dtype, and of the dtype and contiguity the caller asks for
 // (In(x).Of(devarray.Float32).Contiguous()). An array is passed as the
-// device address of its element 0 (a T* in CUDA C); the kernel is trusted
-// to stay inside it, and on sim and the emulated driver it is checked to.
+// device address of its element 0 (a T* in CUDA C). An access outside
+// every allocation, or misaligned, faults the device as on a GPU (sticky,
+// driver.ErrContextFailed); on sim and the emulated driver the error
+// names the kernel, PTX line, thread, address and the argument the
+// address is in or nearest to, on the emulated driver after the driver's
+// result (CUDA_ERROR_ILLEGAL_ADDRESS); on a GPU it is the driver's alone.
 //
 // Before any driver call, on every backend alike, the arguments are
 // checked against the kernel's parameters as its PTX declares them: the

@@ -286,7 +286,7 @@ func TestDim3LeftOutDimensionsAreOne(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("grid %v block %v", tc.cfg.Grid, tc.cfg.Block), func(t *testing.T) {
 			require.NoError(t, devarray.CopyFromHost(out, make([]uint32, 7)))
-			require.NoError(t, k.Launch(tc.cfg, kernel.Out(out)))
+			require.NoError(t, k.Launch(tc.cfg, kernel.InOut(out)), "the kernel counts its threads with an atomic add into out: it reads it")
 			got, err := devarray.ToHost[uint32](out)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got, "threads, ntid x y z, nctaid x y z")

@@ -41,7 +41,7 @@ func TestEmulatedDriverReportsAWriteToAnInArray(t *testing.T) {
 	require.Len(t, misuses, 1)
 	line := ptxLine(t, text, "add_into_input", "st.global.u32")
 	assert.Contains(t, misuses[0], fmt.Sprintf("add_into_input: write to read-only memory at line %d", line))
-	assert.Contains(t, misuses[0], "argument 1 (In) is declared read-only")
+	assert.Contains(t, misuses[0], "in argument 1 (In): the array is declared read-only")
 	ks := dev.Ledger().Snapshot().Kernels
 	require.Len(t, ks, 1)
 	assert.Equal(t, "add_into_input", ks[0].Name)

@@ -100,7 +100,7 @@ func TestWriteToInArrayNamesKernelAndLine(t *testing.T) {
 			require.ErrorIs(t, err, driver.ErrInvalidValue)
 			line := ptxLine(t, text, "add_into_input", "st.global.u32")
 			assert.Contains(t, err.Error(), fmt.Sprintf("add_into_input: write to read-only memory at line %d", line))
-			assert.Contains(t, err.Error(), "argument 1 (In) is declared read-only")
+			assert.Contains(t, err.Error(), "in argument 1 (In): the array is declared read-only")
 			// Not sticky: a GPU would have let the write pass.
 			require.NoError(t, k.Launch(kernel.Grid1D(n, 32), kernel.InOut(x), kernel.InOut(y), kernel.I32(n)))
 		})
@@ -235,6 +235,18 @@ func TestKernelHandedTheHostPointerOfRegisteredMemoryFaults(t *testing.T) {
 			for i := 0; i < n; i++ {
 				require.Equal(t, float32(2.5), math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:])))
 			}
+		})
+	}
+}
+
+// TestFaultsNameKernelLineAndArgument: on sim, the error of a launch that
+// faults or breaks its declarations names the kernel, the PTX line, the
+// thread and the argument (see faultCases), with one prefix per layer.
+func TestFaultsNameKernelLineAndArgument(t *testing.T) {
+	for _, tc := range faultCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			dev := openSim(t, sim.Config{})
+			tc.check(t, dev, false)
 		})
 	}
 }

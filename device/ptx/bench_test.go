@@ -109,3 +109,34 @@ func reductionLaunch(b *testing.B) (*Kernel, Launch, *hostMem) {
 	params, _ := args.Bytes()
 	return k, Launch{Grid: grid1D(n), Block: [3]uint32{256, 1, 1}, Params: params, Global: h}, h
 }
+
+// BenchmarkElementwiseDeclared is BenchmarkElementwise with its arrays
+// declared as package kernel declares them (Launch.Arrays: y InOut, x
+// In), so each access is held to its array's extent too.
+func BenchmarkElementwiseDeclared(b *testing.B) { benchRun(b, elementwiseDeclaredLaunch) }
+
+// elementwiseDeclaredLaunch sets up BenchmarkElementwiseDeclared's launch.
+func elementwiseDeclaredLaunch(b *testing.B) (*Kernel, Launch, *hostMem) {
+	k, l, h := elementwiseLaunch(b)
+	y, x := h.bufs[0], h.bufs[1]
+	l.Arrays = []Array{{Addr: addr(y), N: uint64(len(y)), Access: ReadWriteArray, Name: "y"}, {Addr: addr(x), N: uint64(len(x)), Access: ReadArray, Name: "x"}}
+	return k, l, h
+}
+
+// BenchmarkFillOut is fill_f32 on 64 Ki contiguous elements declared Out:
+// each store marks its bytes written.
+func BenchmarkFillOut(b *testing.B) { benchRun(b, fillOutLaunch) }
+
+// fillOutLaunch sets up BenchmarkFillOut's launch.
+func fillOutLaunch(b *testing.B) (*Kernel, Launch, *hostMem) {
+	m := loadKernels(b)
+	k, _ := m.Kernel("fill_f32")
+	rng := rand.New(rand.NewPCG(7, 8))
+	h := &hostMem{}
+	const n = 1 << 16
+	a := h.alloc(4*n, rng)
+	args := new(driver.KernelArgs).Ptr(devarray.Ptr(addr(a))).Struct(layoutBytes([]int64{n}, []int64{4}), 8).F32(2.5)
+	params, _ := args.Bytes()
+	return k, Launch{Grid: grid1D(n), Block: [3]uint32{256, 1, 1}, Params: params, Global: h,
+		Arrays: []Array{{Addr: addr(a), N: 4 * n, Access: WriteArray, Name: "a"}}}, h
+}

@@ -165,7 +165,15 @@
 // every address against its access size (a vector's whole size):
 // IllegalAddress and MisalignedAddress faults name the kernel, block,
 // thread, PTX line, address, and the nearest allocation with how far the
-// access lies past its end. Unless Launch.NoRaceCheck, two threads of
+// access lies past its end. A launch that declares its array arguments
+// (Launch.Arrays, as package kernel's In, Out, InOut and Memory) holds the
+// kernel to them too: an access in an array's allocation outside every
+// array declared there is an OutsideExtent fault (RawMemory opens its
+// allocation), and a read of a WriteArray's bytes the launch has not
+// written is an UnwrittenRead fault (compute-sanitizer's initcheck, per
+// launch: a bitmap per WriteArray, set by stores, checked by loads and
+// atomics); a fault at a global address names the declared array that
+// holds it, or the nearest. Unless Launch.NoRaceCheck, two threads of
 // different warps touching the same shared bytes between two barriers,
 // one of them writing (atomics excepted), is a SharedRace fault naming both
 // threads and lines; lanes of one warp run in lockstep and are not checked

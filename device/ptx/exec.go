@@ -36,6 +36,11 @@ type Launch struct {
 	// watch says so: an array a launch declared read-only, or the bytes a
 	// race was found on, to name the PTX line that touches them.
 	Watches []Watch
+	// Arrays are the array arguments the launch declares: an access in
+	// their allocations outside each of them is an OutsideExtent fault, and
+	// a read of a WriteArray array's bytes before the launch writes them
+	// an UnwrittenRead fault.
+	Arrays []Array
 }
 
 // Watch is a range of global memory, [Addr, Addr+N), that a run stops at.
@@ -170,6 +175,8 @@ type allocEntry struct {
 	mem    []byte
 	ok     bool
 	rd, wr int64
+	decl   []int32 // the declared arrays in the allocation (exec.arrays)
+	raw    bool    // RawMemory lies in it: no declared array is checked there
 }
 
 // block barriers
@@ -200,6 +207,8 @@ type exec struct {
 	cache [4]allocEntry
 	cNext int
 	last  *allocEntry // the entry last used (an empty one at first)
+	// the launch's declared arrays (Launch.Arrays)
+	arrays []declArray
 }
 
 func newExec(k *Kernel, l *Launch, st *Stats) *exec {
@@ -212,6 +221,9 @@ func newExec(k *Kernel, l *Launch, st *Stats) *exec {
 		x.race = newRaceShadow(len(x.shared))
 	}
 	x.warps = x.p.warps.get(x.p, nw)
+	if len(l.Arrays) != 0 {
+		x.declare(l.Arrays)
+	}
 	return x
 }
 

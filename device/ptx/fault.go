@@ -33,6 +33,14 @@ const (
 	ReadOnlyWrite
 	// Watched is an access to a range the caller watches (Launch.Watches).
 	Watched
+	// OutsideExtent is an access inside the allocation of an array the
+	// launch declares (Launch.Arrays) but outside every array declared
+	// there: a GPU would let it pass.
+	OutsideExtent
+	// UnwrittenRead is a read of bytes of an array the launch declares
+	// written before read (WriteArray, package kernel's Out) that the
+	// launch has not written: compute-sanitizer's initcheck, per launch.
+	UnwrittenRead
 )
 
 // String names the kind in words.
@@ -56,6 +64,10 @@ func (k FaultKind) String() string {
 		return "write to read-only memory"
 	case Watched:
 		return "access to watched memory"
+	case OutsideExtent:
+		return "access outside the declared array"
+	case UnwrittenRead:
+		return "read of an Out array's unwritten bytes"
 	}
 	return "fault"
 }
@@ -94,6 +106,10 @@ type Fault struct {
 	AllocSize int
 	HasAlloc  bool
 	Past      int64
+	// Array names the array the launch declares (Launch.Arrays) that
+	// holds the access ("in argument 2 (Out)"), or the nearest, with how
+	// far outside it the access lies; empty when the launch declares none.
+	Array string
 	// Other and OtherLine are the second thread of a race, and its line.
 	Other     Thread
 	OtherLine int
@@ -121,6 +137,9 @@ func (f *Fault) Error() string {
 		if f.Past > 0 {
 			fmt.Fprintf(&b, ", %d bytes past its end", f.Past)
 		}
+	}
+	if f.Array != "" {
+		fmt.Fprintf(&b, "; %s", f.Array)
 	}
 	if f.OtherLine > 0 {
 		fmt.Fprintf(&b, "; conflicting access by %v at line %d", f.Other, f.OtherLine)

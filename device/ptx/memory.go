@@ -235,8 +235,12 @@ func (x *exec) access(w *warp, l int, in *inst, a uint64, n int, write bool) ([]
 
 //go:norace
 func (x *exec) fault(w *warp, l int, in *inst, kind FaultKind, sp space, a uint64, n int, write bool) *Fault {
-	return &Fault{Kind: kind, Kernel: x.k.Name, Line: int(in.line), Thread: x.thread(w, l),
+	f := &Fault{Kind: kind, Kernel: x.k.Name, Line: int(in.line), Thread: x.thread(w, l),
 		Space: sp.String(), Addr: a, Size: n, Write: write}
+	if len(x.arrays) != 0 && (sp == spGlobal || sp == spConst) {
+		f.Array = x.arrayNear(a, n, nil)
+	}
+	return f
 }
 
 // global returns global memory at a, checked against the live allocations.
@@ -265,6 +269,9 @@ func (x *exec) global(w *warp, l int, in *inst, a uint64, n int, write bool) ([]
 		x.cNext = (x.cNext + 1) % len(x.cache)
 		x.flushEntry(e)
 		*e = allocEntry{base: base, mem: mem, ok: true}
+		if len(x.arrays) != 0 {
+			x.attach(e)
+		}
 	}
 	x.last = e
 	off := a - e.base
@@ -276,6 +283,11 @@ func (x *exec) global(w *warp, l int, in *inst, a uint64, n int, write bool) ([]
 	}
 	if len(x.l.Watches) != 0 {
 		if f := x.watched(w, l, in, a, n, write); f != nil {
+			return nil, f
+		}
+	}
+	if len(e.decl) != 0 {
+		if f := x.declared(w, l, in, e, a, n, write); f != nil {
 			return nil, f
 		}
 	}
@@ -302,6 +314,9 @@ func (x *exec) watched(w *warp, l int, in *inst, a uint64, n int, write bool) *F
 			f.Detail = wt.Name
 			if wt.Kind == ReadOnlyWrite {
 				f.Detail = wt.Name + " is declared read-only"
+				if f.Array == "in "+wt.Name {
+					f.Detail = "the array is declared read-only"
+				}
 			}
 			return f
 		}

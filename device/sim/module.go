@@ -89,9 +89,12 @@ func (f *function) Launch(grid, block [3]uint32, sharedBytes uint32, s driver.St
 // and returns at once, as cuLaunchKernel does. The arguments must fill the
 // kernel's parameters as the CUDA ABI lays them out (driver.KernelArgs
 // does). arrays are the memory the array arguments point into: the stream
-// race checker (check=streams) judges the launch by them, and a write
-// into a ReadOnly one stops the kernel with an error naming its PTX line
-// (the stream's error, not sticky: a GPU would let the write pass). A
+// race checker (check=streams) judges the launch by them, and the kernel
+// is held to them (DeclaredArrays, ReadOnlyWatches): a write into a
+// ReadOnly one, a read of a WriteFirst one's bytes before the launch
+// writes them, an access outside them in their allocations, stops the
+// kernel with an error naming its PTX line and the array (the stream's
+// error, not sticky: a GPU would let the access pass). A
 // race the checker finds is reported with the PTX line that first touches
 // the bytes, found by running the kernel on zeroed scratch memory. A fault
 // when the kernel runs is the stream's error and sticky. The launch is
@@ -111,7 +114,7 @@ func (f *function) LaunchDeclared(grid, block [3]uint32, sharedBytes uint32, s d
 	if len(buf) < f.k.ParamBytes {
 		return fmt.Errorf("sim: launch %s: %d bytes of arguments, its parameters take %d: %w", name, len(buf), f.k.ParamBytes, driver.ErrInvalidValue)
 	}
-	l := ptx.Launch{Grid: grid, Block: block, DynamicShared: sharedBytes, Params: buf, Watches: ReadOnlyWatches(arrays)}
+	l := ptx.Launch{Grid: grid, Block: block, DynamicShared: sharedBytes, Params: buf, Watches: ReadOnlyWatches(arrays), Arrays: DeclaredArrays(arrays)}
 	d := f.m.d
 	err := d.LaunchKernel(s, name, arrays, func(resolve Resolver) error {
 		l.Global = resolverMemory(resolve)
@@ -151,6 +154,33 @@ func ReadOnlyWatches(arrays []driver.Range) []ptx.Watch {
 	return w
 }
 
+// DeclaredArrays are the interpreter's declarations of the arrays a
+// launch declares: the kernel is held to each array's extent within its
+// allocation, and to writing an Out array's bytes (WriteFirst) before it
+// reads them; a Memory argument's (Raw) allocation is open to it.
+func DeclaredArrays(arrays []driver.Range) []ptx.Array {
+	if len(arrays) == 0 {
+		return nil
+	}
+	out := make([]ptx.Array, 0, len(arrays))
+	for _, r := range arrays {
+		if r.N <= 0 {
+			continue
+		}
+		a := ptx.Array{Addr: uint64(r.Ptr), N: uint64(r.N), Access: ptx.ReadWriteArray, Name: r.Name}
+		switch {
+		case r.Raw:
+			a.Access = ptx.RawMemory
+		case r.ReadOnly:
+			a.Access = ptx.ReadArray
+		case r.WriteFirst:
+			a.Access = ptx.WriteArray
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
 // subtract removes [lo, hi) from the spans.
 func subtract(spans [][2]uint64, lo, hi uint64) [][2]uint64 {
 	var out [][2]uint64
@@ -188,6 +218,7 @@ const locateRaceInstructions = 1 << 24
 func (f *function) locate(l ptx.Launch, race *StreamRaceError) string {
 	l.Global = &scratchMemory{d: f.m.d, bufs: map[uint64][]byte{}}
 	l.Watches = []ptx.Watch{{Addr: uint64(race.Lo), N: uint64(race.Hi - race.Lo), Reads: race.Prev.Write, Kind: ptx.Watched, Name: "the racing bytes"}}
+	l.Arrays = nil
 	l.MaxInstructions = locateRaceInstructions
 	_, err := f.k.Run(l)
 	var fault *ptx.Fault
@@ -231,17 +262,20 @@ func (r resolverMemory) Lookup(addr uint64) (uint64, []byte, bool) { return r(ad
 // kernelError turns an interpreted kernel's error into sim's: a fault
 // (an illegal or misaligned address, a trap, a barrier only part of a
 // block reaches, which would never finish on a GPU) wraps
-// driver.ErrContextFailed and is sticky; a shared-memory race, a bad
-// launch configuration, wraps driver.ErrInvalidValue and is the stream's
-// alone.
+// driver.ErrContextFailed and is sticky, the device's fault, which
+// LaunchKernel reports with its "sim: kernel" prefix; a shared-memory
+// race, a bad launch configuration, a launch's declarations broken (a
+// write into an In array, an access outside a declared array, a read of
+// an Out array's bytes before the launch writes them) wraps
+// driver.ErrInvalidValue and is the stream's alone.
 func kernelError(err error) error {
 	var f *ptx.Fault
 	if err == nil || !errors.As(err, &f) {
 		return err
 	}
 	switch f.Kind {
-	case ptx.SharedRace, ptx.InvalidValue, ptx.LaunchOutOfResources, ptx.ReadOnlyWrite:
+	case ptx.SharedRace, ptx.InvalidValue, ptx.LaunchOutOfResources, ptx.ReadOnlyWrite, ptx.OutsideExtent, ptx.UnwrittenRead:
 		return fmt.Errorf("sim: kernel: %w: %w", err, driver.ErrInvalidValue)
 	}
-	return fmt.Errorf("sim: kernel: %w: %w", err, driver.ErrContextFailed)
+	return fmt.Errorf("%w: %w", err, driver.ErrContextFailed)
 }

@@ -25,7 +25,8 @@ const (
 type device struct {
 	ordinal int
 	primary *context
-	spoiled atomic.Int32 // the sticky result that ended the process's use of the device, 0 before one
+	spoiled atomic.Int32                // the sticky result that ended the process's use of the device, 0 before one
+	report  atomic.Pointer[faultReport] // the kernel fault that spoiled it, if one did (Detail)
 }
 
 // spoil records that a sticky error (700, 716, 719) ended the process's use

@@ -93,8 +93,13 @@
 //     CUDA_ERROR_ILLEGAL_ADDRESS, misaligned CUDA_ERROR_MISALIGNED_ADDRESS,
 //     both sticky as on a GPU, with a report that names the kernel, block,
 //     thread, address, nearest allocation and PTX line (KernelFaults); a
-//     shared-memory race between warps is recorded as undefined behaviour
-//     (Misuses). kernels=go runs the project's kernels as their Go
+//     launch package kernel declares is held to its declarations too (a
+//     write into an In array, a read of an Out array's bytes before the
+//     launch writes them, an access outside a declared array inside its
+//     allocation: CUDA_ERROR_INVALID_VALUE, recorded in Misuses). The
+//     report goes with the result to the caller, which calls Detail (the
+//     cuda backend puts it in its error); a shared-memory race between
+//     warps is recorded as undefined behaviour (Misuses). kernels=go runs the project's kernels as their Go
 //     references instead, for speed; an image of machine code alone runs
 //     them so too.
 //

@@ -125,6 +125,13 @@ func resultCStrings(r cuResult) (name, desc *C.char, ok bool) {
 // codeOf maps an error of the sim machinery to the result the driver
 // gives for it. A device fault is the context's sticky result.
 func (c *context) codeOf(err error) cuResult {
+	r := c.resultOf(err)
+	noteKernelDetail(r, err)
+	return r
+}
+
+// resultOf is codeOf's mapping.
+func (c *context) resultOf(err error) cuResult {
 	switch {
 	case err == nil:
 		return success

@@ -76,16 +76,18 @@ func launchPTX(c *context, dev *sim.Device, s *stream, f *function, grid, block 
 	}
 	var ranges []driver.Range
 	var watches []ptx.Watch
+	var arrays []ptx.Array
 	if decl != nil {
 		ranges = decl.Arrays
 		watches = sim.ReadOnlyWatches(ranges)
+		arrays = sim.DeclaredArrays(ranges)
 	} else if em, err := kernels.Emulate(f.name, buf); err == nil {
 		ranges = em.Ranges
 	}
 	name := f.name
 	return s.run(func(st driver.Stream) error {
 		err := dev.LaunchKernel(st, name, ranges, func(resolve sim.Resolver) error {
-			stats, err := k.Run(ptx.Launch{Grid: grid, Block: block, DynamicShared: shared, Params: buf, Global: resolverMemory(resolve), Watches: watches})
+			stats, err := k.Run(ptx.Launch{Grid: grid, Block: block, DynamicShared: shared, Params: buf, Global: resolverMemory(resolve), Watches: watches, Arrays: arrays})
 			noteLaunch(name, stats)
 			if decl != nil {
 				read, written := bytesOf(stats)
@@ -142,13 +144,15 @@ func (c *context) kernelFault(err error) error {
 	case ptx.SharedRace:
 		noteUndefined(fmt.Sprintf("%v: a data race in shared memory: undefined behaviour (compute-sanitizer's racecheck reports it)", f))
 		return nil
-	case ptx.ReadOnlyWrite:
-		// A GPU lets the write pass; the launch declared it would not
-		// happen, so the emulator stops the kernel and says where.
-		noteUndefined(fmt.Sprintf("%v: the launch declared the array read-only (kernel.In)", f))
-		return fmt.Errorf("%v: %w", f, driver.ErrInvalidValue)
+	case ptx.ReadOnlyWrite, ptx.OutsideExtent, ptx.UnwrittenRead:
+		// A GPU lets the access pass; the launch declared it would not
+		// happen (a write into an In array, an access outside a declared
+		// array, a read of an Out array before the launch writes it), so
+		// the emulator stops the kernel and says where.
+		noteUndefined(fmt.Sprintf("%v: the launch's declaration of the array (kernel.In, Out, InOut) rules it out", f))
+		return fmt.Errorf("%w: %w", f, driver.ErrInvalidValue)
 	case ptx.LaunchOutOfResources, ptx.InvalidValue:
-		return fmt.Errorf("%v: %w", f, driver.ErrInvalidValue)
+		return fmt.Errorf("%w: %w", f, driver.ErrInvalidValue)
 	default:
 		r = errLaunchFailed
 	}
@@ -160,7 +164,10 @@ func (c *context) kernelFault(err error) error {
 	drv.mu.Unlock()
 	fmt.Fprintf(os.Stderr, "cuarray emulated driver: %s\n", report)
 	c.fault(r)
-	return fmt.Errorf("%s: %w", report, driver.ErrContextFailed)
+	if c.stickyResult() == r {
+		c.dev.noteFault(r, report)
+	}
+	return fmt.Errorf("%w: %w", f, driver.ErrContextFailed)
 }
 
 // KernelFaults returns the reports of the interpreted kernels' faults so

@@ -215,6 +215,7 @@ func ResetFailures() {
 func result(call string, r cuResult) C.CUresult {
 	countCall(call)
 	r = misused(call, r)
+	settleDetail(r)
 	if r != success {
 		drv.mu.Lock()
 		if len(drv.failures) < maxFailures {

@@ -1,7 +1,8 @@
 // faults.cu: kernels with the bugs package kernel's tests must see
-// reported on sim, each with its kernel's name and PTX line, and an empty
-// kernel for the launch-overhead benchmark. make example-ptx compiles it
-// into faults.ptx (nvcc -ptx, compute_70).
+// reported on sim and the emulated driver, each with its kernel's name,
+// PTX line and argument, and an empty kernel for the launch-overhead
+// benchmark. make example-ptx compiles it into faults.ptx (nvcc -ptx,
+// compute_70).
 
 // scale_past_end scales x[0..n] by a: one element past the array's end.
 extern "C" __global__ void scale_past_end(float *x, float a, int n)
@@ -34,3 +35,28 @@ extern "C" __global__ void fill(float *x, float v, int n)
 
 // empty does nothing with its three arrays: the launch's own cost.
 extern "C" __global__ void empty(float *a, float *b, float *c) {}
+
+// load_misaligned copies into y[i] the float that starts one byte into
+// x[i]: a misaligned 4-byte load.
+extern "C" __global__ void load_misaligned(const float *x, float *y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        y[i] = *(const float *)((const char *)(x + i) + 1);
+    }
+}
+
+// hang_at_barrier lets each block's thread 0 leave before a barrier the
+// rest of its block waits at, then sets x[0..n) to 1: a barrier part of
+// the block never reaches.
+extern "C" __global__ void hang_at_barrier(float *x, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (threadIdx.x == 0) {
+        return;
+    }
+    __syncthreads();
+    if (i < n) {
+        x[i] = 1.0f;
+    }
+}
