@@ -336,30 +336,12 @@ func halfFunc(base string, m mods, t typ) (fn aluFns, n int, ok bool, err error)
 		return fn, 0, true, fmt.Errorf("%s.%s is not supported", base, typName(t))
 	}
 	if !packed {
-		switch n {
-		case 1:
-			fn.f1 = func(a uint64) uint64 { return uint64(g(uint16(a), 0, 0)) }
-		case 2:
-			fn.f2 = func(a, b uint64) uint64 { return uint64(g(uint16(a), uint16(b), 0)) }
-		default:
-			fn.f3 = func(a, b, c uint64) uint64 { return uint64(g(uint16(a), uint16(b), uint16(c))) }
-		}
-		return fn, n, true, nil
+		return byArity(n, func(a, b, c uint64) uint64 { return uint64(g(uint16(a), uint16(b), uint16(c))) }), n, true, nil
 	}
-	pk := func(lo, hi uint16) uint64 { return uint64(hi)<<16 | uint64(lo) }
-	switch n {
-	case 1:
-		fn.f1 = func(a uint64) uint64 { return pk(g(uint16(a), 0, 0), g(uint16(a>>16), 0, 0)) }
-	case 2:
-		fn.f2 = func(a, b uint64) uint64 {
-			return pk(g(uint16(a), uint16(b), 0), g(uint16(a>>16), uint16(b>>16), 0))
-		}
-	default:
-		fn.f3 = func(a, b, c uint64) uint64 {
-			return pk(g(uint16(a), uint16(b), uint16(c)), g(uint16(a>>16), uint16(b>>16), uint16(c>>16)))
-		}
-	}
-	return fn, n, true, nil
+	return byArity(n, func(a, b, c uint64) uint64 {
+		lo, hi := g(uint16(a), uint16(b), uint16(c)), g(uint16(a>>16), uint16(b>>16), uint16(c>>16))
+		return uint64(hi)<<16 | uint64(lo)
+	}), n, true, nil
 }
 
 // halfCmp returns a comparison of two half-precision values (the low 16

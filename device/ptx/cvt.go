@@ -98,12 +98,12 @@ func cvtFuncOpts(m mods, o cvtOpts) (fn aluFns, n int, ok bool, err error) {
 				case tF32:
 					f := roundF32(x, 0, mode)
 					if sat {
-						f = sat32(f)
+						f = saturate(f)
 					}
 					return bitsOf32(f)
 				case tF64:
 					if sat {
-						x = sat64(x)
+						x = saturate(x)
 					}
 					return bitsOf64(x)
 				}
@@ -120,13 +120,13 @@ func cvtFuncOpts(m mods, o cvtOpts) (fn aluFns, n int, ok bool, err error) {
 				x, _ := z.Float64() // exact for |v| < 2^53; else rounded to nearest: fix below
 				f := roundF32(x, bigErrSign(z, x), mode)
 				if sat {
-					f = sat32(f)
+					f = saturate(f)
 				}
 				return bitsOf32(f)
 			case tF64:
 				x := bigRound(z, mode)
 				if sat {
-					x = sat64(x)
+					x = saturate(x)
 				}
 				return bitsOf64(x)
 			}
@@ -167,12 +167,12 @@ func cvtFuncOpts(m mods, o cvtOpts) (fn aluFns, n int, ok bool, err error) {
 					f = flush32(f)
 				}
 				if sat {
-					f = sat32(f)
+					f = saturate(f)
 				}
 				return bitsOf32(f)
 			case tF64:
 				if sat {
-					x = sat64(x)
+					x = saturate(x)
 				}
 				return bitsOf64(x)
 			}
