@@ -357,6 +357,14 @@ func floatCmp(cmp string, t typ, ftz bool) (func(a, b uint64) bool, error) {
 		}
 		return f64of(v)
 	}
+	return compareBy(cmp, get)
+}
+
+// compareBy returns the float comparison cmp (eq, ne, lt, le, gt, ge,
+// those with u, num, nan) of two values that get reads.
+//
+//go:norace
+func compareBy[T uint16 | uint64](cmp string, get func(T) float64) (func(a, b T) bool, error) {
 	var c func(x, y float64) bool
 	unordered := false
 	base := cmp
@@ -377,13 +385,13 @@ func floatCmp(cmp string, t typ, ftz bool) (func(a, b uint64) bool, error) {
 	case "ge":
 		c = func(x, y float64) bool { return x >= y }
 	case "num":
-		return func(a, b uint64) bool { x, y := get(a), get(b); return x == x && y == y }, nil
+		c = func(x, y float64) bool { return true }
 	case "nan":
-		return func(a, b uint64) bool { x, y := get(a), get(b); return x != x || y != y }, nil
+		c, unordered = func(x, y float64) bool { return false }, true
 	default:
 		return nil, fmt.Errorf("comparison .%s of floats", cmp)
 	}
-	return func(a, b uint64) bool {
+	return func(a, b T) bool {
 		x, y := get(a), get(b)
 		if x != x || y != y {
 			return unordered
