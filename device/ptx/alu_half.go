@@ -176,6 +176,26 @@ func (f halfFmt) sat(h uint16) uint16 {
 	return h
 }
 
+// finish applies to result h, in this order, .ftz, .sat, .satfinite and
+// .relu where they are given.
+//
+//go:norace
+func (f halfFmt) finish(h uint16, ftz, sat, satFinite, relu bool) uint16 {
+	if ftz {
+		h = f.flush(h)
+	}
+	if sat {
+		h = f.sat(h)
+	}
+	if satFinite {
+		h = f.satFinite(h)
+	}
+	if relu {
+		h = f.relu(h)
+	}
+	return h
+}
+
 // relu is .relu: a negative result clamped to +0, a NaN made canonical.
 // The interpreter clamps -0.0 to +0.0 as well.
 //
@@ -277,18 +297,7 @@ func halfFunc(base string, m mods, t typ) (fn aluFns, n int, ok bool, err error)
 		}
 		return f.toF64(h)
 	}
-	out := func(h uint16) uint16 {
-		if ftz {
-			h = f.flush(h)
-		}
-		if sat {
-			h = f.sat(h)
-		}
-		if relu {
-			h = f.relu(h)
-		}
-		return h
-	}
+	out := func(h uint16) uint16 { return f.finish(h, ftz, sat, false, relu) }
 	var g func(a, b, c uint16) uint16
 	n = 2
 	switch base {

@@ -82,17 +82,7 @@ func cvtFuncOpts(m mods, o cvtOpts) (fn aluFns, n int, ok bool, err error) {
 			}
 			return bitsOf64(x)
 		}
-		h := hf.round(x, e, md)
-		if sat {
-			h = hf.sat(h)
-		}
-		if satFin {
-			h = hf.satFinite(h)
-		}
-		if relu {
-			h = hf.relu(h)
-		}
-		return uint64(h)
+		return uint64(hf.finish(hf.round(x, e, md), false, sat, satFin, relu))
 	}
 	switch {
 	case !dt.float() && !st.float(): // integer to integer
