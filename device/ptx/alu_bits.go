@@ -148,15 +148,8 @@ func (b *builder) decodeSetBool(ri rawInst, in inst, m mods) (inst, error) {
 	if err != nil {
 		return in, errf(ri.line, "%s: %v", ri.opcode, err)
 	}
-	var bop func(x, y bool) bool
-	switch m.bop {
-	case "and":
-		bop = func(x, y bool) bool { return x && y }
-	case "or":
-		bop = func(x, y bool) bool { return x || y }
-	case "xor":
-		bop = func(x, y bool) bool { return x != y }
-	default:
+	bop := boolOp(m.bop)
+	if bop == nil {
 		return in, errf(ri.line, "%s: set with a predicate operand needs .and, .or or .xor", ri.opcode)
 	}
 	if err := b.nops(ri, 4); err != nil {

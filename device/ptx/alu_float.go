@@ -48,15 +48,14 @@ func flush32(f float32) float32 {
 	return f
 }
 
-// sat32 and sat64 are .sat: the result clamped to [+0.0, 1.0], NaN to
-// +0.0 (the ISA: ".sat limits the result to the range [0.0, 1.0]. NaN
-// results are flushed to +0.0f"). -0.0 becomes +0.0: the range's lower end
-// is +0.0, as CUDA's __saturatef says ("Clamp the input argument to
-// [+0.0, 1.0]"), a reading the ISA leaves open and a GPU run's ISA suite
-// logs.
+// saturate is .sat: the result clamped to [+0.0, 1.0], NaN to +0.0 (the
+// ISA: ".sat limits the result to the range [0.0, 1.0]. NaN results are
+// flushed to +0.0f"). -0.0 becomes +0.0: the range's lower end is +0.0,
+// as CUDA's __saturatef says ("Clamp the input argument to [+0.0, 1.0]"),
+// a reading the ISA leaves open and a GPU run's ISA suite logs.
 //
 //go:norace
-func sat32(f float32) float32 {
+func saturate[F float32 | float64](f F) F {
 	switch {
 	case f != f:
 		return 0
@@ -68,17 +67,21 @@ func sat32(f float32) float32 {
 	return f
 }
 
+// byArity makes h, a lane function of three operands, one of n operands
+// (the others 0).
+//
 //go:norace
-func sat64(f float64) float64 {
-	switch {
-	case f != f:
-		return 0
-	case f <= 0:
-		return 0
-	case f > 1:
-		return 1
+func byArity(n int, h func(a, b, c uint64) uint64) aluFns {
+	var fn aluFns
+	switch n {
+	case 1:
+		fn.f1 = func(a uint64) uint64 { return h(a, 0, 0) }
+	case 2:
+		fn.f2 = func(a, b uint64) uint64 { return h(a, b, 0) }
+	default:
+		fn.f3 = h
 	}
-	return f
+	return fn
 }
 
 // wrap32 wraps an f32 lane function with .ftz and .sat.
@@ -96,20 +99,11 @@ func wrap32(m mods, n int, g func(a, b, c float32) float32) aluFns {
 			r = flush32(r)
 		}
 		if sat {
-			r = sat32(r)
+			r = saturate(r)
 		}
 		return bitsOf32(r)
 	}
-	var fn aluFns
-	switch n {
-	case 1:
-		fn.f1 = func(a uint64) uint64 { return h(a, 0, 0) }
-	case 2:
-		fn.f2 = func(a, b uint64) uint64 { return h(a, b, 0) }
-	default:
-		fn.f3 = h
-	}
-	return fn
+	return byArity(n, h)
 }
 
 //go:norace
@@ -118,20 +112,11 @@ func wrap64(m mods, n int, g func(a, b, c float64) float64) aluFns {
 	h := func(a, b, c uint64) uint64 {
 		r := g(f64of(a), f64of(b), f64of(c))
 		if sat {
-			r = sat64(r)
+			r = saturate(r)
 		}
 		return bitsOf64(r)
 	}
-	var fn aluFns
-	switch n {
-	case 1:
-		fn.f1 = func(a uint64) uint64 { return h(a, 0, 0) }
-	case 2:
-		fn.f2 = func(a, b uint64) uint64 { return h(a, b, 0) }
-	default:
-		fn.f3 = h
-	}
-	return fn
+	return byArity(n, h)
 }
 
 // floatFunc returns a floating-point ALU instruction's lane function.
@@ -372,6 +357,14 @@ func floatCmp(cmp string, t typ, ftz bool) (func(a, b uint64) bool, error) {
 		}
 		return f64of(v)
 	}
+	return compareBy(cmp, get)
+}
+
+// compareBy returns the float comparison cmp (eq, ne, lt, le, gt, ge,
+// those with u, num, nan) of two values that get reads.
+//
+//go:norace
+func compareBy[T uint16 | uint64](cmp string, get func(T) float64) (func(a, b T) bool, error) {
 	var c func(x, y float64) bool
 	unordered := false
 	base := cmp
@@ -392,13 +385,13 @@ func floatCmp(cmp string, t typ, ftz bool) (func(a, b uint64) bool, error) {
 	case "ge":
 		c = func(x, y float64) bool { return x >= y }
 	case "num":
-		return func(a, b uint64) bool { x, y := get(a), get(b); return x == x && y == y }, nil
+		c = func(x, y float64) bool { return true }
 	case "nan":
-		return func(a, b uint64) bool { x, y := get(a), get(b); return x != x || y != y }, nil
+		c, unordered = func(x, y float64) bool { return false }, true
 	default:
 		return nil, fmt.Errorf("comparison .%s of floats", cmp)
 	}
-	return func(a, b uint64) bool {
+	return func(a, b T) bool {
 		x, y := get(a), get(b)
 		if x != x || y != y {
 			return unordered

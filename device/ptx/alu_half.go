@@ -176,6 +176,26 @@ func (f halfFmt) sat(h uint16) uint16 {
 	return h
 }
 
+// finish applies to result h, in this order, .ftz, .sat, .satfinite and
+// .relu where they are given.
+//
+//go:norace
+func (f halfFmt) finish(h uint16, ftz, sat, satFinite, relu bool) uint16 {
+	if ftz {
+		h = f.flush(h)
+	}
+	if sat {
+		h = f.sat(h)
+	}
+	if satFinite {
+		h = f.satFinite(h)
+	}
+	if relu {
+		h = f.relu(h)
+	}
+	return h
+}
+
 // relu is .relu: a negative result clamped to +0, a NaN made canonical.
 // The interpreter clamps -0.0 to +0.0 as well.
 //
@@ -277,18 +297,7 @@ func halfFunc(base string, m mods, t typ) (fn aluFns, n int, ok bool, err error)
 		}
 		return f.toF64(h)
 	}
-	out := func(h uint16) uint16 {
-		if ftz {
-			h = f.flush(h)
-		}
-		if sat {
-			h = f.sat(h)
-		}
-		if relu {
-			h = f.relu(h)
-		}
-		return h
-	}
+	out := func(h uint16) uint16 { return f.finish(h, ftz, sat, false, relu) }
 	var g func(a, b, c uint16) uint16
 	n = 2
 	switch base {
@@ -336,76 +345,35 @@ func halfFunc(base string, m mods, t typ) (fn aluFns, n int, ok bool, err error)
 		return fn, 0, true, fmt.Errorf("%s.%s is not supported", base, typName(t))
 	}
 	if !packed {
-		switch n {
-		case 1:
-			fn.f1 = func(a uint64) uint64 { return uint64(g(uint16(a), 0, 0)) }
-		case 2:
-			fn.f2 = func(a, b uint64) uint64 { return uint64(g(uint16(a), uint16(b), 0)) }
-		default:
-			fn.f3 = func(a, b, c uint64) uint64 { return uint64(g(uint16(a), uint16(b), uint16(c))) }
-		}
-		return fn, n, true, nil
+		return byArity(n, func(a, b, c uint64) uint64 { return uint64(g(uint16(a), uint16(b), uint16(c))) }), n, true, nil
 	}
-	pk := func(lo, hi uint16) uint64 { return uint64(hi)<<16 | uint64(lo) }
-	switch n {
-	case 1:
-		fn.f1 = func(a uint64) uint64 { return pk(g(uint16(a), 0, 0), g(uint16(a>>16), 0, 0)) }
-	case 2:
-		fn.f2 = func(a, b uint64) uint64 {
-			return pk(g(uint16(a), uint16(b), 0), g(uint16(a>>16), uint16(b>>16), 0))
-		}
-	default:
-		fn.f3 = func(a, b, c uint64) uint64 {
-			return pk(g(uint16(a), uint16(b), uint16(c)), g(uint16(a>>16), uint16(b>>16), uint16(c>>16)))
-		}
-	}
-	return fn, n, true, nil
+	return byArity(n, func(a, b, c uint64) uint64 {
+		lo, hi := g(uint16(a), uint16(b), uint16(c)), g(uint16(a>>16), uint16(b>>16), uint16(c>>16))
+		return uint64(hi)<<16 | uint64(lo)
+	}), n, true, nil
 }
 
-// halfCmp returns a comparison of two half-precision values (the low 16
-// bits of a and b), as setp and set compare floats.
+// halfCmp returns the comparison of set and setp (ri, m) on two values of
+// half-precision type t (the low 16 bits of a and b), as they compare
+// floats.
 //
 //go:norace
-func halfCmp(cmp string, f halfFmt, ftz bool) (func(a, b uint16) bool, error) {
+func halfCmp(ri rawInst, m mods, t typ) (func(a, b uint16) bool, error) {
+	f, ftz := halfFmtOf(t), m.ftz
+	if f == fmtBF16 && ftz {
+		return nil, errf(ri.line, "%s: .ftz is not defined for .bf16", ri.opcode)
+	}
 	get := func(h uint16) float64 {
 		if ftz {
 			h = f.flush(h)
 		}
 		return f.toF64(h)
 	}
-	var c func(x, y float64) bool
-	unordered := false
-	base := cmp
-	if len(cmp) == 3 && cmp[2] == 'u' {
-		unordered, base = true, cmp[:2]
+	c, err := compareBy(m.cmp, get)
+	if err != nil {
+		return nil, errf(ri.line, "%s: %v", ri.opcode, err)
 	}
-	switch base {
-	case "eq":
-		c = func(x, y float64) bool { return x == y }
-	case "ne":
-		c = func(x, y float64) bool { return x != y }
-	case "lt":
-		c = func(x, y float64) bool { return x < y }
-	case "le":
-		c = func(x, y float64) bool { return x <= y }
-	case "gt":
-		c = func(x, y float64) bool { return x > y }
-	case "ge":
-		c = func(x, y float64) bool { return x >= y }
-	case "num":
-		return func(a, b uint16) bool { return !f.isNaN(a) && !f.isNaN(b) }, nil
-	case "nan":
-		return func(a, b uint16) bool { return f.isNaN(a) || f.isNaN(b) }, nil
-	default:
-		return nil, fmt.Errorf("comparison .%s of floats", cmp)
-	}
-	return func(a, b uint16) bool {
-		x, y := get(a), get(b)
-		if x != x || y != y {
-			return unordered
-		}
-		return c(x, y)
-	}, nil
+	return c, nil
 }
 
 // isHalf reports whether t is a half-precision type, scalar or packed.
@@ -450,13 +418,9 @@ func (b *builder) decodeHalfSet(ri rawInst, in inst, m mods) (inst, error) {
 	if !isHalf(st) {
 		return in, errf(ri.line, "%s: set to a half-precision result of a .%s comparison is not supported", ri.opcode, typName(st))
 	}
-	f := halfFmtOf(st)
-	if f == fmtBF16 && m.ftz {
-		return in, errf(ri.line, "%s: .ftz is not defined for .bf16", ri.opcode)
-	}
-	cmp, err := halfCmp(m.cmp, f, m.ftz)
+	cmp, err := halfCmp(ri, m, st)
 	if err != nil {
-		return in, errf(ri.line, "%s: %v", ri.opcode, err)
+		return in, err
 	}
 	packed := st == tF16x2 || st == tBF16x2
 	var one uint64
@@ -508,13 +472,9 @@ func (b *builder) decodeHalfSet(ri rawInst, in inst, m mods) (inst, error) {
 // an unpack of it into p and q.
 func (b *builder) decodeHalfSetp(ri rawInst, in inst, m mods) (inst, error) {
 	t := m.types[0]
-	f := halfFmtOf(t)
-	if f == fmtBF16 && m.ftz {
-		return in, errf(ri.line, "%s: .ftz is not defined for .bf16", ri.opcode)
-	}
-	cmp, err := halfCmp(m.cmp, f, m.ftz)
+	cmp, err := halfCmp(ri, m, t)
 	if err != nil {
-		return in, errf(ri.line, "%s: %v", ri.opcode, err)
+		return in, err
 	}
 	if t == tF16 || t == tBF16 {
 		m2 := m
@@ -535,14 +495,7 @@ func (b *builder) decodeHalfSetp(ri rawInst, in inst, m mods) (inst, error) {
 	var bop func(x, y bool) bool
 	negC := false
 	if len(ri.ops) == 4 {
-		switch m.bop {
-		case "and":
-			bop = func(x, y bool) bool { return x && y }
-		case "or":
-			bop = func(x, y bool) bool { return x || y }
-		case "xor":
-			bop = func(x, y bool) bool { return x != y }
-		default:
+		if bop = boolOp(m.bop); bop == nil {
 			return in, errf(ri.line, "setp with a predicate operand needs .and, .or or .xor")
 		}
 		if ri.ops[3].kind == roNot {

@@ -57,25 +57,32 @@ func cvtFuncOpts(m mods, o cvtOpts) (fn aluFns, n int, ok bool, err error) {
 		}
 		return 0
 	}
-	// toHalf rounds x + (tiny of sign e) once to the half destination and
-	// applies .sat, .relu and .satfinite.
+	// toFloat rounds x + (tiny of sign e) once to the float destination in
+	// md and applies .ftz, .sat, .relu and .satfinite; an .f64 destination
+	// takes x as it is.
 	var hf halfFmt
 	if dHalf {
 		hf = halfFmtOf(dt)
 	}
 	relu, satFin := o.relu, o.satFinite
-	toHalf := func(x float64, e int, md uint8) uint64 {
-		h := hf.round(x, e, md)
-		if sat {
-			h = hf.sat(h)
+	toFloat := func(x float64, e int, md uint8) uint64 {
+		switch dt {
+		case tF32:
+			f := roundF32(x, e, md)
+			if ftz {
+				f = flush32(f)
+			}
+			if sat {
+				f = saturate(f)
+			}
+			return bitsOf32(f)
+		case tF64:
+			if sat {
+				x = saturate(x)
+			}
+			return bitsOf64(x)
 		}
-		if satFin {
-			h = hf.satFinite(h)
-		}
-		if relu {
-			h = hf.relu(h)
-		}
-		return uint64(h)
+		return uint64(hf.finish(hf.round(x, e, md), false, sat, satFin, relu))
 	}
 	switch {
 	case !dt.float() && !st.float(): // integer to integer
@@ -93,21 +100,7 @@ func cvtFuncOpts(m mods, o cvtOpts) (fn aluFns, n int, ok bool, err error) {
 		fn.f1 = func(a uint64) uint64 {
 			v := st.ext(a)
 			if iv := int64(v); (st.signed() || iv >= 0) && iv < 1<<53 && iv > -(1<<53) {
-				x := float64(iv) // exact
-				switch dt {
-				case tF32:
-					f := roundF32(x, 0, mode)
-					if sat {
-						f = sat32(f)
-					}
-					return bitsOf32(f)
-				case tF64:
-					if sat {
-						x = sat64(x)
-					}
-					return bitsOf64(x)
-				}
-				return toHalf(x, 0, mode)
+				return toFloat(float64(iv), 0, mode) // exact in float64
 			}
 			z := new(big.Float)
 			if st.signed() {
@@ -115,23 +108,11 @@ func cvtFuncOpts(m mods, o cvtOpts) (fn aluFns, n int, ok bool, err error) {
 			} else {
 				z.SetUint64(v)
 			}
-			switch dt {
-			case tF32:
-				x, _ := z.Float64() // exact for |v| < 2^53; else rounded to nearest: fix below
-				f := roundF32(x, bigErrSign(z, x), mode)
-				if sat {
-					f = sat32(f)
-				}
-				return bitsOf32(f)
-			case tF64:
-				x := bigRound(z, mode)
-				if sat {
-					x = sat64(x)
-				}
-				return bitsOf64(x)
+			if dt == tF64 {
+				return toFloat(bigRound(z, mode), 0, mode)
 			}
-			x, _ := z.Float64()
-			return toHalf(x, bigErrSign(z, x), mode)
+			x, _ := z.Float64() // rounded to nearest: the error's sign below
+			return toFloat(x, bigErrSign(z, x), mode)
 		}
 	case !dt.float() && st.float(): // float to integer: round, saturate, NaN as the ISA says
 		if !m.intRnd {
@@ -146,38 +127,18 @@ func cvtFuncOpts(m mods, o cvtOpts) (fn aluFns, n int, ok bool, err error) {
 			return floatToInt(roundInt(x, mode), dt)
 		}
 	default: // float to float
+		// to .f32 from .f64 rounded in its mode (to nearest by default),
+		// exactly from the others and after integer rounding
+		md := mode
+		if dt == tF32 && (md == rnDefault || m.intRnd) {
+			md = rnNear
+		}
 		fn.f1 = func(a uint64) uint64 {
 			x := readF(a)
 			if m.intRnd {
 				x = roundInt(x, mode)
 			}
-			switch dt {
-			case tF32:
-				var f float32
-				if st == tF64 && !m.intRnd {
-					md := mode
-					if md == rnDefault {
-						md = rnNear
-					}
-					f = roundF32(x, 0, md)
-				} else {
-					f = float32(x)
-				}
-				if ftz {
-					f = flush32(f)
-				}
-				if sat {
-					f = sat32(f)
-				}
-				return bitsOf32(f)
-			case tF64:
-				if sat {
-					x = sat64(x)
-				}
-				return bitsOf64(x)
-			}
-			// to .f16 or .bf16: rounded once, from the source's own value
-			return toHalf(x, 0, mode)
+			return toFloat(x, 0, md)
 		}
 	}
 	if dt.signed() && o.regBits > dt.bits() {

@@ -379,12 +379,7 @@ func (b *builder) decode(ri rawInst) (inst, error) {
 				return in, err
 			}
 		}
-		p := ri.ops[3]
-		if p.kind == roNot {
-			in.flags |= flNegC
-			p.kind = roName
-		}
-		in.a[2], err = b.src(p, tPred)
+		in.a[2], err = b.predSrc(&in, ri.ops[3])
 		return in, err
 	case "cvta":
 		if err := b.nops(ri, 2); err != nil {
@@ -537,16 +532,7 @@ func (b *builder) decodeSetp(ri rawInst, in inst, m mods) (inst, error) {
 		return in, errf(ri.line, "%s: %v", ri.opcode, err)
 	}
 	in.op, in.cmp = opSetp, cmp
-	d := ri.ops[0]
-	if d.kind == roPair {
-		in.flags |= flPair
-		if in.d[0], err = b.dst(d.elems[0]); err != nil {
-			return in, err
-		}
-		if in.d[1], err = b.dst(d.elems[1]); err != nil {
-			return in, err
-		}
-	} else if in.d[0], err = b.dst(d); err != nil {
+	if err = b.dstOrPair(&in, ri.ops[0], true); err != nil {
 		return in, err
 	}
 	for i := 0; i < 2; i++ {
@@ -555,22 +541,10 @@ func (b *builder) decodeSetp(ri rawInst, in inst, m mods) (inst, error) {
 		}
 	}
 	if len(ri.ops) == 4 {
-		p := ri.ops[3]
-		if p.kind == roNot {
-			in.flags |= flNegC
-			p.kind = roName
-		}
-		if in.a[2], err = b.src(p, tPred); err != nil {
+		if in.a[2], err = b.predSrc(&in, ri.ops[3]); err != nil {
 			return in, err
 		}
-		switch m.bop {
-		case "and":
-			in.bop = func(x, y bool) bool { return x && y }
-		case "or":
-			in.bop = func(x, y bool) bool { return x || y }
-		case "xor":
-			in.bop = func(x, y bool) bool { return x != y }
-		default:
+		if in.bop = boolOp(m.bop); in.bop == nil {
 			return in, errf(ri.line, "setp with a predicate operand needs .and, .or or .xor")
 		}
 	}
@@ -723,6 +697,61 @@ func (b *builder) decodeBar(ri rawInst, in inst, m mods, parts []string) (inst, 
 	return in, nil
 }
 
+// dstOrPair resolves destination d, or d|p (flPair) where pair allows it.
+func (b *builder) dstOrPair(in *inst, d rawOp, pair bool) (err error) {
+	if d.kind == roPair && pair {
+		in.flags |= flPair
+		if in.d[0], err = b.dst(d.elems[0]); err != nil {
+			return err
+		}
+		in.d[1], err = b.dst(d.elems[1])
+		return err
+	}
+	in.d[0], err = b.dst(d)
+	return err
+}
+
+// predSrc resolves predicate operand {!}p, a negation as flNegC.
+func (b *builder) predSrc(in *inst, p rawOp) (int32, error) {
+	if p.kind == roNot {
+		in.flags |= flNegC
+		p.kind = roName
+	}
+	return b.src(p, tPred)
+}
+
+// boolOp is setp's and set's .BoolOp (nil for none of .and, .or, .xor).
+func boolOp(name string) func(x, y bool) bool {
+	switch name {
+	case "and":
+		return func(x, y bool) bool { return x && y }
+	case "or":
+		return func(x, y bool) bool { return x || y }
+	case "xor":
+		return func(x, y bool) bool { return x != y }
+	}
+	return nil
+}
+
+// syncOperands decodes the operands of shfl.sync, vote.sync, match.sync
+// and redux.sync after their operand count is checked: the destination
+// (d|p where pair), then sources of types ts (a tPred one {!}p), the
+// member mask last.
+func (b *builder) syncOperands(ri rawInst, in *inst, pair bool, ts ...typ) error {
+	err := b.dstOrPair(in, ri.ops[0], pair)
+	for i, t := range ts {
+		if err != nil {
+			return err
+		}
+		if t == tPred {
+			in.a[i], err = b.predSrc(in, ri.ops[i+1])
+		} else {
+			in.a[i], err = b.src(ri.ops[i+1], t)
+		}
+	}
+	return err
+}
+
 func (b *builder) decodeShfl(ri rawInst, in inst, m mods, parts []string) (inst, error) {
 	if !m.other["sync"] {
 		return in, errf(ri.line, "shfl without .sync is not supported (sm_70 and later need shfl.sync)")
@@ -743,24 +772,7 @@ func (b *builder) decodeShfl(ri rawInst, in inst, m mods, parts []string) (inst,
 		return in, err
 	}
 	in.op = opShfl
-	var err error
-	d := ri.ops[0]
-	if d.kind == roPair {
-		in.flags |= flPair
-		if in.d[1], err = b.dst(d.elems[1]); err != nil {
-			return in, err
-		}
-		d = d.elems[0]
-	}
-	if in.d[0], err = b.dst(d); err != nil {
-		return in, err
-	}
-	for i := 0; i < 4; i++ {
-		if in.a[i], err = b.src(ri.ops[i+1], tB32); err != nil {
-			return in, err
-		}
-	}
-	return in, nil
+	return in, b.syncOperands(ri, &in, true, tB32, tB32, tB32, tB32)
 }
 
 func (b *builder) decodeVote(ri rawInst, in inst, m mods, parts []string) (inst, error) {
@@ -783,20 +795,7 @@ func (b *builder) decodeVote(ri rawInst, in inst, m mods, parts []string) (inst,
 		return in, err
 	}
 	in.op = opVote
-	var err error
-	if in.d[0], err = b.dst(ri.ops[0]); err != nil {
-		return in, err
-	}
-	p := ri.ops[1]
-	if p.kind == roNot {
-		in.flags |= flNegC
-		p.kind = roName
-	}
-	if in.a[0], err = b.src(p, tPred); err != nil {
-		return in, err
-	}
-	in.a[1], err = b.src(ri.ops[2], tB32)
-	return in, err
+	return in, b.syncOperands(ri, &in, false, tPred, tB32)
 }
 
 func (b *builder) memSpace(ri rawInst, in *inst, m mods) error {
@@ -1014,11 +1013,6 @@ func (b *builder) decodeBarRed(ri rawInst, in inst, m mods) (inst, error) {
 			return in, err
 		}
 	}
-	p := ri.ops[len(ri.ops)-1]
-	if p.kind == roNot {
-		in.flags |= flNegC
-		p.kind = roName
-	}
-	in.a[2], err = b.src(p, tPred)
+	in.a[2], err = b.predSrc(&in, ri.ops[len(ri.ops)-1])
 	return in, err
 }

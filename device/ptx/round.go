@@ -228,6 +228,18 @@ func overflow64(s float64, mode uint8) float64 {
 	return s
 }
 
+// overflowed64 is what a directed mode gives where f64 operation a op b
+// rounded to nearest is s, NaN or infinite: overflow64's where finite
+// operands overflowed (b nonzero: a quotient by zero is exact), else s.
+//
+//go:norace
+func overflowed64(s, a, b float64, mode uint8) float64 {
+	if finite(a, b) && b != 0 {
+		return overflow64(s, mode)
+	}
+	return s
+}
+
 //go:norace
 func f64add(a, b float64, mode uint8) float64 {
 	s := a + b
@@ -235,10 +247,7 @@ func f64add(a, b float64, mode uint8) float64 {
 		return s
 	}
 	if !finite(s) {
-		if finite(a, b) {
-			return overflow64(s, mode)
-		}
-		return s
+		return overflowed64(s, a, b, mode)
 	}
 	if s == 0 && mode == rnDown && (math.Signbit(a) || math.Signbit(b)) {
 		return math.Copysign(0, -1)
@@ -253,10 +262,7 @@ func f64mul(a, b float64, mode uint8) float64 {
 		return s
 	}
 	if !finite(s) {
-		if finite(a, b) {
-			return overflow64(s, mode)
-		}
-		return s
+		return overflowed64(s, a, b, mode)
 	}
 	if math.Abs(s) < 0x1p-969 && s != 0 || s == 0 && a != 0 && b != 0 {
 		return bigRound(new(big.Float).SetPrec(4000).Mul(bigOf(a), bigOf(b)), mode)
@@ -271,10 +277,7 @@ func f64div(a, b float64, mode uint8) float64 {
 		return q
 	}
 	if !finite(q) {
-		if finite(a, b) && b != 0 {
-			return overflow64(q, mode)
-		}
-		return q
+		return overflowed64(q, a, b, mode)
 	}
 	// The remainder a - q*b below gives the sign of the error when it is
 	// exact: a multiple of ulp(q)*ulp(b), about 2^-105 |a|, it is exact

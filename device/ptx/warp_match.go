@@ -37,27 +37,11 @@ func (b *builder) decodeMatch(ri rawInst, in inst, m mods) (inst, error) {
 	if err := b.nops(ri, 3); err != nil {
 		return in, err
 	}
+	if ri.ops[0].kind == roPair && in.sub != maAll {
+		return in, errf(ri.line, "%s: only match.all has a predicate destination", ri.opcode)
+	}
 	in.op = opMatch
-	var err error
-	d := ri.ops[0]
-	if d.kind == roPair {
-		if in.sub != maAll {
-			return in, errf(ri.line, "%s: only match.all has a predicate destination", ri.opcode)
-		}
-		in.flags |= flPair
-		if in.d[1], err = b.dst(d.elems[1]); err != nil {
-			return in, err
-		}
-		d = d.elems[0]
-	}
-	if in.d[0], err = b.dst(d); err != nil {
-		return in, err
-	}
-	if in.a[0], err = b.src(ri.ops[1], in.t); err != nil {
-		return in, err
-	}
-	in.a[1], err = b.src(ri.ops[2], tB32)
-	return in, err
+	return in, b.syncOperands(ri, &in, true, in.t, tB32)
 }
 
 // decodeRedux decodes redux.sync.op.type dst, src, membermask.
@@ -90,15 +74,7 @@ func (b *builder) decodeRedux(ri rawInst, in inst, m mods, parts []string) (inst
 		return in, err
 	}
 	in.op = opRedux
-	var err error
-	if in.d[0], err = b.dst(ri.ops[0]); err != nil {
-		return in, err
-	}
-	if in.a[0], err = b.src(ri.ops[1], in.t); err != nil {
-		return in, err
-	}
-	in.a[1], err = b.src(ri.ops[2], tB32)
-	return in, err
+	return in, b.syncOperands(ri, &in, false, in.t, tB32)
 }
 
 // matchRedux runs match.sync and redux.sync on lanes m, all of whose
