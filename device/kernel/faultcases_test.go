@@ -86,7 +86,7 @@ func faultCases() []faultCase {
 				x, y := fromHost(t, dev, n+1), fromHost(t, dev, n)
 				return k.Launch(kernel.Grid1D(int64(n), 32), kernel.In(x), kernel.Out(y), kernel.I32(int32(n)))
 			}},
-		{name: "barrier hang", kernel: "hang_at_barrier", instr: "bar.sync", sticky: true, code: "CUDA_ERROR_LAUNCH_TIMEOUT",
+		{name: "barrier hang", kernel: "hang_at_barrier", instr: "bar.sync 1", sticky: true, code: "CUDA_ERROR_LAUNCH_TIMEOUT",
 			want: []string{"barrier hang", "threads have exited without reaching it"},
 			launch: func(t *testing.T, dev driver.Device, k *kernel.Kernel) error {
 				n := 1 + rand.IntN(300)

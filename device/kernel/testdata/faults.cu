@@ -46,16 +46,18 @@ extern "C" __global__ void load_misaligned(const float *x, float *y, int n)
     }
 }
 
-// hang_at_barrier lets each block's thread 0 leave before a barrier the
-// rest of its block waits at, then sets x[0..n) to 1: a barrier part of
-// the block never reaches.
+// hang_at_barrier sends each block's thread 0 to barrier 1 and the rest
+// of its block to barrier 0 (__syncthreads()), each expecting the whole
+// block, then sets x[0..n) to 1: neither barrier can complete. (A thread
+// that returned instead would release the barrier: the ISA's exit.)
 extern "C" __global__ void hang_at_barrier(float *x, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (threadIdx.x == 0) {
-        return;
+        asm volatile("bar.sync 1;");
+    } else {
+        __syncthreads();
     }
-    __syncthreads();
     if (i < n) {
         x[i] = 1.0f;
     }
