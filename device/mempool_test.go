@@ -22,6 +22,21 @@ import (
 
 const mib = 1 << 20
 
+// exactPools reports whether the device's pools are sim's (sim, or the
+// emulated CUDA driver): whole blocks of the size asked for, reused by the
+// first rule that allows it. A GPU's driver keeps the same rules with a
+// granularity and choices of its own, so there the tests hold it to what
+// the rules require (no reuse where none is allowed), not to sim's bytes.
+func exactPools(dev device.Device) bool { return testdev.IsSim(dev) || dev.Info().Emulated() }
+
+// requireExactPools skips a test of sim's exact figures on a GPU.
+func requireExactPools(t *testing.T, dev device.Device) {
+	t.Helper()
+	if !exactPools(dev) {
+		t.Skipf("%s: the driver's pools reserve in granules of their own; the figures checked here are sim's", dev.Info().Name)
+	}
+}
+
 // newStreams returns n streams closed at the end of the test.
 func newStreams(t *testing.T, dev device.Device, n int) []device.Stream {
 	t.Helper()
@@ -87,11 +102,16 @@ func TestStreamOrderedSameStreamReuse(t *testing.T) {
 	require.NoError(t, s.FreeAsync(p))
 	q, err := s.MallocFromPoolAsync(mib, pool)
 	require.NoError(t, err)
-	assert.Equal(t, p, q, "the block freed on the stream is reused on it")
 	roundTrip(t, s, q, mib)
-
-	assert.Equal(t, device.PoolUsage{Reserved: mib, ReservedHigh: mib, Used: mib, UsedHigh: mib}, poolUsage(t, pool),
-		"one block reserved and in use, never two")
+	if exactPools(dev) {
+		assert.Equal(t, p, q, "the block freed on the stream is reused on it")
+		assert.Equal(t, device.PoolUsage{Reserved: mib, ReservedHigh: mib, Used: mib, UsedHigh: mib}, poolUsage(t, pool),
+			"one block reserved and in use, never two")
+	} else {
+		u := poolUsage(t, pool)
+		assert.GreaterOrEqual(t, u.Used, int64(mib))
+		assert.GreaterOrEqual(t, u.Reserved, u.Used)
+	}
 	d := accounting.Diff(before, dev.Ledger().Snapshot()).Kinds[accounting.StreamOrdered]
 	assert.Equal(t, int64(2), d.Allocs, "two stream-ordered allocations")
 	assert.Equal(t, int64(1), d.Frees, "one stream-ordered free")
@@ -139,12 +159,15 @@ func TestStreamOrderedFollowEventDependencies(t *testing.T) {
 			q, err := ss[1].MallocFromPoolAsync(mib, pool)
 			require.NoError(t, err)
 			resume()
-			if tc.reused {
+			switch {
+			case !tc.reused:
+				assert.NotEqual(t, p, q, "without the dependency (or the policy) the block is not reused")
+				if exactPools(dev) {
+					assert.Equal(t, int64(2*mib), poolUsage(t, pool).Reserved, "a second block was reserved")
+				}
+			case exactPools(dev): // a GPU's driver may reuse, or not
 				assert.Equal(t, p, q, "the stream that waited for the free reuses its block")
 				assert.Equal(t, int64(mib), poolUsage(t, pool).Reserved)
-			} else {
-				assert.NotEqual(t, p, q, "without the dependency (or the policy) the block is not reused")
-				assert.Equal(t, int64(2*mib), poolUsage(t, pool).Reserved, "a second block was reserved")
 			}
 			roundTrip(t, ss[1], q, 4096)
 			require.NoError(t, ss[1].FreeAsync(q))
@@ -171,10 +194,10 @@ func TestStreamOrderedOpportunisticReuse(t *testing.T) {
 			require.NoError(t, ss[0].Synchronize(), "the free has completed")
 			q, err := ss[1].MallocFromPoolAsync(mib, pool)
 			require.NoError(t, err)
-			if allow {
+			if !allow {
+				assert.NotEqual(t, p, q, "no policy allows the reuse")
+			} else if exactPools(dev) {
 				assert.Equal(t, p, q, "a completed free's block is reused by any stream")
-			} else {
-				assert.NotEqual(t, p, q)
 			}
 			roundTrip(t, ss[1], q, 4096)
 			require.NoError(t, ss[1].FreeAsync(q))
@@ -209,11 +232,11 @@ func TestStreamOrderedInternalDependencies(t *testing.T) {
 			require.NoError(t, ss[1].Record(after))
 			done, err := after.Query()
 			require.NoError(t, err)
-			if allow {
+			if !allow {
+				assert.NotEqual(t, p, q, "no dependency is inserted: a new block")
+			} else if exactPools(dev) || p == q {
 				assert.Equal(t, p, q, "the block is reused")
 				assert.False(t, done, "the allocating stream waits for the free, held on the other stream")
-			} else {
-				assert.NotEqual(t, p, q, "no dependency is inserted: a new block")
 			}
 			resume()
 			require.NoError(t, after.Synchronize())
@@ -232,6 +255,7 @@ func TestStreamOrderedReleaseThreshold(t *testing.T) {
 		for _, threshold := range []int64{0, 2 * mib} {
 			t.Run(sync+"/"+accounting.FormatBytes(threshold), func(t *testing.T) {
 				dev := testdev.Open(t)
+				requireExactPools(t, dev)
 				s := newStreams(t, dev, 1)[0]
 				pool, err := dev.NewMemPool()
 				require.NoError(t, err)
@@ -279,6 +303,7 @@ func TestStreamOrderedReleaseThreshold(t *testing.T) {
 // operation." "Allocations that have not been freed count as outstanding."
 func TestStreamOrderedTrimTo(t *testing.T) {
 	dev := testdev.Open(t)
+	requireExactPools(t, dev)
 	s := newStreams(t, dev, 1)[0]
 	pool := newPool(t, dev)
 	var ps []devarray.Ptr
@@ -310,6 +335,7 @@ func TestStreamOrderedTrimTo(t *testing.T) {
 // watermark [...] It is illegal to set this attribute to a non-zero value."
 func TestStreamOrderedHighFigures(t *testing.T) {
 	dev := testdev.Open(t)
+	requireExactPools(t, dev)
 	s := newStreams(t, dev, 1)[0]
 	pool := newPool(t, dev)
 	a, err := s.MallocFromPoolAsync(2*mib, pool)
@@ -378,8 +404,13 @@ func TestStreamOrderedLedger(t *testing.T) {
 	assert.Equal(t, int64(4*mib+256), k.Allocated)
 	assert.Equal(t, int64(4*mib+256), snap.Kinds[accounting.StreamOrdered].Peak)
 	require.Len(t, snap.Pools, 1, "the default pool, once used")
-	assert.Equal(t, accounting.PoolStats{Name: "default", Reserved: 4*mib + 256, ReservedHigh: 4*mib + 256,
-		Used: 3*mib + 256, UsedHigh: 4*mib + 256, ReleaseThreshold: math.MaxInt64 / 2}, snap.Pools[0])
+	if exactPools(dev) {
+		assert.Equal(t, accounting.PoolStats{Name: "default", Reserved: 4*mib + 256, ReservedHigh: 4*mib + 256,
+			Used: 3*mib + 256, UsedHigh: 4*mib + 256, ReleaseThreshold: math.MaxInt64 / 2}, snap.Pools[0])
+	} else {
+		assert.Equal(t, "default", snap.Pools[0].Name)
+		assert.GreaterOrEqual(t, snap.Pools[0].Used, int64(3*mib+256), "the pool's used bytes cover what cuarray counts")
+	}
 
 	report := snap.Report()
 	assert.Contains(t, report, "stream-ordered pool")
