@@ -462,8 +462,9 @@ func TestStreamOrderedErrors(t *testing.T) {
 // BenchmarkStreamOrderedAlloc compares cuMemAlloc+cuMemFree with
 // cuMemAllocAsync+cuMemFreeAsync from the warm default pool, with the
 // default release threshold (0: the pool gives its memory back at each
-// synchronize) and with one that keeps it; each iteration ends with a
-// stream synchronize, as cuMemFree synchronizes.
+// synchronize) and with one that keeps it, each iteration ending with a
+// stream synchronize, as cuMemFree synchronizes; and without the
+// synchronize, as a stream-ordered program runs.
 func BenchmarkStreamOrderedAlloc(b *testing.B) {
 	dev := testdev.Open(b)
 	s, err := dev.NewStream()
@@ -516,6 +517,20 @@ func BenchmarkStreamOrderedAlloc(b *testing.B) {
 				}
 			})
 		}
+		// As a program uses it between synchronizes: each free's block is
+		// reused by the next allocation on the stream, nothing waits.
+		b.Run("async/no-sync/"+name, func(b *testing.B) {
+			for b.Loop() {
+				p, err := s.MallocAsync(size)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.FreeAsync(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			require.NoError(b, s.Synchronize())
+		})
 	}
 	require.NoError(b, def.TrimTo(0))
 }
