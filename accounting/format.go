@@ -213,6 +213,9 @@ func (s Snapshot) GoString() string {
 	if len(s.Kernels) > 0 {
 		fmt.Fprintf(&b, ", Kernels:%#v", s.Kernels)
 	}
+	if len(s.Pools) > 0 {
+		fmt.Fprintf(&b, ", Pools:%#v", s.Pools)
+	}
 	b.WriteString("}")
 	return b.String()
 }

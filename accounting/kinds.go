@@ -20,10 +20,15 @@ const (
 	Managed                   // unified memory (cuMemAllocManaged)
 	Host                      // pageable host memory
 	IPC                       // another process's device memory, opened through a CUDA IPC handle
-	NumKinds                  // the number of kinds
+	// StreamOrdered is device memory handed out by a stream-ordered pool
+	// (cuMemAllocAsync, cuMemAllocFromPoolAsync), counted from the
+	// allocation to its cuMemFreeAsync: the bytes asked for, rounded up to
+	// 256. The pools' own reserved and used bytes are the snapshot's Pools.
+	StreamOrdered
+	NumKinds // the number of kinds
 )
 
-var kindNames = [NumKinds]string{"device", "pinned", "mapped", "write-combined", "registered", "managed", "host", "ipc"}
+var kindNames = [NumKinds]string{"device", "pinned", "mapped", "write-combined", "registered", "managed", "host", "ipc", "stream-ordered"}
 
 // String returns the kind's name ("device", "pinned", ...).
 func (k Kind) String() string {

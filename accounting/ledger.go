@@ -49,10 +49,11 @@ type Ledger struct {
 	shards     atomic.Pointer[shardSet]
 	frozen     atomic.Bool
 	memInfo    atomic.Pointer[MemInfoFunc]
+	pools      atomic.Pointer[PoolsFunc]
 	overhead   atomic.Uint64 // math.Float64bits of the factor; 0: DefaultOverhead
 	freezeMu   sync.Mutex    // one snapshot, Push or Pop at a time
 	overflowMu sync.Mutex    // the overflow shard's writers (see shard.go)
-	_          [56]byte      // 64 less rec: levels stay where they were
+	_          [56]byte      // a cache line between the read-mostly fields and the first level
 	levels     [NumKinds]level
 	// Written at each kernel launch, under its own mutex, after the last
 	// level's padding: no level's counters share its cache line.

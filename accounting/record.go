@@ -164,7 +164,7 @@ func (r *Recording) open() bool {
 // head appends an event's tag and time, and returns the stream's number
 // in the log (0: none).
 func (r *Recording) head(op logOp, k Kind, stream uintptr, block bool) (streamNo uint64) {
-	tag := byte(op) | byte(k)<<3
+	tag := byte(op)
 	if stream != 0 {
 		var ok bool
 		if streamNo, ok = r.streams[stream]; !ok {
@@ -179,7 +179,7 @@ func (r *Recording) head(op logOp, k Kind, stream uintptr, block bool) (streamNo
 	at := time.Since(r.epoch)
 	dt := max(at-r.last, 0)
 	r.last += dt
-	r.buf = append(r.buf, tag)
+	r.buf = appendTag(r.buf, tag, k)
 	r.buf = appendUvarint(r.buf, uint64(dt))
 	return streamNo
 }
@@ -300,7 +300,7 @@ func (r *Recording) segment(k Kind, addr uintptr) {
 	if q := r.queued[recKey{addr, k, false}]; len(q) > 0 {
 		id = q[len(q)-1] // the newest allocation at addr is the one just made
 	}
-	r.buf = append(r.buf, byte(logSegment)|byte(k)<<3)
+	r.buf = appendTag(r.buf, byte(logSegment), k)
 	r.buf = appendUvarint(r.buf, r.allocs-id+1)
 	r.write()
 }

@@ -5,14 +5,28 @@ import (
 	"time"
 )
 
-// The allocation log's format (version 1); ReadLog's comment describes it.
+// The allocation log's format (version 2); ReadLog's comment describes it.
 
 // logMagic starts every allocation log; the version byte follows it.
 const logMagic = "CUALLOG"
 
-// LogVersion is the version of the allocation log that Record writes and
-// ReadLog reads.
-const LogVersion = 1
+// LogVersion is the version of the allocation log that Record writes;
+// ReadLog reads it and version 1, whose tags hold the kinds up to IPC.
+const LogVersion = 2
+
+// kindEscape, in a tag's kind bits (version 2), says that the kind is the
+// byte after the tag: the kinds from IPC on (StreamOrdered, ...) do not
+// fit in three bits.
+const kindEscape = 7
+
+// appendTag appends a record's tag byte with kind k in it, and the kind's
+// own byte after it when it does not fit.
+func appendTag(b []byte, tag byte, k Kind) []byte {
+	if k < kindEscape {
+		return append(b, tag|byte(k)<<3)
+	}
+	return append(b, tag|kindEscape<<3, byte(k))
+}
 
 // logOp is a record's type, in the low three bits of its tag byte.
 type logOp uint8

@@ -97,12 +97,13 @@ const maxLogName = 1 << 16
 // ReadLog reads an allocation log that a Recording wrote (Ledger.Record).
 // Bad input gives an error wrapping ErrBadLog that says where.
 //
-// The format, version 1, is binary; every integer is a varint as
+// The format, version 2, is binary; every integer is a varint as
 // encoding/binary writes it (uvarint unless said). The header is the
 // magic "CUALLOG", the version byte, the ledger's name (uvarint length,
 // bytes) and the start time (varint Unix nanoseconds). Records follow to
 // the end, each a tag byte: bits 0–2 the record's type, bits 3–5 the
-// memory Kind, bit 6 set when the record ends with a stream number, bit 7
+// memory Kind (7: the Kind is the byte after the tag; in version 1, which
+// ReadLog reads too, 7 is IPC and no byte follows), bit 6 set when the record ends with a stream number, bit 7
 // set for a caching allocator's block. dt is the nanoseconds since the
 // previous event; scope is the innermost scope's number (0: none); a ref
 // is the number of allocations in the log up to the one meant, counting
@@ -208,10 +209,11 @@ func (lr *logReader) read() (*Log, error) {
 	if err != nil || string(magic[:len(logMagic)]) != logMagic {
 		return nil, fmt.Errorf("accounting: read log: no %q header: %w", logMagic, ErrBadLog)
 	}
-	if v := magic[len(logMagic)]; v != LogVersion {
-		return nil, fmt.Errorf("accounting: read log: version %d; this build reads version %d: %w", v, LogVersion, ErrBadLog)
+	v := magic[len(logMagic)]
+	if v != 1 && v != LogVersion {
+		return nil, fmt.Errorf("accounting: read log: version %d; this build reads versions 1 and %d: %w", v, LogVersion, ErrBadLog)
 	}
-	lr.g.Version = LogVersion
+	lr.g.Version = int(v)
 	lr.g.Name = lr.name("ledger name")
 	start, err := binary.ReadVarint(lr)
 	if err != nil && lr.err == nil {
@@ -241,6 +243,14 @@ func (lr *logReader) read() (*Log, error) {
 func (lr *logReader) record(tag byte, at *time.Duration) {
 	op, kind := logOp(tag&tagOp), Kind(tag>>3&0x7)
 	hasStream, block := tag&tagStream != 0, tag&tagBlock != 0
+	if kind == kindEscape && lr.g.Version >= 2 {
+		k, err := lr.ReadByte()
+		if err != nil {
+			lr.fail("memory kind: %v", io.ErrUnexpectedEOF)
+			return
+		}
+		kind = Kind(k)
+	}
 	if kind >= NumKinds {
 		lr.fail("memory kind %d", kind)
 		return

@@ -280,7 +280,9 @@ func TestReadLogBadInput(t *testing.T) {
 	}{
 		{"empty", nil, "header"},
 		{"another file", []byte("PNG\x89........"), "header"},
-		{"later version", []byte("CUALLOG\x02"), "version 2"},
+		{"later version", []byte("CUALLOG\x03"), "version 3"},
+		{"truncated escaped kind", []byte("CUALLOG\x02\x05sim:0\x00\x39"), "memory kind: unexpected EOF"},
+		{"escaped kind past the last", []byte("CUALLOG\x02\x05sim:0\x00\x39\x63"), "memory kind 99"},
 		{"truncated name", []byte("CUALLOG\x01\x09sim"), "ledger name"},
 		{"unknown record", append(head, 0x07), "unknown record type 7"},
 		{"truncated alloc", append(head, 0x01, 5), "byte 17: size: unexpected EOF"},
@@ -528,4 +530,36 @@ func TestReadLogAtItsLimits(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, name, g.Name)
 	assert.Len(t, g.Events, 2)
+}
+
+// Kinds from IPC on do not fit in a tag's three kind bits: version 2
+// writes them in a byte after the tag, and still reads version 1, whose
+// kind 7 is IPC.
+func TestLogKindsPastTheTagBits(t *testing.T) {
+	n := rand.Int64N(1<<30) + 1
+	_, g, _ := record(t, func(l *accounting.Ledger) {
+		for k := range accounting.NumKinds {
+			require.NoError(t, l.Alloc(k, 0x1000*uintptr(k+1), n+int64(k)))
+		}
+		l.NoteBlockAlloc(accounting.StreamOrdered, 0x90000, n, 0xbeef)
+		for k := range accounting.NumKinds {
+			l.Free(k, 0x1000*uintptr(k+1), n+int64(k))
+		}
+	})
+	require.Len(t, g.Events, 2*int(accounting.NumKinds)+1)
+	for k := range accounting.NumKinds {
+		assert.Equal(t, k, g.Events[k].Kind)
+		assert.Equal(t, n+int64(k), g.Events[k].Bytes)
+		assert.Equal(t, k, g.Events[int(accounting.NumKinds)+1+int(k)].Kind)
+	}
+	assert.Equal(t, accounting.StreamOrdered, g.Events[accounting.NumKinds].Kind)
+	assert.True(t, g.Events[accounting.NumKinds].Block)
+
+	v1 := []byte("CUALLOG\x01\x05sim:0\x00\x39\x00\x05\x00") // alloc, kind 7, dt 0, 5 bytes, scope 0
+	g, err := accounting.ReadLog(bytes.NewReader(v1))
+	require.NoError(t, err)
+	assert.Equal(t, 1, g.Version)
+	require.Len(t, g.Events, 1)
+	assert.Equal(t, accounting.IPC, g.Events[0].Kind, "version 1's kind 7 is IPC")
+	assert.Equal(t, int64(5), g.Events[0].Bytes)
 }

@@ -125,14 +125,14 @@ func (g *Log) appendEvent(b []byte, i int, e LogEvent, st *logWriteState) ([]byt
 			return bad("free of allocation %d (%v, block %v, freed before %v) as %v, block %v", e.ID, m.kind, m.block, m.freed, e.Kind, e.Block)
 		}
 	}
-	tag := byte(op) | byte(e.Kind)<<3
+	tag := byte(op)
 	if stream > 0 {
 		tag |= tagStream
 	}
 	if e.Block {
 		tag |= tagBlock
 	}
-	b = append(b, tag)
+	b = appendTag(b, tag, e.Kind)
 	b = appendUvarint(b, uint64(int64(e.At)-st.last))
 	st.last = int64(e.At)
 	switch e.Op {
@@ -155,7 +155,7 @@ func (g *Log) appendEvent(b []byte, i int, e LogEvent, st *logWriteState) ([]byt
 		b = appendUvarint(b, stream)
 	}
 	if e.Op == OpAlloc && e.Segment {
-		b = append(b, byte(logSegment)|byte(e.Kind)<<3)
+		b = appendTag(b, byte(logSegment), e.Kind)
 		b = appendUvarint(b, 1)
 	}
 	return b, nil

@@ -75,6 +75,7 @@ func (s Snapshot) Report() string {
 		}
 		w.Flush()
 	}
+	writePools(&b, s.Pools)
 	return b.String()
 }
 

@@ -38,6 +38,9 @@ type Snapshot struct {
 	// Kernels are the kernel launches per kernel name, sorted by name;
 	// nil when none was launched.
 	Kernels []KernelStats
+	// Pools are the device's stream-ordered pools' figures (SetPools),
+	// sorted by name; nil for a scope, and where the device reports none.
+	Pools []PoolStats
 }
 
 // Snapshot returns the ledger's counters now. The snapshot is consistent:
@@ -49,6 +52,7 @@ func (l *Ledger) Snapshot() Snapshot {
 	if l == nil {
 		return Snapshot{Taken: time.Now()}
 	}
+	pools := l.poolStats() // before the freeze: the device's figures, read without recording
 	l.freeze()
 	defer l.thaw()
 	var t counts
@@ -61,6 +65,7 @@ func (l *Ledger) Snapshot() Snapshot {
 	}
 	s := t.snapshot(l.name, l, [NumKinds]int64{}, peak, false)
 	s.Kernels = l.launches.kernels()
+	s.Pools = pools
 	return s
 }
 
@@ -101,7 +106,7 @@ func (c copyCounts) stats() CopyStats {
 }
 
 // Diff returns what happened between snapshots a and b (b minus a): counts,
-// bytes and times subtract; Limit and Base are b's. Peak cannot be
+// bytes and times subtract; Limit, Base and Pools are b's. Peak cannot be
 // subtracted and is b's peak: use a Scope for the peak of a block of code.
 func Diff(a, b Snapshot) Snapshot {
 	d := Snapshot{Name: b.Name, Taken: b.Taken}
@@ -126,6 +131,7 @@ func Diff(a, b Snapshot) Snapshot {
 	}
 	d.Memsets = subCopy(b.Memsets, a.Memsets)
 	d.Kernels = diffKernels(a.Kernels, b.Kernels)
+	d.Pools = b.Pools
 	return d
 }
 
@@ -178,13 +184,14 @@ type snapshotJSON struct {
 	CopyTotals map[string]CopyStats            `json:"copy_totals"`
 	Memsets    CopyStats                       `json:"memsets"`
 	Kernels    []KernelStats                   `json:"kernels,omitempty"`
+	Pools      []PoolStats                     `json:"pools,omitempty"`
 }
 
 // MarshalJSON writes the snapshot with kinds, directions and paths by name:
 // {"memory": {"device": {...}}, "copies": {"HtoD": {"direct": {...}}}, ...}.
 func (s Snapshot) MarshalJSON() ([]byte, error) {
 	j := snapshotJSON{
-		Name: s.Name, Taken: s.Taken, Memsets: s.Memsets, Kernels: s.Kernels,
+		Name: s.Name, Taken: s.Taken, Memsets: s.Memsets, Kernels: s.Kernels, Pools: s.Pools,
 		Memory:     make(map[string]KindStats, NumKinds),
 		Copies:     make(map[string]map[string]CopyStats),
 		CopyTotals: make(map[string]CopyStats, NumDirections),

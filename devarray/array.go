@@ -15,6 +15,10 @@ type buffer struct {
 	size    int64 // bytes; -1 when a borrowed array's allocation is unknown
 	owned   bool
 	release func() error // borrowed arrays: called once by Free
+	// stream, for memory from a stream-ordered pool (EmptyAsync), is the
+	// stream it is freed on: the allocating one, or FreeAsync's. b.mu
+	// guards it.
+	stream AsyncStream
 
 	// mu guards freed, holds and deferred; it is never held while data
 	// moves. Use and copies hold the buffer (holds) instead, so memory is
@@ -183,7 +187,9 @@ func checkAlign(d Descriptor, lay layout) error {
 }
 
 // Free releases the array's memory. For an owned array it frees the device
-// memory; for a borrowed one it calls the release function given to Wrap.
+// memory (an array EmptyAsync made: in the order of the stream that
+// allocated it, as FreeAsync on that stream); for a borrowed one it calls
+// the release function given to Wrap.
 // Free is idempotent. Calling it on a view returns ErrNotOwner and frees nothing.
 // While a Hold on the memory is unreleased, Free only marks the array freed
 // (its operations return ErrFreed) and the last release frees the memory.
@@ -221,6 +227,10 @@ func (a *DevArray) Free() error {
 // release function. b.mu is held.
 func (b *buffer) releaseMemory() error {
 	switch {
+	case b.owned && b.stream != nil:
+		if err := b.stream.FreeAsync(b.base); err != nil {
+			return fmt.Errorf("devarray: free %v on a stream: %w", b.base, err)
+		}
 	case b.owned:
 		if err := b.backend.Free(b.base); err != nil {
 			return fmt.Errorf("devarray: free %v: %w", b.base, err)

@@ -32,6 +32,20 @@ type (
 	HostFlags = driver.HostFlags
 	// HostMem is page-locked host memory; see driver.HostMem.
 	HostMem = driver.HostMem
+	// MemPool is a stream-ordered memory pool; see driver.MemPool.
+	MemPool = driver.MemPool
+	// ReusePolicy is one of a stream-ordered pool's reuse policies; see driver.ReusePolicy.
+	ReusePolicy = driver.ReusePolicy
+	// PoolUsage are a stream-ordered pool's reserved and used bytes; see driver.PoolUsage.
+	PoolUsage = driver.PoolUsage
+)
+
+// The reuse policies of a stream-ordered pool.
+const (
+	ReuseFollowEventDependencies   = driver.ReuseFollowEventDependencies
+	ReuseAllowOpportunistic        = driver.ReuseAllowOpportunistic
+	ReuseAllowInternalDependencies = driver.ReuseAllowInternalDependencies
+	NumReusePolicies               = driver.NumReusePolicies
 )
 
 // The host allocation flags.

@@ -203,6 +203,40 @@ func Example_memoryPlanning() {
 	// 4 slices run, estimate 4 for the measured peak, error: <nil>
 }
 
+// Choosing an allocator: arrays allocated and freed in a stream's order
+// from the device's default stream-ordered pool, and what the ledger
+// shows of them.
+func Example_choosingAnAllocator() {
+	dev, _ := device.Open("sim:0")
+	defer dev.Close()
+	s, _ := dev.NewStream()
+	defer s.Close()
+	pool, _ := dev.DefaultMemPool()
+	_ = pool.SetReleaseThreshold(64 << 20) // keep up to 64 MiB between synchronizes
+
+	for range 3 {
+		a, err := devarray.EmptyAsync(dev, s, devarray.Float32, 1024, 1024) // queued on s
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		_ = s.MemsetAsync(a.Ptr(), 0, a.NBytes()) // work on s may use it at once
+		_ = a.FreeAsync(s)                        // queued: the next EmptyAsync on s reuses the memory
+	}
+	_ = s.Synchronize()
+
+	snap := dev.Ledger().Snapshot()
+	k := snap.Kinds[accounting.StreamOrdered]
+	fmt.Println("stream-ordered:", k.Allocs, "allocations,", k.Frees, "frees, peak", accounting.FormatBytes(k.Peak))
+	for _, p := range snap.Pools {
+		fmt.Println("pool", p.Name+": reserved", accounting.FormatBytes(p.Reserved), "(high", accounting.FormatBytes(p.ReservedHigh)+"), used",
+			accounting.FormatBytes(p.Used), "(high", accounting.FormatBytes(p.UsedHigh)+")")
+	}
+	// Output:
+	// stream-ordered: 3 allocations, 3 frees, peak 4.00 MiB
+	// pool default: reserved 4.00 MiB (high 4.00 MiB), used 0 B (high 4.00 MiB)
+}
+
 // Interop, the Go side of a hand-over to Python: the CUDA Array Interface
 // that cuarray.py's arrays expose (on sim, NumPy's __array_interface__,
 // the same fields), and a DLPack tensor a consumer takes without a copy.

@@ -66,6 +66,8 @@ type Device struct {
 // or as the unexported field of another value.
 type live struct {
 	allocs map[devarray.Ptr]int64 // live device allocations and their counted sizes
+	async  map[devarray.Ptr]int64 // live stream-ordered allocations and their counted sizes
+	pools  []*memPool             // the pools NewMemPool made and the default one, once asked for
 	host   driver.HostRanges      // live page-locked host memory
 }
 
@@ -120,7 +122,7 @@ func Open(ordinal int) (*Device, error) {
 		dev:     dev,
 		ctx:     ctx,
 		ledger:  accounting.NewLedger(fmt.Sprintf("cuda:%d", ordinal)),
-		live:    &live{allocs: make(map[devarray.Ptr]int64)},
+		live:    &live{allocs: make(map[devarray.Ptr]int64), async: make(map[devarray.Ptr]int64)},
 		streams: make(map[*stream]struct{}),
 	}
 	if err := d.describe(); err != nil {
@@ -131,6 +133,7 @@ func Open(ordinal int) (*Device, error) {
 		return nil, err
 	}
 	d.ledger.SetMemInfo(d.MemInfo)
+	d.ledger.SetPools(d.poolStats)
 	return d, nil
 }
 
@@ -286,6 +289,8 @@ func (d *Device) Close() error {
 	d.streams = nil
 	allocs := d.allocs
 	d.allocs = nil
+	async, pools := d.async, d.pools
+	d.async, d.pools = nil, nil
 	host := d.host.TakeAll()
 	d.mu.Unlock()
 
@@ -301,6 +306,7 @@ func (d *Device) Close() error {
 	for s := range streams {
 		keep(s.destroy())
 	}
+	keep(d.closePools(async, pools))
 	keep(d.mods.unloadAll(d))
 	keep(d.ipc.closeAll(d))
 	keep(d.callAlways(func() error {

@@ -90,6 +90,13 @@ type Device interface {
 	IPCOpen(h IPCHandle) (devarray.Ptr, int64, error)
 	// IPCClose unmaps memory IPCOpen mapped (cuIpcCloseMemHandle).
 	IPCClose(p devarray.Ptr) error
+	// DefaultMemPool returns the device's default stream-ordered memory
+	// pool (cuDeviceGetDefaultMemPool), the one Stream.MallocAsync uses.
+	DefaultMemPool() (MemPool, error)
+	// NewMemPool makes a stream-ordered memory pool of the device's memory
+	// (cuMemPoolCreate), for Stream.MallocFromPoolAsync. Destroy it when
+	// done; Close destroys what is left.
+	NewMemPool() (MemPool, error)
 	// Synchronize waits for all work on every stream of the device.
 	Synchronize() error
 	// Close releases the device. Memory still allocated is freed and its
@@ -215,6 +222,8 @@ type Stream interface {
 	Memcpy2DAsync(p devarray.Memcpy2D) error
 	Memcpy3DAsync(p devarray.Memcpy3D) error
 	MemsetAsync(dst devarray.Ptr, value byte, n int64) error
+	// AsyncAllocator allocates and frees in the stream's order.
+	AsyncAllocator
 	// Record records e at this point of the stream.
 	Record(e Event) error
 	// WaitEvent makes later work on this stream wait until e completes.

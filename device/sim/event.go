@@ -12,7 +12,8 @@ import (
 type mark struct {
 	done  chan struct{}
 	at    time.Time
-	clock vclock // the recording stream's clock, for the stream race checker
+	clock vclock     // the recording stream's clock, for the stream race checker
+	pools *poolClock // the recording stream's clock for the stream-ordered pools (mempool.go)
 
 	// Set by the recording stream before done closes (stream.markErr):
 	s      *stream
@@ -82,6 +83,9 @@ func (e *event) Synchronize() error {
 	<-m.done
 	if e.d.check != nil {
 		e.d.check.hostWaitsForEvent(m.clock)
+	}
+	if m.pools != nil {
+		e.d.pools.synchronized(nil, m.pools)
 	}
 	if err := e.d.checkFault("event synchronize"); err != nil {
 		return err

@@ -72,6 +72,9 @@ func (d *Device) Free(p devarray.Ptr) error {
 	if err := d.checkFault(fmt.Sprintf("free %v", p)); err != nil {
 		return err // as cuMemFree after a sticky error: the memory stays until Close
 	}
+	if d.isStreamOrdered(p) {
+		return fmt.Errorf("sim: free %v: a stream-ordered allocation (free it with a stream's FreeAsync): %w", p, driver.ErrInvalidPointer)
+	}
 	if err := d.checkFree(p); err != nil {
 		return err
 	}

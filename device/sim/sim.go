@@ -132,6 +132,8 @@ type Device struct {
 	check *streamChecker // the stream race checker, nil when off
 
 	aliases aliases // the device addresses of registered and write-combined memory
+
+	pools poolState // the stream-ordered pools (mempool.go)
 }
 
 var _ driver.Device = (*Device)(nil)
@@ -186,6 +188,7 @@ func New(cfg Config) (*Device, error) {
 	d.copyCountdown.Store(cfg.FailCopy)
 	d.fault.countdown.Store(cfg.FailFault)
 	d.ledger.SetMemInfo(d.MemInfo)
+	d.ledger.SetPools(d.poolStats)
 	return d, nil
 }
 
@@ -304,6 +307,7 @@ func (d *Device) Synchronize() error {
 			first = err
 		}
 	}
+	d.pools.synchronized(nil, nil)
 	if err := d.checkFault("synchronize"); err != nil {
 		return err
 	}
@@ -325,6 +329,9 @@ func (d *Device) streamList() []*stream {
 func (d *Device) Close() error {
 	for _, s := range d.streamList() {
 		s.Close()
+	}
+	if !d.Closed() {
+		d.closePools() // its blocks leave the arena before the arena's allocations are counted freed
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -378,6 +378,7 @@ func (s *stream) record(pt bool, e driver.Event) error {
 	if err != nil {
 		return err
 	}
+	mark.pools = s.d.pools.capture(s)
 	if err := s.enqueue(func() error { s.markErr(mark); mark.completeAt(s.clock.startAt); return nil }); err != nil {
 		mark.complete()
 		return err
@@ -429,6 +430,9 @@ func (s *stream) waitEvent(pt bool, e driver.Event) error {
 	if s.d.check != nil && ev.d == s.d {
 		s.d.check.wait(s.lane, pt, m.clock)
 	}
+	if ev.d == s.d {
+		s.d.pools.waited(s, m.pools)
+	}
 	return s.enqueueMarker(func() error { <-m.done; return nil })
 }
 
@@ -444,6 +448,7 @@ func (s *stream) synchronize(pt bool) error {
 	if s.d.check != nil {
 		s.d.check.hostWaitsFor(s.lane, pt)
 	}
+	s.d.pools.synchronized(s, nil)
 	if err := s.d.checkFault("stream synchronize"); err != nil {
 		return err
 	}
@@ -476,6 +481,13 @@ func (s *stream) drain() error {
 	return nil
 }
 
+// isClosed reports whether Close was called.
+func (s *stream) isClosed() bool {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	return s.closed
+}
+
 // Handle returns the stream's number, unique on the device and above the
 // default stream handles 1 and 2.
 func (s *stream) Handle() uintptr { return s.handle }
@@ -495,6 +507,7 @@ func (s *stream) Close() error {
 	if s.d.check != nil {
 		s.d.check.hostWaitsFor(s.lane, false)
 	}
+	s.d.pools.synchronized(s, nil) // Close waited for its frees
 	s.d.streamsMu.Lock()
 	delete(s.d.streams, s)
 	s.d.streamsMu.Unlock()

@@ -75,6 +75,13 @@
 //     and 32 bits, 1-D and 2-D, with their alignment checks. CUDA arrays
 //     made, described and destroyed (array.go); copies to and from them
 //     are not emulated.
+//   - Stream-ordered memory (mempool.go): cuMemAllocAsync,
+//     cuMemAllocFromPoolAsync and cuMemFreeAsync on the default pool of each
+//     device (cuDeviceGetDefaultMemPool) or pools cuMemPoolCreate makes,
+//     with the three reuse policies, the release threshold applied at a
+//     stream, event or context synchronize, cuMemPoolTrimTo and the
+//     reserved and used figures, on sim's pools; pool IPC handle types
+//     answer CUDA_ERROR_NOT_SUPPORTED.
 //   - Sticky errors: after CUDA_ERROR_ILLEGAL_ADDRESS, MISALIGNED_ADDRESS
 //     or LAUNCH_FAILED "any further CUDA work will return the same error"
 //     (cuda.h): every call with the device's context current,

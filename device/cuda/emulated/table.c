@@ -38,6 +38,8 @@ static const struct { const char *name; void *fn; } cuemu_table[] = {
 	E(cuModuleLoadData), E(cuModuleLoadDataEx), E(cuModuleUnload), E(cuModuleGetFunction), E(cuLaunchKernel),
 	E(cuIpcGetMemHandle), E(cuIpcOpenMemHandle_v2), E(cuIpcCloseMemHandle),
 	E(cuLaunchHostFunc), E(cuMemGetAddressRange_v2),
+	E(cuMemAllocAsync), E(cuMemAllocFromPoolAsync), E(cuMemFreeAsync), E(cuDeviceGetDefaultMemPool),
+	E(cuMemPoolCreate), E(cuMemPoolDestroy), E(cuMemPoolSetAttribute), E(cuMemPoolGetAttribute), E(cuMemPoolTrimTo),
 };
 
 // cuemu_call_host runs a host function of cuLaunchHostFunc.
