@@ -500,7 +500,9 @@ func TestReadLogAtItsLimits(t *testing.T) {
 		return append(binary.AppendUvarint([]byte{tag}, dt), rest...)
 	}
 	name := strings.Repeat(string(rune('a'+rand.IntN(26))), 1<<16)
-	kind := accounting.Kind(rand.IntN(int(accounting.NumKinds)))
+	// a version 1 log, whose tag byte holds the kinds it knew: the first 8
+	// (a later kind is written past the tag, TestLogKindsPastTheTagBits)
+	kind := accounting.Kind(rand.IntN(min(int(accounting.NumKinds), 8)))
 	head := append(binary.AppendUvarint([]byte("CUALLOG\x01"), 1<<16), name...)
 	head = binary.AppendVarint(head, time.Now().UnixNano())
 	var in []byte

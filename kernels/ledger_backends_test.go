@@ -45,7 +45,11 @@ func TestFailedFreeKeepsTheMemoryCounted(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		t.Logf("child:\n%s", out)
 		require.NoError(t, err, "the child that took the fault failed")
-		require.NotContains(t, string(out), "--- SKIP", "the child ran the test")
+		if strings.Contains(string(out), "--- SKIP") {
+			// a cuda build with no GPU: the child had no device to fault
+			t.Skip("the child skipped: it had no device to fault (its log above says why)")
+		}
+		require.Contains(t, string(out), "--- PASS", "the child ran the test")
 		return
 	}
 	dev := testdev.OpenOwned(t)
