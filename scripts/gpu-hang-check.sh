@@ -27,7 +27,7 @@ echo cudaemu > "$d/build"
 git rev-parse --short=12 HEAD > "$d/commit" 2> /dev/null || echo unknown > "$d/commit"
 
 # Every test and example the binary runs (benchmarks do not run).
-want=$(cd device/cuda && "../../$d/tests/device_cuda.test" -test.list '.*' | grep -c -v '^Benchmark')
+want=$(cd device/cuda && "../../$d/tests/device_cuda.test" -test.list '.*' | grep -c -E '^(Test|Example|Fuzz)')
 start=$(date +%s)
 env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE GOROOT=/nonexistent CUARRAY_PLANT_HANG=1 \
 	CUARRAY_RUN_PKGS=device_cuda CUARRAY_RUN_LIMIT=20 CUARRAY_RUN_BUDGET=120 OUT="$d/out" \

@@ -25,6 +25,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -46,7 +47,7 @@ func pickSeed() uint64 {
 	s := os.Getenv(EnvVar)
 	if s == "" {
 		n := rand.Uint64() >> 1 // a positive decimal, easy to paste
-		if os.Getenv(printedVar) == "" {
+		if os.Getenv(printedVar) == "" && !listing() {
 			fmt.Printf("testrand: random draws from seed %d: %s=%d replays them\n", n, EnvVar, n)
 			os.Setenv(printedVar, "1")
 		}
@@ -58,6 +59,17 @@ func pickSeed() uint64 {
 		panic(fmt.Sprintf("testrand: %s=%q: want a decimal seed such as a failing run printed: %v", EnvVar, s, err))
 	}
 	return n
+}
+
+// listing reports whether the binary only lists its tests (-test.list),
+// whose output is a name a line for tools to read: no seed line there.
+func listing() bool {
+	for _, a := range os.Args[1:] {
+		if strings.HasPrefix(strings.TrimLeft(a, "-"), "test.list") {
+			return true
+		}
+	}
+	return false
 }
 
 // Seed returns the seed of this test binary's draws.
