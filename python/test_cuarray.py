@@ -929,12 +929,16 @@ class InfoCommand(unittest.TestCase):
 
     def test_text_is_gos_format(self):
         import contextlib
+        import importlib
         import importlib.util
         import io
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuarray_package", "__main__.py")
-        spec = importlib.util.spec_from_file_location("cuarray_main", path)
-        main = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(main)
+        try:  # the installed package's command line
+            main = importlib.import_module("cuarray.__main__")
+        except ImportError:  # the module beside this file: its package's __main__.py
+            path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuarray_package", "__main__.py")
+            spec = importlib.util.spec_from_file_location("cuarray_main", path)
+            main = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(main)
         dev = cuarray.device(self.SPEC)
         n = int(rng.integers(2, 200))
         a = cuarray.empty((n,), "float32", self.SPEC)
