@@ -297,7 +297,8 @@ cuda-emu-test:
 ## cuda-emu-upstream: gorgonia.org/cu v0.9.6's own tests (its root package's 20, from the Go
 ## module cache) against third_party/gorgonia-cu on the emulated driver, each in a process of its
 ## own with the race detector, less its instrumentation of device/ptx as in EMU_RACE
-## (device/cuda/emulated/upstream); those that fail for now, and why,
+## (TestLargeBatch without it: withoutRace in device/cuda/emulated/upstream says why);
+## those that fail for now, and why,
 ## are listed there and logged with the count that passes (go test -v shows them)
 cuda-emu-upstream:
 	env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_UPSTREAM_CU=1 CUARRAY_EMULATED_DRIVER='devices=2' \

@@ -11,10 +11,11 @@
 // CUARRAY_UPSTREAM_DIR names a directory to build the module in and keep
 // (cu.test there reruns a test: ./cu.test -test.run TestArray -test.v).
 //
-// It builds a test binary with the race detector and runs each upstream
-// test in a process of its own, so that one that hangs or crashes fails
-// alone. It takes minutes, so it runs only when CUARRAY_UPSTREAM_CU=1, as
-// make cuda-emu-test and make cuda-emu-upstream set it:
+// It builds a test binary with the race detector, and one without it for
+// the tests in withoutRace, and runs each upstream test in a process of its
+// own, so that one that hangs or crashes fails alone. It takes minutes, so
+// it runs only when CUARRAY_UPSTREAM_CU=1, as make cuda-emu-test and make
+// cuda-emu-upstream set it:
 //
 //	CUARRAY_UPSTREAM_CU=1 go test -tags cuda,cudaemu -race -run TestUpstreamGorgoniaCu ./device/cuda/emulated/upstream/
 package upstream
@@ -50,6 +51,33 @@ var knownFailures = map[string]string{
 		"(CUDA_ERROR_ILLEGAL_ADDRESS), as the CUDA C++ Programming Guide's driver API chapter says: \"each context has its own distinct address space. " +
 		"As a result, CUdeviceptr values from different contexts reference different memory locations\"; the test relies on what the guide does not promise. " +
 		"A conformance row (device/cuda/conformance, observe_other_context_test.go) logs what a GPU does there",
+}
+
+// withoutRace are the upstream tests that run in a binary built without
+// the race detector, each with why; every other test runs with it.
+var withoutRace = map[string]string{
+	"TestLargeBatch": "its 104,729 launches of a 1,000-thread block took 150 s of a fresh clone's CI run with the race detector " +
+		"and 29 s without it run alone (docs/perf.md, \"The upstream harness's largest test\"); TestBatchContext runs the same " +
+		"batched driver calls with the race detector",
+}
+
+// The harness's two test binaries, in its module directory.
+const (
+	raceBinary  = "cu.test"        // built with the race detector
+	plainBinary = "cu-norace.test" // built without it, for the tests in withoutRace
+)
+
+// build builds upstream's tests in the harness module dir into binary,
+// with the extra go test flags given.
+func build(t *testing.T, goTool, dir, binary string, flags ...string) {
+	t.Helper()
+	args := append([]string{"test", "-c", "-vet=off"}, flags...)
+	args = append(args, "-tags", "cuda,cudaemu,cudaemu_nobind", "-o", binary, ".")
+	cmd := exec.Command(goTool, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "build upstream's tests (%s) against third_party/gorgonia-cu:\n%s", binary, out)
 }
 
 // harnessMain is the TestMain of the harness, in package cu.
@@ -104,16 +132,10 @@ func TestUpstreamGorgoniaCu(t *testing.T) {
 	// the process there ("fatal error: checkptr: pointer arithmetic
 	// result points to invalid allocation") on any driver. The PTX
 	// interpreter is built without the race detector's instrumentation, as
-	// make cuda-emu-test builds it (EMU_RACE in the Makefile):
-	// TestLargeBatch interprets 104,729 launches of 1,000 threads, and
-	// took 295 s so instrumented and 142 s not, on 2 cores.
-	build := exec.Command(goTool, "test", "-c", "-race", "-vet=off", "-gcflags=gorgonia.org/cu=-d=checkptr=0",
-		"-gcflags=github.com/cuarray/cuarray/device/ptx=-race=false",
-		"-tags", "cuda,cudaemu,cudaemu_nobind", "-o", "cu.test", ".")
-	build.Dir = dir
-	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "build upstream's tests against third_party/gorgonia-cu:\n%s", out)
+	// make cuda-emu-test builds it (EMU_RACE in the Makefile).
+	build(t, goTool, dir, raceBinary, "-race", "-gcflags=gorgonia.org/cu=-d=checkptr=0",
+		"-gcflags=github.com/cuarray/cuarray/device/ptx=-race=false")
+	build(t, goTool, dir, plainBinary)
 
 	var passed atomic.Int32
 	t.Run("upstream", func(t *testing.T) {
@@ -121,7 +143,11 @@ func TestUpstreamGorgoniaCu(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				reason, known := knownFailures[name]
-				ok, log := runOne(t, dir, name, "", known)
+				binary := raceBinary
+				if _, plain := withoutRace[name]; plain {
+					binary = plainBinary
+				}
+				ok, log := runOne(t, dir, binary, name, "", known)
 				if ok {
 					passed.Add(1)
 				}
@@ -145,14 +171,15 @@ func TestUpstreamGorgoniaCu(t *testing.T) {
 	}
 }
 
-// runOne runs upstream test name in a process of its own and reports
+// runOne runs upstream test name in a process of its own, from the harness
+// binary given, and reports
 // whether it passed, with its output. config, unless empty, is the
 // emulated driver's configuration (CUARRAY_EMULATED_DRIVER); else the
 // test's own, or devices=2. A test expected to fail gets a minute: upstream's
 // batch tests, once a launch fails, call t.Fatalf from a goroutine of their
 // own and spin until the timeout, waiting for a signal that goroutine was to
 // send.
-func runOne(t *testing.T, dir, name, config string, expectFailure bool) (bool, string) {
+func runOne(t *testing.T, dir, binary, name, config string, expectFailure bool) (bool, string) {
 	t.Helper()
 	timeout := 7 * time.Minute
 	if expectFailure {
@@ -160,7 +187,7 @@ func runOne(t *testing.T, dir, name, config string, expectFailure bool) (bool, s
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(dir, "cu.test"), "-test.run", "^"+name+"$", "-test.v", "-test.count=1", "-test.timeout="+timeout.String())
+	cmd := exec.CommandContext(ctx, filepath.Join(dir, binary), "-test.run", "^"+name+"$", "-test.v", "-test.count=1", "-test.timeout="+timeout.String())
 	cmd.Dir = dir
 	env := os.Environ()
 	switch {
