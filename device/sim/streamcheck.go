@@ -107,6 +107,10 @@ type opSpec struct {
 	hostWaitsBefore, hostWaitsAfter bool
 	// forget drops the history of the accesses afterwards (a free).
 	forget bool
+	// life marks a stream-ordered free (streamcheck_lifetime.go).
+	life lifetime
+	// clockAfter, when set, receives the lane's clock after the operation.
+	clockAfter *vclock
 }
 
 // resolve returns the lane the operation runs on. The caller holds c.mu.
@@ -149,7 +153,7 @@ func (c *streamChecker) check(o opSpec) error {
 	if o.hostWaitsBefore {
 		c.host.clock = c.host.clock.join(l.clock)
 	}
-	rec := &opRecord{kind: o.kind, lane: l, pcs: pcs, stream: l.name}
+	rec := &opRecord{kind: o.kind, lane: l, pcs: pcs, stream: l.name, life: o.life}
 	rec.tick = c.queue(l)
 	recs := make([]accessRec, len(o.accesses))
 	for i, a := range o.accesses {
@@ -185,6 +189,9 @@ func (c *streamChecker) check(o opSpec) error {
 		for _, a := range o.accesses {
 			c.mem.forget(a.lo, a.hi)
 		}
+	}
+	if o.clockAfter != nil {
+		*o.clockAfter = l.clock.clone()
 	}
 	return nil
 }
