@@ -34,7 +34,11 @@ import (
 //   - a copy from pageable host memory first waits for its stream (CUDA
 //     synchronizes the stream before staging it), and a copy to pageable
 //     memory returns when done: pageable memory is not tracked, as the
-//     host is always ordered after the device's use of it.
+//     host is always ordered after the device's use of it;
+//   - stream-ordered memory lives from its MallocAsync to its FreeAsync:
+//     a use not ordered after the allocation, a free not ordered after a
+//     use, and any use queued after the free are reported; a block the
+//     pool reuses starts a new life (streamcheck_lifetime.go).
 //
 // The host is one thread of control: goroutines order among themselves
 // through Go's own synchronization, which Go's race detector checks.
