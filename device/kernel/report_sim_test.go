@@ -148,6 +148,74 @@ func TestRaceWithCopyOnAnotherStreamNamesKernelAndLine(t *testing.T) {
 	require.NoError(t, op.Wait())
 }
 
+// TestUseAfterAsyncFreeNamesKernelAndLine: a kernel queued on another
+// stream after the stream-ordered free of the memory it writes is refused
+// by sim's stream race checker as a use after free ("The allocation must
+// not be accessed after stream execution reaches the free.",
+// cuMemFreeAsync); the report names the kernel, its PTX line, and the
+// free. Queued before the free, and ordered before it by an event, the
+// same launch is no race.
+func TestUseAfterAsyncFreeNamesKernelAndLine(t *testing.T) {
+	const n = 256
+	for _, tc := range []struct {
+		name     string
+		afterUse bool // the free is queued after the kernel, and waits for it
+	}{{"after the free", false}, {"before the free", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dev := openSim(t, sim.Config{CheckStreams: true, Latency: time.Millisecond})
+			k, text := faultyKernel(t, dev, "fill")
+			var streams [2]driver.Stream
+			for i := range streams {
+				s, err := dev.NewStream()
+				require.NoError(t, err)
+				defer s.Close()
+				streams[i] = s
+			}
+			freeing, filling := streams[0], streams[1]
+			allocated, used := newEvent(t, dev), newEvent(t, dev)
+			p, err := freeing.MallocAsync(n * 4)
+			require.NoError(t, err)
+			require.NoError(t, freeing.Record(allocated))
+			require.NoError(t, filling.WaitEvent(allocated))
+			launch := func() error {
+				_, err := k.LaunchAsync(filling, kernel.Grid1D(n, 64), kernel.Memory(p, n*4, kernel.Write), kernel.F32(2.5), kernel.I32(n))
+				return err
+			}
+			if tc.afterUse {
+				require.NoError(t, launch())
+				require.NoError(t, filling.Record(used))
+				require.NoError(t, freeing.WaitEvent(used))
+				require.NoError(t, freeing.FreeAsync(p))
+				require.NoError(t, dev.Synchronize())
+				return
+			}
+			require.NoError(t, freeing.FreeAsync(p))
+			err = launch()
+			require.ErrorIs(t, err, driver.ErrStreamRace)
+			var race *sim.StreamRaceError
+			require.True(t, errors.As(err, &race))
+			assert.Equal(t, sim.UseAfterFree, race.Rule)
+			assert.Equal(t, "kernel fill", race.Op.Kind)
+			assert.Equal(t, fmt.Sprintf("stream %#x", filling.Handle()), race.Op.Stream)
+			assert.Equal(t, "free async", race.Prev.Kind)
+			assert.Equal(t, fmt.Sprintf("stream %#x", freeing.Handle()), race.Prev.Stream)
+			line := ptxLine(t, text, "fill", "st.global.f32")
+			assert.Contains(t, err.Error(), fmt.Sprintf("kernel fill first writes them at PTX line %d", line))
+			assert.Contains(t, err.Error(), "use after free")
+			require.NoError(t, dev.Synchronize())
+		})
+	}
+}
+
+// newEvent returns an event of dev, closed by the test's cleanup.
+func newEvent(t *testing.T, dev driver.Device) driver.Event {
+	t.Helper()
+	ev, err := dev.NewEvent()
+	require.NoError(t, err)
+	t.Cleanup(func() { ev.Close() })
+	return ev
+}
+
 // TestLedgerCountsLaunchesPerKernel: the ledger counts each kernel's
 // launches and, on sim, the bytes it read and wrote.
 func TestLedgerCountsLaunchesPerKernel(t *testing.T) {

@@ -163,23 +163,35 @@ func (d *Device) NewMemPool() (driver.MemPool, error) {
 // stream's order (cuMemAllocAsync): "A pointer to the allocated memory is
 // returned immediately"; work queued on the stream from now on may use it.
 func (s *stream) MallocAsync(nbytes int64) (devarray.Ptr, error) {
+	return s.mallocDefault(false, nbytes)
+}
+
+// mallocDefault is MallocAsync (pt: on the calling thread's per-thread
+// default stream, for the stream race checker).
+func (s *stream) mallocDefault(pt bool, nbytes int64) (devarray.Ptr, error) {
 	s.d.pools.mu.Lock()
 	p := s.d.defaultPoolLocked()
 	s.d.pools.mu.Unlock()
-	return s.mallocAsync(nbytes, p, "malloc async")
+	return s.mallocAsync(pt, nbytes, p, "malloc async")
 }
 
 // MallocFromPoolAsync is MallocAsync from pool mp (cuMemAllocFromPoolAsync),
 // a pool of this device.
 func (s *stream) MallocFromPoolAsync(nbytes int64, mp driver.MemPool) (devarray.Ptr, error) {
+	return s.mallocFromPoolAsync(false, nbytes, mp)
+}
+
+func (s *stream) mallocFromPoolAsync(pt bool, nbytes int64, mp driver.MemPool) (devarray.Ptr, error) {
 	p, ok := mp.(*memPool)
 	if !ok || p.d != s.d {
 		return 0, fmt.Errorf("sim: malloc from pool async: the pool is not from this device: %w", driver.ErrInvalidValue)
 	}
-	return s.mallocAsync(nbytes, p, "malloc from pool async")
+	return s.mallocAsync(pt, nbytes, p, "malloc from pool async")
 }
 
-func (s *stream) mallocAsync(nbytes int64, p *memPool, op string) (devarray.Ptr, error) {
+// mallocAsync allocates nbytes from p on s (pt: on the calling thread's
+// per-thread default stream, for the stream race checker).
+func (s *stream) mallocAsync(pt bool, nbytes int64, p *memPool, op string) (devarray.Ptr, error) {
 	d := s.d
 	if nbytes < 0 {
 		return 0, fmt.Errorf("sim: %s %d bytes: %w", op, nbytes, driver.ErrInvalidValue)
@@ -221,7 +233,7 @@ func (s *stream) mallocAsync(nbytes int64, p *memPool, op string) (devarray.Ptr,
 		}
 		ps.depend(s, b.freedOn, b.seq)
 		if d.check != nil && b.clock != nil {
-			d.check.wait(s.lane, false, b.clock) // the checker sees the inserted wait as a WaitEvent
+			d.check.wait(s.lane, pt, b.clock) // the checker sees the inserted wait as a WaitEvent
 		}
 	}
 	if b != nil {
@@ -241,6 +253,11 @@ func (s *stream) mallocAsync(nbytes int64, p *memPool, op string) (devarray.Ptr,
 		d.requested[int64(b.addr-d.base)] = nbytes
 	}
 	d.mu.Unlock()
+	if d.check != nil {
+		// The block's new life starts here, whatever its old one was
+		// (streamcheck_lifetime.go).
+		d.check.allocated(op, s.lane, pt, b.addr, b.addr+uintptr(b.size))
+	}
 	d.ledger.Commit(accounting.StreamOrdered, b.addr, size)
 	return devarray.Ptr(b.addr), nil
 }
@@ -316,6 +333,9 @@ func (p *memPool) releaseBlock(b *poolBlock) {
 	p.free = slices.DeleteFunc(p.free, func(x *poolBlock) bool { return x == b })
 	delete(d.pools.blocks, b.addr)
 	p.usage.Reserved -= b.size
+	if d.check != nil {
+		d.check.released(b.addr, b.addr+uintptr(b.size))
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -346,8 +366,15 @@ func (ps *poolState) depend(s, t *stream, seq uint64) {
 // hStream. The allocation must not be accessed after stream execution
 // reaches the free." The pool's used bytes and the ledger drop now (the
 // allocation is the program's no longer: a guess at when the driver's
-// USED_MEM_CURRENT drops); the block is reused by the rules above.
-func (s *stream) FreeAsync(p devarray.Ptr) error {
+// USED_MEM_CURRENT drops); the block is reused by the rules above. With
+// the stream race checker on, a free that is not ordered after every use
+// of the memory is refused with a *StreamRaceError, and so is every use
+// queued after it (streamcheck_lifetime.go).
+func (s *stream) FreeAsync(p devarray.Ptr) error { return s.freeAsync(false, p) }
+
+// freeAsync is FreeAsync (pt: on the calling thread's per-thread default
+// stream, for the stream race checker).
+func (s *stream) freeAsync(pt bool, p devarray.Ptr) error {
 	d := s.d
 	if err := d.checkFault(fmt.Sprintf("free async %v", p)); err != nil {
 		return err
@@ -361,12 +388,17 @@ func (s *stream) FreeAsync(p devarray.Ptr) error {
 		return fmt.Errorf("sim: free async %v: not a live stream-ordered allocation: %w", p, driver.ErrInvalidValue)
 	}
 	done := make(chan struct{})
-	var clock vclock
-	if d.check != nil {
-		clock = d.check.record(s.lane, false) // the free's point in the stream, as an event recorded there
-	}
 	if err := s.enqueueMarker(func() error { close(done); return nil }); err != nil {
 		return fmt.Errorf("sim: free async %v: %w", p, err)
+	}
+	var clock vclock // the free's point in the stream, as an event recorded there
+	if d.check != nil {
+		var err error
+		// Refused, the free leaves the block live: the marker queued above
+		// closes a channel nothing waits on.
+		if clock, err = d.check.freed(s.lane, pt, b.addr, b.addr+uintptr(b.size)); err != nil {
+			return err
+		}
 	}
 	ps.mu.Lock()
 	defer ps.mu.Unlock()

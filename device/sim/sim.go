@@ -9,7 +9,10 @@
 // paths can be tested. The stream race checker (Config.CheckStreams,
 // "sim:0?check=streams") judges every operation by CUDA's ordering rules
 // when it is queued and fails one that races with another
-// (StreamRaceError).
+// (StreamRaceError), or that uses stream-ordered memory (MallocAsync,
+// FreeAsync) outside its life: on another stream before the allocation
+// is ordered before it, after its free on any stream, or freed while a
+// use is not ordered before the free (StreamRaceError.Rule).
 //
 // Device memory is one shared mapping of a memory file (memfd), outside
 // the Go heap, so device pointers are real addresses that stay valid until
@@ -78,7 +81,9 @@ type Config struct {
 	// is queued, by CUDA's ordering rules, and one that races with an
 	// earlier operation (overlapping bytes, at least one write, neither
 	// ordered before the other) fails with a *StreamRaceError wrapping
-	// driver.ErrStreamRace. Off, it costs one nil check per call.
+	// driver.ErrStreamRace; so does a use of stream-ordered memory outside
+	// its life (before its allocation, after its free, or a free while in
+	// use). Off, it costs one nil check per call.
 	CheckStreams bool
 	// OpenStaleIPC opens an IPC handle whose allocation its exporter has
 	// freed: IPCOpen maps the bytes at that place of the exporter's memory,

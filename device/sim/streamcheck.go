@@ -34,7 +34,11 @@ import (
 //   - a copy from pageable host memory first waits for its stream (CUDA
 //     synchronizes the stream before staging it), and a copy to pageable
 //     memory returns when done: pageable memory is not tracked, as the
-//     host is always ordered after the device's use of it.
+//     host is always ordered after the device's use of it;
+//   - stream-ordered memory lives from its MallocAsync to its FreeAsync:
+//     a use not ordered after the allocation, a free not ordered after a
+//     use, and any use queued after the free are reported; a block the
+//     pool reuses starts a new life (streamcheck_lifetime.go).
 //
 // The host is one thread of control: goroutines order among themselves
 // through Go's own synchronization, which Go's race detector checks.
@@ -107,6 +111,10 @@ type opSpec struct {
 	hostWaitsBefore, hostWaitsAfter bool
 	// forget drops the history of the accesses afterwards (a free).
 	forget bool
+	// life marks a stream-ordered free (streamcheck_lifetime.go).
+	life lifetime
+	// clockAfter, when set, receives the lane's clock after the operation.
+	clockAfter *vclock
 }
 
 // resolve returns the lane the operation runs on. The caller holds c.mu.
@@ -149,7 +157,7 @@ func (c *streamChecker) check(o opSpec) error {
 	if o.hostWaitsBefore {
 		c.host.clock = c.host.clock.join(l.clock)
 	}
-	rec := &opRecord{kind: o.kind, lane: l, pcs: pcs, stream: l.name}
+	rec := &opRecord{kind: o.kind, lane: l, pcs: pcs, stream: l.name, life: o.life}
 	rec.tick = c.queue(l)
 	recs := make([]accessRec, len(o.accesses))
 	for i, a := range o.accesses {
@@ -185,6 +193,9 @@ func (c *streamChecker) check(o opSpec) error {
 		for _, a := range o.accesses {
 			c.mem.forget(a.lo, a.hi)
 		}
+	}
+	if o.clockAfter != nil {
+		*o.clockAfter = l.clock.clone()
 	}
 	return nil
 }

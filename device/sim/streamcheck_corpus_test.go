@@ -160,6 +160,8 @@ type raceProgram struct {
 	// op and prev are the two operations a buggy program's report names:
 	// the racing one and the earlier one. Twins leave them empty.
 	op, prev side
+	// rule is the stream-ordered lifetime rule a buggy program breaks, if any.
+	rule sim.Lifetime
 }
 
 func runRaceProgram(t *testing.T, p raceProgram, latency time.Duration) (*raceEnv, error) {
@@ -362,6 +364,96 @@ var streamBugs = []raceProgram{
 			}
 		},
 		op: side{"kernel", "consumer"}, prev: side{"kernel", "producer"}},
+	{name: "a kernel on another stream reads memory after its async free",
+		steps: func(e *raceEnv) []func() error {
+			var p devarray.Ptr
+			out := e.buf("out") // made first: its synchronous copy would order B after the free
+			return []func() error{
+				func() (err error) { p, err = e.stream("A").MallocAsync(bufBytes); return err },
+				func() error { return e.stream("A").MemsetAsync(p, 1, bufBytes) },
+				func() error { return e.stream("A").Record(e.event("filled")) },
+				func() error { return e.stream("B").WaitEvent(e.event("filled")) },
+				func() error { return e.stream("A").FreeAsync(p) },
+				func() error { return e.kernel("B", []devarray.Ptr{p}, []devarray.Ptr{out}) },
+			}
+		},
+		op: side{"kernel", "B"}, prev: side{"free async", "A"}, rule: sim.UseAfterFree},
+	{name: "a copy queued on the freeing stream after the async free",
+		steps: func(e *raceEnv) []func() error {
+			var p devarray.Ptr
+			return []func() error{
+				func() (err error) { p, err = e.stream("A").MallocAsync(bufBytes); return err },
+				func() error { return e.stream("A").MemsetAsync(p, 2, bufBytes) },
+				func() error { return e.stream("A").FreeAsync(p) },
+				func() error { return e.stream("A").CopyDtoDAsync(e.buf("b"), p, bufBytes) },
+			}
+		},
+		op: side{"async copy DtoD", "A"}, prev: side{"free async", "A"}, rule: sim.UseAfterFree},
+	{name: "a synchronous copy reads memory after its async free",
+		steps: func(e *raceEnv) []func() error {
+			var p devarray.Ptr
+			return []func() error{
+				func() (err error) { p, err = e.stream("A").MallocAsync(bufBytes); return err },
+				func() error { return e.stream("A").MemsetAsync(p, 3, bufBytes) },
+				func() error { return e.stream("A").FreeAsync(p) },
+				func() error { return e.dev.CopyDtoH(make([]byte, bufBytes), p) },
+			}
+		},
+		op: side{"copy DtoH", "legacy"}, prev: side{"free async", "A"}, rule: sim.UseAfterFree},
+	{name: "another stream writes memory before its async allocation",
+		steps: func(e *raceEnv) []func() error {
+			var p devarray.Ptr
+			return []func() error{
+				func() (err error) { p, err = e.stream("A").MallocAsync(bufBytes); return err },
+				func() error { return e.stream("B").MemsetAsync(p, 4, bufBytes) },
+			}
+		},
+		op: side{"async memset", "B"}, prev: side{"malloc async", "A"}, rule: sim.UseBeforeAlloc},
+	{name: "a synchronous copy writes what a non-blocking stream allocates from a pool",
+		steps: func(e *raceEnv) []func() error {
+			var p devarray.Ptr
+			return []func() error{
+				func() error {
+					mp, err := e.dev.NewMemPool()
+					if err != nil {
+						return err
+					}
+					e.t.Cleanup(func() { mp.Destroy() })
+					p, err = e.stream("N").MallocFromPoolAsync(bufBytes, mp)
+					return err
+				},
+				func() error { return e.dev.CopyHtoD(p, randomBytes(bufBytes)) },
+			}
+		},
+		op: side{"copy HtoD", "legacy"}, prev: side{"malloc from pool async", "N"}, rule: sim.UseBeforeAlloc},
+	{name: "an async free races a kernel on another stream",
+		steps: func(e *raceEnv) []func() error {
+			var p devarray.Ptr
+			return []func() error{
+				func() (err error) { p, err = e.stream("A").MallocAsync(bufBytes); return err },
+				func() error { return e.stream("A").Record(e.event("allocated")) },
+				func() error { return e.stream("B").WaitEvent(e.event("allocated")) },
+				func() error { return e.kernel("B", []devarray.Ptr{e.buf("a")}, []devarray.Ptr{p}) },
+				func() error { return e.stream("A").FreeAsync(p) },
+			}
+		},
+		op: side{"free async", "A"}, prev: side{"kernel", "B"}, rule: sim.FreeWhileInUse},
+	{name: "a stale pointer used after the pool handed its block to another stream",
+		steps: func(e *raceEnv) []func() error {
+			var p, q devarray.Ptr
+			return []func() error{
+				func() (err error) { p, err = e.stream("A").MallocAsync(bufBytes); return err },
+				func() error { return e.stream("A").FreeAsync(p) },
+				func() error { return e.stream("A").Record(e.event("freed")) },
+				func() error { return e.stream("B").WaitEvent(e.event("freed")) },
+				func() (err error) { q, err = e.stream("B").MallocAsync(bufBytes); return err },
+				func() error {
+					require.Equal(e.t, p, q, "the block is reused (follow-event-dependencies)")
+					return e.stream("A").MemsetAsync(p, 5, bufBytes) // p is B's allocation now
+				},
+			}
+		},
+		op: side{"async memset", "A"}, prev: side{"malloc async", "B"}, rule: sim.UseBeforeAlloc},
 }
 
 // perThreadRace writes a on the per-thread default stream of one OS thread
@@ -608,13 +700,146 @@ var orderedTwins = []raceProgram{
 				func() error { return e.kernel("consumer", []devarray.Ptr{a}, []devarray.Ptr{e.buf("out")}) },
 			}
 		}},
+	{name: "another stream's kernel is ordered before the async free by an event",
+		steps: func(e *raceEnv) []func() error {
+			var p devarray.Ptr
+			return []func() error{
+				func() (err error) { p, err = e.stream("A").MallocAsync(bufBytes); return err },
+				func() error { return e.stream("A").MemsetAsync(p, 1, bufBytes) },
+				func() error { return e.stream("A").Record(e.event("filled")) },
+				func() error { return e.stream("B").WaitEvent(e.event("filled")) },
+				func() error { return e.kernel("B", []devarray.Ptr{p}, []devarray.Ptr{e.buf("out")}) },
+				func() error { return e.stream("B").Record(e.event("read")) },
+				func() error { return e.stream("A").WaitEvent(e.event("read")) },
+				func() error { return e.stream("A").FreeAsync(p) },
+			}
+		}},
+	{name: "a copy queued on the freeing stream before the async free",
+		steps: func(e *raceEnv) []func() error {
+			var p devarray.Ptr
+			return []func() error{
+				func() (err error) { p, err = e.stream("A").MallocAsync(bufBytes); return err },
+				func() error { return e.stream("A").MemsetAsync(p, 2, bufBytes) },
+				func() error { return e.stream("A").CopyDtoDAsync(e.buf("b"), p, bufBytes) },
+				func() error { return e.stream("A").FreeAsync(p) },
+			}
+		}},
+	{name: "a synchronous copy reads memory before its async free",
+		steps: func(e *raceEnv) []func() error {
+			var p devarray.Ptr
+			return []func() error{
+				func() (err error) { p, err = e.stream("A").MallocAsync(bufBytes); return err },
+				func() error { return e.stream("A").MemsetAsync(p, 3, bufBytes) },
+				func() error { return e.dev.CopyDtoH(make([]byte, bufBytes), p) },
+				func() error { return e.stream("A").FreeAsync(p) },
+			}
+		}},
+	{name: "another stream writes memory after waiting for its async allocation",
+		steps: func(e *raceEnv) []func() error {
+			var p devarray.Ptr
+			return []func() error{
+				func() (err error) { p, err = e.stream("A").MallocAsync(bufBytes); return err },
+				func() error { return e.stream("A").Record(e.event("allocated")) },
+				func() error { return e.stream("B").WaitEvent(e.event("allocated")) },
+				func() error { return e.stream("B").MemsetAsync(p, 4, bufBytes) },
+				func() error { return e.stream("B").Record(e.event("written")) },
+				func() error { return e.stream("A").WaitEvent(e.event("written")) },
+				func() error { return e.stream("A").FreeAsync(p) },
+			}
+		}},
+	{name: "a synchronous copy writes pool memory once the non-blocking stream is synchronized",
+		steps: func(e *raceEnv) []func() error {
+			var p devarray.Ptr
+			return []func() error{
+				func() error {
+					mp, err := e.dev.NewMemPool()
+					if err != nil {
+						return err
+					}
+					e.t.Cleanup(func() { mp.Destroy() })
+					p, err = e.stream("N").MallocFromPoolAsync(bufBytes, mp)
+					return err
+				},
+				func() error { return e.stream("N").Synchronize() },
+				func() error { return e.dev.CopyHtoD(p, randomBytes(bufBytes)) },
+				func() error { return e.stream("N").FreeAsync(p) },
+			}
+		}},
+	{name: "an async free waits for another stream's kernel",
+		steps: func(e *raceEnv) []func() error {
+			var p devarray.Ptr
+			return []func() error{
+				func() (err error) { p, err = e.stream("A").MallocAsync(bufBytes); return err },
+				func() error { return e.stream("A").Record(e.event("allocated")) },
+				func() error { return e.stream("B").WaitEvent(e.event("allocated")) },
+				func() error { return e.kernel("B", []devarray.Ptr{e.buf("a")}, []devarray.Ptr{p}) },
+				func() error { return e.stream("B").Record(e.event("written")) },
+				func() error { return e.stream("A").WaitEvent(e.event("written")) },
+				func() error { return e.stream("A").FreeAsync(p) },
+			}
+		}},
+	{name: "the pool hands a block freed on one stream to another (follow-event-dependencies)",
+		steps: func(e *raceEnv) []func() error {
+			return reuseAcrossStreams(e, "A", "B", func() error {
+				if err := e.stream("A").Record(e.event("freed")); err != nil {
+					return err
+				}
+				return e.stream("B").WaitEvent(e.event("freed"))
+			}, nil)
+		}},
+	{name: "the pool hands a block to another stream once its free has run (allow-opportunistic)",
+		steps: func(e *raceEnv) []func() error {
+			return reuseAcrossStreams(e, "A", "B", func() error { return e.stream("A").Synchronize() },
+				[]driver.ReusePolicy{driver.ReuseFollowEventDependencies})
+		}},
+	{name: "the pool makes another stream wait for the free (allow-internal-dependencies)",
+		steps: func(e *raceEnv) []func() error {
+			return reuseAcrossStreams(e, "A", "N", func() error { return nil },
+				[]driver.ReusePolicy{driver.ReuseFollowEventDependencies, driver.ReuseAllowOpportunistic})
+		}},
+}
+
+// reuseAcrossStreams is a program whose second allocation, on stream to,
+// gets the block the first, on stream from, used and freed: between runs
+// between the free and the second allocation, and off are the reuse
+// policies the pool forbids. The second allocation's life starts fresh:
+// to writes and reads it as its own, and frees it.
+func reuseAcrossStreams(e *raceEnv, from, to string, between func() error, off []driver.ReusePolicy) []func() error {
+	var mp driver.MemPool
+	var p, q devarray.Ptr
+	return []func() error{
+		func() (err error) {
+			if mp, err = e.dev.NewMemPool(); err != nil {
+				return err
+			}
+			e.t.Cleanup(func() { mp.Destroy() })
+			for _, r := range off {
+				if err := mp.SetReuse(r, false); err != nil {
+					return err
+				}
+			}
+			return mp.SetReleaseThreshold(1 << 20) // keep the block at a synchronize
+		},
+		func() (err error) { p, err = e.stream(from).MallocFromPoolAsync(bufBytes, mp); return err },
+		func() error { return e.kernel(from, []devarray.Ptr{e.buf("a")}, []devarray.Ptr{p}) },
+		func() error { return e.stream(from).CopyDtoDAsync(e.buf("b"), p, bufBytes) },
+		func() error { return e.stream(from).FreeAsync(p) },
+		between,
+		func() (err error) { q, err = e.stream(to).MallocFromPoolAsync(bufBytes, mp); return err },
+		func() error {
+			require.Equal(e.t, p, q, "the pool reuses the block")
+			return e.stream(to).MemsetAsync(q, 6, bufBytes)
+		},
+		func() error { return e.kernel(to, []devarray.Ptr{q}, []devarray.Ptr{e.buf("out")}) },
+		func() error { return e.stream(to).FreeAsync(q) },
+	}
 }
 
 // TestStreamRaceCorpus runs every seeded bug at no latency and at 2 ms:
 // each is reported, and the report names the racing operation and the
 // earlier one, with the stream of each and where each was queued.
 func TestStreamRaceCorpus(t *testing.T) {
-	require.GreaterOrEqual(t, len(streamBugs), 15)
+	require.GreaterOrEqual(t, len(streamBugs), 22)
 	for _, latency := range []time.Duration{0, 2 * time.Millisecond} {
 		for _, bug := range streamBugs {
 			t.Run(fmt.Sprintf("%v/%s", latency, bug.name), func(t *testing.T) {
@@ -626,6 +851,10 @@ func TestStreamRaceCorpus(t *testing.T) {
 				assert.Contains(t, race.Op.Stream, e.label(bug.op.stream), "the racing operation's stream: %v", err)
 				assert.Equal(t, bug.prev.kind, race.Prev.Kind, "the earlier operation: %v", err)
 				assert.Contains(t, race.Prev.Stream, e.label(bug.prev.stream), "the earlier operation's stream: %v", err)
+				assert.Equal(t, bug.rule, race.Rule, "the stream-ordered lifetime rule: %v", err)
+				if bug.rule != sim.NoLifetimeRule {
+					assert.Contains(t, err.Error(), bug.rule.String())
+				}
 				assert.Less(t, race.Lo, race.Hi)
 				assert.True(t, race.Op.Write || race.Prev.Write, "one of them writes")
 				for _, o := range []sim.RaceOp{race.Op, race.Prev} {

@@ -26,7 +26,8 @@ type opRecord struct {
 	lane   *lane
 	tick   uint32 // the operation's entry in its lane's clock
 	pcs    []uintptr
-	stream string // the lane's name when queued
+	stream string   // the lane's name when queued
+	life   lifetime // a stream-ordered allocation or free, or an access
 }
 
 // accessRec is one range one operation touched.
@@ -75,7 +76,8 @@ func firstSeg(segs []segment, lo uintptr) int {
 }
 
 // conflict returns an earlier access to bytes of [a.lo, a.hi) that races
-// with a, made by an operation that knows clock c, or nil.
+// with a, made by an operation that knows clock c, or nil. A stream-ordered
+// free races with every access after it (streamcheck_lifetime.go).
 func (m *intervals) conflict(a *accessRec, c vclock) (prev *accessRec, lo, hi uintptr) {
 	for ci := m.firstChunk(a.lo); ci < len(m.chunks); ci++ {
 		segs := m.chunks[ci].segs
@@ -85,7 +87,7 @@ func (m *intervals) conflict(a *accessRec, c vclock) (prev *accessRec, lo, hi ui
 		for i := firstSeg(segs, a.lo); i < len(segs) && segs[i].lo < a.hi; i++ {
 			s := &segs[i]
 			lo, hi := max(s.lo, a.lo), min(s.hi, a.hi)
-			if s.write != nil && !s.write.before(c) {
+			if s.write != nil && (s.write.freedBlock() || !s.write.before(c)) {
 				return s.write, lo, hi
 			}
 			if a.write {

@@ -114,10 +114,17 @@ func (p perThreadStream) Memcpy3DAsync(c devarray.Memcpy3D) error { return p.mem
 func (p perThreadStream) MemsetAsync(dst devarray.Ptr, value byte, n int64) error {
 	return p.memset(true, dst, value, n)
 }
-func (p perThreadStream) Record(e driver.Event) error    { return p.record(true, e) }
-func (p perThreadStream) WaitEvent(e driver.Event) error { return p.waitEvent(true, e) }
-func (p perThreadStream) Synchronize() error             { return p.synchronize(true) }
-func (p perThreadStream) Handle() uintptr                { return driver.PerThreadDefaultStream }
+func (p perThreadStream) MallocAsync(nbytes int64) (devarray.Ptr, error) {
+	return p.mallocDefault(true, nbytes)
+}
+func (p perThreadStream) MallocFromPoolAsync(nbytes int64, mp driver.MemPool) (devarray.Ptr, error) {
+	return p.mallocFromPoolAsync(true, nbytes, mp)
+}
+func (p perThreadStream) FreeAsync(ptr devarray.Ptr) error { return p.freeAsync(true, ptr) }
+func (p perThreadStream) Record(e driver.Event) error      { return p.record(true, e) }
+func (p perThreadStream) WaitEvent(e driver.Event) error   { return p.waitEvent(true, e) }
+func (p perThreadStream) Synchronize() error               { return p.synchronize(true) }
+func (p perThreadStream) Handle() uintptr                  { return driver.PerThreadDefaultStream }
 
 // Close releases only the wrapper.
 func (perThreadStream) Close() error { return nil }

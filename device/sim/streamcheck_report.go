@@ -10,18 +10,23 @@ import (
 
 // StreamRaceError is the stream race checker's report (check=streams): two
 // operations touch overlapping bytes, at least one writes, and neither is
-// ordered before the other by CUDA's rules. It wraps driver.ErrStreamRace.
+// ordered before the other by CUDA's rules; or an operation uses
+// stream-ordered memory outside its life (Rule: before its allocation,
+// after its free, or freed while in use). It wraps driver.ErrStreamRace.
 // The racing call returns it, and does nothing.
 type StreamRaceError struct {
 	// Lo and Hi bound the bytes both operations touch, [Lo, Hi).
 	Lo, Hi uintptr
 	// Op is the operation being queued; Prev the earlier one it races with.
 	Op, Prev RaceOp
+	// Rule is the stream-ordered lifetime rule the two break, when one of
+	// them is a stream-ordered allocation or free (MallocAsync, FreeAsync).
+	Rule Lifetime
 }
 
 // RaceOp is one side of a race.
 type RaceOp struct {
-	Kind   string   // "copy HtoD", "memset", "kernel", "free", "host write", ...
+	Kind   string   // "copy HtoD", "memset", "kernel", "free", "malloc async", "free async", "host write", ...
 	Stream string   // "stream 0x100", "the legacy default stream", "the host", ...
 	Write  bool     // it writes the bytes, else reads them
 	Lo, Hi uintptr  // the range of this operation's argument that overlaps, [Lo, Hi)
@@ -49,15 +54,15 @@ func (o RaceOp) String() string {
 }
 
 func (e *StreamRaceError) Error() string {
-	return fmt.Sprintf("device: stream race on %d bytes at [%#x, %#x) (nothing orders one before the other: no event, synchronization or stream order):\n  %v\n  previous %v",
-		e.Hi-e.Lo, e.Lo, e.Hi, e.Op, e.Prev)
+	return fmt.Sprintf("device: stream race on %d bytes at [%#x, %#x) (%s):\n  %v\n  previous %v",
+		e.Hi-e.Lo, e.Lo, e.Hi, e.Rule.why(), e.Op, e.Prev)
 }
 
 // Unwrap returns driver.ErrStreamRace.
 func (e *StreamRaceError) Unwrap() error { return driver.ErrStreamRace }
 
 func newStreamRaceError(cur, prev *accessRec, lo, hi uintptr) *StreamRaceError {
-	return &StreamRaceError{Lo: lo, Hi: hi, Op: raceOp(cur), Prev: raceOp(prev)}
+	return &StreamRaceError{Lo: lo, Hi: hi, Op: raceOp(cur), Prev: raceOp(prev), Rule: lifetimeRule(cur.op, prev.op)}
 }
 
 func raceOp(a *accessRec) RaceOp {
