@@ -29,7 +29,7 @@
 //
 // libcupti is never linked: Open loads it with dlopen and takes its functions with dlsym, so a
 // program built with -tags cuda builds and starts on a machine without CUPTI. Open tries the
-// path in $CUARRAY_CUPTI alone when it is set, else libcupti.so and its versioned names, then
+// path in $CUARRAY_CUPTI alone when it is set (and none when it is set and empty), else libcupti.so and its versioned names, then
 // the CUDA toolkit's usual folders. Without CUPTI (or in a build without -tags cuda, or off
 // Linux) Open returns an error that matches ErrUnavailable and says why (the dynamic linker's
 // message); nothing else changes: cuarray's own ledger counts what it counts either way. Start

@@ -18,7 +18,7 @@ import (
 )
 
 // EnvLibrary names the environment variable that gives the libcupti file to load; set, Open
-// tries that file alone.
+// tries that file alone, and set to "" it loads none (CUPTI turned off).
 const EnvLibrary = "CUARRAY_CUPTI"
 
 // searchPath is where Open looks for libcupti without EnvLibrary: the dynamic linker's path
@@ -55,13 +55,16 @@ var (
 // openMu serializes loading.
 var openMu sync.Mutex
 
-// Open loads libcupti: the file $CUARRAY_CUPTI names, or the first of searchPath that loads
+// Open loads libcupti: the file $CUARRAY_CUPTI names (none where it is set and empty), or the first of searchPath that loads
 // and has every function the counters need. It returns an error matching ErrUnavailable, with
 // the dynamic linker's messages, where none does. The library stays loaded for the life of
 // the process, and every Open returns it (a second, different libcupti is refused).
 func Open() (*Library, error) {
 	paths := searchPath
 	if p, ok := os.LookupEnv(EnvLibrary); ok {
+		if p == "" {
+			return nil, unavailable("%s is set and empty: CUPTI is turned off", EnvLibrary)
+		}
 		paths = []string{p}
 	}
 	openMu.Lock()
@@ -141,15 +144,15 @@ func cLayout() map[string]int {
 		"dstId": C.cuarray_cupti_off_dst_id, "streamId": C.cuarray_cupti_off_stream_id,
 		"processId": C.cuarray_cupti_off_process_id, "flags": C.cuarray_cupti_off_flags,
 		"activityKind": C.CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER,
-		"HtoD": C.CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
-		"DtoH": C.CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+		"HtoD":         C.CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
+		"DtoH":         C.CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
 		"CPUPageFault": C.CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT,
 		"GPUPageFault": C.CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT,
-		"thrashing": C.CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING,
-		"throttling": C.CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING,
-		"remoteMap": C.CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP,
-		"DtoD": C.CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD,
-		"kindCount": C.CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_COUNT,
-		"cpuDevice": C.CUPTI_UNIFIED_MEMORY_CPU_DEVICE_ID,
+		"thrashing":    C.CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING,
+		"throttling":   C.CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING,
+		"remoteMap":    C.CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP,
+		"DtoD":         C.CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD,
+		"kindCount":    C.CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_COUNT,
+		"cpuDevice":    C.CUPTI_UNIFIED_MEMORY_CPU_DEVICE_ID,
 	}
 }

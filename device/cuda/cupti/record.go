@@ -11,15 +11,15 @@ type CounterKind uint32
 
 // The counter kinds of cupti_activity.h (CUDA 11.8).
 const (
-	KindBytesHtoD         CounterKind = 1  // CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD
-	KindBytesDtoH         CounterKind = 2  // ..._BYTES_TRANSFER_DTOH
-	KindCPUPageFault      CounterKind = 3  // ..._CPU_PAGE_FAULT_COUNT
-	KindGPUPageFault      CounterKind = 4  // ..._GPU_PAGE_FAULT
-	KindThrashing         CounterKind = 5  // ..._THRASHING
-	KindThrottling        CounterKind = 6  // ..._THROTTLING
-	KindRemoteMap         CounterKind = 7  // ..._REMOTE_MAP
-	KindBytesDtoD         CounterKind = 8  // ..._BYTES_TRANSFER_DTOD
-	kindCount                         = 9  // ..._COUNT: the kinds are 1 to kindCount-1
+	KindBytesHtoD    CounterKind = 1 // CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD
+	KindBytesDtoH    CounterKind = 2 // ..._BYTES_TRANSFER_DTOH
+	KindCPUPageFault CounterKind = 3 // ..._CPU_PAGE_FAULT_COUNT
+	KindGPUPageFault CounterKind = 4 // ..._GPU_PAGE_FAULT
+	KindThrashing    CounterKind = 5 // ..._THRASHING
+	KindThrottling   CounterKind = 6 // ..._THROTTLING
+	KindRemoteMap    CounterKind = 7 // ..._REMOTE_MAP
+	KindBytesDtoD    CounterKind = 8 // ..._BYTES_TRANSFER_DTOD
+	kindCount                    = 9 // ..._COUNT: the kinds are 1 to kindCount-1
 )
 
 // activityKindUMCounter is CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER, a record's first field.
