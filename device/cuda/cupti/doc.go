@@ -58,5 +58,8 @@
 //
 // The records are parsed in Go from their bytes (ParseRecords) at the offsets of
 // CUpti_ActivityUnifiedMemoryCounter2, which the cuda build checks against the C header's
-// offsetof when it compiles.
+// offsetof when it compiles. CUPTI 12.8 and later deliver CUpti_ActivityUnifiedMemoryCounter3
+// ("CUpti_ActivityUnifiedMemoryCounter2 ... deprecated in 12.8", CUPTI's API reference), whose
+// documented fields begin as Counter2's do: the loader keeps the first RecordSize bytes of each
+// record, so a newer libcupti is read through the same fields; no run has checked one yet.
 package cupti

@@ -115,7 +115,8 @@ func (libcupti) flush() ([]byte, int64, int64, error) {
 	var other, dropped C.int64_t
 	C.cuarray_cupti_take(&buf, &n, &other, &dropped)
 	defer C.free(unsafe.Pointer(buf))
-	return C.GoBytes(unsafe.Pointer(buf), C.int(n)), int64(other), int64(dropped), nil
+	raw := append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(n))...)
+	return raw, int64(other), int64(dropped), nil
 }
 
 func (libcupti) stop() error {

@@ -44,7 +44,7 @@ var (
 )
 
 // The layout of CUpti_ActivityUnifiedMemoryCounter2 (packed, 8-byte aligned): the cuda build
-// asserts each offset against the header's offsetof (layout_linux.go).
+// asserts each offset against the header's offsetof (load_linux.go).
 const (
 	RecordSize     = 64 // sizeof(CUpti_ActivityUnifiedMemoryCounter2)
 	offKind        = 0  // CUpti_ActivityKind kind
