@@ -116,6 +116,7 @@ fuzz:
 	$(GO) test ./internal/mutatecases -run '^$$' -fuzz '^FuzzParseReport$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/mutatecases -run '^$$' -fuzz '^FuzzParseProfile$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/mutatecases -run '^$$' -fuzz '^FuzzParseModulePath$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./device/cuda/cupti -run '^$$' -fuzz '^FuzzParseRecords$$' -fuzztime $(FUZZTIME)
 	@# fbpmpi's command line needs the mpi build (make mpi-deps)
 	$(GO) test -tags mpi ./examples/fbpmpi -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	@# the emulated CUDA driver's image parser needs cuda.h (make cuda-deps)

@@ -92,6 +92,16 @@ SANITIZER="${CUARRAY_SANITIZER:-$(command -v compute-sanitizer)}" # CUARRAY_SANI
 for s in /usr/local/cuda*/bin/compute-sanitizer /usr/local/cuda*/compute-sanitizer/compute-sanitizer; do
 	[ -z "$SANITIZER" ] && [ -x "$s" ] && SANITIZER=$s
 done
+# CUPTI's unified-memory counters (device/cuda/cupti) load libcupti at run time, by name
+# (libcupti.so) or from $CUARRAY_CUPTI: where the dynamic linker does not know it, the CUDA
+# toolkit's copy, else the one a Python package brought.
+if [ -z "${CUARRAY_CUPTI+set}" ] && ! ldconfig -p 2> /dev/null | grep -q 'libcupti\.so'; then
+	for c in /usr/local/cuda*/extras/CUPTI/lib64/libcupti.so /usr/local/cuda*/targets/*/lib/libcupti.so \
+		/usr/local/cuda*/extras/CUPTI/lib64/libcupti.so.* /usr/local/lib/python3*/dist-packages/nvidia/*/lib/libcupti.so.* \
+		/usr/lib/python3/dist-packages/nvidia/*/lib/libcupti.so.*; do
+		[ -f "$c" ] && export CUARRAY_CUPTI="$c" && break
+	done
+fi
 
 # left: seconds left of the budget. fit T RESERVE: T, cut so that RESERVE
 # seconds stay for what comes after; 0 when less than 10 would be left.
@@ -324,6 +334,7 @@ pytest() {
 		echo "gpu     none (no nvidia-smi)"
 	fi
 	echo "sanitizer ${SANITIZER:-not found}"
+	echo "cupti   ${CUARRAY_CUPTI:-libcupti.so by name}"
 } > "$L/env.txt"
 if [ -z "$PKGS" ]; then
 	timeout 60 "$G/cuarray" info -device "$DEV" < /dev/null > "$L/info.txt" 2>&1 || {
