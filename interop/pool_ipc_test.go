@@ -203,7 +203,9 @@ func TestPoolIPCStale(t *testing.T) {
 	out := wait()
 	require.NoError(t, json.Unmarshal(out, &res), "%s", out)
 	assert.True(t, res.Stale, "a destroyed pool's import is stale: %s", res.Error)
-	assert.Contains(t, res.Error, "destroyed")
+	if testdev.IsSim(dev) { // a GPU's driver says CUDA_ERROR_INVALID_VALUE, no more
+		assert.Contains(t, res.Error, "destroyed")
+	}
 
 	// The exporter is the child; this process imports.
 	c, theirs = socketPair(t)
@@ -222,7 +224,9 @@ func TestPoolIPCStale(t *testing.T) {
 	require.NoError(t, err)
 	_, err = interop.OpenPoolIPC(dev, ip, pd)
 	assert.ErrorIs(t, err, driver.ErrStaleIPCHandle, "an exited exporter's allocation")
-	assert.Contains(t, fmt.Sprint(err), "exited")
+	if testdev.IsSim(dev) {
+		assert.Contains(t, fmt.Sprint(err), "exited")
+	}
 	_, err = interop.ImportPool(dev, fd)
 	assert.ErrorIs(t, err, driver.ErrStaleIPCHandle, "an exited exporter's pool")
 	assert.Zero(t, dev.Ledger().Current(accounting.IPC))
@@ -276,12 +280,15 @@ func TestPoolIPCForeign(t *testing.T) {
 	require.NoError(t, err)
 	res := importChild(t, dev, pool, d, want)
 	assert.True(t, res.Invalid, "another pool's export data: %s", res.Error)
-	assert.False(t, res.Stale, "it is foreign, not stale")
-	assert.Contains(t, res.Error, "another pool")
 	assert.Zero(t, res.Opened)
-
-	_, err = interop.ExportPoolIPC(dev, other, a, a)
-	assert.ErrorIs(t, err, driver.ErrInvalidValue, "an allocation of another pool")
+	if testdev.IsSim(dev) {
+		// The CUDA driver answers CUDA_ERROR_INVALID_VALUE for stale and
+		// foreign data alike, and exports a pointer whatever pool is asked.
+		assert.False(t, res.Stale, "it is foreign, not stale")
+		assert.Contains(t, res.Error, "another pool")
+		_, err = interop.ExportPoolIPC(dev, other, a, a)
+		assert.ErrorIs(t, err, driver.ErrInvalidValue, "an allocation of another pool")
+	}
 	for _, bad := range []string{`{"export":"zz"}`, `{"export":"00"}`, `[]`, `{"export":"` + d.Export + `","size":-1,"dtype":"float32"}`} {
 		_, err := interop.ParsePoolIPC([]byte(bad))
 		assert.ErrorIs(t, err, interop.ErrInterface, bad)

@@ -62,7 +62,9 @@ func (p *memPool) ExportFD() (int, error) {
 }
 
 // ExportPointer returns the export data of the live stream-ordered
-// allocation at ptr, which this pool handed out (cuMemPoolExportPointer).
+// allocation at ptr (cuMemPoolExportPointer). The driver takes the pointer
+// alone: an allocation of another shared pool is exported as that pool's,
+// and the importer of this pool refuses it.
 func (p *memPool) ExportPointer(ptr devarray.Ptr) (driver.PoolExportData, error) {
 	p.d.mu.Lock()
 	_, live := p.d.async[ptr]
@@ -93,9 +95,11 @@ type importedPool struct {
 }
 
 // ImportMemPool imports the pool another process exported as fd
-// (cuMemPoolImportFromShareableHandle). The driver's refusals are
-// driver.ErrInvalidValue: it does not say whether a descriptor is foreign
-// or its pool gone.
+// (cuMemPoolImportFromShareableHandle). The driver answers
+// CUDA_ERROR_INVALID_VALUE alike for a descriptor that is not a pool's and
+// for one whose pool is gone, so both are driver.ErrStaleIPCHandle (an
+// invalid value too), as for cuIpcOpenMemHandle; CUDA_ERROR_INVALID_CONTEXT
+// is driver.ErrOwnIPCHandle.
 func (d *Device) ImportMemPool(fd int) (driver.ImportedMemPool, error) {
 	if err := d.closedErr("import mem pool"); err != nil {
 		return nil, err
@@ -107,7 +111,7 @@ func (d *Device) ImportMemPool(fd int) (driver.ImportedMemPool, error) {
 		return check(c)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cuda: import mem pool: %w", err)
+		return nil, fmt.Errorf("cuda: import mem pool: %w", ipcOpenError(err))
 	}
 	d.ipc.mu.Lock()
 	defer d.ipc.mu.Unlock()
@@ -139,7 +143,7 @@ func (ip *importedPool) ImportPointer(data driver.PoolExportData) (devarray.Ptr,
 		return check(c)
 	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("cuda: mem pool import pointer: %w", err)
+		return 0, 0, fmt.Errorf("cuda: mem pool import pointer: %w", ipcOpenError(err))
 	}
 	info, err := d.PointerInfo(devarray.Ptr(p))
 	if err == nil {
