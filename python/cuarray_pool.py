@@ -66,7 +66,8 @@ class _Pool:
         self.device = dev
 
     def close(self) -> None:
-        """Destroys the pool (cuMemPoolDestroy)."""
+        """Destroys the pool (cuMemPoolDestroy). Its arrays hold it open until
+        they are freed: free them before closing it."""
         h, self._h = getattr(self, "_h", 0), 0
         if h and cuarray._lib is not None:
             cuarray._check(_entry("cuarray_pool_release")(h))

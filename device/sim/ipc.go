@@ -329,9 +329,6 @@ func (d *Device) closeOpened(p devarray.Ptr, pool *importedPool, all bool, op st
 	case last:
 		delete(d.ipc.opened, uintptr(p))
 		delete(d.ipc.byHandle, o.handle)
-		if pool != nil {
-			delete(pool.ptrs, uintptr(p))
-		}
 	case ok:
 		o.refs--
 	}

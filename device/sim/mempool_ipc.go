@@ -229,7 +229,7 @@ type exportData struct {
 	slot       int
 	off, size  int64
 	serial     uint64
-	handleForm driver.IPCHandle // the data as the ipcState's key
+	handleForm driver.IPCHandle // the data as a key of the ipcState's (its last 16 bytes are free)
 }
 
 func parseExportData(data driver.PoolExportData) (exportData, error) {
@@ -255,9 +255,7 @@ type importedPool struct {
 	pid    int32
 	memFD  int32 // the exporter's number for its device memory file
 	id     uint64
-	// Guarded by the device's ipcState.openMu:
-	destroyed bool
-	ptrs      map[uintptr]bool // addresses imported and not yet freed
+	destroyed bool // guarded by the device's ipcState.openMu
 }
 
 var _ driver.PoolSharing = (*Device)(nil)
@@ -300,7 +298,7 @@ func (d *Device) importPool(fd int) (*importedPool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("map the pool file: %v: %w", err, driver.ErrInvalidValue)
 	}
-	ip := &importedPool{d: d, file: file, mem: -1, ptrs: map[uintptr]bool{}}
+	ip := &importedPool{d: d, file: file, mem: -1}
 	ok := false
 	defer func() {
 		if !ok {
@@ -396,18 +394,18 @@ func (ip *importedPool) ImportPointer(data driver.PoolExportData) (devarray.Ptr,
 	if e.id != ip.id {
 		return 0, 0, fmt.Errorf("sim: mem pool import pointer: export data of another pool than %s: %w", ip.name, driver.ErrInvalidValue)
 	}
-	if p, size, ok := d.ipc.reopen(e.handleForm); ok {
-		ip.ptrs[p] = true
+	key := e.handleForm
+	binary.LittleEndian.PutUint64(key[56:], uint64(ip.handle)) // one mapping per imported pool
+	if p, size, ok := d.ipc.reopen(key); ok {
 		return devarray.Ptr(p), size, nil
 	}
 	if err := ip.live(e); err != nil {
 		return 0, 0, fmt.Errorf("sim: mem pool import pointer: %w", err)
 	}
-	p, err := d.mapOpened(ip.mem, e.off, e.size, e.handleForm, ip)
+	p, err := d.mapOpened(ip.mem, e.off, e.size, key, ip)
 	if err != nil {
 		return 0, 0, fmt.Errorf("sim: mem pool import pointer: %w", err)
 	}
-	ip.ptrs[p] = true
 	return devarray.Ptr(p), e.size, nil
 }
 
