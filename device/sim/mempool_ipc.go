@@ -246,15 +246,15 @@ func parseExportData(data driver.PoolExportData) (exportData, error) {
 
 // importedPool is another process's shared pool, imported here.
 type importedPool struct {
-	d      *Device
-	name   string
-	handle uintptr
-	file   []byte // the pool file, mapped read-only
-	mem    int    // the exporter's device memory file, opened here
-	memLen int64
-	pid    int32
-	memFD  int32 // the exporter's number for its device memory file
-	id     uint64
+	d         *Device
+	name      string
+	handle    uintptr
+	file      []byte // the pool file, mapped read-only
+	mem       int    // the exporter's device memory file, opened here
+	memLen    int64
+	pid       int32
+	memFD     int32 // the exporter's number for its device memory file
+	id        uint64
 	destroyed bool // guarded by the device's ipcState.openMu
 }
 
