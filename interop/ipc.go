@@ -71,21 +71,30 @@ func ParseIPC(data []byte) (IPCDescriptor, error) {
 		return IPCDescriptor{}, fmt.Errorf("interop: IPC descriptor: handle %q: want %d bytes in hex: %w", d.Handle, driver.IPCHandleSize, ErrInterface)
 	}
 	copy(d.handle[:], h)
-	if d.Size < 0 || d.Offset < 0 {
-		return IPCDescriptor{}, fmt.Errorf("interop: IPC descriptor: offset %d, size %d: %w", d.Offset, d.Size, ErrInterface)
-	}
-	if !d.DType.Valid() {
-		return IPCDescriptor{}, fmt.Errorf("interop: IPC descriptor: no valid dtype: %w", ErrInterface)
-	}
-	if d.Strides != nil && len(d.Strides) != len(d.Shape) {
-		return IPCDescriptor{}, fmt.Errorf("interop: IPC descriptor: %d strides for %d axes: %w", len(d.Strides), len(d.Shape), ErrInterface)
-	}
-	for _, n := range d.Shape {
-		if n < 0 {
-			return IPCDescriptor{}, fmt.Errorf("interop: IPC descriptor: shape %v: %w", d.Shape, ErrInterface)
-		}
+	if err := checkIPCLayout(d.Offset, d.Size, d.Shape, d.Strides, d.DType); err != nil {
+		return IPCDescriptor{}, fmt.Errorf("interop: IPC descriptor: %w", err)
 	}
 	return d, nil
+}
+
+// checkIPCLayout checks the layout an IPC descriptor gives: offset and
+// size, a valid dtype, one stride per axis, no negative extent.
+func checkIPCLayout(offset, size int64, shape []int, strides []int64, dtype devarray.DType) error {
+	if size < 0 || offset < 0 {
+		return fmt.Errorf("offset %d, size %d: %w", offset, size, ErrInterface)
+	}
+	if !dtype.Valid() {
+		return fmt.Errorf("no valid dtype: %w", ErrInterface)
+	}
+	if strides != nil && len(strides) != len(shape) {
+		return fmt.Errorf("%d strides for %d axes: %w", len(strides), len(shape), ErrInterface)
+	}
+	for _, n := range shape {
+		if n < 0 {
+			return fmt.Errorf("shape %v: %w", shape, ErrInterface)
+		}
+	}
+	return nil
 }
 
 // OpenIPC maps the array another process exported into this one, on dev,

@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(ipcChildEnv) != "" {
 		os.Exit(ipcChild())
 	}
+	if os.Getenv(poolChildEnv) != "" {
+		os.Exit(poolChild())
+	}
 	os.Exit(m.Run())
 }
 

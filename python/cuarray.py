@@ -1139,3 +1139,8 @@ def _submodule(name: str):
 plan = _submodule("plan")
 testing = _submodule("testing")
 __all__ += ["plan", "testing"]
+
+
+# cuarray.pool: stream-ordered pool memory shared between processes (python/cuarray_pool.py).
+pool = _submodule("pool")
+__all__ += ["pool"]

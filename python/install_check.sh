@@ -38,6 +38,6 @@ shape="$("$WORK/V/bin/python" -c "import cuarray; print(cuarray.zeros((2,3)).sha
 seed="$("$WORK/V/bin/python" -c "import numpy as np, cuarray.plan; print(cuarray.plan.calc_max_slices('identity', 0, (10, 20), np.float32(), 14450, raw=True)[0])")"
 [ "$seed" = "9" ] || { echo "install_check: cuarray.plan.calc_max_slices of httomo's example is $seed, not 9" >&2; exit 1; }
 # Every submodule setup.py copies in (MODULES) imports from the installed package.
-"$WORK/V/bin/python" -c "import cuarray, cuarray.plan, cuarray.testing, cuarray.cuarray_alloc; cuarray.testing.check_max_slices; cuarray.cupy_allocator"
+"$WORK/V/bin/python" -c "import cuarray, cuarray.plan, cuarray.testing, cuarray.pool, cuarray.cuarray_alloc; cuarray.testing.check_max_slices; cuarray.pool.receive_pool; cuarray.cupy_allocator"
 timeout 300 "$WORK/V/bin/python" -m unittest -v test_cuarray test_plan
 echo "install_check: ok"

@@ -52,7 +52,7 @@ func TestPythonModule(t *testing.T) {
 	t.Run("unittest", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hung test fails, it does not hang CI
 		defer cancel()
-		cmd := exec.CommandContext(ctx, py, "-m", "unittest", "-v", "test_cuarray", "test_hostile", "test_alloc", "test_plan", "test_alloc_hostile")
+		cmd := exec.CommandContext(ctx, py, "-m", "unittest", "-v", "test_cuarray", "test_hostile", "test_alloc", "test_plan", "test_alloc_hostile", "test_pool_ipc")
 		cmd.Env = append(os.Environ(), "CUARRAY_LIB="+lib)
 		if os.Getenv("CUARRAY_DEVICE") == "" {
 			// sim with the stream race checker: a race in the module's own
@@ -81,6 +81,7 @@ func TestPythonModule(t *testing.T) {
 			}{
 				{"test_alloc", "devices=48", 3},
 				{"test_cuda", "latency=500ms", 0},
+				{"test_pool_ipc", "devices=1", 0},
 			} {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 				cmd := exec.CommandContext(ctx, py, "-m", "unittest", "-v", run.module)

@@ -96,6 +96,7 @@ MODULES = [
     ("cuarray_plan.py", "plan.py"),
     ("cuarray_testing.py", "testing.py"),
     ("cuarray_alloc.py", "cuarray_alloc.py"),
+    ("cuarray_pool.py", "pool.py"),
 ]
 
 

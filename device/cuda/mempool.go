@@ -20,6 +20,7 @@ type memPool struct {
 	handle    uintptr
 	isDefault bool
 	destroyed bool
+	shared    bool // made by NewSharedMemPool: it exports (mempool_ipc.go)
 }
 
 var _ driver.MemPool = (*memPool)(nil)

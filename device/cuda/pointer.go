@@ -5,6 +5,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/cuarray/cuarray/accounting"
@@ -77,6 +78,9 @@ type ipcTable struct {
 	mu       sync.Mutex // held through IPCOpen and IPCClose
 	opened   map[uintptr]*ipcMapping
 	byHandle map[IPCHandle]uintptr
+
+	pools         []*importedPool // the pools ImportMemPool imported, not destroyed (mempool_ipc.go)
+	importedPools int             // pools imported, for their names
 }
 
 // ipcMapping is one opened allocation.
@@ -187,5 +191,10 @@ func (t *ipcTable) closeAll(d *Device) error {
 		d.ledger.Free(accounting.IPC, p, m.size)
 	}
 	t.opened, t.byHandle = nil, nil
+	for _, ip := range slices.Clone(t.pools) {
+		if err := ip.destroyLocked(d.callAlways); err != nil && first == nil {
+			first = err
+		}
+	}
 	return first
 }

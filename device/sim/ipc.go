@@ -55,6 +55,9 @@ type ipcState struct {
 	// openMu orders IPCOpen and IPCClose, so that two opens of one handle
 	// map it once.
 	openMu sync.Mutex
+
+	pools         []*importedPool // the pools ImportMemPool imported, not destroyed
+	importedPools int             // pools imported, for their handles
 }
 
 // opened is another process's allocation mapped here.
@@ -62,7 +65,8 @@ type opened struct {
 	mapping []byte // page-aligned mapping
 	mem     []byte // the allocation inside it
 	handle  driver.IPCHandle
-	refs    int // IPCOpen calls not yet matched by an IPCClose
+	refs    int           // IPCOpen calls not yet matched by an IPCClose
+	pool    *importedPool // the imported pool it came from; nil for IPCOpen
 }
 
 func newIPCState() *ipcState {
@@ -188,33 +192,45 @@ func (d *Device) IPCOpen(raw driver.IPCHandle) (devarray.Ptr, int64, error) {
 		return 0, 0, fmt.Errorf("sim: IPC open: %w", err)
 	}
 	defer syscall.Close(mem)
-	page := int64(os.Getpagesize())
-	start := h.Off / page * page
-	mapping, err := syscall.Mmap(mem, start, int(h.Off+h.Size-start), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	p, err := d.mapOpened(mem, h.Off, h.Size, raw, nil)
 	if err != nil {
-		return 0, 0, fmt.Errorf("sim: IPC open: map the allocation: %w", err)
-	}
-	o := &opened{mapping: mapping, mem: mapping[h.Off-start : h.Off-start+h.Size : h.Off-start+h.Size], handle: raw, refs: 1}
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(o.mem)))
-	if err := d.ledger.Alloc(accounting.IPC, p, h.Size); err != nil {
-		syscall.Munmap(mapping)
 		return 0, 0, fmt.Errorf("sim: IPC open: %w", err)
+	}
+	return devarray.Ptr(p), h.Size, nil
+}
+
+// mapOpened maps size bytes at off of another process's device memory
+// file mem, counts them in the ledger as kind ipc, and lists them as
+// opened by key (a legacy handle, or export data of the imported pool
+// pool). d.ipc.openMu is held.
+func (d *Device) mapOpened(mem int, off, size int64, key driver.IPCHandle, pool *importedPool) (uintptr, error) {
+	page := int64(os.Getpagesize())
+	start := off / page * page
+	mapping, err := syscall.Mmap(mem, start, int(off+size-start), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return 0, fmt.Errorf("map the allocation: %w", err)
+	}
+	o := &opened{mapping: mapping, mem: mapping[off-start : off-start+size : off-start+size], handle: key, refs: 1, pool: pool}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(o.mem)))
+	if err := d.ledger.Alloc(accounting.IPC, p, size); err != nil {
+		syscall.Munmap(mapping)
+		return 0, err
 	}
 	d.mu.RLock()
 	closed := d.closed
 	if !closed {
 		d.ipc.mu.Lock()
 		d.ipc.opened[p] = o
-		d.ipc.byHandle[raw] = p
+		d.ipc.byHandle[key] = p
 		d.ipc.mu.Unlock()
 	}
 	d.mu.RUnlock()
 	if closed {
 		syscall.Munmap(mapping)
-		d.ledger.Free(accounting.IPC, p, h.Size)
-		return 0, 0, fmt.Errorf("sim: IPC open: %w", driver.ErrClosed)
+		d.ledger.Free(accounting.IPC, p, size)
+		return 0, driver.ErrClosed
 	}
-	return devarray.Ptr(p), h.Size, nil
+	return p, nil
 }
 
 // StaleIPCOpens returns how many stale handles IPCOpen has opened, with
@@ -293,14 +309,22 @@ func (s *ipcState) containing(addr uintptr, n int64) ([]byte, bool) {
 // IPCClose undoes one IPCOpen of the allocation at p, and unmaps it at
 // the last.
 func (d *Device) IPCClose(p devarray.Ptr) error {
-	if err := d.checkFault("IPC close"); err != nil {
+	return d.closeOpened(p, nil, false, "IPC close")
+}
+
+// closeOpened undoes one opening of the allocation at p, which IPCOpen
+// (pool nil) or pool's ImportPointer mapped, and unmaps it at the last;
+// all unmaps it at once.
+func (d *Device) closeOpened(p devarray.Ptr, pool *importedPool, all bool, op string) error {
+	if err := d.checkFault(op); err != nil {
 		return err // the mapping stays until Close
 	}
 	d.ipc.openMu.Lock()
 	defer d.ipc.openMu.Unlock()
 	d.ipc.mu.Lock()
 	o, ok := d.ipc.opened[uintptr(p)]
-	last := ok && o.refs == 1
+	ok = ok && o.pool == pool
+	last := ok && (o.refs == 1 || all)
 	switch {
 	case last:
 		delete(d.ipc.opened, uintptr(p))
@@ -310,7 +334,10 @@ func (d *Device) IPCClose(p devarray.Ptr) error {
 	}
 	d.ipc.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("sim: IPC close %v: not opened by IPCOpen: %w", p, driver.ErrInvalidPointer)
+		if pool != nil {
+			return fmt.Errorf("sim: %s %v: not imported from %s: %w", op, p, pool.name, driver.ErrInvalidPointer)
+		}
+		return fmt.Errorf("sim: %s %v: not opened by IPCOpen: %w", op, p, driver.ErrInvalidPointer)
 	}
 	if !last {
 		return nil
@@ -320,7 +347,7 @@ func (d *Device) IPCClose(p devarray.Ptr) error {
 	d.mu.Unlock()
 	d.ledger.Free(accounting.IPC, uintptr(p), int64(len(o.mem)))
 	if err != nil {
-		return fmt.Errorf("sim: IPC close %v: %w", p, err)
+		return fmt.Errorf("sim: %s %v: %w", op, p, err)
 	}
 	return nil
 }

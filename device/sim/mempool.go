@@ -104,6 +104,7 @@ type memPool struct {
 	reuse     [driver.NumReusePolicies]bool
 	free      []*poolBlock // blocks freed, oldest first
 	usage     driver.PoolUsage
+	share     *poolShare // NewSharedMemPool's pools: the pool file (mempool_ipc.go)
 }
 
 var _ driver.MemPool = (*memPool)(nil)
@@ -410,6 +411,7 @@ func (s *stream) freeAsync(pt bool, p devarray.Ptr) error {
 	pool := b.pool
 	pool.usage.Used -= b.size
 	pool.free = append(pool.free, b)
+	pool.share.forget(b.addr) // its export data is stale from now on
 	d.ledger.Free(accounting.StreamOrdered, b.addr, b.asked)
 	if pool.destroyed {
 		pool.sweepLocked()
@@ -532,6 +534,7 @@ func (d *Device) closePools() {
 			p.releaseBlock(b)
 		}
 		p.destroyed = true
+		p.share.close()
 	}
 	ps.pools, ps.def = nil, nil
 }
@@ -689,6 +692,7 @@ func (p *memPool) Destroy() error {
 		return fmt.Errorf("sim: destroy mem pool: the device's default pool cannot be destroyed: %w", driver.ErrInvalidValue)
 	}
 	p.destroyed = true
+	p.share.close()
 	p.sweepLocked()
 	return nil
 }

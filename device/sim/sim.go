@@ -337,6 +337,7 @@ func (d *Device) Close() error {
 	}
 	if !d.Closed() {
 		d.closePools() // its blocks leave the arena before the arena's allocations are counted freed
+		d.closeImportedPools()
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

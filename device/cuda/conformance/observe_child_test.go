@@ -56,6 +56,8 @@ func observeInChild(t *testing.T) bool {
 		fmt.Println(observedPrefix + faultThenHostFnChild(t))
 	case childOtherContext:
 		fmt.Println(observedPrefix + otherContextChild(t))
+	case childPoolIPC:
+		fmt.Println(observedPrefix + poolIPCChild(t)) // observe_pool_ipc_test.go
 	default:
 		return false
 	}
@@ -71,6 +73,7 @@ func observeInChildren(t *testing.T, add func(name, got string)) {
 		childOutcome(t, childFaultThenHostFn))
 	add("a second context of device 0 (cuCtxCreate) copying and writing memory the primary context allocated, in a child process",
 		childOutcome(t, childOtherContext))
+	observePoolIPC(t, add) // observe_pool_ipc_test.go
 }
 
 // reallocTries bounds how many allocations observeStaleIPC makes to get
@@ -158,6 +161,12 @@ var signalLine = regexp.MustCompile(`\[signal (SIG[A-Z]+)|^(SIG[A-Z]+): `)
 // childOutcome runs the child of row name and returns what it said last,
 // and how it ended when it did not end well.
 func childOutcome(t *testing.T, name string, env ...string) string {
+	return childOutcomeWith(t, name, nil, env...)
+}
+
+// childOutcomeWith is childOutcome with files the child inherits, as its
+// descriptors 3, 4, ...
+func childOutcomeWith(t *testing.T, name string, files []*os.File, env ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), childTime)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run", "^TestObservations$", "-test.v", "-test.count=1")
@@ -165,6 +174,7 @@ func childOutcome(t *testing.T, name string, env ...string) string {
 	// a row's child need not.
 	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
 	cmd.Env = append(append(os.Environ(), childEnv+"="+name, "GORACE="+gorace), env...)
+	cmd.ExtraFiles = files
 	out, err := cmd.CombinedOutput()
 	t.Logf("child %s:\n%s", name, out)
 	said := ""

@@ -80,8 +80,14 @@
 //     device (cuDeviceGetDefaultMemPool) or pools cuMemPoolCreate makes,
 //     with the three reuse policies, the release threshold applied at a
 //     stream, event or context synchronize, cuMemPoolTrimTo and the
-//     reserved and used figures, on sim's pools; pool IPC handle types
-//     answer CUDA_ERROR_NOT_SUPPORTED.
+//     reserved and used figures, on sim's pools. Pools shared between
+//     processes (mempool_ipc.go): a pool made with
+//     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR exports a file descriptor
+//     (cuMemPoolExportToShareableHandle) and its allocations export data
+//     (cuMemPoolExportPointer), which another process imports
+//     (cuMemPoolImportFromShareableHandle, cuMemPoolImportPointer) and
+//     frees with cuMemFree; the other handle types answer
+//     CUDA_ERROR_NOT_SUPPORTED.
 //   - Sticky errors: after CUDA_ERROR_ILLEGAL_ADDRESS, MISALIGNED_ADDRESS
 //     or LAUNCH_FAILED "any further CUDA work will return the same error"
 //     (cuda.h): every call with the device's context current,

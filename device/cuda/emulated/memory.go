@@ -128,6 +128,9 @@ func memFree(p uintptr) cuResult {
 	if r := c.synchronize(dev); r != success {
 		return r
 	}
+	if r, imported := freeImported(c, p); imported { // mempool_ipc.go
+		return r
+	}
 	return c.codeOf(dev.Free(devarray.Ptr(p)))
 }
 

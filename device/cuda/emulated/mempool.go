@@ -106,16 +106,20 @@ func cuemu_cuMemPoolCreate(pool *C.CUmemoryPool, props *C.CUmemPoolProps) C.CUre
 		props.location._type != C.CU_MEM_LOCATION_TYPE_DEVICE {
 		return result("cuMemPoolCreate", errInvalidValue)
 	}
-	if props.handleTypes != C.CU_MEM_HANDLE_TYPE_NONE {
-		return result("cuMemPoolCreate", errNotSupported) // pool IPC is not emulated
-	}
 	c, sd, r := primaryOf(int(props.location.id))
 	if r != success {
 		return result("cuMemPoolCreate", r)
 	}
-	mp, err := sd.NewMemPool()
-	if err != nil {
-		return result("cuMemPoolCreate", c.codeOf(err))
+	var mp driver.MemPool
+	if props.handleTypes != C.CU_MEM_HANDLE_TYPE_NONE {
+		mp, r = createSharedPool(c, sd, props.handleTypes) // mempool_ipc.go
+	} else {
+		var err error
+		mp, err = sd.NewMemPool()
+		r = c.codeOf(err)
+	}
+	if r != success {
+		return result("cuMemPoolCreate", r)
 	}
 	h := drv.newHandle(&memPool{ctx: c, p: mp})
 	c.own(h)
@@ -126,6 +130,9 @@ func cuemu_cuMemPoolCreate(pool *C.CUmemoryPool, props *C.CUmemPoolProps) C.CUre
 //export cuemu_cuMemPoolDestroy
 func cuemu_cuMemPoolDestroy(pool C.CUmemoryPool) C.CUresult {
 	h := uintptr(unsafe.Pointer(pool))
+	if r, imported := destroyImported(h); imported {
+		return result("cuMemPoolDestroy", r)
+	}
 	p, r := poolOf(h)
 	if r != success {
 		return result("cuMemPoolDestroy", r)
