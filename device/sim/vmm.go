@@ -1,0 +1,423 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+)
+
+// Virtual memory management (cuMemAddressReserve, cuMemCreate, cuMemMap,
+// cuMemSetAccess and their inverses) on sim's own memory. A reservation is
+// host address space reserved with no access (mmap PROT_NONE); physical
+// memory is an arena allocation of the device's memory file, which has no
+// device address a program sees; mapping maps that part of the memory file
+// into the reservation (mmap MAP_FIXED), so the same bytes sit behind the
+// new addresses and nothing is copied: a range grows in place. The rules,
+// from the CUDA Driver API's "Virtual Memory Management" pages, each
+// quoted where it is kept (vmm_rules.go).
+
+// VMMGranularity is sim's minimum and recommended granularity of virtual
+// memory: 2 MiB, a guess at what an H100 or H200 reports for pinned
+// device memory (the conformance row "vmm granularity" logs what a GPU
+// answers).
+const VMMGranularity = 2 << 20
+
+// vmmState is a device's reservations and physical memory. d.mu guards
+// it: Lock to change it, RLock to look up an address.
+type vmmState struct {
+	active   atomic.Bool // something was reserved or created: accesses look here
+	ranges   []*vaRange  // by start address
+	phys     map[driver.PhysicalHandle]*physical
+	physAt   map[int64]*physical // by arena offset: sim's own lookups skip them
+	nextPhys driver.PhysicalHandle
+}
+
+// vaRange is one reservation.
+type vaRange struct {
+	start uintptr
+	size  int64
+	host  hostReservation
+	maps  []*vaMapping // by offset, never overlapping
+}
+
+// vaMapping is a part of a reservation that physical memory is mapped into.
+type vaMapping struct {
+	off, size int64 // in the reservation
+	phys      *physical
+	access    bool // cuMemSetAccess made it readable and writable
+}
+
+// physical is memory cuMemCreate made: size bytes of the memory file from
+// fileOff, page-aligned, inside the arena allocation at arenaOff.
+type physical struct {
+	handle            driver.PhysicalHandle
+	arenaOff, fileOff int64
+	size              int64
+	released          bool
+	mappings          int
+}
+
+// pageAlign is the host page size the memory file is mapped at: an arena
+// allocation is only 256-aligned, so physical memory takes this much more.
+const pageAlign = 4096
+
+// MemGranularity returns VMMGranularity as both figures.
+func (d *Device) MemGranularity() (driver.Granularity, error) {
+	if d.Closed() {
+		return driver.Granularity{}, fmt.Errorf("sim: mem granularity: %w", driver.ErrClosed)
+	}
+	return driver.Granularity{Minimum: VMMGranularity, Recommended: VMMGranularity}, nil
+}
+
+// ReserveAddress reserves size bytes of address space (cuMemAddressReserve),
+// counted under accounting.VirtualAddress.
+func (d *Device) ReserveAddress(size, alignment int64) (devarray.Ptr, error) {
+	if err := checkReserve(size, alignment); err != nil {
+		return 0, fmt.Errorf("sim: reserve address: %w", err)
+	}
+	if err := d.checkFault("reserve address"); err != nil {
+		return 0, err
+	}
+	alignment = max(alignment, VMMGranularity)
+	if err := d.ledger.Reserve(accounting.VirtualAddress, size); err != nil {
+		return 0, fmt.Errorf("sim: reserve address: %w", err)
+	}
+	h, err := reserveHost(size, alignment)
+	if err != nil {
+		d.ledger.Cancel(accounting.VirtualAddress, size)
+		return 0, fmt.Errorf("sim: reserve address %d bytes: %w", size, err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		h.free()
+		d.ledger.Cancel(accounting.VirtualAddress, size)
+		return 0, fmt.Errorf("sim: reserve address: %w", driver.ErrClosed)
+	}
+	r := &vaRange{start: h.start(), size: size, host: h}
+	v := &d.vmm
+	i, _ := slices.BinarySearchFunc(v.ranges, r.start, func(x *vaRange, a uintptr) int { return cmpAddr(x.start, a) })
+	v.ranges = slices.Insert(v.ranges, i, r)
+	v.active.Store(true)
+	d.ledger.Commit(accounting.VirtualAddress, r.start, size)
+	return devarray.Ptr(r.start), nil
+}
+
+func cmpAddr(a, b uintptr) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// FreeAddress frees a reservation (cuMemAddressFree).
+func (d *Device) FreeAddress(p devarray.Ptr, size int64) error {
+	if err := d.checkFault("free address"); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return fmt.Errorf("sim: free address %v: %w", p, driver.ErrClosed)
+	}
+	i, r := d.vmm.rangeAt(uintptr(p))
+	if err := checkAddressFree(r, uintptr(p), size); err != nil {
+		return fmt.Errorf("sim: free address %v: %w", p, err)
+	}
+	d.vmm.ranges = slices.Delete(d.vmm.ranges, i, i+1)
+	r.host.free()
+	d.ledger.Free(accounting.VirtualAddress, r.start, r.size)
+	return nil
+}
+
+// CreatePhysical makes size bytes of physical memory (cuMemCreate),
+// counted under accounting.Physical.
+func (d *Device) CreatePhysical(size int64) (driver.PhysicalHandle, error) {
+	if err := checkCreate(size); err != nil {
+		return 0, fmt.Errorf("sim: create physical: %w", err)
+	}
+	if err := d.checkFault("create physical"); err != nil {
+		return 0, err
+	}
+	if err := vmmSupported(); err != nil {
+		return 0, fmt.Errorf("sim: create physical: %w", err)
+	}
+	if size > d.cfg.Memory {
+		d.ledger.RecordFailure(accounting.Physical, size)
+		return 0, fmt.Errorf("sim: create physical: %w", d.ledger.OutOfMemory(accounting.Physical, size, d.ledger.Current(accounting.Physical), false))
+	}
+	if err := d.ledger.Reserve(accounting.Physical, size); err != nil {
+		return 0, fmt.Errorf("sim: create physical: %w", err)
+	}
+	if injected(&d.allocCountdown) {
+		d.ledger.Cancel(accounting.Physical, size)
+		return 0, fmt.Errorf("sim: create physical %d bytes: %w", size, driver.ErrInjected)
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		d.ledger.Cancel(accounting.Physical, size)
+		return 0, fmt.Errorf("sim: create physical: %w", driver.ErrClosed)
+	}
+	off, ok := d.arena.alloc(size + pageAlign - Alignment)
+	var free, largest int64
+	if !ok {
+		free, largest = d.arena.size-d.arena.used, d.arena.largestFree()
+		d.mu.Unlock()
+		d.ledger.Cancel(accounting.Physical, size)
+		oom := d.ledger.OutOfMemory(accounting.Physical, size, d.ledger.Current(accounting.Physical), false)
+		oom.DeviceFree, oom.DeviceTotal, oom.DeviceLargestFree = free, d.arena.size, largest
+		return 0, fmt.Errorf("sim: create physical: %w", oom)
+	}
+	v := &d.vmm
+	if v.phys == nil {
+		v.phys, v.physAt = make(map[driver.PhysicalHandle]*physical), make(map[int64]*physical)
+	}
+	v.nextPhys++
+	ph := &physical{handle: v.nextPhys, arenaOff: off, fileOff: (off + pageAlign - 1) / pageAlign * pageAlign, size: size}
+	v.phys[ph.handle], v.physAt[off] = ph, ph
+	v.active.Store(true)
+	d.mu.Unlock()
+	d.ledger.Commit(accounting.Physical, uintptr(ph.handle), size)
+	return ph.handle, nil
+}
+
+// ReleasePhysical releases a handle (cuMemRelease): its memory is freed
+// now if nothing maps it, else when its last mapping is unmapped.
+func (d *Device) ReleasePhysical(h driver.PhysicalHandle) error {
+	if err := d.checkFault("release physical"); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return fmt.Errorf("sim: release physical %d: %w", h, driver.ErrClosed)
+	}
+	ph := d.vmm.phys[h]
+	if ph == nil || ph.released {
+		return fmt.Errorf("sim: release physical %d: not a live handle: %w", h, driver.ErrInvalidValue)
+	}
+	ph.released = true
+	d.freePhysicalIfDone(ph)
+	return nil
+}
+
+// freePhysicalIfDone frees released physical memory that nothing maps:
+// "The memory allocation will be freed when all outstanding mappings to
+// the memory are unmapped and when all outstanding references to the
+// handle (including it's shareable counterparts) are also released."
+// (cuMemRelease) d.mu is held.
+func (d *Device) freePhysicalIfDone(ph *physical) {
+	if !ph.released || ph.mappings > 0 {
+		return
+	}
+	v := &d.vmm
+	delete(v.phys, ph.handle)
+	delete(v.physAt, ph.arenaOff)
+	if size, ok := d.arena.release(ph.arenaOff); ok && size >= 1<<20 {
+		punchHole(d.memfd, ph.arenaOff, size)
+	}
+	d.ledger.Free(accounting.Physical, uintptr(ph.handle), ph.size)
+}
+
+// MapMemory maps size bytes of h from offset at p (cuMemMap), not
+// accessible until SetAccess.
+func (d *Device) MapMemory(p devarray.Ptr, size, offset int64, h driver.PhysicalHandle) error {
+	if err := d.checkFault("map memory"); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return fmt.Errorf("sim: map memory %v: %w", p, driver.ErrClosed)
+	}
+	ph := d.vmm.phys[h]
+	_, r := d.vmm.rangeContaining(uintptr(p), size)
+	if err := checkMap(r, uintptr(p), size, offset, ph); err != nil {
+		return fmt.Errorf("sim: map memory %v, %d bytes of handle %d from %d: %w", p, size, h, offset, err)
+	}
+	off := int64(uintptr(p) - r.start)
+	if err := r.host.mapFile(off, size, d.memfd, ph.fileOff+offset); err != nil {
+		return fmt.Errorf("sim: map memory %v: %w", p, err)
+	}
+	m := &vaMapping{off: off, size: size, phys: ph}
+	i, _ := slices.BinarySearchFunc(r.maps, off, func(x *vaMapping, o int64) int { return int(min(max(x.off-o, -1), 1)) })
+	r.maps = slices.Insert(r.maps, i, m)
+	ph.mappings++
+	return nil
+}
+
+// UnmapMemory unmaps whole mappings (cuMemUnmap); released physical memory
+// that nothing maps any more is freed.
+func (d *Device) UnmapMemory(p devarray.Ptr, size int64) error {
+	if err := d.checkFault("unmap memory"); err != nil {
+		return err
+	}
+	// Work queued before may still touch the range: a guess that the
+	// driver waits for it, as cuMemFree does for the legacy stream.
+	if err := d.legacy.drain(); err != nil {
+		return fmt.Errorf("sim: unmap memory %v: %w", p, err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return fmt.Errorf("sim: unmap memory %v: %w", p, driver.ErrClosed)
+	}
+	_, r := d.vmm.rangeContaining(uintptr(p), size)
+	first, last, err := checkUnmap(r, uintptr(p), size)
+	if err != nil {
+		return fmt.Errorf("sim: unmap memory %v, %d bytes: %w", p, size, err)
+	}
+	if err := r.host.unmap(int64(uintptr(p)-r.start), size); err != nil {
+		return fmt.Errorf("sim: unmap memory %v: %w", p, err)
+	}
+	gone := slices.Clone(r.maps[first : last+1])
+	r.maps = slices.Delete(r.maps, first, last+1)
+	for _, m := range gone {
+		m.phys.mappings--
+		d.freePhysicalIfDone(m.phys)
+	}
+	return nil
+}
+
+// SetAccess sets the access of [p, p+size), mapped throughout
+// (cuMemSetAccess).
+func (d *Device) SetAccess(p devarray.Ptr, size int64, rw bool) error {
+	if err := d.checkFault("set access"); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return fmt.Errorf("sim: set access %v: %w", p, driver.ErrClosed)
+	}
+	_, r := d.vmm.rangeContaining(uintptr(p), size)
+	first, last, err := checkSetAccess(r, uintptr(p), size)
+	if err != nil {
+		return fmt.Errorf("sim: set access %v, %d bytes: %w", p, size, err)
+	}
+	for _, m := range r.maps[first : last+1] {
+		m.access = rw
+	}
+	return nil
+}
+
+// rangeAt returns the reservation that starts at a, and its index.
+func (v *vmmState) rangeAt(a uintptr) (int, *vaRange) {
+	i, ok := slices.BinarySearchFunc(v.ranges, a, func(x *vaRange, a uintptr) int { return cmpAddr(x.start, a) })
+	if !ok {
+		return 0, nil
+	}
+	return i, v.ranges[i]
+}
+
+// rangeContaining returns the reservation that holds all of [a, a+n), if
+// one does.
+func (v *vmmState) rangeContaining(a uintptr, n int64) (int, *vaRange) {
+	i, ok := slices.BinarySearchFunc(v.ranges, a, func(x *vaRange, a uintptr) int { return cmpAddr(x.start, a) })
+	if !ok {
+		i--
+	}
+	if i < 0 || i >= len(v.ranges) {
+		return 0, nil
+	}
+	r := v.ranges[i]
+	if a < r.start || n < 0 || int64(a-r.start) > r.size-n {
+		return 0, nil
+	}
+	return i, r
+}
+
+// accessible returns the run of accessible mappings, one after another with
+// no gap, that holds [a, a+n): its start and its bytes. ok is false when a
+// is not in a reservation; err says why the bytes cannot be touched when a
+// is in one. d.mu is held for reading.
+func (v *vmmState) accessible(a uintptr, n int64) (start uintptr, mem []byte, inRange bool, err error) {
+	if !v.active.Load() {
+		return 0, nil, false, nil
+	}
+	_, r := v.rangeContaining(a, 1)
+	if r == nil {
+		return 0, nil, false, nil
+	}
+	off := int64(a - r.start)
+	i, found := slices.BinarySearchFunc(r.maps, off, func(x *vaMapping, o int64) int { return int(min(max(x.off-o, -1), 1)) })
+	if !found {
+		i--
+	}
+	if i < 0 || off >= r.maps[i].off+r.maps[i].size {
+		return 0, nil, true, fmt.Errorf("bytes [%#x, +%d) are reserved but not mapped (cuMemMap): %w", a, n, driver.ErrInvalidPointer)
+	}
+	// The run of accessible mappings around the address.
+	lo := i
+	for lo > 0 && r.maps[lo-1].access && r.maps[lo-1].off+r.maps[lo-1].size == r.maps[lo].off {
+		lo--
+	}
+	hi := i
+	for hi+1 < len(r.maps) && r.maps[hi+1].access && r.maps[hi].off+r.maps[hi].size == r.maps[hi+1].off {
+		hi++
+	}
+	if !r.maps[i].access {
+		return 0, nil, true, fmt.Errorf("bytes [%#x, +%d) are mapped but their access was never set (cuMemSetAccess): %w", a, n, driver.ErrInvalidPointer)
+	}
+	runStart, runEnd := r.maps[lo].off, r.maps[hi].off+r.maps[hi].size
+	if off+n > runEnd {
+		return 0, nil, true, fmt.Errorf("bytes [%#x, +%d) run past the accessible mapped memory: %w", a, n, driver.ErrInvalidPointer)
+	}
+	return r.start + uintptr(runStart), r.host.bytes(runStart, runEnd-runStart), true, nil
+}
+
+// isPhysical reports whether the arena allocation at off is physical
+// memory, which has no device address of its own. d.mu is held.
+func (v *vmmState) isPhysical(off int64) bool {
+	if !v.active.Load() {
+		return false
+	}
+	_, ok := v.physAt[off]
+	return ok
+}
+
+// vmmAllocation returns the mapping that holds a, for Allocation
+// (cuMemGetAddressRange). d.mu is held for reading.
+func (v *vmmState) vmmAllocation(a uintptr) (devarray.Ptr, int64, bool) {
+	if !v.active.Load() {
+		return 0, 0, false
+	}
+	_, r := v.rangeContaining(a, 1)
+	if r == nil {
+		return 0, 0, false
+	}
+	off := int64(a - r.start)
+	for _, m := range r.maps {
+		if off >= m.off && off < m.off+m.size {
+			return devarray.Ptr(r.start + uintptr(m.off)), m.size, true
+		}
+	}
+	return 0, 0, false
+}
+
+// closeVMM unmaps and frees every reservation and all physical memory, at
+// Close, before the arena's allocations are counted freed. d.mu is held.
+func (d *Device) closeVMM() {
+	v := &d.vmm
+	for _, r := range v.ranges {
+		for _, m := range r.maps {
+			m.phys.mappings--
+		}
+		r.maps = nil
+		r.host.free()
+		d.ledger.Free(accounting.VirtualAddress, r.start, r.size)
+	}
+	v.ranges = nil
+	for _, ph := range v.phys {
+		ph.released, ph.mappings = true, 0
+		d.freePhysicalIfDone(ph)
+	}
+}
