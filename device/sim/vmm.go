@@ -421,3 +421,17 @@ func (d *Device) closeVMM() {
 		d.freePhysicalIfDone(ph)
 	}
 }
+
+// InVirtualMemory reports whether [p, p+n) lies in mapped virtual memory
+// of d whose access is set, in mappings that follow one another: memory a
+// copy may touch though it spans several mappings (the emulated CUDA
+// driver asks, as its copies check their ranges by allocation).
+func (d *Device) InVirtualMemory(p devarray.Ptr, n int64) bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed || n < 0 {
+		return false
+	}
+	_, _, in, err := d.vmm.accessible(uintptr(p), max(n, 1))
+	return in && err == nil
+}
