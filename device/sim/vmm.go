@@ -65,10 +65,15 @@ type physical struct {
 // allocation is only 256-aligned, so physical memory takes this much more.
 const pageAlign = 4096
 
-// MemGranularity returns VMMGranularity as both figures.
+// MemGranularity returns VMMGranularity as both figures, or an error
+// wrapping errors.ErrUnsupported where sim has no virtual memory (no
+// memory file).
 func (d *Device) MemGranularity() (driver.Granularity, error) {
 	if d.Closed() {
 		return driver.Granularity{}, fmt.Errorf("sim: mem granularity: %w", driver.ErrClosed)
+	}
+	if err := vmmSupported(); err != nil {
+		return driver.Granularity{}, fmt.Errorf("sim: mem granularity: %w", err)
 	}
 	return driver.Granularity{Minimum: VMMGranularity, Recommended: VMMGranularity}, nil
 }
