@@ -25,10 +25,18 @@ const (
 	// allocation to its cuMemFreeAsync: the bytes asked for, rounded up to
 	// 256. The pools' own reserved and used bytes are the snapshot's Pools.
 	StreamOrdered
+	// VirtualAddress is device address space reserved for virtual memory
+	// (cuMemAddressReserve), counted until cuMemAddressFree: addresses,
+	// not memory; the memory mapped into them is Physical.
+	VirtualAddress
+	// Physical is device memory made for virtual memory (cuMemCreate),
+	// counted from its creation until it is freed: released
+	// (cuMemRelease) and unmapped from every range it was mapped into.
+	Physical
 	NumKinds // the number of kinds
 )
 
-var kindNames = [NumKinds]string{"device", "pinned", "mapped", "write-combined", "registered", "managed", "host", "ipc", "stream-ordered"}
+var kindNames = [NumKinds]string{"device", "pinned", "mapped", "write-combined", "registered", "managed", "host", "ipc", "stream-ordered", "virtual-address", "physical"}
 
 // String returns the kind's name ("device", "pinned", ...).
 func (k Kind) String() string {

@@ -38,6 +38,10 @@ type (
 	ReusePolicy = driver.ReusePolicy
 	// PoolUsage are a stream-ordered pool's reserved and used bytes; see driver.PoolUsage.
 	PoolUsage = driver.PoolUsage
+	// PhysicalHandle names physical memory made for virtual memory; see driver.PhysicalHandle.
+	PhysicalHandle = driver.PhysicalHandle
+	// Granularity is the granularity of virtual memory; see driver.Granularity.
+	Granularity = driver.Granularity
 )
 
 // The reuse policies of a stream-ordered pool.

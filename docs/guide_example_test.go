@@ -12,6 +12,7 @@ import (
 	"github.com/cuarray/cuarray/device/kernel"
 	"github.com/cuarray/cuarray/device/sim"
 	"github.com/cuarray/cuarray/examples/ownkernels/ownptx"
+	"github.com/cuarray/cuarray/growable"
 	"github.com/cuarray/cuarray/interop"
 	"github.com/cuarray/cuarray/kernels"
 	"github.com/cuarray/cuarray/pinned"
@@ -516,4 +517,37 @@ func Example_firstKernel() {
 	fmt.Println(out)
 	// Output:
 	// [0 0 0 11 21 31]
+}
+
+// Choosing an allocator: an array that grows in place by virtual memory.
+func Example_growInPlace() {
+	dev, _ := device.Open("sim:0")
+	defer dev.Close()
+	before := dev.Ledger().Snapshot()
+
+	// room for 256 MiB of float32, mapped 16 MiB at a time as it grows
+	a, err := growable.New(dev, devarray.Float32, 64<<20, growable.ChunkBytes(16<<20))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer a.Free()
+	at := a.Ptr()
+	for n := 4 << 20; n <= 16<<20; n += 4 << 20 { // 16 MiB more each step
+		if err := a.Grow(n); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	v, _ := a.DevArray() // a view of the 16 Mi elements, at the address it always had
+	fmt.Println("elements:", v.Size(), "moved:", v.Ptr() != at)
+
+	d := accounting.Diff(before, dev.Ledger().Snapshot())
+	fmt.Println("virtual-address:", accounting.FormatBytes(d.Kinds[accounting.VirtualAddress].Current),
+		"physical:", accounting.FormatBytes(d.Kinds[accounting.Physical].Current), "in", d.Kinds[accounting.Physical].Allocs, "chunks")
+	fmt.Println("device-to-device copies:", d.Copies[accounting.DtoD][accounting.PathD2D].Count)
+	// Output:
+	// elements: 16777216 moved: false
+	// virtual-address: 256.00 MiB physical: 64.00 MiB in 4 chunks
+	// device-to-device copies: 0
 }

@@ -69,6 +69,7 @@ type live struct {
 	async  map[devarray.Ptr]int64 // live stream-ordered allocations and their counted sizes
 	pools  []*memPool             // the pools NewMemPool made and the default one, once asked for
 	host   driver.HostRanges      // live page-locked host memory
+	vmm    vmmLive                // reservations, physical memory and mappings (vmm.go)
 }
 
 var (
@@ -291,6 +292,8 @@ func (d *Device) Close() error {
 	d.allocs = nil
 	async, pools := d.async, d.pools
 	d.async, d.pools = nil, nil
+	vmm := d.vmm
+	d.vmm = vmmLive{}
 	host := d.host.TakeAll()
 	d.mu.Unlock()
 
@@ -307,6 +310,7 @@ func (d *Device) Close() error {
 		keep(s.destroy())
 	}
 	keep(d.closePools(async, pools))
+	keep(d.closeVMM(vmm))
 	keep(d.mods.unloadAll(d))
 	keep(d.ipc.closeAll(d))
 	keep(d.callAlways(func() error {

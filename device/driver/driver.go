@@ -97,6 +97,9 @@ type Device interface {
 	// (cuMemPoolCreate), for Stream.MallocFromPoolAsync. Destroy it when
 	// done; Close destroys what is left.
 	NewMemPool() (MemPool, error)
+	// VirtualMemory reserves device addresses and maps physical memory
+	// into them (cuMemAddressReserve, cuMemCreate, cuMemMap, ...).
+	VirtualMemory
 	// Synchronize waits for all work on every stream of the device.
 	Synchronize() error
 	// Close releases the device. Memory still allocated is freed and its

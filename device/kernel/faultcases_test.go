@@ -93,7 +93,57 @@ func faultCases() []faultCase {
 				x := fromHost(t, dev, n)
 				return k.Launch(kernel.Grid1D(int64(n), 64), kernel.Out(x), kernel.I32(int32(n)))
 			}},
+		// A kernel that runs from mapped memory into the rest of its
+		// reservation, where nothing is mapped: an illegal address.
+		{name: "reserved, not mapped", kernel: "fill", instr: "st.global.f32", sticky: true, code: "CUDA_ERROR_ILLEGAL_ADDRESS",
+			want: []string{"illegal address"},
+			launch: func(t *testing.T, dev driver.Device, k *kernel.Kernel) error {
+				n := 64 * (1 + rand.IntN(4))
+				x := virtualFloats(t, dev, n, true)
+				return k.Launch(kernel.Grid1D(int64(2*n), 32), kernel.Out(x), kernel.F32(2), kernel.I32(int32(2*n)))
+			}},
+		// "Please note calling cuMemMap does not make the address
+		// accessible, the caller needs to update accessibility of a
+		// contiguous mapped VA range by calling cuMemSetAccess." (cuMemMap)
+		{name: "mapped, access not set", kernel: "fill", instr: "st.global.f32", sticky: true, code: "CUDA_ERROR_ILLEGAL_ADDRESS",
+			want: []string{"illegal address"},
+			launch: func(t *testing.T, dev driver.Device, k *kernel.Kernel) error {
+				n := 64 * (1 + rand.IntN(4))
+				x := virtualFloats(t, dev, n, false)
+				return k.Launch(kernel.Grid1D(int64(2*n), 32), kernel.Out(x), kernel.F32(2), kernel.I32(int32(2*n)))
+			}},
 	}
+}
+
+// virtualFloats returns an array of 2n floats in a reservation of two
+// granules whose first one is mapped: the array's first n floats are the
+// last of the mapped granule, readable and writable when access is true;
+// the other n lie in the second granule, where nothing is mapped. The
+// test's cleanup gives everything back (which fails, and is let go, once
+// the device has faulted).
+func virtualFloats(t *testing.T, dev driver.Device, n int, access bool) *devarray.DevArray {
+	t.Helper()
+	g, err := dev.MemGranularity()
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skipf("no virtual memory here: %v", err)
+	}
+	require.NoError(t, err)
+	p, err := dev.ReserveAddress(2*g.Minimum, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { dev.FreeAddress(p, 2*g.Minimum) })
+	h, err := dev.CreatePhysical(g.Minimum)
+	require.NoError(t, err)
+	require.NoError(t, dev.MapMemory(p, g.Minimum, 0, h))
+	t.Cleanup(func() { dev.UnmapMemory(p, g.Minimum) })
+	require.NoError(t, dev.ReleasePhysical(h)) // freed at the unmap
+	if access {
+		require.NoError(t, dev.SetAccess(p, g.Minimum, true))
+	}
+	at := p + devarray.Ptr(g.Minimum) - devarray.Ptr(4*n)
+	x, err := devarray.Wrap(dev, devarray.Descriptor{Ptr: at, Shape: []int{2 * n}, DType: devarray.Float32, Device: dev.DeviceID()},
+		devarray.WithBounds(p, 2*g.Minimum))
+	require.NoError(t, err)
+	return x
 }
 
 // fromHost copies n fresh random floats to dev, freed by the test's

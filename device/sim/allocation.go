@@ -18,13 +18,16 @@ func (d *Device) Allocation(p devarray.Ptr) (base devarray.Ptr, size int64, ok b
 	addr := uintptr(p)
 	if addr >= d.base && addr < d.base+uintptr(d.arena.size) {
 		s, ok := d.arena.find(int64(addr-d.base), 1)
-		if !ok {
+		if !ok || d.vmm.isPhysical(s.off) {
 			return 0, 0, false
 		}
 		return devarray.Ptr(d.base + uintptr(s.off)), s.size, true
 	}
 	if h, ok := d.host.ContainingDevice(addr, 1); ok {
 		return devarray.Ptr(h.Device()), int64(len(h.Mem)), true
+	}
+	if base, size, ok := d.vmm.vmmAllocation(addr); ok {
+		return base, size, true
 	}
 	if h, ok := d.host.Containing(addr, 1); ok {
 		return devarray.Ptr(h.Addr), int64(len(h.Mem)), true

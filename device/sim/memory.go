@@ -120,9 +120,15 @@ func (d *Device) devMem(p devarray.Ptr, n int64) ([]byte, error) {
 	addr := uintptr(p)
 	if addr >= d.base && addr < d.base+uintptr(d.arena.size) {
 		off := int64(addr - d.base)
-		if _, ok := d.arena.find(off, n); ok {
+		if s, ok := d.arena.find(off, n); ok && !d.vmm.isPhysical(s.off) {
 			return d.mem[off : off+n : off+n], nil
 		}
+	} else if start, m, in, err := d.vmm.accessible(addr, n); in {
+		if err != nil {
+			return nil, err
+		}
+		off := addr - start
+		return m[off : off+uintptr(n) : off+uintptr(n)], nil
 	} else if h, ok := d.host.ContainingDevice(addr, n); ok {
 		off := int64(addr - h.Device())
 		return h.Mem[off : off+n : off+n], nil

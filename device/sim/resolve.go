@@ -56,7 +56,7 @@ func (d *Device) resolve(addr uint64) (uint64, []byte, bool) {
 	a := uintptr(addr)
 	if a >= d.base && a < d.base+uintptr(d.arena.size) {
 		s, ok := d.arena.find(int64(a-d.base), 1)
-		if !ok {
+		if !ok || d.vmm.isPhysical(s.off) {
 			return 0, nil, false
 		}
 		n := min(d.requested[s.off], s.size)
@@ -64,6 +64,11 @@ func (d *Device) resolve(addr uint64) (uint64, []byte, bool) {
 	}
 	if h, ok := d.host.ContainingDevice(a, 1); ok {
 		return uint64(h.Device()), h.Mem, true
+	}
+	if start, m, in, err := d.vmm.accessible(a, 1); in {
+		// Reserved but unmapped, or mapped without access: an illegal
+		// address to a kernel, as to a GPU's.
+		return uint64(start), m, err == nil
 	}
 	d.ipc.mu.Lock()
 	defer d.ipc.mu.Unlock()

@@ -139,6 +139,8 @@ type Device struct {
 	aliases aliases // the device addresses of registered and write-combined memory
 
 	pools poolState // the stream-ordered pools (mempool.go)
+
+	vmm vmmState // reservations and physical memory (vmm.go)
 }
 
 var _ driver.Device = (*Device)(nil)
@@ -346,6 +348,7 @@ func (d *Device) Close() error {
 	}
 	d.closed = true
 	d.isClosed.Store(true)
+	d.closeVMM() // its physical memory leaves the arena before the arena's allocations are counted freed
 	for _, s := range d.arena.live {
 		d.ledger.Free(accounting.Device, d.base+uintptr(s.off), s.size)
 	}

@@ -53,7 +53,7 @@ func Open(t testing.TB) device.Device {
 		}
 		snap := dev.Ledger().Snapshot()
 		if !t.Failed() {
-			for _, k := range []accounting.Kind{accounting.Device, accounting.Pinned, accounting.Mapped, accounting.WriteCombined, accounting.Registered, accounting.IPC, accounting.StreamOrdered} {
+			for _, k := range []accounting.Kind{accounting.Device, accounting.Pinned, accounting.Mapped, accounting.WriteCombined, accounting.Registered, accounting.IPC, accounting.StreamOrdered, accounting.VirtualAddress, accounting.Physical} {
 				if s := snap.Kinds[k]; s.Current != 0 || s.Allocs != s.Frees {
 					t.Errorf("%v memory leaked: current %d bytes, %d allocs, %d frees", k, s.Current, s.Allocs, s.Frees)
 				}

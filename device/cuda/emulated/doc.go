@@ -88,6 +88,14 @@
 //     (cuMemPoolImportFromShareableHandle, cuMemPoolImportPointer) and
 //     frees with cuMemFree; the other handle types answer
 //     CUDA_ERROR_NOT_SUPPORTED.
+//   - Virtual memory management (vmm.go): cuMemAddressReserve and
+//     cuMemAddressFree, cuMemCreate and cuMemRelease of pinned device
+//     memory, cuMemMap, cuMemUnmap, cuMemSetAccess (read-write or none)
+//     and cuMemGetAllocationGranularity, on sim's virtual memory: the
+//     granularity rules, no mapping over a mapping, no access before
+//     cuMemSetAccess (a copy fails, a kernel faults), released memory kept
+//     until unmapped; shareable handle types and read-only access answer
+//     CUDA_ERROR_NOT_SUPPORTED.
 //   - Sticky errors: after CUDA_ERROR_ILLEGAL_ADDRESS, MISALIGNED_ADDRESS
 //     or LAUNCH_FAILED "any further CUDA work will return the same error"
 //     (cuda.h): every call with the device's context current,

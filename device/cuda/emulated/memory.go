@@ -82,8 +82,12 @@ func removeHost(h *hostRange) {
 
 // onDevice reports whether [p, p+n) lies inside one live allocation that
 // dev's kernels and copies can reach: its device memory, mapped host
-// memory, or memory opened through IPC.
+// memory, or memory opened through IPC; or in accessible virtual memory,
+// across the mappings it spans.
 func onDevice(dev *sim.Device, p uintptr, n int64) bool {
+	if dev.InVirtualMemory(devarray.Ptr(p), n) {
+		return true
+	}
 	base, size, ok := dev.Allocation(devarray.Ptr(p))
 	if !ok || n < 0 {
 		return false

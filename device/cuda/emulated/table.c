@@ -42,6 +42,8 @@ static const struct { const char *name; void *fn; } cuemu_table[] = {
 	E(cuMemPoolCreate), E(cuMemPoolDestroy), E(cuMemPoolSetAttribute), E(cuMemPoolGetAttribute), E(cuMemPoolTrimTo),
 	E(cuMemPoolExportToShareableHandle), E(cuMemPoolImportFromShareableHandle),
 	E(cuMemPoolExportPointer), E(cuMemPoolImportPointer),
+	E(cuMemGetAllocationGranularity), E(cuMemAddressReserve), E(cuMemAddressFree), E(cuMemCreate), E(cuMemRelease),
+	E(cuMemMap), E(cuMemUnmap), E(cuMemSetAccess),
 };
 
 // cuemu_call_host runs a host function of cuLaunchHostFunc.
