@@ -67,8 +67,10 @@ type Device struct {
 type live struct {
 	allocs map[devarray.Ptr]int64 // live device allocations and their counted sizes
 	async  map[devarray.Ptr]int64 // live stream-ordered allocations and their counted sizes
-	pools  []*memPool             // the pools NewMemPool made and the default one, once asked for
-	host   driver.HostRanges      // live page-locked host memory
+	// managed are the allocations of allocs that are managed memory (MallocManaged).
+	managed map[devarray.Ptr]struct{}
+	pools   []*memPool        // the pools NewMemPool made and the default one, once asked for
+	host    driver.HostRanges // live page-locked host memory
 }
 
 var (
@@ -122,7 +124,7 @@ func Open(ordinal int) (*Device, error) {
 		dev:     dev,
 		ctx:     ctx,
 		ledger:  accounting.NewLedger(fmt.Sprintf("cuda:%d", ordinal)),
-		live:    &live{allocs: make(map[devarray.Ptr]int64), async: make(map[devarray.Ptr]int64)},
+		live:    &live{allocs: make(map[devarray.Ptr]int64), async: make(map[devarray.Ptr]int64), managed: make(map[devarray.Ptr]struct{})},
 		streams: make(map[*stream]struct{}),
 	}
 	if err := d.describe(); err != nil {
@@ -287,8 +289,8 @@ func (d *Device) Close() error {
 	d.isClosed.Store(true)
 	streams := d.streams
 	d.streams = nil
-	allocs := d.allocs
-	d.allocs = nil
+	allocs, managed := d.allocs, d.managed
+	d.allocs, d.managed = nil, nil
 	async, pools := d.async, d.pools
 	d.async, d.pools = nil, nil
 	host := d.host.TakeAll()
@@ -315,7 +317,7 @@ func (d *Device) Close() error {
 			if e := fromCu(cu.MemFree(cu.DevicePtr(p))); e != nil && err == nil {
 				err = e
 			}
-			d.ledger.Free(accounting.Device, uintptr(p), size)
+			d.ledger.Free(kindIn(managed, p), uintptr(p), size)
 		}
 		for _, h := range host {
 			release, kind := memFreeHost, h.Kind()

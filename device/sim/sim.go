@@ -102,6 +102,13 @@ type Config struct {
 	// emulated driver's run interprets them. A module a program loads
 	// itself (LoadModule) is interpreted either way.
 	PTXKernels bool
+	// NoConcurrentManagedAccess makes the device one whose
+	// CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS is 0, as GPUs before
+	// Pascal and every GPU on Windows ("managed=exclusive"): the host may
+	// not touch managed memory while the device runs work, and prefetches
+	// to the device are refused. Off, the default, the device is as the
+	// H100 and H200 on Linux: the host and device may touch it at once.
+	NoConcurrentManagedAccess bool
 }
 
 // Device is an emulated device. It implements driver.Device.
@@ -134,6 +141,8 @@ type Device struct {
 	aliases aliases // the device addresses of registered and write-combined memory
 
 	pools poolState // the stream-ordered pools (mempool.go)
+
+	managed managedState // the managed allocations (managed.go)
 }
 
 var _ driver.Device = (*Device)(nil)
@@ -341,7 +350,7 @@ func (d *Device) Close() error {
 	d.closed = true
 	d.isClosed.Store(true)
 	for _, s := range d.arena.live {
-		d.ledger.Free(accounting.Device, d.base+uintptr(s.off), s.size)
+		d.ledger.Free(d.forgetManaged(d.base+uintptr(s.off)), d.base+uintptr(s.off), s.size)
 	}
 	d.arena.live, d.arena.used = nil, 0
 	for _, h := range d.host.TakeAll() {

@@ -508,6 +508,7 @@ func (s *stream) Close() error {
 		s.d.check.hostWaitsFor(s.lane, false)
 	}
 	s.d.pools.synchronized(s, nil) // Close waited for its frees
+	s.d.detachManaged(s)
 	s.d.streamsMu.Lock()
 	delete(s.d.streams, s)
 	s.d.streamsMu.Unlock()

@@ -82,6 +82,12 @@
 //     stream, event or context synchronize, cuMemPoolTrimTo and the
 //     reserved and used figures, on sim's pools; pool IPC handle types
 //     answer CUDA_ERROR_NOT_SUPPORTED.
+//   - Managed memory (managed.go): cuMemAllocManaged (global or host
+//     attachment), cuStreamAttachMemAsync, cuMemPrefetchAsync to the host or
+//     the stream's device, cuMemAdvise's six advices and
+//     cuMemRangeGetAttribute(s) on sim's managed allocations, which keep
+//     each 4 KiB page's residency; every device reports
+//     CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS 1, as an H100 on Linux.
 //   - Sticky errors: after CUDA_ERROR_ILLEGAL_ADDRESS, MISALIGNED_ADDRESS
 //     or LAUNCH_FAILED "any further CUDA work will return the same error"
 //     (cuda.h): every call with the device's context current,

@@ -40,6 +40,8 @@ static const struct { const char *name; void *fn; } cuemu_table[] = {
 	E(cuLaunchHostFunc), E(cuMemGetAddressRange_v2),
 	E(cuMemAllocAsync), E(cuMemAllocFromPoolAsync), E(cuMemFreeAsync), E(cuDeviceGetDefaultMemPool),
 	E(cuMemPoolCreate), E(cuMemPoolDestroy), E(cuMemPoolSetAttribute), E(cuMemPoolGetAttribute), E(cuMemPoolTrimTo),
+	E(cuMemAllocManaged), E(cuMemAdvise), E(cuMemRangeGetAttribute), E(cuMemRangeGetAttributes),
+	E(cuStreamAttachMemAsync), E(cuMemPrefetchAsync),
 };
 
 // cuemu_call_host runs a host function of cuLaunchHostFunc.
