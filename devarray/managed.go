@@ -47,6 +47,10 @@ type ManagedBackend interface {
 	// MallocManaged allocates nbytes of managed memory attached with
 	// attach, AttachGlobal or AttachHost (cuMemAllocManaged). Free frees it.
 	MallocManaged(nbytes int64, attach Attach) (Ptr, error)
+	// HostAccess returns the managed bytes [p, p+n) for the host to read
+	// in place (and write, when write), or an error where the device owns
+	// them now (no concurrent managed access, its work not synchronized).
+	HostAccess(p Ptr, n int64, write bool) ([]byte, error)
 }
 
 // EmptyManaged allocates an uninitialised C-contiguous array of managed
@@ -81,4 +85,42 @@ func EmptyManaged(b Backend, attach Attach, dtype DType, shape ...int) (*DevArra
 // Managed reports whether the array's memory is managed (EmptyManaged).
 func (a *DevArray) Managed() bool {
 	return a != nil && a.buf != nil && a.buf.managed
+}
+
+// HostView returns the bytes of a managed array, from the lowest its
+// elements touch to one past the highest (Extent), as host memory the
+// program reads in place, and writes when write: no copy, the pages move
+// to the host as the driver moves them on the host's faults (the device's
+// ledger records the bytes as migrated). An array not managed is
+// ErrNotManaged, a write to a read-only one ErrReadOnly. Where the device
+// has no concurrent managed access, the host may touch managed memory
+// only while the device's work that may use it is synchronized with: at
+// another moment the call fails (on a GPU the access would fault). The
+// check holds at the call: queue device work that uses the array only
+// once the host is done with the view, and call HostView again after it.
+// The view is valid until the array is freed.
+func (a *DevArray) HostView(write bool) ([]byte, error) {
+	if err := a.check(); err != nil {
+		return nil, fmt.Errorf("devarray: host view: %w", err)
+	}
+	if !a.buf.managed {
+		return nil, fmt.Errorf("devarray: host view of %v: %w", a, ErrNotManaged)
+	}
+	if write && a.readonly {
+		return nil, fmt.Errorf("devarray: host view of %v for writing: %w", a, ErrReadOnly)
+	}
+	release, err := a.Hold()
+	if err != nil {
+		return nil, fmt.Errorf("devarray: host view: %w", err)
+	}
+	defer release()
+	lo, hi := a.lay.lo, a.lay.hi
+	if hi == lo {
+		return []byte{}, nil
+	}
+	b, err := a.buf.backend.(ManagedBackend).HostAccess(a.Ptr()+Ptr(lo), hi-lo, write)
+	if err != nil {
+		return nil, fmt.Errorf("devarray: host view of %v: %w", a, err)
+	}
+	return b, nil
 }

@@ -3,8 +3,12 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"unsafe"
+
+	"gorgonia.org/cu"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
@@ -41,6 +45,7 @@ func (d *Device) MallocManaged(nbytes int64, attach devarray.Attach) (devarray.P
 		return 0, fmt.Errorf("cuda: malloc managed %d bytes attached %v: %w", nbytes, attach, driver.ErrInvalidValue)
 	}
 	return d.malloc("malloc managed", nbytes, accounting.Managed, func(size int64) (uintptr, error) {
+		reportManaged(d.ledger)
 		p, c := memAllocManaged(size, uint32(attach))
 		return p, check(c)
 	})
@@ -114,4 +119,68 @@ func (s *stream) Prefetch(p devarray.Ptr, n int64, loc driver.Location) error {
 	return s.enqueue(fmt.Sprintf("prefetch managed [%v, +%d) to %v", p, n, loc), func() error {
 		return check(memPrefetchAsync(uintptr(p), n, int32(loc), cstream(s.s)))
 	})
+}
+
+// HostAccess returns the managed bytes [p, p+n) for the host to touch in
+// place: the pointer "is valid on the CPU and on all GPUs in the system
+// that support managed memory" (cuMemAllocManaged), and the driver moves
+// the pages on the host's faults. On a GPU without concurrent managed
+// access, where the host may not touch managed memory while the GPU is
+// active, it is refused (driver.ErrManagedBusy) while a stream of the
+// device still has work queued (cuStreamQuery): the backend cannot see
+// the driver's logical activity, which lasts until the host synchronizes,
+// so this check is weaker than sim's.
+func (d *Device) HostAccess(p devarray.Ptr, n int64, write bool) ([]byte, error) {
+	op := fmt.Sprintf("cuda: host access to managed [%v, +%d)", p, n)
+	if n <= 0 {
+		return nil, fmt.Errorf("%s: %w", op, driver.ErrInvalidValue)
+	}
+	d.mu.Lock()
+	base, size, ok := d.managedHolding(p)
+	streams := make([]*stream, 0, len(d.streams))
+	for s := range d.streams {
+		streams = append(streams, s)
+	}
+	d.mu.Unlock()
+	if !ok || int64(p-base)+n > size {
+		return nil, fmt.Errorf("%s: not inside one managed allocation: %w", op, driver.ErrInvalidValue)
+	}
+	if !d.ConcurrentManagedAccess() {
+		err := d.call(func() error {
+			if err := fromCu(cu.Stream{}.Query()); err != nil {
+				return err
+			}
+			for _, s := range streams {
+				if err := fromCu(s.s.Query()); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if errors.Is(err, driver.ErrNotReady) {
+			return nil, fmt.Errorf("%s: the device has work in flight: %w", op, driver.ErrManagedBusy)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	if err := d.call(func() error { return hostTouch(p, n, write) }); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	// The driver's pointer, never Go's memory: made without converting a
+	// uintptr to a pointer, as cpool makes a pool's handle.
+	var at *byte
+	*(*uintptr)(unsafe.Pointer(&at)) = uintptr(p)
+	return unsafe.Slice(at, n), nil
+}
+
+// managedHolding returns the live managed allocation that holds p. The
+// caller holds d.mu.
+func (d *Device) managedHolding(p devarray.Ptr) (base devarray.Ptr, size int64, ok bool) {
+	for b := range d.managed {
+		if s := d.allocs[b]; p >= b && int64(p-b) < s {
+			return b, s, true
+		}
+	}
+	return 0, 0, false
 }

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/cuarray/cuarray/devarray"
@@ -100,6 +101,11 @@ type ManagedAllocator interface {
 	// Prefetch to the device and AdvisePreferredLocation or
 	// AdviseAccessedBy for it are refused.
 	ConcurrentManagedAccess() bool
+	// HostAccess returns the managed bytes [p, p+n) for the host to read
+	// in place (and write, when write), their pages moved to the host.
+	// Where the device has no concurrent managed access and its work may
+	// use the memory now, it is an error wrapping ErrManagedBusy.
+	HostAccess(p devarray.Ptr, n int64, write bool) ([]byte, error)
 }
 
 // ManagedStream is the managed-memory work of a Stream.
@@ -117,3 +123,10 @@ type ManagedStream interface {
 }
 
 var _ devarray.ManagedBackend = Device(nil)
+
+// ErrManagedBusy: the host touched managed memory that the device owns at
+// that moment: on a device without concurrent managed access
+// (ManagedAllocator.ConcurrentManagedAccess), while device work that may
+// use it is in flight or not yet synchronized with. On a GPU that is a
+// segmentation fault; sim and the emulated driver refuse it.
+var ErrManagedBusy = errors.New("managed memory is the device's while its work runs (no concurrent managed access): synchronize the stream or device first")

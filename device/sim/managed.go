@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
@@ -63,8 +64,14 @@ const (
 // managedState is a device's managed allocations. mu is a leaf: nothing
 // else is locked while it is held.
 type managedState struct {
-	mu     sync.Mutex
-	allocs map[uintptr]*managedAlloc
+	active atomic.Bool                       // a managed allocation was made: device work looks for managed pages from then on
+	ledger atomic.Pointer[accounting.Ledger] // SetManagedLedger's, or nil
+	// orphaned: a stream was closed with work the host never synchronized;
+	// until the device is synchronized, the GPU may still be active
+	// (managed_host.go).
+	orphaned atomic.Bool
+	mu       sync.Mutex
+	allocs   map[uintptr]*managedAlloc
 }
 
 // ConcurrentManagedAccess reports whether the device lets the host touch
@@ -100,6 +107,7 @@ func (d *Device) MallocManaged(nbytes int64, attach devarray.Attach) (devarray.P
 		m.allocs = make(map[uintptr]*managedAlloc)
 	}
 	m.allocs[a.base] = a
+	m.active.Store(true)
 	m.mu.Unlock()
 	return p, nil
 }
@@ -269,4 +277,18 @@ func (d *Device) IsManaged(p devarray.Ptr) bool {
 	defer m.mu.Unlock()
 	_, _, _, err := m.managedRange(p, 1)
 	return err == nil
+}
+
+// SetManagedLedger makes l the ledger that counts the page faults,
+// duplicates and migrations of the device's managed memory (nil: the
+// device's own): the emulated CUDA driver hands it the cuda backend's, as
+// a GPU's counters reach that backend's ledger.
+func (d *Device) SetManagedLedger(l *accounting.Ledger) { d.managed.ledger.Store(l) }
+
+// managedLedger is the ledger managed memory's page events are counted in.
+func (d *Device) managedLedger() *accounting.Ledger {
+	if l := d.managed.ledger.Load(); l != nil {
+		return l
+	}
+	return d.ledger
 }

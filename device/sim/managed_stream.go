@@ -7,6 +7,7 @@ import (
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/ptx"
 )
 
 // AttachMem attaches the managed allocation at p to the stream with attach
@@ -111,22 +112,39 @@ func (s *stream) Prefetch(p devarray.Ptr, n int64, loc driver.Location) error {
 }
 
 // migrate makes pages [first, end) of a resident at processor to, for an
-// access (a write when write) or a prefetch, and records in the ledger
-// what moved: the bytes of each page that crossed, as a copy on
-// PathPrefetch or PathMigrated, each page fault (an access to a page not
-// resident at to, or not yet populated), each read-only duplicate made.
+// access (a write when write) or a prefetch: settlePages with every page
+// touched alike.
 func (d *Device) migrate(a *managedAlloc, first, end int, to residence, write, prefetch bool) {
+	mark := ptx.PageRead
+	if write {
+		mark = ptx.PageWritten
+	}
+	d.settlePages(a, first, end, to, prefetch, func(int) byte { return mark })
+}
+
+// settlePages settles each page i of [first, end) of a that mark(i) says
+// was touched (ptx.PageRead, ptx.PageWritten; 0: not touched) at
+// processor to, and records in the ledger what moved: the bytes of each
+// page that crossed, as one copy on PathPrefetch or PathMigrated, each
+// page fault (an access to a page not resident at to, or not yet
+// populated), each read-only duplicate made.
+func (d *Device) settlePages(a *managedAlloc, first, end int, to residence, prefetch bool, mark func(i int) byte) {
 	start := time.Now()
 	m := &d.managed
 	m.mu.Lock()
 	var moved, faults, dups int64
 	for i := first; i < end; i++ {
-		c := a.pages[i].settle(to, write, prefetch)
+		k := mark(i)
+		if k == 0 {
+			continue
+		}
+		c := a.pages[i].settle(to, k&ptx.PageWritten != 0, prefetch)
 		moved, faults, dups = moved+c.moved, faults+c.fault, dups+c.duplicate
 	}
 	m.mu.Unlock()
-	d.ledger.RecordPageFaults(faults)
-	d.ledger.RecordReadDuplicates(dups)
+	led := d.managedLedger()
+	led.RecordPageFaults(faults)
+	led.RecordReadDuplicates(dups)
 	if moved == 0 {
 		return
 	}
@@ -137,5 +155,5 @@ func (d *Device) migrate(a *managedAlloc, first, end int, to residence, write, p
 	if prefetch {
 		path = accounting.PathPrefetch
 	}
-	d.ledger.RecordCopy(dir, path, moved*ManagedPageSize, time.Since(start))
+	led.RecordCopy(dir, path, moved*ManagedPageSize, time.Since(start))
 }

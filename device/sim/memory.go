@@ -167,6 +167,7 @@ func (d *Device) memset(dst devarray.Ptr, value byte, nbytes int64) error {
 			copy(b[filled:], b[:filled])
 		}
 	}
+	d.touchDevice(dst, nbytes, true)
 	d.ledger.RecordMemset(nbytes, time.Since(start))
 	return nil
 }

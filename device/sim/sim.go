@@ -285,7 +285,10 @@ func (d *Device) completeChecked(kind string, accesses []access, f func() error)
 	if err := d.legacy.enqueue(func() error { result <- safely(f); return nil }); err != nil {
 		return err
 	}
-	return <-result
+	upTo := d.legacy.logical.mark()
+	err := <-result
+	d.legacy.logical.synchronized(upTo) // the caller waited for the default stream's work up to its own
+	return err
 }
 
 // Closed reports whether Close has been called: a cheap check for the
@@ -317,6 +320,7 @@ func (d *Device) Synchronize() error {
 		}
 	}
 	d.pools.synchronized(nil, nil)
+	d.managed.orphaned.Store(false) // the context is synchronized: closed streams' work too
 	if err := d.checkFault("synchronize"); err != nil {
 		return err
 	}

@@ -58,6 +58,8 @@ type stream struct {
 	lane *lane // the stream race checker's lane, nil when it is off
 
 	clock *streamClock // the model's clock of the stream's goroutine
+
+	logical logicalActivity // work queued since the host last synchronized (managed memory's host access)
 }
 
 var _ driver.Stream = (*stream)(nil)
@@ -193,7 +195,13 @@ func (s *stream) enqueueMarker(f func() error) error {
 	return s.push(streamOp{run: f})
 }
 
-func (s *stream) push(op streamOp) error { return s.pushOp(op, true) }
+func (s *stream) push(op streamOp) error {
+	if err := s.pushOp(op, true); err != nil {
+		return err
+	}
+	s.logical.queued()
+	return nil
+}
 
 // pushOp adds op to the stream; with faults, it fails once the device has
 // faulted (an enqueue after the fault fails), else only on a closed stream.
@@ -442,9 +450,11 @@ func (s *stream) waitEvent(pt bool, e driver.Event) error {
 func (s *stream) Synchronize() error { return s.synchronize(false) }
 
 func (s *stream) synchronize(pt bool) error {
+	upTo := s.logical.mark()
 	if err := s.drain(); err != nil {
 		return err
 	}
+	s.logical.synchronized(upTo)
 	if s.d.check != nil {
 		s.d.check.hostWaitsFor(s.lane, pt)
 	}
@@ -508,6 +518,7 @@ func (s *stream) Close() error {
 		s.d.check.hostWaitsFor(s.lane, false)
 	}
 	s.d.pools.synchronized(s, nil) // Close waited for its frees
+	s.d.closedUnsynchronized(s)
 	s.d.detachManaged(s)
 	s.d.streamsMu.Lock()
 	delete(s.d.streams, s)

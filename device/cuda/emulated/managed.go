@@ -17,8 +17,10 @@ package emulated
 import "C"
 
 import (
+	"fmt"
 	"unsafe"
 
+	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
 )
@@ -216,4 +218,27 @@ func isManaged(info pointerInfo) int {
 		return 1
 	}
 	return 0
+}
+
+// ReportManaged makes l the ledger that counts the page faults, read
+// duplicates and migrations of the managed memory of the calling thread's
+// current context's device (sim.Device.SetManagedLedger): the cuda
+// backend hands its own, as CUPTI's counters would reach it on a GPU.
+func ReportManaged(l *accounting.Ledger) {
+	if _, dev, r := current(); r == success {
+		dev.SetManagedLedger(l)
+	}
+}
+
+// HostTouch holds a host access to the managed bytes [p, p+n) of the
+// calling thread's current context's device to sim's rules and moves
+// their pages to the host (sim.Device.HostAccess); its error wraps
+// driver.ErrManagedBusy where the device owns the memory now.
+func HostTouch(p devarray.Ptr, n int64, write bool) error {
+	_, dev, r := current()
+	if r != success {
+		return fmt.Errorf("emulated: host access to managed memory: %s: %w", r.name(), driver.ErrInvalidValue)
+	}
+	_, err := dev.HostAccess(p, n, write)
+	return err
 }
