@@ -28,6 +28,7 @@ func observeMore(t *testing.T, add func(name, got string)) {
 	observeMappedAddresses(t, add)
 	observeAllocationSizes(t, add)
 	observeRegisteredPieces(t, add)
+	observeManaged(t, add)
 }
 
 // faultThenHostFnChild queues, on a stream held by a gate, a kernel that
