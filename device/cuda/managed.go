@@ -132,6 +132,9 @@ func (s *stream) Prefetch(p devarray.Ptr, n int64, loc driver.Location) error {
 // so this check is weaker than sim's.
 func (d *Device) HostAccess(p devarray.Ptr, n int64, write bool) ([]byte, error) {
 	op := fmt.Sprintf("cuda: host access to managed [%v, +%d)", p, n)
+	if err := d.closedErr("host access to managed memory"); err != nil {
+		return nil, err
+	}
 	if n <= 0 {
 		return nil, fmt.Errorf("%s: %w", op, driver.ErrInvalidValue)
 	}

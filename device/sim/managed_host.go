@@ -104,6 +104,9 @@ func (d *Device) activeStream() *stream {
 // still touches it.
 func (d *Device) HostAccess(p devarray.Ptr, n int64, write bool) ([]byte, error) {
 	op := fmt.Sprintf("host access to managed [%v, +%d)", p, n)
+	if d.Closed() {
+		return nil, fmt.Errorf("sim: %s: %w", op, driver.ErrClosed)
+	}
 	if err := d.checkFault(op); err != nil {
 		return nil, err
 	}
