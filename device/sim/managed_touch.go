@@ -8,9 +8,10 @@ import (
 
 // How device work moves managed pages: an interpreted kernel marks the
 // pages it reads and writes (ptx.PageMarker), a Go kernel touches the
-// ranges it declares, a copy or memset the bytes it reads or writes; once
-// the work has run, each page touched settles on the device (settle),
-// which records the faults and migrations in the ledger.
+// ranges it declares, a 1-D copy (HtoD, DtoH, DtoD) or a memset the bytes
+// it reads or writes (pitched 2-D and 3-D copies and peer copies move no
+// page yet); once the work has run, each page touched settles on the
+// device (settle), which records the faults and migrations in the ledger.
 
 // managedPageShift is log2(ManagedPageSize).
 const managedPageShift = 12
