@@ -2,6 +2,7 @@ package device_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,6 +86,38 @@ func TestManagedHostAccessNeedsSynchronization(t *testing.T) {
 	require.NoError(t, dev.Synchronize())
 	_, err = a.HostView(false)
 	assert.NoError(t, err)
+}
+
+// An event recorded after the work, seen complete by the host, is a
+// synchronization too: the guide's "Explicit Synchronization and Logical
+// GPU Activity" counts cudaEventSynchronize, and cudaEventQuery returning
+// success, among the calls after which the host may touch managed memory.
+func TestManagedHostAccessAfterEvent(t *testing.T) {
+	dev := openManagedSim(t, "exclusive")
+	a := managedArray(t, dev, devarray.AttachGlobal)
+	s := newStreams(t, dev, 1)[0]
+	for _, wait := range []string{"synchronize", "query"} {
+		t.Run(wait, func(t *testing.T) {
+			ev, err := dev.NewEvent()
+			require.NoError(t, err)
+			defer ev.Close()
+			queueUnrelatedWork(t, dev, s)
+			require.NoError(t, s.Record(ev))
+			_, err = a.HostView(false)
+			require.ErrorIs(t, err, driver.ErrManagedBusy, "before the host sees the event")
+			if wait == "synchronize" {
+				require.NoError(t, ev.Synchronize())
+			} else {
+				require.Eventually(t, func() bool { done, err := ev.Query(); return err == nil && done }, testdev.PeekDeadline, time.Millisecond)
+			}
+			_, err = a.HostView(false)
+			require.NoError(t, err, "the host saw the event complete: the stream's work before it is synchronized")
+			queueUnrelatedWork(t, dev, s)
+			_, err = a.HostView(false)
+			assert.ErrorIs(t, err, driver.ErrManagedBusy, "work queued after the event is not")
+			require.NoError(t, s.Synchronize())
+		})
+	}
 }
 
 // "When memory is associated with a single stream, the Unified Memory

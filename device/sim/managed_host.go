@@ -25,15 +25,14 @@ import (
 //     Access To Managed Memory" states for any GPU activity). sim counts
 //     any queued work (copies too) as activity, the strict reading.
 //   - Activity is logical: a stream is active from the work queued on it
-//     until the host synchronizes it (its Synchronize, the device's), not
-//     until the work is done, as the Programming Guide's "Explicit
-//     Synchronization and Logical GPU Activity" says. A stream closed
-//     with work the host never synchronized keeps the device active until
-//     the device is synchronized: "Destroying the stream does not restore
-//     safe host access. Only synchronizing the stream before destruction
-//     does." (the same tracker). An event's synchronize does not count
-//     here (a guess, the strict one: the guide lists it among the
-//     synchronizations; sim does not follow it yet).
+//     until the host synchronizes with it (its Synchronize, the device's,
+//     an event recorded after the work that Synchronize or Query sees
+//     complete), not until the work is done, as the Programming Guide's
+//     "Explicit Synchronization and Logical GPU Activity" says. A stream
+//     closed with work the host never synchronized with keeps the device
+//     active until the device is synchronized: "Destroying the stream does
+//     not restore safe host access. Only synchronizing the stream before
+//     destruction does." (the same tracker).
 //   - An allocation attached singly to a stream may be touched while that
 //     stream is idle: "When memory is associated with a single stream, the
 //     Unified Memory system will allow CPU access to this memory region so
@@ -156,4 +155,12 @@ func (d *Device) hostMayTouch(attach devarray.Attach, on *stream) error {
 		return fmt.Errorf("stream %#x has work the host has not synchronized with, and the device owns all managed memory attached globally while it is active: %w", s.handle, driver.ErrManagedBusy)
 	}
 	return nil
+}
+
+// hostSynchronized records that the host saw recording m complete: it has
+// synchronized with its stream's work up to it.
+func (m *mark) hostSynchronized() {
+	if m.s != nil {
+		m.s.logical.synchronized(m.logical)
+	}
 }

@@ -387,6 +387,7 @@ func (s *stream) record(pt bool, e driver.Event) error {
 		return err
 	}
 	mark.pools = s.d.pools.capture(s)
+	mark.logical = s.logical.mark() + 1 // the work queued before it, and the recording
 	if err := s.enqueue(func() error { s.markErr(mark); mark.completeAt(s.clock.startAt); return nil }); err != nil {
 		mark.complete()
 		return err
