@@ -97,16 +97,15 @@ type managedDiff struct {
 
 func measureManaged(t *testing.T, dev device.Device, f func()) managedDiff {
 	t.Helper()
-	before, mb := dev.Ledger().Snapshot(), dev.Ledger().Managed()
+	before := dev.Ledger().Snapshot()
 	f()
 	d := accounting.Diff(before, dev.Ledger().Snapshot())
-	ma := dev.Ledger().Managed()
 	return managedDiff{
 		migratedHtoD: d.Copies[accounting.HtoD][accounting.PathMigrated].Bytes,
 		migratedDtoH: d.Copies[accounting.DtoH][accounting.PathMigrated].Bytes,
 		prefetchHtoD: d.Copies[accounting.HtoD][accounting.PathPrefetch].Bytes,
-		faults:       ma.Faults - mb.Faults,
-		duplicates:   ma.Duplicates - mb.Duplicates,
+		faults:       d.Managed.Faults,
+		duplicates:   d.Managed.Duplicates,
 	}
 }
 
