@@ -8,7 +8,8 @@ package emulated
 // it keeps and keeps each page's residency). The sentences quoted here are
 // from cuda.h (CUDA 11.8). Every emulated device reports
 // CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS 1, as an H100 or H200 on
-// Linux does.
+// Linux does, or 0 with the option managed=exclusive, whose sim devices
+// then hold the host's access to the rules of such a device.
 
 /*
 #cgo linux CFLAGS: -I/usr/include -I/usr/local/cuda/include
@@ -242,3 +243,6 @@ func HostTouch(p devarray.Ptr, n int64, write bool) error {
 	_, err := dev.HostAccess(p, n, write)
 	return err
 }
+
+// attrConcurrentManagedAccess is CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS.
+const attrConcurrentManagedAccess = int(C.CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)
