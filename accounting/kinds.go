@@ -85,10 +85,12 @@ const (
 	PathRegistered             // registrations of the caller's own memory for a copy (cuMemHostRegister), each a copy of 0 bytes taking the registration's time; the DMA that follows is recorded under PathPinned, as every copy of page-locked memory (see transfer.PathRegistered)
 	PathMPIDevice              // an MPI call (Net) given device pointers: a CUDA-aware MPI moved device memory itself
 	PathMPIStaged              // an MPI call (Net) given page-locked host buffers that device memory was copied through; those copies are recorded as HtoD and DtoH on PathPinned
+	PathPrefetch               // managed memory's pages the driver moved for a prefetch (cuMemPrefetchAsync)
+	PathMigrated               // managed memory's pages the driver moved on a page fault: a kernel, copy or host access touched pages resident elsewhere
 	NumPaths                   // the number of paths
 )
 
-var pathNames = [NumPaths]string{"direct", "pinned", "staged", "mapped", "d2d", "peer", "kernel", "registered", "mpi-device", "mpi-staged"}
+var pathNames = [NumPaths]string{"direct", "pinned", "staged", "mapped", "d2d", "peer", "kernel", "registered", "mpi-device", "mpi-staged", "prefetch", "migrated"}
 
 // String returns the path's name ("direct", "pinned", ...).
 func (p Path) String() string {

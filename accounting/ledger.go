@@ -57,7 +57,8 @@ type Ledger struct {
 	levels     [NumKinds]level
 	// Written at each kernel launch, under its own mutex, after the last
 	// level's padding: no level's counters share its cache line.
-	launches launchCounts // kernel launches per name (RecordLaunch)
+	launches launchCounts  // kernel launches per name (RecordLaunch)
+	managed  managedCounts // managed memory's page faults and read duplicates
 }
 
 // MemInfoFunc returns a device's free and total memory in bytes.

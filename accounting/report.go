@@ -75,6 +75,9 @@ func (s Snapshot) Report() string {
 		}
 		w.Flush()
 	}
+	if m := s.Managed; m != (ManagedStats{}) {
+		fmt.Fprintf(&b, "\nmanaged memory: %d page faults, %d read duplicates\n", m.Faults, m.Duplicates)
+	}
 	writePools(&b, s.Pools)
 	return b.String()
 }

@@ -41,6 +41,10 @@ type Snapshot struct {
 	// Pools are the device's stream-ordered pools' figures (SetPools),
 	// sorted by name; nil for a scope, and where the device reports none.
 	Pools []PoolStats
+	// Managed are managed memory's page faults and read duplicates (the
+	// ledger's; zero for a scope). The bytes the driver moved are Copies
+	// on PathPrefetch and PathMigrated.
+	Managed ManagedStats
 }
 
 // Snapshot returns the ledger's counters now. The snapshot is consistent:
@@ -66,6 +70,7 @@ func (l *Ledger) Snapshot() Snapshot {
 	s := t.snapshot(l.name, l, [NumKinds]int64{}, peak, false)
 	s.Kernels = l.launches.kernels()
 	s.Pools = pools
+	s.Managed = l.Managed()
 	return s
 }
 
@@ -132,6 +137,7 @@ func Diff(a, b Snapshot) Snapshot {
 	d.Memsets = subCopy(b.Memsets, a.Memsets)
 	d.Kernels = diffKernels(a.Kernels, b.Kernels)
 	d.Pools = b.Pools
+	d.Managed = ManagedStats{Faults: b.Managed.Faults - a.Managed.Faults, Duplicates: b.Managed.Duplicates - a.Managed.Duplicates}
 	return d
 }
 
@@ -185,6 +191,7 @@ type snapshotJSON struct {
 	Memsets    CopyStats                       `json:"memsets"`
 	Kernels    []KernelStats                   `json:"kernels,omitempty"`
 	Pools      []PoolStats                     `json:"pools,omitempty"`
+	Managed    *ManagedStats                   `json:"managed,omitempty"`
 }
 
 // MarshalJSON writes the snapshot with kinds, directions and paths by name:
@@ -198,6 +205,9 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 	}
 	for k := Kind(0); k < NumKinds; k++ {
 		j.Memory[k.String()] = s.Kinds[k]
+	}
+	if s.Managed != (ManagedStats{}) {
+		j.Managed = &s.Managed
 	}
 	for d := Direction(0); d < NumDirections; d++ {
 		j.CopyTotals[d.String()] = s.CopyTotal(d)

@@ -19,6 +19,8 @@ type buffer struct {
 	// stream it is freed on: the allocating one, or FreeAsync's. b.mu
 	// guards it.
 	stream AsyncStream
+	// managed: the memory is managed (EmptyManaged), valid on the host too.
+	managed bool
 
 	// mu guards freed, holds and deferred; it is never held while data
 	// moves. Use and copies hold the buffer (holds) instead, so memory is

@@ -37,4 +37,7 @@ var (
 	// Zeros, FromHost, FromBytes, Wrap or a view), or a nil function
 	// argument. Methods that return no error return zero values instead.
 	ErrNil = errors.New("nil or zero DevArray, or nil function")
+	// ErrNotManaged: a host view of an array whose memory is not managed
+	// (EmptyManaged): the host cannot touch device memory in place.
+	ErrNotManaged = errors.New("not managed memory")
 )

@@ -38,6 +38,8 @@ func TestHostileInputs(t *testing.T) {
 	require.NoError(t, err)
 	onClosed, err := devarray.Empty(closedDev, devarray.Float32, 4)
 	require.NoError(t, err)
+	managedOnClosed, err := devarray.EmptyManaged(closedDev, devarray.AttachGlobal, devarray.Float32, 4)
+	require.NoError(t, err)
 	require.NoError(t, closedDev.Close())
 
 	big := math.MaxInt64
@@ -68,6 +70,7 @@ func TestHostileInputs(t *testing.T) {
 		add("CopyFrom", devarray.ErrNil, func() error { return a.CopyFrom(nil) })
 		add("ToHost", devarray.ErrNil, func() error { return hostile.Second(devarray.ToHost[float32](a)) })
 		add("Hold", devarray.ErrNil, func() error { return hostile.Second(a.Hold()) })
+		add("HostView", devarray.ErrNil, func() error { return hostile.Second(a.HostView(true)) })
 		add("Use", devarray.ErrNil, func() error { return devarray.Use(func() error { return nil }, live, a) })
 		add("accessors", nil, func() error {
 			assert.Nil(t, a.Shape())
@@ -198,6 +201,17 @@ func TestHostileInputs(t *testing.T) {
 		hostile.Case{"closed CopyFrom", func() error { return onClosed.CopyFrom(make([]byte, 16)) }, device.ErrClosed},
 		hostile.Case{"closed Free", onClosed.Free, device.ErrClosed},
 		hostile.Case{"closed Empty", func() error { return hostile.Second(devarray.Empty(closedDev, devarray.Float32, 1)) }, device.ErrClosed},
+		hostile.Case{"closed EmptyManaged", func() error {
+			return hostile.Second(devarray.EmptyManaged(closedDev, devarray.AttachGlobal, devarray.Float32, 1))
+		}, device.ErrClosed},
+		hostile.Case{"closed managed HostView", func() error { return hostile.Second(managedOnClosed.HostView(false)) }, device.ErrClosed},
+		hostile.Case{"EmptyManaged negative", func() error {
+			return hostile.Second(devarray.EmptyManaged(dev, devarray.AttachGlobal, devarray.Float32, -1))
+		}, devarray.ErrShape},
+		hostile.Case{"EmptyManaged overflowing", func() error {
+			return hostile.Second(devarray.EmptyManaged(dev, devarray.AttachGlobal, devarray.Float64, big, big))
+		}, devarray.ErrOverflow},
+		hostile.Case{"device memory HostView", func() error { return hostile.Second(live.HostView(false)) }, devarray.ErrNotManaged},
 		hostile.Case{"closed Zeros", func() error { return hostile.Second(devarray.Zeros(closedDev, devarray.Float32, 1)) }, device.ErrClosed},
 
 		// Functions of the package that take no array.

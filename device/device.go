@@ -42,6 +42,24 @@ type (
 	PhysicalHandle = driver.PhysicalHandle
 	// Granularity is the granularity of virtual memory; see driver.Granularity.
 	Granularity = driver.Granularity
+	// Location is where managed memory's pages live or are advised for; see driver.Location.
+	Location = driver.Location
+	// Advice is a hint about how managed memory is used; see driver.Advice.
+	Advice = driver.Advice
+	// RangeAttributes are a managed range's attributes; see driver.RangeAttributes.
+	RangeAttributes = driver.RangeAttributes
+)
+
+// The locations of managed memory that are no device, and the advice.
+const (
+	HostLocation                 = driver.HostLocation
+	NoLocation                   = driver.NoLocation
+	AdviseReadMostly             = driver.AdviseReadMostly
+	AdviseUnsetReadMostly        = driver.AdviseUnsetReadMostly
+	AdvisePreferredLocation      = driver.AdvisePreferredLocation
+	AdviseUnsetPreferredLocation = driver.AdviseUnsetPreferredLocation
+	AdviseAccessedBy             = driver.AdviseAccessedBy
+	AdviseUnsetAccessedBy        = driver.AdviseUnsetAccessedBy
 )
 
 // The reuse policies of a stream-ordered pool.
@@ -72,4 +90,5 @@ var (
 	ErrInjected       = driver.ErrInjected
 	ErrContextFailed  = driver.ErrContextFailed
 	ErrStreamRace     = driver.ErrStreamRace
+	ErrManagedBusy    = driver.ErrManagedBusy
 )

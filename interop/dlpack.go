@@ -179,7 +179,7 @@ func fillTensor(t *C.DLTensor, a *devarray.DevArray) error {
 	if err != nil {
 		return err
 	}
-	devType, err := d.Device.Kind.DLPack()
+	devType, err := dlpackDeviceType(a, d.Device.Kind)
 	if err != nil {
 		return err
 	}
@@ -205,6 +205,26 @@ func fillTensor(t *C.DLTensor, a *devarray.DevArray) error {
 	t.dtype = C.DLDataType{code: C.uint8_t(code), bits: C.uint8_t(nbits), lanes: C.uint16_t(lanes)}
 	t.byte_offset = 0
 	return nil
+}
+
+// dlpackDeviceType is the DLPack device type a's memory is exported as:
+// its device kind's, except that managed memory of a CUDA device is
+// kDLCUDAManaged ("CUDA managed/unified memory allocated by
+// cudaMallocManaged", dlpack.h), which a consumer may also read on the
+// host. sim's memory, managed or not, is host memory: kDLCPU.
+func dlpackDeviceType(a *devarray.DevArray, k devarray.DeviceKind) (int32, error) {
+	t, err := k.DLPack()
+	if err == nil && t == devarray.DLCUDA && a.Managed() {
+		t = devarray.DLCUDAManaged
+	}
+	return t, err
+}
+
+// sameDLPackDevice reports whether a tensor of DLPack device type got may
+// be imported into a backend whose memory is of type want: the same type,
+// or managed memory into a CUDA device (its pointer is valid there).
+func sameDLPackDevice(got, want int32) bool {
+	return got == want || (got == devarray.DLCUDAManaged && want == devarray.DLCUDA)
 }
 
 // ImportDLPack borrows the memory of a DLManagedTensorVersioned (a pointer
@@ -274,7 +294,7 @@ func importTensor(b devarray.Backend, t *C.DLTensor, readonly bool, release func
 		if err != nil {
 			return nil, err
 		}
-		if int32(t.device.device_type) != want || int(t.device.device_id) != b.DeviceID().Ordinal {
+		if !sameDLPackDevice(int32(t.device.device_type), want) || int(t.device.device_id) != b.DeviceID().Ordinal {
 			return nil, fmt.Errorf("tensor on DLPack device (%d, %d), backend %v is (%d, %d): %w",
 				t.device.device_type, t.device.device_id, b.DeviceID(), want, b.DeviceID().Ordinal, devarray.ErrDevice)
 		}

@@ -67,9 +67,11 @@ type Device struct {
 type live struct {
 	allocs map[devarray.Ptr]int64 // live device allocations and their counted sizes
 	async  map[devarray.Ptr]int64 // live stream-ordered allocations and their counted sizes
-	pools  []*memPool             // the pools NewMemPool made and the default one, once asked for
-	host   driver.HostRanges      // live page-locked host memory
-	vmm    vmmLive                // reservations, physical memory and mappings (vmm.go)
+	// managed are the allocations of allocs that are managed memory (MallocManaged).
+	managed map[devarray.Ptr]struct{}
+	pools   []*memPool        // the pools NewMemPool made and the default one, once asked for
+	host    driver.HostRanges // live page-locked host memory
+	vmm     vmmLive           // reservations, physical memory and mappings (vmm.go)
 }
 
 var (
@@ -123,7 +125,7 @@ func Open(ordinal int) (*Device, error) {
 		dev:     dev,
 		ctx:     ctx,
 		ledger:  accounting.NewLedger(fmt.Sprintf("cuda:%d", ordinal)),
-		live:    &live{allocs: make(map[devarray.Ptr]int64), async: make(map[devarray.Ptr]int64)},
+		live:    &live{allocs: make(map[devarray.Ptr]int64), async: make(map[devarray.Ptr]int64), managed: make(map[devarray.Ptr]struct{})},
 		streams: make(map[*stream]struct{}),
 	}
 	if err := d.describe(); err != nil {
@@ -288,8 +290,8 @@ func (d *Device) Close() error {
 	d.isClosed.Store(true)
 	streams := d.streams
 	d.streams = nil
-	allocs := d.allocs
-	d.allocs = nil
+	allocs, managed := d.allocs, d.managed
+	d.allocs, d.managed = nil, nil
 	async, pools := d.async, d.pools
 	d.async, d.pools = nil, nil
 	vmm := d.vmm
@@ -319,7 +321,7 @@ func (d *Device) Close() error {
 			if e := fromCu(cu.MemFree(cu.DevicePtr(p))); e != nil && err == nil {
 				err = e
 			}
-			d.ledger.Free(accounting.Device, uintptr(p), size)
+			d.ledger.Free(kindIn(managed, p), uintptr(p), size)
 		}
 		for _, h := range host {
 			release, kind := memFreeHost, h.Kind()

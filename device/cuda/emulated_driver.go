@@ -7,6 +7,7 @@ package cuda
 // unchanged.
 import (
 	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/cuda/emulated"
 	"github.com/cuarray/cuarray/device/driver"
 )
@@ -30,3 +31,14 @@ func declareLaunch(arrays []driver.Range, led *accounting.Ledger) bool {
 	emulated.DeclareLaunch(&emulated.Declaration{Arrays: arrays, Ledger: led})
 	return true
 }
+
+// reportManaged hands the device's ledger to the emulated driver, on a
+// thread where the device's context is current, to count its managed
+// memory's page faults, duplicates and migrations.
+func reportManaged(led *accounting.Ledger) { emulated.ReportManaged(led) }
+
+// hostTouch tells the emulated driver, on a thread where the device's
+// context is current, that the host is about to touch the managed bytes
+// [p, p+n): it holds the access to the rules sim keeps and moves the
+// pages to the host, as a GPU's driver does on the host's faults.
+func hostTouch(p devarray.Ptr, n int64, write bool) error { return emulated.HostTouch(p, n, write) }

@@ -27,34 +27,46 @@ func (d *Device) Malloc(nbytes int64) (devarray.Ptr, error) {
 	if nbytes < 0 {
 		return 0, fmt.Errorf("cuda: malloc %d bytes: %w", nbytes, driver.ErrInvalidValue)
 	}
-	if err := d.closedErr("malloc"); err != nil {
+	return d.malloc("malloc", nbytes, accounting.Device, func(size int64) (uintptr, error) {
+		p, e := cu.MemAlloc(size)
+		return uintptr(p), fromCu(e)
+	})
+}
+
+// malloc allocates nbytes, rounded up to 256, with alloc (called with the
+// context current), counted under kind.
+func (d *Device) malloc(op string, nbytes int64, kind accounting.Kind, alloc func(size int64) (uintptr, error)) (devarray.Ptr, error) {
+	if err := d.closedErr(op); err != nil {
 		return 0, err
 	}
 	size := alignUp(max(nbytes, 1))
-	if err := d.ledger.Reserve(accounting.Device, size); err != nil {
-		return 0, fmt.Errorf("cuda: malloc: %w", err)
+	if err := d.ledger.Reserve(kind, size); err != nil {
+		return 0, fmt.Errorf("cuda: %s: %w", op, err)
 	}
-	var p cu.DevicePtr
+	var p uintptr
 	err := d.call(func() error {
 		var e error
-		p, e = cu.MemAlloc(size)
-		return fromCu(e)
+		p, e = alloc(size)
+		return e
 	})
 	if err != nil {
-		d.ledger.Cancel(accounting.Device, size)
+		d.ledger.Cancel(kind, size)
 		if errors.Is(err, driver.ErrOutOfMemory) {
-			return 0, fmt.Errorf("cuda: malloc: %w", d.ledger.OutOfMemory(accounting.Device, size, d.ledger.Current(accounting.Device), false))
+			return 0, fmt.Errorf("cuda: %s: %w", op, d.ledger.OutOfMemory(kind, size, d.ledger.Current(kind), false))
 		}
-		return 0, fmt.Errorf("cuda: malloc %d bytes: %w", nbytes, err)
+		return 0, fmt.Errorf("cuda: %s %d bytes: %w", op, nbytes, err)
 	}
 	d.mu.Lock()
 	d.allocs[devarray.Ptr(p)] = size
+	if kind == accounting.Managed {
+		d.managed[devarray.Ptr(p)] = struct{}{}
+	}
 	d.mu.Unlock()
-	d.ledger.Commit(accounting.Device, uintptr(p), size)
+	d.ledger.Commit(kind, p, size)
 	return devarray.Ptr(p), nil
 }
 
-// Free frees memory returned by Malloc. A pointer that is not the start of
+// Free frees memory returned by Malloc or MallocManaged. A pointer that is not the start of
 // a live allocation of this device is an error wrapping
 // driver.ErrInvalidPointer, and is not passed to the driver.
 func (d *Device) Free(p devarray.Ptr) error {
@@ -64,20 +76,22 @@ func (d *Device) Free(p devarray.Ptr) error {
 		return fmt.Errorf("cuda: free %v: %w", p, driver.ErrClosed)
 	}
 	size, ok := d.allocs[p]
+	kind := d.kindOf(p)
 	delete(d.allocs, p)
+	delete(d.managed, p)
 	d.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("cuda: free %v: not the start of a live allocation: %w", p, driver.ErrInvalidPointer)
 	}
 	if err := d.call(func() error { return fromCu(cu.MemFree(cu.DevicePtr(p))) }); err != nil {
-		if d.keepLive(func() { d.allocs[p] = size }) {
+		if d.keepLive(func() { d.putBack(p, size, kind) }) {
 			return fmt.Errorf("cuda: free %v: %w", p, err)
 		}
 		// Close took the live allocations while the free ran: count it freed, as Close would have.
-		d.ledger.Free(accounting.Device, uintptr(p), size)
+		d.ledger.Free(kind, uintptr(p), size)
 		return fmt.Errorf("cuda: free %v: %w", p, err)
 	}
-	d.ledger.Free(accounting.Device, uintptr(p), size)
+	d.ledger.Free(kind, uintptr(p), size)
 	return nil
 }
 

@@ -100,6 +100,8 @@ type Device interface {
 	// VirtualMemory reserves device addresses and maps physical memory
 	// into them (cuMemAddressReserve, cuMemCreate, cuMemMap, ...).
 	VirtualMemory
+	// ManagedAllocator allocates managed memory and advises on it.
+	ManagedAllocator
 	// Synchronize waits for all work on every stream of the device.
 	Synchronize() error
 	// Close releases the device. Memory still allocated is freed and its
@@ -227,6 +229,8 @@ type Stream interface {
 	MemsetAsync(dst devarray.Ptr, value byte, n int64) error
 	// AsyncAllocator allocates and frees in the stream's order.
 	AsyncAllocator
+	// ManagedStream attaches and prefetches managed memory in the stream's order.
+	ManagedStream
 	// Record records e at this point of the stream.
 	Record(e Event) error
 	// WaitEvent makes later work on this stream wait until e completes.

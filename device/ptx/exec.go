@@ -177,6 +177,8 @@ type allocEntry struct {
 	rd, wr int64
 	decl   []int32 // the declared arrays in the allocation (exec.arrays)
 	raw    bool    // RawMemory lies in it: no declared array is checked there
+	pages  []byte  // the allocation's page marks (PageMarker), nil when not followed
+	shift  uint    // log2 of the marks' page size
 }
 
 // block barriers
@@ -209,11 +211,13 @@ type exec struct {
 	last  *allocEntry // the entry last used (an empty one at first)
 	// the launch's declared arrays (Launch.Arrays)
 	arrays []declArray
+	marker PageMarker // Launch.Global, when it follows pages
 }
 
 func newExec(k *Kernel, l *Launch, st *Stats) *exec {
 	x := &exec{k: k, p: k.prog, l: l, st: st, start: time.Now()}
 	x.last = &x.cache[0]
+	x.marker, _ = l.Global.(PageMarker)
 	x.nthr = int(l.Block[0] * l.Block[1] * l.Block[2])
 	nw := (x.nthr + 31) / 32
 	x.shared = make([]byte, x.p.static+int(l.DynamicShared))

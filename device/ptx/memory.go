@@ -272,6 +272,9 @@ func (x *exec) global(w *warp, l int, in *inst, a uint64, n int, write bool) ([]
 		if len(x.arrays) != 0 {
 			x.attach(e)
 		}
+		if x.marker != nil {
+			e.pages, e.shift = x.marker.PageMarks(base)
+		}
 	}
 	x.last = e
 	off := a - e.base
@@ -290,6 +293,9 @@ func (x *exec) global(w *warp, l int, in *inst, a uint64, n int, write bool) ([]
 		if f := x.declared(w, l, in, e, a, n, write); f != nil {
 			return nil, f
 		}
+	}
+	if e.pages != nil {
+		e.markPages(off, n, write, in.op == opAtom)
 	}
 	if write {
 		e.wr += int64(n)

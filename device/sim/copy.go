@@ -53,6 +53,7 @@ func (d *Device) htod(dst devarray.Ptr, src []byte) copyFunc {
 			return 0, 0, 0, err
 		}
 		copy(b, src)
+		d.touchDevice(dst, int64(len(src)), true)
 		return accounting.HtoD, d.hostPath(src), int64(len(src)), nil
 	}
 }
@@ -64,6 +65,7 @@ func (d *Device) dtoh(dst []byte, src devarray.Ptr) copyFunc {
 			return 0, 0, 0, err
 		}
 		copy(dst, b)
+		d.touchDevice(src, int64(len(dst)), false)
 		return accounting.DtoH, d.hostPath(dst), int64(len(dst)), nil
 	}
 }
@@ -79,6 +81,8 @@ func (d *Device) dtod(dst, src devarray.Ptr, n int64) copyFunc {
 			return 0, 0, 0, err
 		}
 		copy(t, s)
+		d.touchDevice(src, n, false)
+		d.touchDevice(dst, n, true)
 		return accounting.DtoD, accounting.PathD2D, n, nil
 	}
 }
@@ -304,6 +308,7 @@ func (d *Device) launchOp(s driver.Stream, kind string, ranges []driver.Range, r
 		}
 	}
 	if st == d.legacy && d.cfg.Latency <= 0 && st.pending.Load() == 0 {
+		st.logical.queued() // done at once, but a GPU's launch would still be in flight
 		return safely(run)
 	}
 	return st.enqueue(run)
@@ -313,7 +318,11 @@ func (d *Device) access(ranges []driver.Range, f func(mem [][]byte) error) error
 	if err := d.deviceWork("kernel"); err != nil {
 		return err
 	}
-	return d.inspect(ranges, f)
+	err := d.inspect(ranges, f)
+	if err == nil {
+		d.touchRanges(ranges)
+	}
+	return err
 }
 
 // inspect calls f with the memory of ranges, checked and read-locked, as

@@ -14,6 +14,10 @@ type mark struct {
 	at    time.Time
 	clock vclock     // the recording stream's clock, for the stream race checker
 	pools *poolClock // the recording stream's clock for the stream-ordered pools (mempool.go)
+	// logical is the recording stream's work up to the recording, which the
+	// host has synchronized with once it sees the recording complete
+	// (managed_host.go).
+	logical uint64
 
 	// Set by the recording stream before done closes (stream.markErr):
 	s      *stream
@@ -87,6 +91,7 @@ func (e *event) Synchronize() error {
 	if m.pools != nil {
 		e.d.pools.synchronized(nil, m.pools)
 	}
+	m.hostSynchronized()
 	if err := e.d.checkFault("event synchronize"); err != nil {
 		return err
 	}
@@ -113,6 +118,7 @@ func (e *event) Query() (bool, error) {
 		if e.d.check != nil {
 			e.d.check.hostWaitsForEvent(m.clock)
 		}
+		m.hostSynchronized()
 		return true, nil
 	default:
 		return false, nil

@@ -16,6 +16,11 @@ func alignUp(n int64) int64 { return (n + Alignment - 1) / Alignment * Alignment
 // counts the aligned size, which is what the device gives up. A request of 0
 // bytes still gets a distinct, valid pointer.
 func (d *Device) Malloc(nbytes int64) (devarray.Ptr, error) {
+	return d.malloc(nbytes, accounting.Device)
+}
+
+// malloc allocates nbytes of the device's memory, counted under kind.
+func (d *Device) malloc(nbytes int64, kind accounting.Kind) (devarray.Ptr, error) {
 	if nbytes < 0 {
 		return 0, fmt.Errorf("sim: malloc %d bytes: %w", nbytes, driver.ErrInvalidValue)
 	}
@@ -23,22 +28,22 @@ func (d *Device) Malloc(nbytes int64) (devarray.Ptr, error) {
 		return 0, err
 	}
 	if nbytes > d.cfg.Memory {
-		d.ledger.RecordFailure(accounting.Device, nbytes)
-		return 0, fmt.Errorf("sim: malloc: %w", d.ledger.OutOfMemory(accounting.Device, nbytes, d.ledger.Current(accounting.Device), false))
+		d.ledger.RecordFailure(kind, nbytes)
+		return 0, fmt.Errorf("sim: malloc: %w", d.ledger.OutOfMemory(kind, nbytes, d.ledger.Current(kind), false))
 	}
 	size := alignUp(max(nbytes, 1))
-	if err := d.ledger.Reserve(accounting.Device, size); err != nil {
+	if err := d.ledger.Reserve(kind, size); err != nil {
 		return 0, fmt.Errorf("sim: malloc: %w", err)
 	}
 	if injected(&d.allocCountdown) {
-		d.ledger.Cancel(accounting.Device, size)
-		oom := d.ledger.OutOfMemory(accounting.Device, size, d.ledger.Current(accounting.Device), false)
+		d.ledger.Cancel(kind, size)
+		oom := d.ledger.OutOfMemory(kind, size, d.ledger.Current(kind), false)
 		return 0, fmt.Errorf("sim: malloc %d bytes: %w: %w", nbytes, driver.ErrInjected, oom)
 	}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
-		d.ledger.Cancel(accounting.Device, size)
+		d.ledger.Cancel(kind, size)
 		return 0, fmt.Errorf("sim: malloc: %w", driver.ErrClosed)
 	}
 	off, ok := d.arena.alloc(size)
@@ -50,19 +55,19 @@ func (d *Device) Malloc(nbytes int64) (devarray.Ptr, error) {
 	}
 	d.mu.Unlock()
 	if !ok {
-		d.ledger.Cancel(accounting.Device, size)
+		d.ledger.Cancel(kind, size)
 		// The arena's figures when the allocation failed: its free bytes
 		// may be more than size, in blocks that are each smaller.
-		oom := d.ledger.OutOfMemory(accounting.Device, size, d.ledger.Current(accounting.Device), false)
+		oom := d.ledger.OutOfMemory(kind, size, d.ledger.Current(kind), false)
 		oom.DeviceFree, oom.DeviceTotal, oom.DeviceLargestFree = free, d.arena.size, largest
 		return 0, fmt.Errorf("sim: malloc: %w", oom)
 	}
 	p := d.base + uintptr(off)
-	d.ledger.Commit(accounting.Device, p, size)
+	d.ledger.Commit(kind, p, size)
 	return devarray.Ptr(p), nil
 }
 
-// Free frees memory returned by Malloc. Any other pointer, or a pointer
+// Free frees memory returned by Malloc or MallocManaged. Any other pointer, or a pointer
 // already freed, is an error wrapping driver.ErrInvalidPointer.
 //
 // Like cuMemFree, it first waits for the work queued on the default
@@ -106,7 +111,7 @@ func (d *Device) Free(p devarray.Ptr) error {
 	if !ok {
 		return fmt.Errorf("sim: free %v: not the start of a live allocation: %w", p, driver.ErrInvalidPointer)
 	}
-	d.ledger.Free(accounting.Device, uintptr(p), size)
+	d.ledger.Free(d.forgetManaged(uintptr(p)), uintptr(p), size)
 	return nil
 }
 
@@ -168,6 +173,7 @@ func (d *Device) memset(dst devarray.Ptr, value byte, nbytes int64) error {
 			copy(b[filled:], b[:filled])
 		}
 	}
+	d.touchDevice(dst, nbytes, true)
 	d.ledger.RecordMemset(nbytes, time.Since(start))
 	return nil
 }

@@ -116,8 +116,8 @@ func (f *function) LaunchDeclared(grid, block [3]uint32, sharedBytes uint32, s d
 	}
 	l := ptx.Launch{Grid: grid, Block: block, DynamicShared: sharedBytes, Params: buf, Watches: ReadOnlyWatches(arrays), Arrays: DeclaredArrays(arrays)}
 	d := f.m.d
-	err := d.LaunchKernel(s, name, arrays, func(resolve Resolver) error {
-		l.Global = resolverMemory(resolve)
+	err := d.LaunchInterpreted(s, name, arrays, func(mem *KernelMemory) error {
+		l.Global = mem
 		st, err := f.k.Run(l)
 		d.ledger.RecordLaunch(name, total(st.Read), total(st.Written))
 		return kernelError(err)
@@ -253,11 +253,6 @@ func (m *scratchMemory) Lookup(addr uint64) (uint64, []byte, bool) {
 	}
 	return base, b, true
 }
-
-// resolverMemory is the memory an interpreted kernel reads and writes.
-type resolverMemory Resolver
-
-func (r resolverMemory) Lookup(addr uint64) (uint64, []byte, bool) { return r(addr) }
 
 // kernelError turns an interpreted kernel's error into sim's: a fault
 // (an illegal or misaligned address, a trap, a barrier only part of a

@@ -28,6 +28,14 @@ func (d *Device) LaunchResolving(s driver.Stream, ranges []driver.Range, f func(
 // LaunchKernel is LaunchResolving for the kernel called name, which the
 // stream race checker's reports name ("kernel saxpy").
 func (d *Device) LaunchKernel(s driver.Stream, name string, ranges []driver.Range, f func(resolve Resolver) error) error {
+	return d.LaunchInterpreted(s, name, ranges, func(mem *KernelMemory) error { return f(mem.Lookup) })
+}
+
+// LaunchInterpreted is LaunchKernel for an interpreted kernel (package
+// ptx), whose global memory is mem: the kernel marks the pages of managed
+// memory it touches there, and they settle on the device once it has run
+// (their faults and migrations recorded in the ledger).
+func (d *Device) LaunchInterpreted(s driver.Stream, name string, ranges []driver.Range, f func(mem *KernelMemory) error) error {
 	kind := "kernel"
 	if name != "" {
 		kind += " " + name
@@ -36,8 +44,10 @@ func (d *Device) LaunchKernel(s driver.Stream, name string, ranges []driver.Rang
 		if err := d.deviceWork("kernel"); err != nil {
 			return err
 		}
+		mem := &KernelMemory{d: d}
 		d.mu.RLock()
-		err := f(d.resolve)
+		err := f(mem)
+		mem.settle()
 		d.mu.RUnlock()
 		if err == nil || !errors.Is(err, driver.ErrContextFailed) {
 			return err

@@ -107,6 +107,13 @@ type Config struct {
 	// emulated driver's run interprets them. A module a program loads
 	// itself (LoadModule) is interpreted either way.
 	PTXKernels bool
+	// NoConcurrentManagedAccess makes the device one whose
+	// CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS is 0, as GPUs before
+	// Pascal and every GPU on Windows ("managed=exclusive"): the host may
+	// not touch managed memory while the device runs work, and prefetches
+	// to the device are refused. Off, the default, the device is as the
+	// H100 and H200 on Linux: the host and device may touch it at once.
+	NoConcurrentManagedAccess bool
 }
 
 // Device is an emulated device. It implements driver.Device.
@@ -140,7 +147,8 @@ type Device struct {
 
 	pools poolState // the stream-ordered pools (mempool.go)
 
-	vmm vmmState // reservations and physical memory (vmm.go)
+	vmm     vmmState     // reservations and physical memory (vmm.go)
+	managed managedState // the managed allocations (managed.go)
 }
 
 var _ driver.Device = (*Device)(nil)
@@ -283,7 +291,10 @@ func (d *Device) completeChecked(kind string, accesses []access, f func() error)
 	if err := d.legacy.enqueue(func() error { result <- safely(f); return nil }); err != nil {
 		return err
 	}
-	return <-result
+	upTo := d.legacy.logical.mark()
+	err := <-result
+	d.legacy.logical.synchronized(upTo) // the caller waited for the default stream's work up to its own
+	return err
 }
 
 // Closed reports whether Close has been called: a cheap check for the
@@ -315,6 +326,7 @@ func (d *Device) Synchronize() error {
 		}
 	}
 	d.pools.synchronized(nil, nil)
+	d.managed.orphaned.Store(false) // the context is synchronized: closed streams' work too
 	if err := d.checkFault("synchronize"); err != nil {
 		return err
 	}
@@ -350,7 +362,7 @@ func (d *Device) Close() error {
 	d.isClosed.Store(true)
 	d.closeVMM() // its physical memory leaves the arena before the arena's allocations are counted freed
 	for _, s := range d.arena.live {
-		d.ledger.Free(accounting.Device, d.base+uintptr(s.off), s.size)
+		d.ledger.Free(d.forgetManaged(d.base+uintptr(s.off)), d.base+uintptr(s.off), s.size)
 	}
 	d.arena.live, d.arena.used = nil, 0
 	for _, h := range d.host.TakeAll() {

@@ -58,6 +58,8 @@ type stream struct {
 	lane *lane // the stream race checker's lane, nil when it is off
 
 	clock *streamClock // the model's clock of the stream's goroutine
+
+	logical logicalActivity // work queued since the host last synchronized (managed memory's host access)
 }
 
 var _ driver.Stream = (*stream)(nil)
@@ -193,7 +195,13 @@ func (s *stream) enqueueMarker(f func() error) error {
 	return s.push(streamOp{run: f})
 }
 
-func (s *stream) push(op streamOp) error { return s.pushOp(op, true) }
+func (s *stream) push(op streamOp) error {
+	if err := s.pushOp(op, true); err != nil {
+		return err
+	}
+	s.logical.queued()
+	return nil
+}
 
 // pushOp adds op to the stream; with faults, it fails once the device has
 // faulted (an enqueue after the fault fails), else only on a closed stream.
@@ -379,6 +387,7 @@ func (s *stream) record(pt bool, e driver.Event) error {
 		return err
 	}
 	mark.pools = s.d.pools.capture(s)
+	mark.logical = s.logical.mark() + 1 // the work queued before it, and the recording
 	if err := s.enqueue(func() error { s.markErr(mark); mark.completeAt(s.clock.startAt); return nil }); err != nil {
 		mark.complete()
 		return err
@@ -442,9 +451,11 @@ func (s *stream) waitEvent(pt bool, e driver.Event) error {
 func (s *stream) Synchronize() error { return s.synchronize(false) }
 
 func (s *stream) synchronize(pt bool) error {
+	upTo := s.logical.mark()
 	if err := s.drain(); err != nil {
 		return err
 	}
+	s.logical.synchronized(upTo)
 	if s.d.check != nil {
 		s.d.check.hostWaitsFor(s.lane, pt)
 	}
@@ -508,6 +519,8 @@ func (s *stream) Close() error {
 		s.d.check.hostWaitsFor(s.lane, false)
 	}
 	s.d.pools.synchronized(s, nil) // Close waited for its frees
+	s.d.closedUnsynchronized(s)
+	s.d.detachManaged(s)
 	s.d.streamsMu.Lock()
 	delete(s.d.streams, s)
 	s.d.streamsMu.Unlock()

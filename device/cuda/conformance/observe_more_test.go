@@ -29,6 +29,7 @@ func observeMore(t *testing.T, add func(name, got string)) {
 	observeAllocationSizes(t, add)
 	observeRegisteredPieces(t, add)
 	observeVirtualMemory(t, add)
+	observeManaged(t, add)
 }
 
 // faultThenHostFnChild queues, on a stream held by a gate, a kernel that

@@ -70,7 +70,8 @@ func (c *context) retain() cuResult {
 	defer c.mu.Unlock()
 	if c.refs == 0 {
 		cfg := drv.cfg
-		dev, err := sim.New(sim.Config{Ordinal: c.dev.ordinal, Memory: cfg.memory, Latency: cfg.latency, FailFault: cfg.failFault, CheckStreams: cfg.check, OpenStaleIPC: true, PageableAsync: true})
+		dev, err := sim.New(sim.Config{Ordinal: c.dev.ordinal, Memory: cfg.memory, Latency: cfg.latency, FailFault: cfg.failFault, CheckStreams: cfg.check, OpenStaleIPC: true, PageableAsync: true,
+			NoConcurrentManagedAccess: cfg.exclusiveManaged})
 		if err != nil {
 			return errOutOfMemory
 		}

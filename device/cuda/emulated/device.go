@@ -65,6 +65,8 @@ var attributes = map[int]int{
 	51:  32,                        // TEXTURE_PITCH_ALIGNMENT
 	75:  9,                         // COMPUTE_CAPABILITY_MAJOR
 	76:  0,                         // COMPUTE_CAPABILITY_MINOR
+	83:  1,                         // MANAGED_MEMORY (managed.go)
+	89:  1,                         // CONCURRENT_MANAGED_ACCESS, as an H100 on Linux; 0 with managed=exclusive
 	108: maxPersistingL2CacheBytes, // MAX_PERSISTING_L2_CACHE_SIZE (ctx_config.go)
 }
 
@@ -80,6 +82,9 @@ func deviceAttribute(attr, ordinal int) (int, cuResult) {
 	}
 	if attr < 1 || attr >= maxAttribute {
 		return 0, errInvalidValue
+	}
+	if attr == attrConcurrentManagedAccess && drv.cfg.exclusiveManaged {
+		return 0, success
 	}
 	return attributes[attr], success
 }

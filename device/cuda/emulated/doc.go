@@ -96,6 +96,13 @@
 //     cuMemSetAccess (a copy fails, a kernel faults), released memory kept
 //     until unmapped; shareable handle types and read-only access answer
 //     CUDA_ERROR_NOT_SUPPORTED.
+//   - Managed memory (managed.go): cuMemAllocManaged (global or host
+//     attachment), cuStreamAttachMemAsync, cuMemPrefetchAsync to the host or
+//     the stream's device, cuMemAdvise's six advices and
+//     cuMemRangeGetAttribute(s) on sim's managed allocations, which keep
+//     each 4 KiB page's residency; every device reports
+//     CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS 1, as an H100 on Linux,
+//     or 0 with managed=exclusive.
 //   - Sticky errors: after CUDA_ERROR_ILLEGAL_ADDRESS, MISALIGNED_ADDRESS
 //     or LAUNCH_FAILED "any further CUDA work will return the same error"
 //     (cuda.h): every call with the device's context current,
@@ -131,6 +138,7 @@
 // and, to be a driver other than the one CI has: version=N (what
 // cuDriverGetVersion reports, default 12080), map-host=false (cuCtxGetFlags
 // reports CU_CTX_MAP_HOST only where cuDevicePrimaryCtxSetFlags set it),
+// managed=exclusive (devices without concurrent managed access),
 // lack=SYMBOL,... (driver symbols it does not export, so calls to them answer
 // CUDA_ERROR_NOT_FOUND, as with an older libcuda) and refuse=SYMBOL,...
 // (driver functions that answer CUDA_ERROR_INVALID_VALUE and do nothing).

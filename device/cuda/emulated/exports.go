@@ -364,7 +364,7 @@ func cuemu_cuPointerGetAttributes(n C.uint, attrs *C.CUpointer_attribute, data *
 		case C.CU_POINTER_ATTRIBUTE_HOST_POINTER:
 			*(*unsafe.Pointer)(ds[i]) = cPointer(info.hostPtr)
 		case C.CU_POINTER_ATTRIBUTE_IS_MANAGED:
-			*(*C.uint)(ds[i]) = 0
+			*(*C.uint)(ds[i]) = C.uint(isManaged(info))
 		case C.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
 			ord := C.int(-2)
 			if info.memType != 0 {

@@ -98,7 +98,6 @@ func TestUnimplementedFunctionsNameThemselves(t *testing.T) {
 		symbol string
 		call   func() error
 	}{
-		{"cuMemAllocManaged", func() error { _, err := cu.MemAllocManaged(1024, cu.AttachGlobal); return err }},
 		{"cuMemAllocPitch_v2", func() error { _, _, err := cu.MemAllocPitch(64, 64, 4); return err }},
 		{"cuCtxGetStreamPriorityRange", func() error { _, _, err := cu.StreamPriorityRange(); return err }},
 		{"cuStreamCreateWithPriority", func() error { _, err := cu.MakeStreamWithPriority(0, cu.DefaultStream); return err }},

@@ -14,13 +14,6 @@ import (
 	"github.com/cuarray/cuarray/kernels"
 )
 
-// resolverMemory is the device memory an interpreted kernel reads and
-// writes: everything live in its context's sim device (device
-// allocations at the sizes asked for, mapped host memory, IPC mappings).
-type resolverMemory sim.Resolver
-
-func (r resolverMemory) Lookup(addr uint64) (uint64, []byte, bool) { return r(addr) }
-
 // checkPTXLaunch applies the limits a kernel's PTX sets to a launch:
 // .reqntid must be the block, .maxntid bounds it
 // (CUDA_ERROR_INVALID_VALUE, as the driver answers a block larger than
@@ -86,8 +79,8 @@ func launchPTX(c *context, dev *sim.Device, s *stream, f *function, grid, block 
 	}
 	name := f.name
 	return s.run(func(st driver.Stream) error {
-		err := dev.LaunchKernel(st, name, ranges, func(resolve sim.Resolver) error {
-			stats, err := k.Run(ptx.Launch{Grid: grid, Block: block, DynamicShared: shared, Params: buf, Global: resolverMemory(resolve), Watches: watches, Arrays: arrays})
+		err := dev.LaunchInterpreted(st, name, ranges, func(mem *sim.KernelMemory) error {
+			stats, err := k.Run(ptx.Launch{Grid: grid, Block: block, DynamicShared: shared, Params: buf, Global: mem, Watches: watches, Arrays: arrays})
 			noteLaunch(name, stats)
 			if decl != nil {
 				read, written := bytesOf(stats)

@@ -53,6 +53,11 @@ type config struct {
 	// references from package kernels, for speed; by default every kernel
 	// runs from its PTX through the interpreter (device/ptx).
 	goKernels bool
+
+	// exclusiveManaged (managed=exclusive) makes every device one without
+	// concurrent managed access (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
+	// 0, managed.go), as GPUs before Pascal and every GPU on Windows.
+	exclusiveManaged bool
 }
 
 // parseConfig parses EnvVar's value.
@@ -112,6 +117,11 @@ func parseConfig(s string) (config, error) {
 			if val != "go" && val != "ptx" {
 				err = fmt.Errorf("want ptx (the default: kernels run from their PTX, interpreted) or go (the project's kernels run as their Go references)")
 			}
+		case "managed":
+			c.exclusiveManaged = val == "exclusive"
+			if val != "exclusive" && val != "concurrent" {
+				err = fmt.Errorf("want concurrent (the default, as an H100 on Linux) or exclusive (no concurrent managed access)")
+			}
 		case "lack", "refuse":
 			set := make(map[string]bool)
 			for _, sym := range strings.Split(val, ",") {
@@ -127,7 +137,7 @@ func parseConfig(s string) (config, error) {
 				c.refuse = set
 			}
 		default:
-			err = fmt.Errorf("unknown option (devices, mem, latency, check, fail-fault, version, map-host, misuse, pageable, pageable-waits-hostfn, kernels, lack, refuse)")
+			err = fmt.Errorf("unknown option (devices, mem, latency, check, fail-fault, version, map-host, misuse, pageable, pageable-waits-hostfn, kernels, managed, lack, refuse)")
 		}
 		if err != nil {
 			return c, fmt.Errorf("%s: %s=%q: %v", EnvVar, k, val, err)

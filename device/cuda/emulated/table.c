@@ -44,6 +44,8 @@ static const struct { const char *name; void *fn; } cuemu_table[] = {
 	E(cuMemPoolExportPointer), E(cuMemPoolImportPointer),
 	E(cuMemGetAllocationGranularity), E(cuMemAddressReserve), E(cuMemAddressFree), E(cuMemCreate), E(cuMemRelease),
 	E(cuMemMap), E(cuMemUnmap), E(cuMemSetAccess),
+	E(cuMemAllocManaged), E(cuMemAdvise), E(cuMemRangeGetAttribute), E(cuMemRangeGetAttributes),
+	E(cuStreamAttachMemAsync), E(cuMemPrefetchAsync),
 };
 
 // cuemu_call_host runs a host function of cuLaunchHostFunc.

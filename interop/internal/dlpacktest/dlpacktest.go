@@ -107,3 +107,10 @@ func (b *Built) Free() {
 	C.free(unsafe.Pointer(b.b))
 	b.b, b.arrays = nil, nil
 }
+
+// DeviceOf returns the device type and id of the versioned managed tensor
+// at p (a producer's export).
+func DeviceOf(p unsafe.Pointer) (deviceType, deviceID int32) {
+	d := (*C.DLManagedTensorVersioned)(p).dl_tensor.device
+	return int32(d.device_type), int32(d.device_id)
+}

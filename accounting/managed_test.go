@@ -1,0 +1,47 @@
+package accounting_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuarray/cuarray/accounting"
+	rand "github.com/cuarray/cuarray/internal/testrand"
+)
+
+// Managed memory's page faults and read duplicates reach the snapshot,
+// its difference, the JSON and the report; nothing else counts them, and
+// counts below 1 and a nil ledger record nothing.
+func TestManagedCounts(t *testing.T) {
+	r := rand.For(t)
+	l := accounting.NewLedger("sim:0")
+	assert.NotContains(t, l.Report(), "managed memory", "no line before any page event")
+	before := l.Snapshot()
+	faults, dups := 1+r.Int64N(1000), 1+r.Int64N(1000)
+	for _, tc := range []struct{ faults, dups int64 }{{faults, 0}, {0, dups}, {-3, -4}, {0, 0}} {
+		l.RecordPageFaults(tc.faults)
+		l.RecordReadDuplicates(tc.dups)
+	}
+	var nilLedger *accounting.Ledger
+	nilLedger.RecordPageFaults(5)
+	nilLedger.RecordReadDuplicates(5)
+	assert.Zero(t, nilLedger.Managed())
+
+	want := accounting.ManagedStats{Faults: faults, Duplicates: dups}
+	assert.Equal(t, want, l.Managed())
+	s := l.Snapshot()
+	assert.Equal(t, want, s.Managed)
+	assert.Equal(t, want, accounting.Diff(before, s).Managed, "the difference from before")
+	assert.Zero(t, accounting.Diff(s, l.Snapshot()).Managed, "nothing since")
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	var j struct {
+		Managed accounting.ManagedStats `json:"managed"`
+	}
+	require.NoError(t, json.Unmarshal(b, &j))
+	assert.Equal(t, want, j.Managed)
+	assert.Contains(t, l.Report(), fmt.Sprintf("managed memory: %d page faults, %d read duplicates", faults, dups))
+}

@@ -1,0 +1,94 @@
+package sim
+
+import (
+	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/device/ptx"
+)
+
+// How device work moves managed pages: an interpreted kernel marks the
+// pages it reads and writes (ptx.PageMarker), a Go kernel touches the
+// ranges it declares, a 1-D copy (HtoD, DtoH, DtoD) or a memset the bytes
+// it reads or writes (pitched 2-D and 3-D copies and peer copies move no
+// page yet); once the work has run, each page touched settles on the
+// device (settle), which records the faults and migrations in the ledger.
+
+// managedPageShift is log2(ManagedPageSize).
+const managedPageShift = 12
+
+// KernelMemory is the global memory of an interpreted kernel that
+// LaunchInterpreted runs: the device's live allocations (Lookup), and the
+// marks of the pages the kernel touches in managed allocations
+// (ptx.PageMarker). It is for the one goroutine that runs the kernel.
+type KernelMemory struct {
+	d       *Device
+	touched map[uint64]*pageMarks
+}
+
+// pageMarks are the marks of one managed allocation's pages.
+type pageMarks struct {
+	a     *managedAlloc
+	marks []byte
+}
+
+var _ ptx.PageMarker = (*KernelMemory)(nil)
+
+// Lookup finds the live allocation that holds addr (a Resolver). The
+// caller holds d.mu for reading, as LaunchInterpreted does while its
+// kernel runs.
+func (m *KernelMemory) Lookup(addr uint64) (uint64, []byte, bool) { return m.d.resolve(addr) }
+
+// PageMarks returns the marks of the managed allocation at base, nil for
+// other memory.
+func (m *KernelMemory) PageMarks(base uint64) ([]byte, uint) {
+	if !m.d.managed.active.Load() {
+		return nil, 0
+	}
+	if t, ok := m.touched[base]; ok {
+		return t.marks, managedPageShift
+	}
+	ms := &m.d.managed
+	ms.mu.Lock()
+	a := ms.allocs[uintptr(base)]
+	ms.mu.Unlock()
+	if a == nil {
+		return nil, 0
+	}
+	if m.touched == nil {
+		m.touched = make(map[uint64]*pageMarks)
+	}
+	t := &pageMarks{a: a, marks: make([]byte, len(a.pages))}
+	m.touched[base] = t
+	return t.marks, managedPageShift
+}
+
+// settle settles on the device every page the kernel touched.
+func (m *KernelMemory) settle() {
+	for _, t := range m.touched {
+		m.d.settlePages(t.a, 0, len(t.marks), onDevice, false, func(i int) byte { return t.marks[i] })
+	}
+}
+
+// touchDevice settles on the device the managed pages that device work
+// touching [p, p+n) (a write when write) touched; other memory is left
+// as it is.
+func (d *Device) touchDevice(p devarray.Ptr, n int64, write bool) {
+	if !d.managed.active.Load() || n <= 0 {
+		return
+	}
+	m := &d.managed
+	m.mu.Lock()
+	a, first, end, err := m.managedRange(p, n)
+	m.mu.Unlock()
+	if err == nil {
+		d.migrate(a, first, end, onDevice, write, false)
+	}
+}
+
+// touchRanges is touchDevice for each range a Go kernel declares: it
+// writes those not read-only.
+func (d *Device) touchRanges(ranges []driver.Range) {
+	for _, r := range ranges {
+		d.touchDevice(r.Ptr, r.N, !r.ReadOnly)
+	}
+}
