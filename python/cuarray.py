@@ -1084,17 +1084,19 @@ def _alloc_module():
     return sys.modules["cuarray_alloc"]
 
 
-def cupy_allocator(device: Union[str, Device] = "cuda:0", pool: bool = False, limit: Any = None):
+def cupy_allocator(device: Union[str, Device] = "cuda:0", pool: bool = False, limit: Any = None,
+                   memory: str = "device"):
     """A CuPy allocator over a cuarray GPU device, for cupy.cuda.set_allocator:
     CuPy's allocations are then in the device's ledger and under its limit.
     See cuarray_alloc.cupy_allocator."""
-    return _alloc_module().cupy_allocator(device, pool=pool, limit=limit)
+    return _alloc_module().cupy_allocator(device, pool=pool, limit=limit, memory=memory)
 
 
-def use_as_torch_allocator(device: Union[str, Device] = "cuda:0", pool: bool = False, limit: Any = None):
+def use_as_torch_allocator(device: Union[str, Device] = "cuda:0", pool: bool = False, limit: Any = None,
+                           memory: str = "device"):
     """Makes cuarray PyTorch's CUDA allocator (CUDAPluggableAllocator over
     libcuarray's cuarray_torch_malloc/free). See cuarray_alloc.use_as_torch_allocator."""
-    return _alloc_module().use_as_torch_allocator(device, pool=pool, limit=limit)
+    return _alloc_module().use_as_torch_allocator(device, pool=pool, limit=limit, memory=memory)
 
 
 def last_allocator_error(clear: bool = False):
