@@ -85,6 +85,11 @@ func (m *memPoolSource) malloc(n int64, s driver.Stream) (devarray.Ptr, driver.S
 }
 
 func (m *memPoolSource) free(ptr devarray.Ptr) error {
+	if c, ok := m.dev.(interface{ Closed() bool }); ok && c.Closed() {
+		// The device's Close freed its pools' memory: nothing is left to
+		// give back (as the device's own Free says after a Close).
+		return fmt.Errorf("free %v: %w", ptr, driver.ErrClosed)
+	}
 	own, err := m.stream()
 	if err != nil {
 		return err

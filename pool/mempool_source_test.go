@@ -10,6 +10,7 @@ import (
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/internal/testdev"
 	"github.com/cuarray/cuarray/pool"
 )
@@ -181,4 +182,33 @@ func TestFromMemPoolNil(t *testing.T) {
 	assert.Zero(t, dev.Ledger().Current(accounting.StreamOrdered))
 	assert.Zero(t, p.Stats().Reserved)
 	require.NoError(t, p.Release())
+}
+
+// Once the device is closed, a pool over its stream-ordered pool holds
+// nothing: the device's Close gave the segments back; frees still work,
+// Release says the segments cannot be given back, and the ledger's
+// stream-ordered bytes, current and cached, are zero.
+func TestFromMemPoolAfterDeviceClose(t *testing.T) {
+	dev := testdev.OpenOwned(t) // closed by the test itself
+	mp, err := dev.DefaultMemPool()
+	require.NoError(t, err)
+	p := pool.New(dev, pool.FromMemPool(mp))
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	r := rand.For(t)
+	a, err := p.Alloc(1 + r.Int64N(64<<10))
+	require.NoError(t, err)
+	b, err := p.AllocAsync(1+r.Int64N(4<<20), s)
+	require.NoError(t, err)
+	require.Positive(t, dev.Ledger().Current(accounting.StreamOrdered))
+
+	require.NoError(t, dev.Close())
+	led := dev.Ledger()
+	assert.Zero(t, led.Current(accounting.StreamOrdered), "the device's Close freed the segments")
+	assert.NoError(t, p.Free(a), "a free after the Close: the block goes back to the pool")
+	assert.NoError(t, p.FreeSynced(b, nil), "so does one of a block of a closed stream")
+	assert.ErrorIs(t, p.Release(), driver.ErrClosed, "the segments cannot be given back")
+	assert.Zero(t, led.Snapshot().Kinds[accounting.StreamOrdered].Cached)
+	_, err = p.Alloc(1)
+	assert.ErrorIs(t, err, driver.ErrClosed)
 }
