@@ -8,7 +8,7 @@ without CuPy, PyTorch or a GPU (python/test_gpu.py has the real ones):
 
 With CUARRAY_DEVICE=cuda:0 and a cuda build of the library on the emulated
 CUDA driver (go test -tags cuda,cudaemu ./python, which gives it 48 GPUs), the
-same tests run on cuda devices, less the three that only a sim device can
+same tests run on cuda devices, less the four that only a sim device can
 run (they say why).
 
 Run by `go test ./python`, or by hand:
@@ -174,9 +174,9 @@ class TorchEntryPoints(unittest.TestCase):
         stream PyTorch passes (the legacy default stream and two others), each
         free a cuMemFreeAsync, all counted under the ledger's stream-ordered
         kind and the default pool's used bytes, none under device."""
-        dev = cuarray.device(spec(61))
+        dev = cuarray.device(spec(43))
         so0 = stream_ordered_memory(dev)
-        dev, before, want, _ = self.run_threads(61, pool=False, memory="stream-ordered")
+        dev, before, want, _ = self.run_threads(43, pool=False, memory="stream-ordered")
         so = stream_ordered_memory(dev)
         self.assertEqual(so["allocs"] - so0["allocs"], want["ok"], "one stream-ordered allocation per malloc")
         self.assertEqual(so["frees"] - so0["frees"], want["ok"], "one stream-ordered free per free")
@@ -188,8 +188,8 @@ class TorchEntryPoints(unittest.TestCase):
     def test_threads_pool_stream_ordered(self):
         """pool=True over memory="stream-ordered": cuarray's caching pool serves
         every malloc, its segments from the default stream-ordered pool."""
-        dev, before, want, (stats0, stats) = self.run_threads(62, pool=True, memory="stream-ordered")
-        p, p0 = stats["pools"]["62"], stats0["pools"].get("62", {})
+        dev, before, want, (stats0, stats) = self.run_threads(44, pool=True, memory="stream-ordered")
+        p, p0 = stats["pools"]["44"], stats0["pools"].get("44", {})
         self.assertEqual(p["allocs"] - p0.get("allocs", 0), want["ok"], "the pool served every allocation")
         self.assertEqual(p["in_use"], 0, "the pool has nothing handed out")
         self.assertGreater(p["from_cache"] - p0.get("from_cache", 0), 0, "freed blocks were reused")
@@ -201,7 +201,7 @@ class TorchEntryPoints(unittest.TestCase):
 
     def test_stream_ordered_limit(self):
         """With memory="stream-ordered" the limit is the ledger's on stream-ordered memory."""
-        dev = cuarray.device(spec(63))
+        dev = cuarray.device(spec(45))
         limit = int(rng.integers(1 << 20, 2 << 20))
         index = cuarray_alloc._use(dev, False, limit, "stream-ordered")
         try:
@@ -219,7 +219,7 @@ class TorchEntryPoints(unittest.TestCase):
         self.assertEqual(stream_ordered_memory(dev)["current"], 0)
 
     def test_memory_argument(self):
-        dev = cuarray.device(spec(63))
+        dev = cuarray.device(spec(45))
         for bad in ("managed", None, 2):
             with self.subTest(memory=bad):
                 with self.assertRaisesRegex(ValueError, "memory must be one of"):
@@ -480,8 +480,8 @@ class CuPyAllocator(unittest.TestCase):
         stream, as with CuPy's MemoryAsyncPool: a block freed on a busy
         stream is that stream's again at once (another stream may reuse it
         only with a wait for the free, which the default pool may insert)."""
-        dev = cuarray.device(spec(64))
-        fake = FakeCuPy(64)
+        dev = cuarray.device(spec(46))
+        fake = FakeCuPy(46)
         alloc = cuarray_alloc._cupy_allocator(dev, False, None, fake, "stream-ordered")
         a, b = dev.stream(), dev.stream()
         n = int(rng.integers(1, 1 << 20))
