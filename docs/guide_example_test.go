@@ -17,6 +17,7 @@ import (
 	"github.com/cuarray/cuarray/kernels"
 	"github.com/cuarray/cuarray/pinned"
 	"github.com/cuarray/cuarray/plan"
+	"github.com/cuarray/cuarray/pool"
 	"github.com/cuarray/cuarray/transfer"
 )
 
@@ -236,6 +237,38 @@ func Example_choosingAnAllocator() {
 	// Output:
 	// stream-ordered: 3 allocations, 3 frees, peak 4.00 MiB
 	// pool default: reserved 4.00 MiB (high 4.00 MiB), used 0 B (high 4.00 MiB)
+}
+
+// Choosing an allocator: cuarray's caching pool with its segments from
+// the device's default stream-ordered pool.
+func Example_cachingPoolOverStreamOrdered() {
+	dev, _ := device.Open("sim:0")
+	defer dev.Close()
+	mp, _ := dev.DefaultMemPool()
+	p := pool.New(dev, pool.FromMemPool(mp)) // segments from cuMemAllocFromPoolAsync
+	defer p.Release()
+
+	for range 100 {
+		ptr, err := p.Alloc(64 << 10) // the first grows a segment; the others come from the cache
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		_ = p.Free(ptr)
+	}
+
+	st := p.Stats()
+	fmt.Println("caching pool:", st.Allocs, "allocations,", st.FromDevice, "segment of", accounting.FormatBytes(st.Reserved))
+	snap := dev.Ledger().Snapshot()
+	k := snap.Kinds[accounting.StreamOrdered]
+	fmt.Println("stream-ordered:", k.Allocs, "allocation,", accounting.FormatBytes(k.Cached), "cached by the caching pool")
+	for _, ps := range snap.Pools {
+		fmt.Println("pool", ps.Name+": reserved", accounting.FormatBytes(ps.Reserved)+", used", accounting.FormatBytes(ps.Used))
+	}
+	// Output:
+	// caching pool: 100 allocations, 1 segment of 2.00 MiB
+	// stream-ordered: 1 allocation, 2.00 MiB cached by the caching pool
+	// pool default: reserved 2.00 MiB, used 2.00 MiB
 }
 
 // Interop, the Go side of a hand-over to Python: the CUDA Array Interface

@@ -4,7 +4,7 @@ package main
 // PyTorch: their allocations come from a cuarray device, so they are in
 // its ledger (counts, peaks, scopes) and under its limit.
 //
-//	cuarray_allocator_use(dev, pool, limit, &index)   serve the device's index from dev
+//	cuarray_allocator_use(dev, flags, limit, &index)  serve the device's index from dev
 //	cuarray_torch_malloc(size, device, stream)         PyTorch's CUDAPluggableAllocator pair:
 //	cuarray_torch_free(ptr, size, device, stream)      NULL and a recorded error on failure
 //	cuarray_allocator_malloc(size, device, stream, &p) the same, with the error returned (CuPy)
@@ -13,8 +13,16 @@ package main
 //	cuarray_allocator_stats(&json)                     the allocator's counts and its pools' stats
 //
 // A device index (PyTorch's device, CuPy's device id) is served by the
-// device cuarray_allocator_use last named for it: its ordinal. With the
-// pool off, every allocation is one device allocation, counted in the
+// device cuarray_allocator_use last named for it: its ordinal. Its flags
+// say where the memory comes from: 0, the device's own allocator
+// (cuMemAlloc); CUARRAY_ALLOCATOR_POOL, cuarray's caching pool over it;
+// CUARRAY_ALLOCATOR_STREAM_ORDERED, the device's default stream-ordered
+// pool, each malloc a cuMemAllocAsync and each free a cuMemFreeAsync on the
+// stream the call names (as CuPy's MemoryAsyncPool and PyTorch's
+// cudaMallocAsync backend; allocator_async.go), counted under the ledger's
+// stream-ordered kind, whose limit then applies; both, the caching pool
+// with its segments from the default stream-ordered pool. With the pool
+// off and memory from the device's allocator, every allocation is one device allocation, counted in the
 // device's ledger as it is made and checked against the ledger's limit;
 // the stream is not needed (a free waits as the device's free does). With
 // the pool on (package pool: one pool per device, made once), allocations
@@ -61,6 +69,10 @@ package main
 
 #include <pthread.h>
 
+// cuarray_allocator_use's flags.
+#define CUARRAY_ALLOCATOR_POOL 1           // from cuarray's caching pool
+#define CUARRAY_ALLOCATOR_STREAM_ORDERED 2 // from the device's default stream-ordered pool
+
 // The calling OS thread, which CU_STREAM_PER_THREAD names a stream of.
 static uintptr_t cuarray_thread_id(void) { return (uintptr_t)pthread_self(); }
 
@@ -72,7 +84,10 @@ import "C"
 
 import (
 	"encoding/json"
+	"fmt"
 	"unsafe"
+
+	"github.com/cuarray/cuarray/device"
 )
 
 // threadID returns the calling OS thread's identity (pthread_self).
@@ -103,11 +118,16 @@ func cuarray_torch_free(ptr unsafe.Pointer, size C.ssize_t, device C.int, stream
 }
 
 //export cuarray_allocator_use
-func cuarray_allocator_use(dev C.uint64_t, usePool C.int, limit C.int64_t, index *C.int) *C.char {
+func cuarray_allocator_use(dev C.uint64_t, flags C.int, limit C.int64_t, index *C.int) *C.char {
 	if msg := null("cuarray_allocator_use", "index", unsafe.Pointer(index)); msg != nil {
 		return msg
 	}
-	i, err := useAllocator(uint64(dev), usePool != 0, int64(limit))
+	const known = C.CUARRAY_ALLOCATOR_POOL | C.CUARRAY_ALLOCATOR_STREAM_ORDERED
+	if flags&^known != 0 {
+		return result(fmt.Errorf("cuarray_allocator_use: flags %#x: known are CUARRAY_ALLOCATOR_POOL (1) and CUARRAY_ALLOCATOR_STREAM_ORDERED (2): %w",
+			int(flags), device.ErrInvalidValue))
+	}
+	i, err := useAllocatorOf(uint64(dev), flags&C.CUARRAY_ALLOCATOR_POOL != 0, flags&C.CUARRAY_ALLOCATOR_STREAM_ORDERED != 0, int64(limit))
 	*index = C.int(i)
 	return result(err)
 }

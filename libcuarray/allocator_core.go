@@ -27,6 +27,19 @@ var errNoAllocatorDevice = errors.New("libcuarray allocator: no cuarray device f
 type allocTarget struct {
 	dev  device.Device
 	pool *pool.Pool // nil: straight from the device, one ledger entry per allocation
+	// streamOrdered: the memory comes from the device's default
+	// stream-ordered pool (allocator_async.go): without pool, each
+	// allocation is a cuMemAllocAsync on the caller's stream; with it, the
+	// pool's segments are.
+	streamOrdered bool
+}
+
+// kind is the ledger kind of the memory t hands out.
+func (t allocTarget) kind() accounting.Kind {
+	if t.streamOrdered {
+		return accounting.StreamOrdered
+	}
+	return accounting.Device
 }
 
 // allocation is a block the allocator handed out, as its free needs it.
@@ -63,14 +76,17 @@ var allocator = struct {
 	sync.Mutex
 	targets map[int]allocTarget
 	pools   map[device.Device]*pool.Pool
-	streams map[streamKey]device.Stream
-	live    map[uintptr]allocation
-	stats   AllocatorStats
+	// asyncPools are the pools over devices' default stream-ordered pools
+	asyncPools map[device.Device]*pool.Pool
+	streams    map[streamKey]device.Stream
+	live       map[uintptr]allocation
+	stats      AllocatorStats
 }{
-	targets: map[int]allocTarget{},
-	pools:   map[device.Device]*pool.Pool{},
-	streams: map[streamKey]device.Stream{},
-	live:    map[uintptr]allocation{},
+	targets:    map[int]allocTarget{},
+	pools:      map[device.Device]*pool.Pool{},
+	asyncPools: map[device.Device]*pool.Pool{},
+	streams:    map[streamKey]device.Stream{},
+	live:       map[uintptr]allocation{},
 }
 
 // streamKey names a stream wrapper: a device, a handle and, for the
@@ -101,6 +117,13 @@ func keyFor(d device.Device, handle uintptr) streamKey {
 // when usePool is set; limit > 0 sets the device ledger's limit on device
 // memory, 0 removes it, < 0 leaves it. It returns the device index.
 func useAllocator(dev uint64, usePool bool, limit int64) (int, error) {
+	return useAllocatorOf(dev, usePool, false, limit)
+}
+
+// useAllocatorOf is useAllocator with the memory from the device's default
+// stream-ordered pool when streamOrdered is set (allocator_async.go); the
+// limit is then the ledger's on stream-ordered memory.
+func useAllocatorOf(dev uint64, usePool, streamOrdered bool, limit int64) (int, error) {
 	d, err := deviceOf(dev)
 	if err != nil {
 		return 0, err
@@ -108,20 +131,30 @@ func useAllocator(dev uint64, usePool bool, limit int64) (int, error) {
 	if d == nil {
 		return 0, fmt.Errorf("allocator use: no device: %w", errHandle)
 	}
+	t := allocTarget{dev: d, streamOrdered: streamOrdered}
+	var mp device.MemPool
+	if streamOrdered {
+		if mp, err = d.DefaultMemPool(); err != nil {
+			return 0, fmt.Errorf("allocator use: stream-ordered pool: %w", err)
+		}
+	}
 	if limit >= 0 {
-		if err := d.Ledger().SetLimit(accounting.Device, limit); err != nil {
+		if err := d.Ledger().SetLimit(t.kind(), limit); err != nil {
 			return 0, fmt.Errorf("allocator use: limit %d bytes: %w", limit, err)
 		}
 	}
 	index := d.DeviceID().Ordinal
 	allocator.Lock()
 	defer allocator.Unlock()
-	t := allocTarget{dev: d}
 	if usePool {
-		p, ok := allocator.pools[d]
+		pools, opts := allocator.pools, []pool.Option(nil)
+		if streamOrdered {
+			pools, opts = allocator.asyncPools, []pool.Option{pool.FromMemPool(mp)}
+		}
+		p, ok := pools[d]
 		if !ok {
-			p = pool.New(d)
-			allocator.pools[d] = p
+			p = pool.New(d, opts...)
+			pools[d] = p
 		}
 		t.pool = p
 	}
@@ -204,6 +237,9 @@ func allocateFrom(t allocTarget, ok bool, size int64, index int, stream uintptr)
 		return 0, nil
 	}
 	defer saveContext().restore()
+	if t.pool == nil && t.streamOrdered {
+		return allocateAsync(t, size, stream)
+	}
 	if t.pool == nil {
 		p, err := t.dev.Malloc(size)
 		if err != nil {
@@ -308,6 +344,9 @@ func defaultStream(h uintptr) bool {
 // for the device, without touching the stream it was allocated on.
 func freeFrom(t allocTarget, ptr uintptr, stream uintptr, anyStream bool) error {
 	defer saveContext().restore()
+	if t.pool == nil && t.streamOrdered {
+		return freeAsync(t, ptr, stream, anyStream)
+	}
 	if t.pool == nil {
 		if err := t.dev.Free(devarray.Ptr(ptr)); err != nil {
 			return fmt.Errorf("libcuarray allocator: free %#x: %w", ptr, err)

@@ -69,6 +69,9 @@ func releaseStream(h uint64) error {
 	if _, err := take(h); err != nil {
 		return err // another thread released it first
 	}
+	// Memory that DLPack consumers let go of goes back first: an array
+	// from cuarray_empty_async is freed in its stream's order.
+	_ = reapKeeps()
 	err = errors.Join(s.s.Close(), pending.Reap())
 	publish()
 	return err

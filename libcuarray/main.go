@@ -10,6 +10,7 @@
 //
 //	cuarray_device(spec, &dev)                     open "sim:0", "cuda:0" or "" (the default) once
 //	cuarray_empty(dev, "float32", ndim, shape, zero, &arr)
+//	cuarray_empty_async(s, "float32", ndim, shape, &arr)   from the default stream-ordered pool, in stream s's order
 //	cuarray_view(arr, op_json, &view)              slice, index, flip, permute, transpose, reshape, readonly
 //	cuarray_release(arr)                           free an array (a view drops its handle); an async
 //	                                               copy using it keeps the memory until it is done
@@ -143,12 +144,9 @@ func cuarray_empty(dev C.uint64_t, dtype *C.char, ndim C.int, shape *C.int64_t, 
 		return msg
 	}
 	defer saveContext().restore()
-	if ndim < 0 || ndim > 64 || (ndim > 0 && shape == nil) {
-		return C.CString("cuarray_empty: ndim must be 0 to 64, with a shape array")
-	}
-	dims := make([]int, int(ndim))
-	for i, n := range unsafe.Slice(shape, int(ndim)) {
-		dims[i] = int(n)
+	dims, err := dimsOf("cuarray_empty", ndim, shape)
+	if err != nil {
+		return result(err)
 	}
 	h, err := empty(uint64(dev), C.GoString(dtype), dims, zero != 0)
 	*out = C.uint64_t(h)

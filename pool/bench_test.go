@@ -15,7 +15,10 @@ var benchSizes = []int64{256, 4 << 20, 256 << 20}
 
 // BenchmarkAllocFree compares an alloc+free pair served by the pool's cache
 // with the same pair made on the device directly (cuMemAlloc+cuMemFree on a
-// GPU). The ratio of the two is the figure the pool is for.
+// GPU). The ratio of the two is the figure the pool is for. The pool's
+// pairs are timed twice: over the device's own allocator and over its
+// default stream-ordered pool (FromMemPool); served from the cache, both
+// must take the same time.
 func BenchmarkAllocFree(b *testing.B) {
 	dev := testdev.Open(b)
 	for _, size := range benchSizes {
@@ -32,22 +35,48 @@ func BenchmarkAllocFree(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("pool/%d", size), func(b *testing.B) {
-			p := pool.New(dev)
-			defer p.Release()
-			b.SetBytes(size)
-			for b.Loop() {
-				ptr, err := p.Alloc(size)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := p.Free(ptr); err != nil {
-					b.Fatal(err)
-				}
+			benchPoolPair(b, pool.New(dev), size)
+		})
+		// The pool over the device's default stream-ordered pool: its
+		// segments come from cuMemAllocFromPoolAsync, its pairs from its
+		// cache as above.
+		b.Run(fmt.Sprintf("pool-stream-ordered/%d", size), func(b *testing.B) {
+			mp, err := dev.DefaultMemPool()
+			if err != nil {
+				b.Fatal(err)
 			}
-			if st := p.Stats(); st.FromDevice != 1 {
-				b.Fatalf("the pool went to the device %d times, want once", st.FromDevice)
+			benchPoolPair(b, pool.New(dev, pool.FromMemPool(mp)), size)
+			// the default pool keeps nothing for the next benchmark
+			if err := dev.Synchronize(); err != nil {
+				b.Fatal(err)
+			}
+			if err := mp.TrimTo(0); err != nil {
+				b.Fatal(err)
 			}
 		})
+	}
+}
+
+// benchPoolPair times an alloc+free pair of size bytes through p, which
+// must go to its device once, and releases p.
+func benchPoolPair(b *testing.B, p *pool.Pool, size int64) {
+	defer func() {
+		if err := p.Release(); err != nil {
+			b.Fatal(err)
+		}
+	}()
+	b.SetBytes(size)
+	for b.Loop() {
+		ptr, err := p.Alloc(size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Free(ptr); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if st := p.Stats(); st.FromDevice != 1 {
+		b.Fatalf("the pool went to the device %d times, want once", st.FromDevice)
 	}
 }
 

@@ -30,9 +30,13 @@
 //     blocks never make an allocation fail.
 //   - Stats: in use, cached, peaks, fragmentation, and how many allocations
 //     the cache served versus the device.
+//   - Where segments come from: the device's own allocator (cuMemAlloc),
+//     or a stream-ordered pool (New's option FromMemPool:
+//     cuMemAllocFromPoolAsync and cuMemFreeAsync; mempool_source.go).
 //
-// The device's ledger counts the pool's segments as Device memory, since
-// that is what the device gave up, and the part of them not handed out as
+// The device's ledger counts the pool's segments as Device memory (over a
+// stream-ordered pool, as StreamOrdered memory and in that pool's figures),
+// since that is what the device gave up, and the part of them not handed out as
 // its cached bytes (Snapshot's Cached); the pool's Stats count the blocks. A
 // Pool satisfies devarray.Backend, so arrays can be made on it:
 //

@@ -42,6 +42,8 @@ type Pool struct {
 	closedFlag driver.ClosedFlag          // dev's closed flag, when it has one to read in place
 	closer     interface{ Closed() bool } // else dev, when it can say it was closed
 	led        *accounting.Ledger         // dev's ledger
+	src        segmentSource              // where segments come from (source.go)
+	kind       accounting.Kind            // the ledger kind of src's memory
 
 	mu          sync.Mutex
 	segments    map[devarray.Ptr]*segment
@@ -59,9 +61,16 @@ type Pool struct {
 	failed      error // the first error wrapping driver.ErrContextFailed a device call returned (noteFault)
 }
 
-// New returns an empty pool that allocates from dev.
-func New(dev driver.Device) *Pool {
+// New returns an empty pool that allocates from dev: its segments come
+// from the device's own allocator (cuMemAlloc on CUDA) unless an option
+// (FromMemPool) says otherwise.
+func New(dev driver.Device, opts ...Option) *Pool {
 	p := &Pool{dev: dev, segments: make(map[devarray.Ptr]*segment), ratio: DefaultReserveRatio}
+	p.src = deviceSource{dev}
+	for _, o := range opts {
+		o(p)
+	}
+	p.kind = p.src.kind()
 	if dev != nil {
 		if f, ok := dev.(interface{ ClosedFlag() driver.ClosedFlag }); ok && f.ClosedFlag().Valid() {
 			p.closedFlag = f.ClosedFlag()
@@ -154,14 +163,14 @@ func (p *Pool) AllocAsync(n int64, s driver.Stream) (devarray.Ptr, error) {
 				b.state = live
 				p.liveBlocks++
 				if p.led.Recording() != nil { // an inlined load: NoteBlockAlloc is a call
-					p.led.NoteBlockAlloc(accounting.Device, uintptr(b.ptr), n, 0)
+					p.led.NoteBlockAlloc(p.kind, uintptr(b.ptr), n, 0)
 				}
 				p.st.Allocs++
 				p.st.FromCache++
 				p.st.InUse += size
 				p.st.PeakInUse = max(p.st.PeakInUse, p.st.InUse)
 				p.cachedShown -= size // publishCached, knowing the change
-				p.led.AddCached(accounting.Device, -size)
+				p.led.AddCached(p.kind, -size)
 				p.mu.Unlock()
 				return b.ptr, nil
 			}
@@ -243,7 +252,7 @@ func (p *Pool) allocLocked(n, size int64, s driver.Stream) (devarray.Ptr, error)
 	}
 	b.state, b.stream = live, s
 	b.parkable = parkable(b)
-	p.led.NoteBlockAlloc(accounting.Device, uintptr(b.ptr), n, streamHandle(s))
+	p.led.NoteBlockAlloc(p.kind, uintptr(b.ptr), n, streamHandle(s))
 	p.live.put(b)
 	p.liveBlocks++
 	p.st.Allocs++
@@ -278,12 +287,12 @@ func (p *Pool) FreeAsync(ptr devarray.Ptr, s driver.Stream) error {
 		// parked (parked.go), staying in the table, its state parked.
 		p.liveBlocks--
 		if p.led.Recording() != nil { // an inlined load: NoteBlockFree is a call
-			p.led.NoteBlockFree(accounting.Device, uintptr(ptr), b.size, 0)
+			p.led.NoteBlockFree(p.kind, uintptr(ptr), b.size, 0)
 		}
 		p.st.Frees++
 		p.st.InUse -= b.size
 		p.cachedShown += b.size // publishCached, knowing the change
-		p.led.AddCached(accounting.Device, b.size)
+		p.led.AddCached(p.kind, b.size)
 		p.park(b)
 		p.mu.Unlock()
 		return nil
@@ -324,7 +333,7 @@ func (p *Pool) freeLocked(ptr devarray.Ptr, b *block, s driver.Stream) error {
 	}
 	p.live.remove(ptr)
 	p.liveBlocks--
-	p.led.NoteBlockFree(accounting.Device, uintptr(ptr), b.size, streamHandle(s))
+	p.led.NoteBlockFree(p.kind, uintptr(ptr), b.size, streamHandle(s))
 	p.st.Frees++
 	p.st.InUse -= b.size
 	p.publishCached()
@@ -601,7 +610,7 @@ func (p *Pool) keepRatio(size, want int64) bool {
 
 // releaseSegment gives seg, wholly free, back to the device.
 func (p *Pool) releaseSegment(seg *segment) error {
-	if err := p.dev.Free(seg.ptr); err != nil {
+	if err := p.src.free(seg.ptr); err != nil {
 		return p.noteFault(err)
 	}
 	p.free[class(seg.small)].remove(seg.first)
@@ -622,7 +631,7 @@ func (p *Pool) grow(size int64, s driver.Stream) (*block, error) {
 	if !p.keepRatio(size, want) && size > smallRequest {
 		want = roundSegment(size) // a medium request's 20 MiB segment would pass the ratio: its own size
 	}
-	seg, err := p.mallocSegment(size, want)
+	seg, err := p.mallocSegment(size, want, s)
 	if errors.Is(err, accounting.ErrOutOfMemory) {
 		if b := p.take(size, s, false); b != nil {
 			p.st.FromCache++
@@ -630,7 +639,8 @@ func (p *Pool) grow(size int64, s driver.Stream) (*block, error) {
 		}
 		p.st.OOMRetries++
 		p.trim(true)
-		seg, err = p.mallocSegment(size, want)
+		p.noteFault(p.src.reclaim())
+		seg, err = p.mallocSegment(size, want, s)
 	}
 	if errors.Is(err, accounting.ErrOutOfMemory) {
 		return nil, p.outOfMemory(size, false, err)
@@ -642,25 +652,45 @@ func (p *Pool) grow(size int64, s driver.Stream) (*block, error) {
 	return seg.first, nil
 }
 
-// mallocSegment allocates a segment of want bytes for a request of size,
-// or of size bytes when the device has no room for want.
-func (p *Pool) mallocSegment(size, want int64) (*segment, error) {
-	ptr, err := p.dev.Malloc(want)
+// mallocSegment allocates a segment of want bytes for a request of size
+// on stream s, or of size bytes when the device has no room for want.
+func (p *Pool) mallocSegment(size, want int64, s driver.Stream) (*segment, error) {
+	ptr, on, err := p.src.malloc(want, s)
 	if errors.Is(err, accounting.ErrOutOfMemory) && want > size {
 		want = size
-		ptr, err = p.dev.Malloc(want)
+		ptr, on, err = p.src.malloc(want, s)
 	}
 	if err != nil {
 		return nil, p.noteFault(err)
 	}
 	seg := &segment{ptr: ptr, size: want, small: size <= smallRequest}
 	seg.first = &block{seg: seg, ptr: ptr, size: want}
+	if on != nil {
+		if err := p.fenceSegment(seg.first, on); err != nil {
+			return nil, errors.Join(err, p.noteFault(p.src.free(ptr)))
+		}
+	}
 	p.segments[ptr] = seg
-	p.led.NoteSegment(accounting.Device, uintptr(ptr))
+	p.led.NoteSegment(p.kind, uintptr(ptr))
 	p.st.Reserved += want
 	p.st.PeakReserved = max(p.st.PeakReserved, p.st.Reserved)
 	p.st.Segments++
 	return seg, nil
+}
+
+// fenceSegment makes b, the one block of a segment just allocated in the
+// order of stream on, pending on an event recorded on on after the
+// allocation: on may use it at once, other streams once the event
+// completes, as for a block freed on on. When the event cannot be
+// recorded, it waits for on instead.
+func (p *Pool) fenceSegment(b *block, on driver.Stream) error {
+	f, err := p.record([]driver.Stream{on})
+	if err != nil {
+		return p.noteFault(on.Synchronize())
+	}
+	b.state, b.stream, b.fence = pending, on, f
+	f.refs++
+	return nil
 }
 
 // trim gives every wholly free segment back to the device; with wait, it
@@ -702,7 +732,7 @@ func (p *Pool) publishCached() {
 	if p.closed() {
 		c = 0
 	}
-	p.led.AddCached(accounting.Device, c-p.cachedShown)
+	p.led.AddCached(p.kind, c-p.cachedShown)
 	p.cachedShown = c
 }
 
@@ -731,6 +761,7 @@ func (p *Pool) Release() error {
 		err = errors.Join(err, ev.Close())
 	}
 	p.events = nil
+	err = errors.Join(err, p.src.close())
 	if n := p.liveBlocks; n > 0 {
 		err = errors.Join(err, fmt.Errorf("pool: release: %d blocks, %s, still allocated: %w",
 			n, accounting.FormatBytes(p.st.InUse), ErrInUse))

@@ -46,7 +46,7 @@ import operator
 import os
 from typing import Any, Union
 
-__all__ = ["Array", "Device", "Ledger", "Stream", "device", "empty", "zeros", "asarray", "from_dlpack", "ipc_open", "CuarrayError", "DeviceFaultError", "StreamRaceError"]
+__all__ = ["Array", "Device", "Ledger", "Stream", "device", "empty", "empty_async", "zeros", "asarray", "from_dlpack", "ipc_open", "CuarrayError", "DeviceFaultError", "StreamRaceError"]
 
 # DLPack device types (dlpack.h)
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
@@ -144,6 +144,7 @@ def _load():
     sig = {
         "cuarray_device": [ctypes.c_char_p, p_u64],
         "cuarray_empty": [u64, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int64), ctypes.c_int, p_u64],
+        "cuarray_empty_async": [u64, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int64), p_u64],
         "cuarray_view": [u64, ctypes.c_char_p, p_u64],
         "cuarray_release": [u64],
         "cuarray_copy": [u64, u64],
@@ -936,6 +937,36 @@ def zeros(shape: Any, dtype: Any = "float32", device: Union[str, Device] = "sim:
     return _alloc(shape, dtype, device, zero=True)
 
 
+def empty_async(shape: Any, dtype: Any, stream: "Stream") -> Array:
+    """A new uninitialised C-contiguous array from the stream's device's
+    default stream-ordered pool (cuMemAllocAsync), in the stream's order:
+    work queued on the stream may use it at once. The ledger counts it under
+    "stream-ordered". Until the stream has passed the allocation, exports
+    follow the stream rules as after copy_async: __cuda_array_interface__
+    names the stream, __dlpack__(stream=s) makes s wait for it, NumPy (a
+    host consumer, on sim) waits for it. Deleting the array frees it in the
+    stream's order: the array keeps the Stream object alive, and the stream
+    must not be close()d before the array is gone."""
+    if not isinstance(stream, Stream):
+        raise TypeError("empty_async: stream must be a cuarray Stream, not %r" % (stream,))
+    if not stream._h:
+        raise CuarrayError("empty_async: the stream was closed")
+    _unpark()
+    shape = _shape(shape)
+    name = _dtype_name(dtype)
+    dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+    if getattr(_lib, "cuarray_empty_async", None) is None:
+        raise CuarrayError("empty_async: the C library %s is older than this module: rebuild it with "
+                           "`make libcuarray`" % _lib._name)
+    try:
+        h = _handle(_lib.cuarray_empty_async, stream._h, name.encode(), len(shape), dims)
+    except DeviceFaultError:
+        raise  # the device failed: not a bad shape or dtype
+    except CuarrayError as e:
+        raise ValueError(str(e)) from None
+    return Array(h, stream.device, keep=stream)
+
+
 def _alloc(shape, dtype, spec, zero):
     _unpark()
     dev = spec if isinstance(spec, Device) else globals()["device"](spec)
@@ -1084,17 +1115,19 @@ def _alloc_module():
     return sys.modules["cuarray_alloc"]
 
 
-def cupy_allocator(device: Union[str, Device] = "cuda:0", pool: bool = False, limit: Any = None):
+def cupy_allocator(device: Union[str, Device] = "cuda:0", pool: bool = False, limit: Any = None,
+                   memory: str = "device"):
     """A CuPy allocator over a cuarray GPU device, for cupy.cuda.set_allocator:
     CuPy's allocations are then in the device's ledger and under its limit.
     See cuarray_alloc.cupy_allocator."""
-    return _alloc_module().cupy_allocator(device, pool=pool, limit=limit)
+    return _alloc_module().cupy_allocator(device, pool=pool, limit=limit, memory=memory)
 
 
-def use_as_torch_allocator(device: Union[str, Device] = "cuda:0", pool: bool = False, limit: Any = None):
+def use_as_torch_allocator(device: Union[str, Device] = "cuda:0", pool: bool = False, limit: Any = None,
+                           memory: str = "device"):
     """Makes cuarray PyTorch's CUDA allocator (CUDAPluggableAllocator over
     libcuarray's cuarray_torch_malloc/free). See cuarray_alloc.use_as_torch_allocator."""
-    return _alloc_module().use_as_torch_allocator(device, pool=pool, limit=limit)
+    return _alloc_module().use_as_torch_allocator(device, pool=pool, limit=limit, memory=memory)
 
 
 def last_allocator_error(clear: bool = False):

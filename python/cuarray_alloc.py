@@ -28,6 +28,16 @@ that a side stream's use of a tensor is over before its block is reused.
 limit (bytes) sets the device ledger's limit on
 device memory, 0 removes it, None leaves it: an allocation past it fails with
 cuarray's message and figures.
+
+memory="stream-ordered" takes the memory from the device's default
+stream-ordered pool (cuMemAllocAsync) instead of cuMemAlloc, counted in the
+ledger under "stream-ordered", whose limit the limit then sets. With
+pool=False each allocation is a cuMemAllocAsync on the caller's stream (CuPy's
+current stream, the stream PyTorch passes) and each free a cuMemFreeAsync on
+the stream the free names, as CuPy's MemoryAsyncPool and PyTorch's
+cudaMallocAsync backend do, with the same waits for the device as the pool's
+frees where the free's stream is not the allocation's; with pool=True
+cuarray's caching pool takes its segments from that pool.
 """
 
 from __future__ import annotations
@@ -48,6 +58,10 @@ __all__ = ["cupy_allocator", "use_as_torch_allocator", "last_allocator_error", "
 _TORCH_MALLOC, _TORCH_FREE = "cuarray_torch_malloc_raise", "cuarray_torch_free"
 _setup_lock = threading.Lock()
 _INT64_MAX = (1 << 63) - 1
+# cuarray_allocator_use's flags (libcuarray.h: CUARRAY_ALLOCATOR_POOL, CUARRAY_ALLOCATOR_STREAM_ORDERED).
+_POOL, _STREAM_ORDERED = 1, 2
+# The memory an allocator hands out, by the `memory` argument: its flag and its ledger kind.
+_MEMORY = {"device": (0, "device"), "stream-ordered": (_STREAM_ORDERED, "stream-ordered")}
 _ready = []
 
 
@@ -106,8 +120,17 @@ def _require_gpu(dev, what):
                          "device (\"cuda:N\", with the library built with -tags cuda)" % (what, which))
 
 
-def _use(dev, pool, limit):
+def _memory(memory):
+    """The flag and ledger kind of the `memory` argument, or a ValueError."""
+    try:
+        return _MEMORY[memory]
+    except (KeyError, TypeError):
+        raise ValueError("memory must be one of %s, not %r" % (", ".join(map(repr, _MEMORY)), memory)) from None
+
+
+def _use(dev, pool, limit, memory="device"):
     """Makes dev the allocator's device for its index; returns the index."""
+    flag, _ = _memory(memory)
     if limit is None:
         limit = -1
     else:
@@ -123,7 +146,7 @@ def _use(dev, pool, limit):
             raise ValueError("limit %d bytes is more than the most a ledger counts (2**63 - 1)" % limit)
     lib = _lib()
     index = ctypes.c_int()
-    cuarray._check(lib.cuarray_allocator_use(dev._h, 1 if pool else 0, limit, ctypes.byref(index)))
+    cuarray._check(lib.cuarray_allocator_use(dev._h, (_POOL if pool else 0) | flag, limit, ctypes.byref(index)))
     return index.value
 
 
@@ -197,9 +220,10 @@ class _Block:
     __del__ = free
 
 
-def _cupy_allocator(dev, pool, limit, cupy) -> Callable[[int], Any]:
+def _cupy_allocator(dev, pool, limit, cupy, memory="device") -> Callable[[int], Any]:
     """cupy_allocator's work, with the cupy module given (tests pass a fake)."""
-    _use(dev, pool, limit)
+    _use(dev, pool, limit, memory)
+    kind = _memory(memory)[1]
     lib = _lib()
     unowned, pointer = cupy.cuda.UnownedMemory, cupy.cuda.MemoryPointer
     current_stream, current_device = cupy.cuda.get_current_stream, cupy.cuda.runtime.getDevice
@@ -218,7 +242,7 @@ def _cupy_allocator(dev, pool, limit, cupy) -> Callable[[int], Any]:
         if err:
             msg = _message(lib, err)
             if "out of memory" in msg:  # CuPy's figures: the size, the device's bytes in use, its limit
-                mem = dev.ledger()["memory"]["device"]
+                mem = dev.ledger()["memory"].get(kind, {})
                 raise oom(msg, size, mem.get("current", -1), mem.get("limit", 0))
             raise cuarray.CuarrayError(msg)
         owner = _Block(lib, out.value, size, index, stream)
@@ -229,23 +253,28 @@ def _cupy_allocator(dev, pool, limit, cupy) -> Callable[[int], Any]:
 
 
 def cupy_allocator(device: Union[str, "cuarray.Device"] = "cuda:0", pool: bool = False,
-                   limit: Optional[int] = None) -> Callable[[int], Any]:
+                   limit: Optional[int] = None, memory: str = "device") -> Callable[[int], Any]:
     """A CuPy allocator backed by a cuarray GPU device, for
     cupy.cuda.set_allocator: alloc(nbytes) returns a cupy.cuda.MemoryPointer
     over cuarray memory (a cupy.cuda.UnownedMemory whose owner frees it
     through cuarray when CuPy drops it, on CuPy's current stream). The device
     serves CuPy's device of the same index. Past a limit, alloc raises an
     error that is both cupy.cuda.memory.OutOfMemoryError and
-    cuarray.CuarrayError, with cuarray's message and figures."""
+    cuarray.CuarrayError, with cuarray's message and figures.
+    memory="stream-ordered": from the device's default stream-ordered pool,
+    each alloc a cuMemAllocAsync on CuPy's current stream (CuPy's
+    MemoryAsyncPool, through cuarray's ledger), or with pool=True cuarray's
+    caching pool over it (see the module's doc)."""
+    _memory(memory)
     cupy = _import("cupy", "cupy_allocator")
     dev = _device(device)
     _require_gpu(dev, "cupy_allocator")
-    return _cupy_allocator(dev, pool, limit, cupy)
+    return _cupy_allocator(dev, pool, limit, cupy, memory)
 
 
-def _use_as_torch_allocator(dev, pool, limit, torch):
+def _use_as_torch_allocator(dev, pool, limit, torch, memory="device"):
     """use_as_torch_allocator's work, with the torch module given (tests pass a fake)."""
-    _use(dev, pool, limit)
+    _use(dev, pool, limit, memory)
     path = cuarray._lib._name
     alloc = torch.cuda.memory.CUDAPluggableAllocator(path, _TORCH_MALLOC, _TORCH_FREE)
     torch.cuda.memory.change_current_allocator(alloc)
@@ -253,7 +282,7 @@ def _use_as_torch_allocator(dev, pool, limit, torch):
 
 
 def use_as_torch_allocator(device: Union[str, "cuarray.Device"] = "cuda:0", pool: bool = False,
-                           limit: Optional[int] = None):
+                           limit: Optional[int] = None, memory: str = "device"):
     """Makes cuarray PyTorch's CUDA allocator, through
     torch.cuda.memory.CUDAPluggableAllocator over the loaded libcuarray's
     cuarray_torch_malloc_raise and cuarray_torch_free, serving PyTorch's
@@ -266,8 +295,13 @@ def use_as_torch_allocator(device: Union[str, "cuarray.Device"] = "cuda:0", pool
     allocated, has the message too. With pool=True each free first waits
     for the device (every stream, PyTorch's side streams included):
     PyTorch's pluggable allocator never passes tensor.record_stream on, so
-    the pool cannot know which streams still use a block."""
+    the pool cannot know which streams still use a block.
+    memory="stream-ordered": from the device's default stream-ordered pool,
+    each allocation a cuMemAllocAsync on the stream PyTorch passes (PyTorch's
+    cudaMallocAsync backend, through cuarray's ledger; each free then waits
+    for the device too), or with pool=True cuarray's caching pool over it."""
+    _memory(memory)
     torch = _import("torch", "use_as_torch_allocator")
     dev = _device(device)
     _require_gpu(dev, "use_as_torch_allocator")
-    return _use_as_torch_allocator(dev, pool, limit, torch)
+    return _use_as_torch_allocator(dev, pool, limit, torch, memory)

@@ -79,7 +79,7 @@ func TestPythonModule(t *testing.T) {
 				module, emulation string
 				skips             int
 			}{
-				{"test_alloc", "devices=48", 3},
+				{"test_alloc", "devices=48", 4},
 				{"test_cuda", "latency=500ms", 0},
 				{"test_pool_ipc", "devices=1", 0},
 			} {

@@ -8,7 +8,7 @@ without CuPy, PyTorch or a GPU (python/test_gpu.py has the real ones):
 
 With CUARRAY_DEVICE=cuda:0 and a cuda build of the library on the emulated
 CUDA driver (go test -tags cuda,cudaemu ./python, which gives it 48 GPUs), the
-same tests run on cuda devices, less the three that only a sim device can
+same tests run on cuda devices, less the four that only a sim device can
 run (they say why).
 
 Run by `go test ./python`, or by hand:
@@ -62,6 +62,18 @@ def device_memory(dev):
     return dev.ledger()["memory"]["device"]
 
 
+def stream_ordered_memory(dev):
+    """The ledger's stream-ordered figures (zeros before the first such allocation)."""
+    zero = {"allocs": 0, "frees": 0, "current": 0, "cached": 0, "allocated_bytes": 0, "failed": 0}
+    return {**zero, **dev.ledger()["memory"].get("stream-ordered", {})}
+
+
+def default_pool(dev):
+    """The ledger's figures of the device's default stream-ordered pool."""
+    pools = [p for p in dev.ledger().get("pools", []) if p["name"] == "default"]
+    return pools[0] if pools else {}
+
+
 def granules(n):
     """The bytes the device allocates for n: 256-byte granules, at least one."""
     return (max(n, 1) + 255) // 256 * 256
@@ -80,9 +92,9 @@ def write_and_check(test, ptr, size):
 class TorchEntryPoints(unittest.TestCase):
     """cuarray_torch_malloc and cuarray_torch_free as PyTorch calls them."""
 
-    def run_threads(self, ordinal, pool):
+    def run_threads(self, ordinal, pool, memory="device"):
         dev = cuarray.device(spec(ordinal))
-        index = cuarray_alloc._use(dev, pool, None)
+        index = cuarray_alloc._use(dev, pool, None, memory)
         self.assertEqual(index, ordinal, "the device index is the device's ordinal")
         malloc, free = torch_functions()
         s1, s2 = dev.stream(), dev.stream()
@@ -156,6 +168,67 @@ class TorchEntryPoints(unittest.TestCase):
         self.assertGreater(p["from_cache"] - p0.get("from_cache", 0), 0, "freed blocks were reused")
         after = device_memory(dev)
         self.assertEqual(after["current"] - after["cached"], 0, "what the ledger holds is the pool's cache")
+
+    def test_threads_stream_ordered(self):
+        """memory="stream-ordered" alone: each malloc a cuMemAllocAsync on the
+        stream PyTorch passes (the legacy default stream and two others), each
+        free a cuMemFreeAsync, all counted under the ledger's stream-ordered
+        kind and the default pool's used bytes, none under device."""
+        dev = cuarray.device(spec(43))
+        so0 = stream_ordered_memory(dev)
+        dev, before, want, _ = self.run_threads(43, pool=False, memory="stream-ordered")
+        so = stream_ordered_memory(dev)
+        self.assertEqual(so["allocs"] - so0["allocs"], want["ok"], "one stream-ordered allocation per malloc")
+        self.assertEqual(so["frees"] - so0["frees"], want["ok"], "one stream-ordered free per free")
+        self.assertEqual(so["allocated_bytes"] - so0["allocated_bytes"], want["bytes"], "the bytes asked for, in granules")
+        self.assertEqual(so["current"], 0, "everything went back")
+        self.assertEqual(device_memory(dev)["allocs"], before["allocs"], "nothing from cuMemAlloc")
+        self.assertEqual(default_pool(dev).get("used"), 0, "the default pool has nothing handed out")
+
+    def test_threads_pool_stream_ordered(self):
+        """pool=True over memory="stream-ordered": cuarray's caching pool serves
+        every malloc, its segments from the default stream-ordered pool."""
+        dev, before, want, (stats0, stats) = self.run_threads(44, pool=True, memory="stream-ordered")
+        p, p0 = stats["pools"]["44"], stats0["pools"].get("44", {})
+        self.assertEqual(p["allocs"] - p0.get("allocs", 0), want["ok"], "the pool served every allocation")
+        self.assertEqual(p["in_use"], 0, "the pool has nothing handed out")
+        self.assertGreater(p["from_cache"] - p0.get("from_cache", 0), 0, "freed blocks were reused")
+        so = stream_ordered_memory(dev)
+        self.assertEqual(so["current"], p["reserved"], "the pool's segments are the stream-ordered memory held")
+        self.assertEqual(so["cached"], p["reserved"], "all of it cached by the pool")
+        self.assertEqual(default_pool(dev)["used"], p["reserved"], "the default pool's used bytes are the segments")
+        self.assertEqual(device_memory(dev)["allocs"], before["allocs"], "nothing from cuMemAlloc")
+
+    def test_stream_ordered_limit(self):
+        """With memory="stream-ordered" the limit is the ledger's on stream-ordered memory."""
+        dev = cuarray.device(spec(45))
+        limit = int(rng.integers(1 << 20, 2 << 20))
+        index = cuarray_alloc._use(dev, False, limit, "stream-ordered")
+        try:
+            self.assertEqual(stream_ordered_memory(dev)["limit"], limit)
+            malloc, free = torch_functions()
+            a = malloc(limit // 2, index, None)
+            self.assertTrue(a, cuarray.last_allocator_error())
+            self.assertIsNone(malloc(limit, index, None), "a malloc past the limit is NULL")
+            msg = cuarray.last_allocator_error(clear=True)
+            self.assertIn("out of memory", msg)
+            self.assertIn("malloc async %d bytes" % limit, msg)
+            free(a, limit // 2, index, None)
+        finally:
+            cuarray_alloc._use(dev, False, 0, "stream-ordered")
+        self.assertEqual(stream_ordered_memory(dev)["current"], 0)
+
+    def test_memory_argument(self):
+        dev = cuarray.device(spec(45))
+        for bad in ("managed", None, 2):
+            with self.subTest(memory=bad):
+                with self.assertRaisesRegex(ValueError, "memory must be one of"):
+                    cuarray_alloc._use(dev, False, None, bad)
+        lib = cuarray_alloc._lib()
+        index = ctypes.c_int()
+        err = lib.cuarray_allocator_use(dev._h, 4, -1, ctypes.byref(index))
+        self.assertTrue(err, "an unknown flag is refused")
+        self.assertIn("CUARRAY_ALLOCATOR_STREAM_ORDERED", cuarray_alloc._message(lib, err))
 
     def test_limit(self):
         dev = cuarray.device(spec(23))
@@ -399,6 +472,45 @@ class CuPyAllocator(unittest.TestCase):
         a.synchronize()
         b.synchronize()
         self.assertEqual(cuarray.allocator_stats()["pools"]["34"]["in_use"], 0)
+
+    @unittest.skipIf(ON_CUDA, "holds a stream with sim's Pause, which only sim streams have")
+    def test_stream_ordered_follows_cupys_current_stream(self):
+        """memory="stream-ordered": CuPy's alloc is a cuMemAllocAsync on its
+        current stream, and CuPy's free a cuMemFreeAsync on its current
+        stream, as with CuPy's MemoryAsyncPool: a block freed on a busy
+        stream is that stream's again at once (another stream may reuse it
+        only with a wait for the free, which the default pool may insert)."""
+        dev = cuarray.device(spec(46))
+        fake = FakeCuPy(46)
+        alloc = cuarray_alloc._cupy_allocator(dev, False, None, fake, "stream-ordered")
+        a, b = dev.stream(), dev.stream()
+        n = int(rng.integers(1, 1 << 20))
+        so0 = stream_ordered_memory(dev)
+        fake.stream_ptr = a.ptr
+        resume = a._hold()  # stream a is busy, as with a long kernel
+        try:
+            mp = alloc(n)
+            first = mp.ptr
+            write_and_check(self, first, n)
+            del mp  # freed on a, which has not passed the free
+            mp = alloc(n)
+            self.assertEqual(mp.ptr, first, "stream a reuses its block at once")
+            del mp
+            fake.stream_ptr = b.ptr
+            mp = alloc(n)  # on b; freed on b
+            self.assertTrue(mp.ptr)
+            del mp
+        finally:
+            resume()
+        fake.stream_ptr = (int(rng.integers(1 << 40)) | 1) << 4  # a handle of no stream
+        with self.assertRaisesRegex(cuarray.CuarrayError, "malloc async %d bytes on .*, stream %#x" % (n, fake.stream_ptr)):
+            alloc(n)  # the stream reaches the driver: an unknown one is refused
+        a.synchronize()
+        b.synchronize()
+        so = stream_ordered_memory(dev)
+        self.assertEqual(so["allocs"] - so0["allocs"], 3, "each alloc a stream-ordered allocation")
+        self.assertEqual(so["current"], 0, "each free a stream-ordered free")
+        self.assertEqual(device_memory(dev)["allocs"], 0, "nothing from cuMemAlloc")
 
     @unittest.skipIf(ON_CUDA, "checks the refusal of a sim device; a cuda one is accepted")
     def test_needs_a_gpu_device_and_cupy(self):

@@ -747,6 +747,120 @@ class AsyncExports(unittest.TestCase):
             host.copy_async(cuarray.asarray(random((4,), "float32")), 1)
 
 
+class StreamOrderedArrays(unittest.TestCase):
+    """An array from the default stream-ordered pool (empty_async: cuMemAllocAsync
+    in a stream's order), filled on its stream, exported through the CUDA Array
+    Interface and DLPack and read by NumPy (sim memory is host memory): exports
+    follow the stream rules until the stream has passed the allocation and the
+    fill, the ledger counts it as stream-ordered memory, and a DLPack export
+    keeps it past the array's deletion."""
+
+    SPEC = "sim:46?mem=64MiB"  # a device of this test's own: its counts are the test's
+
+    def setUp(self):
+        self.dev = cuarray.device(self.SPEC)
+
+    def stream_ordered(self):
+        return self.dev.ledger()["memory"].get("stream-ordered", {"current": 0, "allocs": 0})
+
+    def filled(self, shape, dtype, hold):
+        """An empty_async array filled by copy_async on its stream, the stream
+        held before both when hold: (array, want, stream, resume)."""
+        want = random(shape, dtype)
+        src = cuarray.empty(shape, dtype, self.dev)
+        src.copy_from(want.tobytes())
+        s = self.dev.stream()
+        resume = s._hold() if hold else (lambda: None)
+        self.addCleanup(s.close)
+        self.addCleanup(resume)  # before close: a held stream cannot end
+        a = cuarray.empty_async(shape, dtype, s)
+        a.copy_async(src, s)
+        return a, want, s, resume
+
+    def test_exports_read_by_numpy(self):
+        for dtype in ("float32", "int16", "complex64"):
+            with self.subTest(dtype=dtype):
+                shape = (int(rng.integers(3, 40)), int(rng.integers(3, 40)))
+                before = self.stream_ordered()
+                a, want, s, resume = self.filled(shape, dtype, hold=True)
+                so = self.stream_ordered()
+                self.assertEqual(so["allocs"] - before["allocs"], 1, "one stream-ordered allocation")
+                self.assertEqual(so["current"] - before["current"], (a.nbytes + 255) // 256 * 256)
+                cai = a._cuda_interface()
+                self.assertEqual(cai["stream"], s.ptr, "CAI names the stream the allocation and fill are queued on")
+                self.assertEqual(a[1:]._cuda_interface()["stream"], s.ptr, "and so does a view's")
+                blocked, got = run_held(lambda: np.array(np.asarray(a)), resume)
+                self.assertTrue(blocked, "NumPy, a host consumer, waits for the stream")
+                np.testing.assert_array_equal(got, want)
+                s.synchronize()
+                cai = a._cuda_interface()
+                self.assertIsNone(cai["stream"], "done work: nothing to wait for")
+                host = dict(cai, version=3)
+                del host["stream"]
+                np.testing.assert_array_equal(np.asarray(_Interface(host)), want, "NumPy reads the CAI's pointer")
+                np.testing.assert_array_equal(np.from_dlpack(a), want, "NumPy reads the DLPack tensor")
+                del a, cai
+                gc.collect()
+                s.synchronize()
+                self.assertEqual(self.stream_ordered()["current"], before["current"], "freed in the stream's order")
+
+    def test_the_allocation_is_pending_work(self):
+        s = self.dev.stream()
+        resume = s._hold()
+        self.addCleanup(s.close)
+        self.addCleanup(resume)  # before close: a held stream cannot end
+        a = cuarray.empty_async((int(rng.integers(1, 100)),), "int64", s)
+        self.assertEqual(a._cuda_interface()["stream"], s.ptr, "CAI names the stream the allocation is queued on")
+        resume()
+        s.synchronize()
+        self.assertIsNone(a._cuda_interface()["stream"], "the stream passed it: nothing to wait for")
+
+    def test_dlpack_consumer_stream_waits(self):
+        a, want, s, resume = self.filled((17, 9), "float64", hold=True)
+        consumer = self.dev.stream()
+        self.addCleanup(consumer.close)
+        blocked, cap = run_held(lambda: a.__dlpack__(stream=consumer.ptr, max_version=(1, 0)), lambda: None, wait=5)
+        self.assertFalse(blocked, "__dlpack__(stream=s) makes s wait, not the caller")
+        del cap
+        blocked, _ = run_held(consumer.synchronize, resume)
+        self.assertTrue(blocked, "the consumer's stream waits for the allocation's stream")
+        np.testing.assert_array_equal(np.from_dlpack(a), want)
+
+    def test_dlpack_outlives_the_array(self):
+        before = self.stream_ordered()["current"]
+        a, want, s, _ = self.filled((int(rng.integers(8, 64)),), "float32", hold=False)
+        n = np.from_dlpack(a)
+        nbytes = a.nbytes
+        del a
+        gc.collect()
+        s.synchronize()
+        self.assertEqual(self.stream_ordered()["current"] - before, (nbytes + 255) // 256 * 256,
+                         "the tensor keeps the memory")
+        np.testing.assert_array_equal(n, want)
+        del n
+        gc.collect()
+        cuarray.empty((1,), "uint8", self.dev)  # an allocation lets go of what no tensor uses
+        s.synchronize()
+        self.assertEqual(self.stream_ordered()["current"], before, "the last tensor gone, the memory went back")
+
+    def test_refusals(self):
+        with self.assertRaises(TypeError):
+            cuarray.empty_async((4,), "float32", self.dev)
+        s = self.dev.stream()
+        with self.assertRaises(ValueError):
+            cuarray.empty_async((-1,), "float32", s)
+        s.close()
+        with self.assertRaisesRegex(cuarray.CuarrayError, "closed"):
+            cuarray.empty_async((4,), "float32", s)
+
+
+class _Interface:
+    """An object with a given __array_interface__, as NumPy reads one."""
+
+    def __init__(self, interface):
+        self.__array_interface__ = interface
+
+
 class StreamRaces(unittest.TestCase):
     """A stream race the checker reports ("sim:N?check=streams": libcuarray's
     message starts "stream race: ") is a StreamRaceError, a CuarrayError,

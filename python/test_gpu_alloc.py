@@ -41,6 +41,12 @@ def device_memory():
     return cuarray.device(SPEC).ledger()["memory"]["device"]
 
 
+def stream_ordered_memory():
+    """The ledger's stream-ordered figures (zeros before the first such allocation)."""
+    zero = {"allocs": 0, "frees": 0, "current": 0, "cached": 0}
+    return {**zero, **cuarray.device(SPEC).ledger()["memory"].get("stream-ordered", {})}
+
+
 class CuPyAllocator(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -107,6 +113,32 @@ class CuPyAllocator(unittest.TestCase):
         np.testing.assert_array_equal(got, want * 2)
         self.assertGreater(cuarray.allocator_stats()["pools"][SPEC.split(":")[1]]["from_cache"], 0)
 
+    def test_stream_ordered_memory(self):
+        """memory="stream-ordered": CuPy's allocations on a stream of its own are
+        cuMemAllocAsync on that stream (pool=False, as CuPy's MemoryAsyncPool)
+        or the caching pool's blocks over the default stream-ordered pool
+        (pool=True), in the ledger's stream-ordered kind, none from cuMemAlloc."""
+        for pool in (False, True):
+            with self.subTest(pool=pool):
+                cupy.cuda.set_allocator(cuarray.cupy_allocator(SPEC, pool=pool, memory="stream-ordered"))
+                before, so0, stats0 = device_memory(), stream_ordered_memory(), cuarray.allocator_stats()
+                want = rng.standard_normal((256, 384)).astype(np.float32)
+                s = cupy.cuda.Stream(non_blocking=True)
+                with s:
+                    x = cupy.asarray(want)
+                    y = (x * 2 + x).sum(axis=0)
+                    got = cupy.asnumpy(y, stream=s)
+                    del x, y
+                s.synchronize()
+                np.testing.assert_allclose(got, (want * 3).sum(axis=0), rtol=1e-4, atol=1e-3)
+                stats, so = cuarray.allocator_stats(), stream_ordered_memory()
+                self.assertGreaterEqual(stats["allocated"] - stats0["allocated"], 2, "CuPy allocated through cuarray")
+                self.assertGreater(so["allocs"] - so0["allocs"], 0, "from the stream-ordered pool")
+                self.assertEqual(device_memory()["allocs"], before["allocs"], "nothing from cuMemAlloc")
+                self.assertEqual(so["current"] - so["cached"], so0["current"] - so0["cached"],
+                                 "CuPy's frees went back through cuarray")
+                cupy.cuda.set_allocator(self.saved)
+
 
 def run_torch(body):
     """Runs body in a child process after use_as_torch_allocator; returns its JSON."""
@@ -150,6 +182,33 @@ class TorchAllocator(unittest.TestCase):
                 self.assertGreaterEqual(got["allocated"], 2, "PyTorch allocated through cuarray")
                 if not pool:
                     self.assertEqual(got["allocs"], got["allocated"], "one ledger allocation per PyTorch allocation")
+                self.assertEqual(got["held"], 0, "PyTorch's frees went back through cuarray")
+
+    def test_stream_ordered_memory(self):
+        """memory="stream-ordered": PyTorch's allocations are cuMemAllocAsync on
+        the stream it passes (its cudaMallocAsync backend's way; pool=False) or
+        the caching pool's blocks over the default stream-ordered pool."""
+        for pool in (False, True):
+            with self.subTest(pool=pool):
+                got = run_torch(
+                    "cuarray.use_as_torch_allocator(%r, pool=%r, memory='stream-ordered')\n"
+                    "led = lambda kind: cuarray.device(%r).ledger()['memory'].get(kind, {})\n"
+                    "dev0 = led('device').get('allocs', 0)\n"
+                    "s = torch.cuda.Stream()\n"
+                    "with torch.cuda.stream(s):\n"
+                    "    x = torch.randn(512, 512, device='cuda')\n"
+                    "    y = (x @ x.T).relu_().sum(dim=0)\n"
+                    "s.synchronize()\n"
+                    "ok = bool(torch.allclose(y.cpu(), (x.cpu() @ x.cpu().T).relu_().sum(dim=0), rtol=1e-3, atol=1e-2))\n"
+                    "mid = led('stream-ordered')\n"
+                    "del x, y; torch.cuda.synchronize()\n"
+                    "after = led('stream-ordered')\n"
+                    "print(json.dumps({'ok': ok, 'so_allocs': mid.get('allocs', 0), 'dev_allocs': led('device').get('allocs', 0) - dev0,"
+                    " 'held': after.get('current', 0) - after.get('cached', 0)}))\n"
+                    % (SPEC, pool, SPEC))
+                self.assertTrue(got["ok"], "the result matches the CPU's")
+                self.assertGreater(got["so_allocs"], 0, "PyTorch allocated from the stream-ordered pool")
+                self.assertEqual(got["dev_allocs"], 0, "nothing from cuMemAlloc")
                 self.assertEqual(got["held"], 0, "PyTorch's frees went back through cuarray")
 
     def test_check_max_slices_on_a_torch_method(self):

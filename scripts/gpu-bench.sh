@@ -16,8 +16,11 @@
 # CuPy kernel (peers/cupy_fbp.py) at SIZE x SIZE x BP_SLICES from ANGLES
 # (CUARRAY_BP_SLICES, default 256), the export costs (export_cost.py:
 # cuarray's arrays and CuPy's in one process), the FBP example in both modes
-# (then PyTorch's FBP of the same sinograms), and the backend's
-# micro-benchmarks (driver call, d2d, pool) beside PyTorch's d2d.
+# (then PyTorch's FBP of the same sinograms), the backend's
+# micro-benchmarks (driver call, d2d, pool) beside PyTorch's d2d, and the
+# allocators side by side (bench.test -test.bench Allocators:
+# cuMemAlloc, cuMemAllocAsync from the default pool with and without a
+# release threshold, cuarray's caching pool over each).
 #
 # Time: everything runs within CUARRAY_BENCH_BUDGET seconds (default 240),
 # the unpacking of the bundle included. TAIL (3 % of it, at least 5 s) is
@@ -102,9 +105,10 @@ PEER_SIZES="$(bytes "$SIZES")"
 # Each step's weight: its share, in percent, of the time the steps have. The H100's seconds of
 # 2026-11-27 (two of its steps were not timed) with room to spare: cuarray-bench 30, CuPy's copies
 # 15, PyTorch's 22, fbp -streams 2 and 1 1 each (and their process start), bp-kernels 15, the CuPy
-# kernel 5, export-cost 10, bench-pool 11.
+# kernel 5, export-cost 10, bench-pool 11; bench-allocators not yet run on a GPU (some 3 s on the
+# emulated driver, whose pairs are slower than a GPU's).
 STEPS="cuarray-bench:18 bench-registered:2 peer-cupy-transfer:9 peer-torch-transfer:12 fbp-pipelined:4 fbp-unpipelined:3
-	bp-kernels:9 peer-cupy-bp:4 export-cost:6 fbp:10 peer-torch-fbp:8 bench-cuda:5 bench-pool:7 peer-torch-d2d:3"
+	bp-kernels:9 peer-cupy-bp:4 export-cost:6 fbp:10 peer-torch-fbp:8 bench-cuda:5 bench-pool:7 bench-allocators:2 peer-torch-d2d:3"
 TAIL=$((BUDGET * 3 / 100))
 [ "$TAIL" -lt 5 ] && TAIL=5
 
@@ -118,6 +122,7 @@ whynot() {
 	bp-kernels) [ -x "$G/tests/kernels.test" ] || echo "no kernels.test in the bundle" ;;
 	bench-cuda) [ -x "$G/tests/device_cuda.test" ] || echo "no device_cuda.test in the bundle (built without -tags cuda)" ;;
 	bench-pool) [ -x "$G/tests/pool.test" ] || echo "no pool.test in the bundle" ;;
+	bench-allocators) [ -x "$G/tests/bench.test" ] || echo "no bench.test in the bundle" ;;
 	bench-registered) [ -x "$G/tests/transfer.test" ] || echo "no transfer.test in the bundle" ;;
 	cuarray-bench | fbp*) [ -x "$G/cuarray" ] && [ -x "$G/fbp" ] || echo "the bundle's cuarray and fbp are not unpacked" ;;
 	peer-cupy-*) pyhas cupy numpy || echo "CuPy is not installed here (python3 finds no cupy)" ;;
@@ -253,6 +258,9 @@ rm -f "$SCAN".*
 # of about 2 ms.
 step bench-cuda logs/bench-cuda.log bash -c "cd '$ROOT/device/cuda' && '$G/tests/device_cuda.test' -test.run '^\$' -test.bench . -test.benchtime=500ms -test.count=3"
 step bench-pool logs/bench-pool.log bash -c "cd '$ROOT/pool' && '$G/tests/pool.test' -test.run '^\$' -test.bench 'AllocFree\$|AllocFreeParallel' -test.benchtime=300ms -test.count=5 && '$G/tests/pool.test' -test.run '^\$' -test.bench AllocFreeRatio -test.benchtime=20x -test.count=3"
+# The allocators side by side, each in alternating rounds of about 2 ms, 20 rounds a size, pairs
+# with and without a synchronize after each (bench/allocators_bench_test.go).
+step bench-allocators logs/bench-allocators.log bash -c "cd '$ROOT/bench' && '$G/tests/bench.test' -test.run '^\$' -test.bench 'Allocators' -test.benchtime=20x -test.count=1"
 # The registered path for 256 B pieces of one buffer in flight on 3 streams, kept and registered
 # afresh, beside the staged path: what registering costs on a GPU.
 step bench-registered logs/bench-registered.log bash -c "cd '$ROOT/transfer' && '$G/tests/transfer.test' -test.run '^\$' -test.bench 'RegisteredSubPagePieces' -test.benchtime=100x -test.count=3"

@@ -9,7 +9,7 @@ files scripts/gpu-bench.sh writes into one directory:
   peer-torch-fbp.json         torch_fbp.py
   fbp-pipelined.json          fbp -mode resident -streams 2 -json
   export-cost.json            export_cost.py --json
-  logs/bench-cuda.log, logs/bench-pool.log   go test -bench output
+  logs/bench-cuda.log, logs/bench-pool.log, logs/bench-allocators.log   go test -bench output
 
 and prints a Markdown report. A missing or empty file is reported as not
 run. Ratios are cuarray / peer for bandwidth (above 1: cuarray moves bytes
@@ -220,7 +220,7 @@ def micro(d):
     """The micro-benchmarks' medians (go test -bench lines, -count N)."""
     lines = ["## Micro-benchmarks (median of the -count runs)", ""]
     runs = {}
-    for log in ("bench-cuda.log", "bench-pool.log"):
+    for log in ("bench-cuda.log", "bench-pool.log", "bench-allocators.log"):
         try:
             text = open(os.path.join(d, "logs", log)).read()
         except OSError:
