@@ -12,11 +12,17 @@ type ManagedStats struct {
 	// Duplicates counts read-only copies of read-mostly pages made where
 	// they were read (or prefetched to), each page once per copy.
 	Duplicates int64 `json:"duplicates"`
+	// Uncounted, when not empty, says why the driver's own migrations of
+	// managed memory could not be counted (on a GPU: CUPTI could not be
+	// loaded or started): the copies on PathMigrated and the faults are
+	// then not all there are.
+	Uncounted string `json:"uncounted,omitempty"`
 }
 
 // managedCounts are a ledger's ManagedStats, counted atomically.
 type managedCounts struct {
 	faults, duplicates atomic.Int64
+	uncounted          atomic.Pointer[string]
 }
 
 // RecordPageFaults counts n page faults of managed memory. A nil ledger
@@ -35,10 +41,23 @@ func (l *Ledger) RecordReadDuplicates(n int64) {
 	}
 }
 
+// SetMigrationsUncounted records why the managed memory migrations that
+// the driver makes on its own cannot be counted; the first reason given is
+// kept. An empty why or a nil ledger records nothing.
+func (l *Ledger) SetMigrationsUncounted(why string) {
+	if l != nil && why != "" {
+		l.managed.uncounted.CompareAndSwap(nil, &why)
+	}
+}
+
 // Managed returns the managed memory page events counted so far.
 func (l *Ledger) Managed() ManagedStats {
 	if l == nil {
 		return ManagedStats{}
 	}
-	return ManagedStats{Faults: l.managed.faults.Load(), Duplicates: l.managed.duplicates.Load()}
+	m := ManagedStats{Faults: l.managed.faults.Load(), Duplicates: l.managed.duplicates.Load()}
+	if why := l.managed.uncounted.Load(); why != nil {
+		m.Uncounted = *why
+	}
+	return m
 }

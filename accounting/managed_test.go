@@ -45,3 +45,28 @@ func TestManagedCounts(t *testing.T) {
 	assert.Equal(t, want, j.Managed)
 	assert.Contains(t, l.Report(), fmt.Sprintf("managed memory: %d page faults, %d read duplicates", faults, dups))
 }
+
+// Why migrations could not be counted reaches the snapshot, its
+// difference, the JSON and the report; the first reason is kept, and an
+// empty one or a nil ledger records nothing.
+func TestMigrationsUncounted(t *testing.T) {
+	l := accounting.NewLedger("cuda:0")
+	l.SetMigrationsUncounted("")
+	assert.Zero(t, l.Managed(), "an empty reason records nothing")
+	var nilLedger *accounting.Ledger
+	nilLedger.SetMigrationsUncounted("no CUPTI")
+	assert.Zero(t, nilLedger.Managed())
+
+	before := l.Snapshot()
+	why := fmt.Sprintf("cupti: unavailable: libcupti.so.%d: cannot open shared object file", 11+rand.For(t).IntN(3))
+	l.SetMigrationsUncounted(why)
+	l.SetMigrationsUncounted("a later reason")
+	want := accounting.ManagedStats{Uncounted: why}
+	assert.Equal(t, want, l.Managed())
+	s := l.Snapshot()
+	assert.Equal(t, want, accounting.Diff(before, s).Managed, "the difference keeps the reason")
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"uncounted":`)
+	assert.Contains(t, l.Report(), "managed memory migrations not counted: "+why)
+}

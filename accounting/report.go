@@ -77,6 +77,9 @@ func (s Snapshot) Report() string {
 	}
 	if m := s.Managed; m != (ManagedStats{}) {
 		fmt.Fprintf(&b, "\nmanaged memory: %d page faults, %d read duplicates\n", m.Faults, m.Duplicates)
+		if m.Uncounted != "" {
+			fmt.Fprintf(&b, "managed memory migrations not counted: %s\n", m.Uncounted)
+		}
 	}
 	writePools(&b, s.Pools)
 	return b.String()

@@ -137,7 +137,8 @@ func Diff(a, b Snapshot) Snapshot {
 	d.Memsets = subCopy(b.Memsets, a.Memsets)
 	d.Kernels = diffKernels(a.Kernels, b.Kernels)
 	d.Pools = b.Pools
-	d.Managed = ManagedStats{Faults: b.Managed.Faults - a.Managed.Faults, Duplicates: b.Managed.Duplicates - a.Managed.Duplicates}
+	d.Managed = ManagedStats{Faults: b.Managed.Faults - a.Managed.Faults, Duplicates: b.Managed.Duplicates - a.Managed.Duplicates,
+		Uncounted: b.Managed.Uncounted}
 	return d
 }
 

@@ -17,10 +17,6 @@ func resultDetail(int) string { return "" }
 // its bytes: it reports false.
 func declareLaunch([]driver.Range, *accounting.Ledger) bool { return false }
 
-// reportManaged does nothing on a GPU: its driver counts no page faults
-// the ledger can read (CUPTI's unified-memory counters would).
-func reportManaged(*accounting.Ledger) {}
-
 // hostTouch does nothing on a GPU: the driver moves managed pages on the
 // host's own faults.
 func hostTouch(devarray.Ptr, int64, bool) error { return nil }

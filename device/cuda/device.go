@@ -274,6 +274,7 @@ func (d *Device) Synchronize() error {
 	if err := d.call(func() error { return fromCu(cu.Synchronize()) }); err != nil {
 		return fmt.Errorf("cuda: synchronize: %w", err)
 	}
+	flushManaged(d.ledger) // on a GPU, CUPTI's count of managed memory migrated, now complete
 	return nil
 }
 

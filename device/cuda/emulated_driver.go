@@ -37,6 +37,10 @@ func declareLaunch(arrays []driver.Range, led *accounting.Ledger) bool {
 // memory's page faults, duplicates and migrations.
 func reportManaged(led *accounting.Ledger) { emulated.ReportManaged(led) }
 
+// flushManaged does nothing on the emulated driver: it records each page's
+// migration in the ledger as it happens.
+func flushManaged(*accounting.Ledger) {}
+
 // hostTouch tells the emulated driver, on a thread where the device's
 // context is current, that the host is about to touch the managed bytes
 // [p, p+n): it holds the access to the rules sim keeps and moves the

@@ -110,8 +110,11 @@ func (s *stream) AttachMem(p devarray.Ptr, n int64, attach devarray.Attach) erro
 }
 
 // Prefetch migrates the managed bytes [p, p+n) to loc in the stream's
-// order (cuMemPrefetchAsync). The bytes the driver moves are not in the
-// ledger: a GPU tells them through CUPTI's unified-memory counters only.
+// order (cuMemPrefetchAsync). A GPU tells the bytes the driver moves only
+// through CUPTI's unified-memory counters: the ledger gets them on
+// accounting.PathPrefetch at the device's next Synchronize, where CUPTI
+// could be started (recordMigrations; else the ledger's
+// ManagedStats.Uncounted says why).
 func (s *stream) Prefetch(p devarray.Ptr, n int64, loc driver.Location) error {
 	if n <= 0 {
 		return fmt.Errorf("cuda: prefetch managed [%v, +%d): %w", p, n, driver.ErrInvalidValue)

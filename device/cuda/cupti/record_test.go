@@ -150,6 +150,34 @@ func TestTotalsCountEachKind(t *testing.T) {
 	}
 }
 
+func TestTotalsTellPrefetchedBytes(t *testing.T) {
+	r := rand.For(t)
+	v := func() uint64 { return uint64(1 + r.Int64N(1<<30)) }
+	cases := []struct {
+		name  string
+		kind  CounterKind
+		cause uint32
+		want  func(uint64) Totals
+	}{
+		{"HtoD by a prefetch", KindBytesHtoD, CauseUser, func(v uint64) Totals { return Totals{BytesHtoD: int64(v), PrefetchedHtoD: int64(v)} }},
+		{"DtoH by a prefetch", KindBytesDtoH, CauseUser, func(v uint64) Totals { return Totals{BytesDtoH: int64(v), PrefetchedDtoH: int64(v)} }},
+		{"HtoD on a fault (coherence)", KindBytesHtoD, 2, func(v uint64) Totals { return Totals{BytesHtoD: int64(v)} }},
+		{"DtoH by an eviction", KindBytesDtoH, 4, func(v uint64) Totals { return Totals{BytesDtoH: int64(v)} }},
+		{"HtoD speculatively (driver prefetch)", KindBytesHtoD, 3, func(v uint64) Totals { return Totals{BytesHtoD: int64(v)} }},
+		{"DtoD by a prefetch is not told apart", KindBytesDtoD, CauseUser, func(v uint64) Totals { return Totals{BytesDtoD: int64(v)} }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n := v()
+			var got Totals
+			require.NoError(t, got.Add(Record{Kind: tc.kind, Value: n, Flags: tc.cause}))
+			want := tc.want(n)
+			want.Records = 1
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
 // addTotals adds b's fields to a's (the counts a table's two records make).
 func addTotals(a *Totals, b Totals) {
 	a.BytesHtoD += b.BytesHtoD
@@ -192,5 +220,5 @@ func TestCounterKindNames(t *testing.T) {
 	assert.Equal(t, "CounterKind(42)", CounterKind(42).String())
 	tot := Totals{BytesHtoD: 3, BytesDtoH: 5, BytesDtoD: 7}
 	assert.Equal(t, int64(15), tot.Migrated())
-	assert.Contains(t, tot.String(), "migrated HtoD 3 B, DtoH 5 B, DtoD 7 B")
+	assert.Contains(t, tot.String(), "migrated HtoD 3 B (0 B prefetched), DtoH 5 B (0 B prefetched), DtoD 7 B")
 }

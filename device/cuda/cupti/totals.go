@@ -14,6 +14,8 @@ type Totals struct {
 	BytesHtoD      int64 // bytes migrated host to device
 	BytesDtoH      int64 // bytes migrated device to host
 	BytesDtoD      int64 // bytes migrated between devices
+	PrefetchedHtoD int64 // of BytesHtoD, the bytes an explicit prefetch moved (cuMemPrefetchAsync)
+	PrefetchedDtoH int64 // of BytesDtoH, the bytes an explicit prefetch moved
 	CPUPageFaults  int64 // CPU page faults on managed memory
 	GPUPageFaults  int64 // GPU page faults on managed memory (one a faulting page)
 	GPUFaultGroups int64 // the fault groups those faults held
@@ -27,14 +29,23 @@ type Totals struct {
 	Dropped        int64 // records CUPTI dropped for want of a buffer
 }
 
+// CauseUser is the migration cause, in a byte record's Flags, of bytes an
+// explicit prefetch moved: "The unified memory migrated due to an explicit
+// call from the user e.g. cudaMemPrefetchAsync"
+// (CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_USER, cupti_activity.h; the
+// record's flags hold "CUpti_ActivityUnifiedMemoryMigrationCause if
+// counterKind is CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD"
+// or DTOH).
+const CauseUser = 1
+
 // Migrated is the bytes migrated in every direction.
 func (t Totals) Migrated() int64 { return t.BytesHtoD + t.BytesDtoH + t.BytesDtoD }
 
 // String is the totals on one line.
 func (t Totals) String() string {
-	return fmt.Sprintf("migrated HtoD %d B, DtoH %d B, DtoD %d B; page faults CPU %d, GPU %d (%d groups); "+
+	return fmt.Sprintf("migrated HtoD %d B (%d B prefetched), DtoH %d B (%d B prefetched), DtoD %d B; page faults CPU %d, GPU %d (%d groups); "+
 		"thrashing %d (%d B), throttling %d, remote maps %d (%d B); records %d, other %d, dropped %d",
-		t.BytesHtoD, t.BytesDtoH, t.BytesDtoD, t.CPUPageFaults, t.GPUPageFaults, t.GPUFaultGroups,
+		t.BytesHtoD, t.PrefetchedHtoD, t.BytesDtoH, t.PrefetchedDtoH, t.BytesDtoD, t.CPUPageFaults, t.GPUPageFaults, t.GPUFaultGroups,
 		t.Thrashing, t.ThrashingBytes, t.Throttling, t.RemoteMaps, t.RemoteMapBytes,
 		t.Records, t.OtherRecords, t.Dropped)
 }
@@ -50,8 +61,14 @@ func (t *Totals) Add(r Record) error {
 	switch r.Kind {
 	case KindBytesHtoD:
 		next.BytesHtoD, ok = sum(next.BytesHtoD, v)
+		if ok && r.Flags == CauseUser {
+			next.PrefetchedHtoD += v // no more than BytesHtoD, which did not overflow
+		}
 	case KindBytesDtoH:
 		next.BytesDtoH, ok = sum(next.BytesDtoH, v)
+		if ok && r.Flags == CauseUser {
+			next.PrefetchedDtoH += v
+		}
 	case KindBytesDtoD:
 		next.BytesDtoD, ok = sum(next.BytesDtoD, v)
 	case KindCPUPageFault:
