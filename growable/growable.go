@@ -24,10 +24,10 @@ import (
 )
 
 // ErrCapacity is returned by Grow past the capacity reserved.
-var ErrCapacity = errors.New("growable: the array cannot grow past its reserved capacity")
+var ErrCapacity = errors.New("the array cannot grow past its reserved capacity")
 
 // ErrFreed is returned by a call on an array after Free.
-var ErrFreed = errors.New("growable: the array was freed")
+var ErrFreed = errors.New("the array was freed")
 
 // Array is a one-dimensional device array of one dtype that grows in
 // place. Its methods are safe for concurrent use.

@@ -2,6 +2,7 @@ package cupti
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -58,12 +59,12 @@ var running struct {
 // result means it cannot count here).
 func (l *Library) Start() (*Counter, error) {
 	if l == nil || l.be == nil {
-		return nil, ErrNil
+		return nil, fmt.Errorf("cupti: start: %w", ErrNil)
 	}
 	running.Lock()
 	defer running.Unlock()
 	if running.on {
-		return nil, ErrBusy
+		return nil, fmt.Errorf("cupti: start: %w", ErrBusy)
 	}
 	kinds := AllKinds
 	err := l.be.start(kinds)
@@ -91,12 +92,12 @@ func (c *Counter) Kinds() []CounterKind {
 // the work first: CUPTI delivers only completed records. After Stop it returns ErrStopped.
 func (c *Counter) Flush() (Totals, error) {
 	if c == nil {
-		return Totals{}, ErrNil
+		return Totals{}, fmt.Errorf("cupti: %w", ErrNil)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopped {
-		return c.totals, ErrStopped
+		return c.totals, fmt.Errorf("cupti: flush: %w", ErrStopped)
 	}
 	return c.totals, c.take()
 }
@@ -132,7 +133,7 @@ func (c *Counter) take() error {
 // last flush fails.
 func (c *Counter) Stop() (Totals, error) {
 	if c == nil {
-		return Totals{}, ErrNil
+		return Totals{}, fmt.Errorf("cupti: %w", ErrNil)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -8,22 +8,22 @@ import (
 // ErrUnavailable means that CUPTI cannot count unified-memory migrations in this process:
 // libcupti could not be loaded, the build has no CUPTI support, or CUPTI refused the counters
 // on this machine. The error that matches it says why.
-var ErrUnavailable = errors.New("cupti: unified-memory counters unavailable")
+var ErrUnavailable = errors.New("unified-memory counters unavailable")
 
 // ErrBusy is Start while another Counter of this process runs: CUPTI's activity buffers and
 // callbacks are one per process.
-var ErrBusy = errors.New("cupti: a counter is already running in this process")
+var ErrBusy = errors.New("a counter is already running in this process")
 
 // ErrStopped is Flush on a Counter that was stopped.
-var ErrStopped = errors.New("cupti: counter stopped")
+var ErrStopped = errors.New("counter stopped")
 
 // ErrNil is a method called on a nil *Library or *Counter.
-var ErrNil = errors.New("cupti: nil library or counter")
+var ErrNil = errors.New("nil library or counter")
 
 // unavailableError is ErrUnavailable with the reason.
 type unavailableError struct{ why string }
 
-func (e *unavailableError) Error() string        { return ErrUnavailable.Error() + ": " + e.why }
+func (e *unavailableError) Error() string        { return "cupti: " + ErrUnavailable.Error() + ": " + e.why }
 func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
 
 // unavailable returns an error that matches ErrUnavailable and says why.

@@ -80,7 +80,7 @@ type Record struct {
 }
 
 // ErrBadRecord is a record ParseRecords cannot read.
-var ErrBadRecord = errors.New("cupti: bad unified-memory counter record")
+var ErrBadRecord = errors.New("bad unified-memory counter record")
 
 // RecordError is a bad record: where it starts in the bytes and what is wrong with it.
 type RecordError struct {
@@ -89,7 +89,7 @@ type RecordError struct {
 }
 
 func (e *RecordError) Error() string {
-	return fmt.Sprintf("%v at byte %d: %s", ErrBadRecord, e.Offset, e.Reason)
+	return fmt.Sprintf("cupti: %v at byte %d: %s", ErrBadRecord, e.Offset, e.Reason)
 }
 
 func (e *RecordError) Unwrap() error { return ErrBadRecord }

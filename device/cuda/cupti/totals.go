@@ -54,7 +54,7 @@ func (t Totals) String() string {
 // would refuse or one that would take a total past what an int64 holds.
 func (t *Totals) Add(r Record) error {
 	if r.Kind == 0 || r.Kind >= kindCount || r.Value > maxCount {
-		return fmt.Errorf("%w: %v with value %d", ErrBadRecord, r.Kind, r.Value)
+		return fmt.Errorf("cupti: %w: %v with value %d", ErrBadRecord, r.Kind, r.Value)
 	}
 	v := int64(r.Value)
 	next, ok := *t, true
@@ -86,7 +86,7 @@ func (t *Totals) Add(r Record) error {
 		next.RemoteMapBytes, ok = sum(next.RemoteMapBytes, v)
 	}
 	if !ok {
-		return fmt.Errorf("%w: %v of %d takes its total past %d", ErrBadRecord, r.Kind, v, int64(maxCount))
+		return fmt.Errorf("cupti: %w: %v of %d takes its total past %d", ErrBadRecord, r.Kind, v, int64(maxCount))
 	}
 	next.Records++
 	*t = next
