@@ -196,7 +196,9 @@ class TorchEntryPoints(unittest.TestCase):
         so = stream_ordered_memory(dev)
         self.assertEqual(so["current"], p["reserved"], "the pool's segments are the stream-ordered memory held")
         self.assertEqual(so["cached"], p["reserved"], "all of it cached by the pool")
-        self.assertEqual(default_pool(dev)["used"], p["reserved"], "the default pool's used bytes are the segments")
+        # The default pool counts the blocks it handed out, and a freed block it
+        # reuses for a smaller segment goes out whole: at least the segments.
+        self.assertGreaterEqual(default_pool(dev)["used"], p["reserved"], "the default pool's used bytes hold the segments")
         self.assertEqual(device_memory(dev)["allocs"], before["allocs"], "nothing from cuMemAlloc")
 
     def test_stream_ordered_limit(self):
