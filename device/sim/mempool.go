@@ -680,8 +680,10 @@ func (p *memPool) ResetHigh() error { return ResetPoolHigh(p, true, true) }
 // haven't completed when cuMemPoolDestroy is invoked, the function will
 // return immediately and the resources associated with the pool will be
 // released automatically once there are no more outstanding allocations."
-// The default pool is refused (a guess: cuMemPoolDestroy's page does not
-// say what destroying a device's default pool does).
+// The default pool is refused: "A device's default memory pool cannot be
+// destroyed." (cuMemPoolDestroy); that the refusal is an error wrapping
+// ErrInvalidValue (CUDA_ERROR_INVALID_VALUE, the page's one error), not a
+// success that does nothing, is a guess (device/cuda/conformance logs it).
 func (p *memPool) Destroy() error {
 	p.d.pools.mu.Lock()
 	defer p.d.pools.mu.Unlock()

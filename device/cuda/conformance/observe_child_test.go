@@ -58,6 +58,8 @@ func observeInChild(t *testing.T) bool {
 		fmt.Println(observedPrefix + otherContextChild(t))
 	case childPoolIPC:
 		fmt.Println(observedPrefix + poolIPCChild(t)) // observe_pool_ipc_test.go
+	case childPoolContext:
+		fmt.Println(observedPrefix + poolContextChild(t)) // observe_pools_test.go
 	default:
 		return false
 	}

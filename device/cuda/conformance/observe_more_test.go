@@ -30,6 +30,7 @@ func observeMore(t *testing.T, add func(name, got string)) {
 	observeRegisteredPieces(t, add)
 	observeVirtualMemory(t, add)
 	observeManaged(t, add)
+	observePools(t, add) // observe_pools_test.go
 }
 
 // faultThenHostFnChild queues, on a stream held by a gate, a kernel that
