@@ -101,16 +101,9 @@ func (e *expandable) mapChunks(n int) error {
 
 // mapChunk creates a chunk and maps it, accessible, after the mapped ones.
 func (e *expandable) mapChunk() error {
-	h, err := e.dev.CreatePhysical(e.chunk)
+	h, err := driver.MapNew(e.dev, e.base+devarray.Ptr(e.mapped()), e.chunk)
 	if err != nil {
 		return err
-	}
-	at := e.base + devarray.Ptr(e.mapped())
-	if err := e.dev.MapMemory(at, e.chunk, 0, h); err != nil {
-		return errors.Join(err, e.dev.ReleasePhysical(h))
-	}
-	if err := e.dev.SetAccess(at, e.chunk, true); err != nil {
-		return errors.Join(err, e.dev.UnmapMemory(at, e.chunk), e.dev.ReleasePhysical(h))
 	}
 	e.chunks = append(e.chunks, h)
 	return nil
