@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/internal/testdev"
 	"github.com/cuarray/cuarray/pool"
 )
@@ -38,11 +40,57 @@ var allocators = []allocator{
 	}},
 	{"async", asyncAllocator(0)},
 	{"async-keep", asyncAllocator(keepAll)},
-	// A virtual-memory allocator (cuMemCreate, cuMemMap) goes here, with
-	// the caching pool over it below.
+	{"vmm", vmmGrowStep},
 	{"pool", cachingOver(nil)},
-	{"pool-async", cachingOver(defaultPool(0))},
-	{"pool-async-keep", cachingOver(defaultPool(keepAll))},
+	{"pool-async", cachingOver(overDefaultPool(0))},
+	{"pool-async-keep", cachingOver(overDefaultPool(keepAll))},
+	{"pool-vmm", cachingOver(expandable)},
+}
+
+// vmmGrowStep is a virtual-memory grow step: n bytes, rounded up to the
+// recommended granularity, made and mapped accessible at the start of a
+// reservation (cuMemCreate, cuMemMap, cuMemSetAccess), then unmapped and
+// released (cuMemUnmap, cuMemRelease). The reservation, made once, holds
+// the largest size.
+func vmmGrowStep(dev device.Device, _ device.Stream) (func(int64) error, func() error, error) {
+	g, err := dev.MemGranularity()
+	if err != nil {
+		return nil, nil, err
+	}
+	reserved := roundUp(slices.Max(allocatorSizes(dev)), g.Recommended)
+	base, err := dev.ReserveAddress(reserved, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(n int64) error {
+		size := roundUp(n, g.Recommended)
+		h, err := driver.MapNew(dev, base, size)
+		if err != nil {
+			return err
+		}
+		return driver.UnmapRelease(dev, base, size, h)
+	}, func() error { return dev.FreeAddress(base, reserved) }, nil
+}
+
+// roundUp rounds n up to a multiple of m.
+func roundUp(n, m int64) int64 { return (n + m - 1) / m * m }
+
+// expandable makes the caching pool grow in place by virtual memory
+// (pool.Expandable), in a reservation twice the largest size.
+func expandable(dev device.Device) (pool.Option, func() error, error) {
+	return pool.Expandable(2 * slices.Max(allocatorSizes(dev))), func() error { return nil }, nil
+}
+
+// overDefaultPool makes the caching pool take its segments from the
+// device's default stream-ordered pool with the given release threshold.
+func overDefaultPool(threshold int64) func(device.Device) (pool.Option, func() error, error) {
+	return func(dev device.Device) (pool.Option, func() error, error) {
+		mp, done, err := defaultPool(threshold)(dev)
+		if err != nil {
+			return nil, nil, err
+		}
+		return pool.FromMemPool(mp), done, nil
+	}
 }
 
 // defaultPool returns a func that sets the device's default stream-ordered
@@ -81,16 +129,16 @@ func asyncAllocator(threshold int64) func(device.Device, device.Stream) (func(in
 }
 
 // cachingOver is cuarray's caching pool, its segments from the device's
-// own allocator (from nil) or from the stream-ordered pool from returns.
-func cachingOver(from func(device.Device) (device.MemPool, func() error, error)) func(device.Device, device.Stream) (func(int64) error, func() error, error) {
+// own allocator (from nil) or where the option from returns says.
+func cachingOver(from func(device.Device) (pool.Option, func() error, error)) func(device.Device, device.Stream) (func(int64) error, func() error, error) {
 	return func(dev device.Device, s device.Stream) (func(int64) error, func() error, error) {
 		p, doneFrom := pool.New(dev), func() error { return nil }
 		if from != nil {
-			mp, done, err := from(dev)
+			opt, done, err := from(dev)
 			if err != nil {
 				return nil, nil, err
 			}
-			p, doneFrom = pool.New(dev, pool.FromMemPool(mp)), done
+			p, doneFrom = pool.New(dev, opt), done
 		}
 		return func(n int64) error {
 			ptr, err := p.AllocAsync(n, s)
@@ -116,8 +164,12 @@ func allocatorSizes(dev device.Device) []int64 {
 // cuMemAlloc+cuMemFree; cuMemAllocAsync+cuMemFreeAsync from the device's
 // default stream-ordered pool, warm, with a release threshold of 0
 // ("async": the pool gives its memory back at each synchronize) and with
-// one that keeps everything ("async-keep"); and cuarray's caching pool over
-// each of them ("pool", "pool-async", "pool-async-keep"). A pair is an
+// one that keeps everything ("async-keep"); a virtual-memory grow step
+// ("vmm": cuMemCreate, cuMemMap and cuMemSetAccess of the size rounded up
+// to the recommended granularity at the start of a reservation, then
+// cuMemUnmap and cuMemRelease); and cuarray's caching pool over each of
+// them ("pool", "pool-async", "pool-async-keep", and "pool-vmm", the pool
+// growing in place, pool.Expandable). A pair is an
 // allocation and its free on one stream. In SIZE/rounds the stream is
 // synchronized once at the end of each round of pairs (its time counted,
 // spread over the round): the allocators' own cost. In SIZE/sync each pair

@@ -21,6 +21,7 @@ import (
 
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device"
+	"github.com/cuarray/cuarray/device/driver"
 )
 
 // ErrCapacity is returned by Grow past the capacity reserved.
@@ -136,16 +137,10 @@ func (a *Array) Grow(n int) error {
 // mapChunk creates a chunk and maps it, accessible, after the mapped ones.
 // a.mu is held.
 func (a *Array) mapChunk() error {
-	h, err := a.dev.CreatePhysical(a.chunk)
+	at := a.base + devarray.Ptr(int64(len(a.chunks))*a.chunk)
+	h, err := driver.MapNew(a.dev, at, a.chunk)
 	if err != nil {
 		return err
-	}
-	at := a.base + devarray.Ptr(int64(len(a.chunks))*a.chunk)
-	if err := a.dev.MapMemory(at, a.chunk, 0, h); err != nil {
-		return errors.Join(err, a.dev.ReleasePhysical(h))
-	}
-	if err := a.dev.SetAccess(at, a.chunk, true); err != nil {
-		return errors.Join(err, a.dev.UnmapMemory(at, a.chunk), a.dev.ReleasePhysical(h))
 	}
 	a.chunks = append(a.chunks, h)
 	return nil
@@ -157,7 +152,7 @@ func (a *Array) unmapFrom(i int) error {
 	var errs []error
 	for j := len(a.chunks) - 1; j >= i; j-- {
 		at := a.base + devarray.Ptr(int64(j)*a.chunk)
-		errs = append(errs, a.dev.UnmapMemory(at, a.chunk), a.dev.ReleasePhysical(a.chunks[j]))
+		errs = append(errs, driver.UnmapRelease(a.dev, at, a.chunk, a.chunks[j]))
 	}
 	a.chunks = a.chunks[:i]
 	return errors.Join(errs...)

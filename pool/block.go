@@ -20,6 +20,7 @@ type segment struct {
 	ptr   devarray.Ptr
 	size  int64
 	first *block // the block at ptr; blocks chain by address
+	last  *block // the block at the end
 	small bool   // it serves small requests only (smallRequest bytes or fewer)
 }
 

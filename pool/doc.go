@@ -32,10 +32,14 @@
 //     the cache served versus the device.
 //   - Where segments come from: the device's own allocator (cuMemAlloc),
 //     or a stream-ordered pool (New's option FromMemPool:
-//     cuMemAllocFromPoolAsync and cuMemFreeAsync; mempool_source.go).
+//     cuMemAllocFromPoolAsync and cuMemFreeAsync; mempool_source.go), or
+//     one segment growing in place by virtual memory, as PyTorch's
+//     expandable segments (Expandable: chunks mapped at the end of one
+//     address reservation; expandable.go).
 //
 // The device's ledger counts the pool's segments as Device memory (over a
-// stream-ordered pool, as StreamOrdered memory and in that pool's figures),
+// stream-ordered pool, as StreamOrdered memory and in that pool's figures;
+// expandable, the reservation as VirtualAddress and the chunks as Physical),
 // since that is what the device gave up, and the part of them not handed out as
 // its cached bytes (Snapshot's Cached); the pool's Stats count the blocks. A
 // Pool satisfies devarray.Backend, so arrays can be made on it:

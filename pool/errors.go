@@ -49,9 +49,12 @@ func (e *OutOfMemoryError) Error() string {
 		limit = accounting.FormatBytes(e.Limit)
 	}
 	why := "the device has no room after the cache was freed"
-	if e.ByLimit {
+	switch {
+	case e.ByLimit:
 		why = "the pool's limit would be passed"
-	} else {
+	case errors.Is(e.Err, ErrReservationFull):
+		why = e.Err.Error()
+	default:
 		why += e.room()
 	}
 	return fmt.Sprintf("pool: out of memory allocating %s (free %s, total %s, limit %s; in use %s, cached %s): %s",

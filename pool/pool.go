@@ -44,6 +44,7 @@ type Pool struct {
 	led        *accounting.Ledger         // dev's ledger
 	src        segmentSource              // where segments come from (source.go)
 	kind       accounting.Kind            // the ledger kind of src's memory
+	exp        *expandable                // Expandable: the one segment grows in place (expandable.go); src is not used
 
 	mu          sync.Mutex
 	segments    map[devarray.Ptr]*segment
@@ -71,6 +72,9 @@ func New(dev driver.Device, opts ...Option) *Pool {
 		o(p)
 	}
 	p.kind = p.src.kind()
+	if p.exp != nil {
+		p.kind = accounting.Physical
+	}
 	if dev != nil {
 		if f, ok := dev.(interface{ ClosedFlag() driver.ClosedFlag }); ok && f.ClosedFlag().Valid() {
 			p.closedFlag = f.ClosedFlag()
@@ -230,10 +234,10 @@ func (p *Pool) allocLocked(n, size int64, s driver.Stream) (devarray.Ptr, error)
 		return 0, fmt.Errorf("pool: alloc %d bytes: the device failed: %w", n, p.failed)
 	}
 	// AllocAsync's fast path has looked for a parked block of this size.
-	b := p.take(size, s, p.ratio > 0)
+	b := p.take(size, s, p.picky())
 	if b == nil && p.parked.n > 0 && size <= smallRequest { // parked blocks are in small segments only
 		p.unpark()
-		b = p.take(size, s, p.ratio > 0)
+		b = p.take(size, s, p.picky())
 	}
 	if b != nil {
 		p.st.FromCache++
@@ -450,7 +454,7 @@ func (p *Pool) unfence(b *block) {
 // picky, a large request leaves whole segments much larger than itself
 // alone (see keepsWhole).
 func (p *Pool) take(size int64, s driver.Stream, picky bool) *block {
-	small := size <= smallRequest
+	small := size <= smallRequest && p.exp == nil // an expandable pool's one segment serves all
 	fit := p.free[class(small)].bestFit(size)
 	if fit != nil && picky && keepsWhole(fit, size) {
 		fit = nil
@@ -474,6 +478,11 @@ func (p *Pool) take(size int64, s driver.Stream, picky bool) *block {
 	}
 	return fit
 }
+
+// picky reports whether take leaves whole segments much larger than a
+// request alone (keepsWhole), for the reserve ratio to give back: not in
+// an expandable pool, whose one segment Trim gives back from its end.
+func (p *Pool) picky() bool { return p.ratio > 0 && p.exp == nil }
 
 // keepsWhole reports whether a request of size bytes should leave the
 // cached block b alone: b is a whole segment (nothing of it in use) and
@@ -509,6 +518,9 @@ func (p *Pool) split(b *block, size int64) {
 		b.next.prev = rest
 	}
 	b.next = rest
+	if rest.next == nil {
+		b.seg.last = rest
+	}
 	b.size = size
 	if b.fence == nil {
 		b.state = live // keeps rest from merging back into b
@@ -552,6 +564,8 @@ func (p *Pool) absorb(left, right *block) {
 	left.next = right.next
 	if right.next != nil {
 		right.next.prev = left
+	} else {
+		left.seg.last = left
 	}
 	p.spare = append(p.spare, right)
 }
@@ -627,6 +641,9 @@ func (p *Pool) releaseSegment(seg *segment) error {
 // (even a whole segment keepsWhole would leave), counted FromCache; then
 // it frees the cache and tries once more.
 func (p *Pool) grow(size int64, s driver.Stream) (*block, error) {
+	if p.exp != nil {
+		return p.growExpandable(size, s)
+	}
 	want := segmentSize(size)
 	if !p.keepRatio(size, want) && size > smallRequest {
 		want = roundSegment(size) // a medium request's 20 MiB segment would pass the ratio: its own size
@@ -665,6 +682,7 @@ func (p *Pool) mallocSegment(size, want int64, s driver.Stream) (*segment, error
 	}
 	seg := &segment{ptr: ptr, size: want, small: size <= smallRequest}
 	seg.first = &block{seg: seg, ptr: ptr, size: want}
+	seg.last = seg.first
 	if on != nil {
 		if err := p.fenceSegment(seg.first, on); err != nil {
 			return nil, errors.Join(err, p.noteFault(p.src.free(ptr)))
@@ -699,14 +717,14 @@ func (p *Pool) fenceSegment(b *block, on driver.Stream) error {
 func (p *Pool) trim(wait bool) (int64, error) {
 	p.unpark()
 	if wait {
-		p.settle(false, func(f *fence) bool {
-			for _, ev := range f.evs {
-				p.noteFault(ev.Synchronize())
-			}
-			return true
-		})
+		p.waitPending()
 	} else {
 		p.poll()
+	}
+	if p.exp != nil {
+		freed, err := p.trimInPlace()
+		p.publishCached()
+		return freed, err
 	}
 	var freed int64
 	var errs []error
@@ -722,6 +740,17 @@ func (p *Pool) trim(wait bool) (int64, error) {
 	}
 	p.publishCached()
 	return freed, errors.Join(errs...)
+}
+
+// waitPending waits for the events of every pending block and frees the
+// blocks. The caller holds p.mu.
+func (p *Pool) waitPending() {
+	p.settle(false, func(f *fence) bool {
+		for _, ev := range f.evs {
+			p.noteFault(ev.Synchronize())
+		}
+		return true
+	})
 }
 
 // publishCached brings the ledger's count of cached device bytes up to
@@ -761,7 +790,7 @@ func (p *Pool) Release() error {
 		err = errors.Join(err, ev.Close())
 	}
 	p.events = nil
-	err = errors.Join(err, p.src.close())
+	err = errors.Join(err, p.src.close(), p.noteFault(p.exp.close()))
 	if n := p.liveBlocks; n > 0 {
 		err = errors.Join(err, fmt.Errorf("pool: release: %d blocks, %s, still allocated: %w",
 			n, accounting.FormatBytes(p.st.InUse), ErrInUse))

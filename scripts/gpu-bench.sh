@@ -20,7 +20,8 @@
 # micro-benchmarks (driver call, d2d, pool) beside PyTorch's d2d, and the
 # allocators side by side (bench.test -test.bench Allocators:
 # cuMemAlloc, cuMemAllocAsync from the default pool with and without a
-# release threshold, cuarray's caching pool over each).
+# release threshold, a virtual-memory grow step, cuarray's caching pool over
+# each).
 #
 # Time: everything runs within CUARRAY_BENCH_BUDGET seconds (default 240),
 # the unpacking of the bundle included. TAIL (3 % of it, at least 5 s) is
@@ -105,8 +106,8 @@ PEER_SIZES="$(bytes "$SIZES")"
 # Each step's weight: its share, in percent, of the time the steps have. The H100's seconds of
 # 2026-11-27 (two of its steps were not timed) with room to spare: cuarray-bench 30, CuPy's copies
 # 15, PyTorch's 22, fbp -streams 2 and 1 1 each (and their process start), bp-kernels 15, the CuPy
-# kernel 5, export-cost 10, bench-pool 11; bench-allocators not yet run on a GPU (some 3 s on the
-# emulated driver, whose pairs are slower than a GPU's).
+# kernel 5, export-cost 10, bench-pool 11; bench-allocators not yet run on a GPU (some 1.3 s on the
+# emulated driver with its eight allocators, whose pairs are slower than a GPU's).
 STEPS="cuarray-bench:18 bench-registered:2 peer-cupy-transfer:9 peer-torch-transfer:12 fbp-pipelined:4 fbp-unpipelined:3
 	bp-kernels:9 peer-cupy-bp:4 export-cost:6 fbp:10 peer-torch-fbp:8 bench-cuda:5 bench-pool:7 bench-allocators:2 peer-torch-d2d:3"
 TAIL=$((BUDGET * 3 / 100))
