@@ -108,10 +108,19 @@ func (d *Device) MallocManaged(nbytes int64, attach devarray.Attach) (devarray.P
 	if err != nil {
 		return 0, err
 	}
-	size := a.size
-	a.asked, a.def, a.attch, a.pages = nbytes, attach, attach, make([]managedPage, (size+ManagedPageSize-1)/ManagedPageSize)
+	a.asked, a.def, a.attch, a.pages = nbytes, attach, attach, make([]managedPage, wholePages(a.size)/ManagedPageSize)
 	for i := range a.pages {
 		a.pages[i].preferred, a.pages[i].lastPrefetch = driver.NoLocation, driver.NoLocation
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		// Close freed an arena allocation already; a mapping is this call's to give back.
+		if a.mem != nil {
+			unmapManaged(a)
+			d.ledger.Free(accounting.Managed, a.base, a.size)
+		}
+		return 0, fmt.Errorf("sim: malloc managed: %w", driver.ErrClosed)
 	}
 	m := &d.managed
 	m.mu.Lock()
@@ -134,6 +143,9 @@ func (d *Device) allocManaged(nbytes int64) (*managedAlloc, error) {
 			return nil, err
 		}
 		return &managedAlloc{base: uintptr(p), size: alignUp(nbytes)}, nil
+	}
+	if d.Closed() {
+		return nil, fmt.Errorf("sim: malloc managed: %w", driver.ErrClosed)
 	}
 	if err := d.checkFault("malloc managed"); err != nil {
 		return nil, err
