@@ -58,7 +58,7 @@ type Ledger struct {
 	// Written at each kernel launch, under its own mutex, after the last
 	// level's padding: no level's counters share its cache line.
 	launches launchCounts  // kernel launches per name (RecordLaunch)
-	managed  managedCounts // managed memory's page faults and read duplicates
+	managed  managedCounts // managed memory's page faults, read duplicates and evictions
 }
 
 // MemInfoFunc returns a device's free and total memory in bytes.

@@ -12,7 +12,7 @@ import (
 	rand "github.com/cuarray/cuarray/internal/testrand"
 )
 
-// Managed memory's page faults and read duplicates reach the snapshot,
+// Managed memory's page faults, read duplicates and evictions reach the snapshot,
 // its difference, the JSON and the report; nothing else counts them, and
 // counts below 1 and a nil ledger record nothing.
 func TestManagedCounts(t *testing.T) {
@@ -20,17 +20,19 @@ func TestManagedCounts(t *testing.T) {
 	l := accounting.NewLedger("sim:0")
 	assert.NotContains(t, l.Report(), "managed memory", "no line before any page event")
 	before := l.Snapshot()
-	faults, dups := 1+r.Int64N(1000), 1+r.Int64N(1000)
-	for _, tc := range []struct{ faults, dups int64 }{{faults, 0}, {0, dups}, {-3, -4}, {0, 0}} {
+	faults, dups, evictions := 1+r.Int64N(1000), 1+r.Int64N(1000), 1+r.Int64N(1000)
+	for _, tc := range []struct{ faults, dups, evictions int64 }{{faults, 0, 0}, {0, dups, 0}, {0, 0, evictions}, {-3, -4, -5}, {0, 0, 0}} {
 		l.RecordPageFaults(tc.faults)
 		l.RecordReadDuplicates(tc.dups)
+		l.RecordEvictions(tc.evictions)
 	}
 	var nilLedger *accounting.Ledger
 	nilLedger.RecordPageFaults(5)
 	nilLedger.RecordReadDuplicates(5)
+	nilLedger.RecordEvictions(5)
 	assert.Zero(t, nilLedger.Managed())
 
-	want := accounting.ManagedStats{Faults: faults, Duplicates: dups}
+	want := accounting.ManagedStats{Faults: faults, Duplicates: dups, Evictions: evictions}
 	assert.Equal(t, want, l.Managed())
 	s := l.Snapshot()
 	assert.Equal(t, want, s.Managed)
@@ -43,7 +45,7 @@ func TestManagedCounts(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(b, &j))
 	assert.Equal(t, want, j.Managed)
-	assert.Contains(t, l.Report(), fmt.Sprintf("managed memory: %d page faults, %d read duplicates", faults, dups))
+	assert.Contains(t, l.Report(), fmt.Sprintf("managed memory: %d page faults, %d read duplicates, %d evictions", faults, dups, evictions))
 }
 
 // Why migrations could not be counted reaches the snapshot, its

@@ -76,7 +76,7 @@ func (s Snapshot) Report() string {
 		w.Flush()
 	}
 	if m := s.Managed; m != (ManagedStats{}) {
-		fmt.Fprintf(&b, "\nmanaged memory: %d page faults, %d read duplicates\n", m.Faults, m.Duplicates)
+		fmt.Fprintf(&b, "\nmanaged memory: %d page faults, %d read duplicates, %d evictions\n", m.Faults, m.Duplicates, m.Evictions)
 		if m.Uncounted != "" {
 			fmt.Fprintf(&b, "managed memory migrations not counted: %s\n", m.Uncounted)
 		}

@@ -41,7 +41,7 @@ type Snapshot struct {
 	// Pools are the device's stream-ordered pools' figures (SetPools),
 	// sorted by name; nil for a scope, and where the device reports none.
 	Pools []PoolStats
-	// Managed are managed memory's page faults and read duplicates (the
+	// Managed are managed memory's page faults, read duplicates and evictions (the
 	// ledger's; zero for a scope). The bytes the driver moved are Copies
 	// on PathPrefetch and PathMigrated.
 	Managed ManagedStats
@@ -138,6 +138,7 @@ func Diff(a, b Snapshot) Snapshot {
 	d.Kernels = diffKernels(a.Kernels, b.Kernels)
 	d.Pools = b.Pools
 	d.Managed = ManagedStats{Faults: b.Managed.Faults - a.Managed.Faults, Duplicates: b.Managed.Duplicates - a.Managed.Duplicates,
+		Evictions: b.Managed.Evictions - a.Managed.Evictions,
 		Uncounted: b.Managed.Uncounted}
 	return d
 }

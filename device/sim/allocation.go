@@ -26,6 +26,9 @@ func (d *Device) Allocation(p devarray.Ptr) (base devarray.Ptr, size int64, ok b
 	if h, ok := d.host.ContainingDevice(addr, 1); ok {
 		return devarray.Ptr(h.Device()), int64(len(h.Mem)), true
 	}
+	if a := d.managed.mappedAt(addr, 1); a != nil {
+		return devarray.Ptr(a.base), a.size, true
+	}
 	if base, size, ok := d.vmm.vmmAllocation(addr); ok {
 		return base, size, true
 	}

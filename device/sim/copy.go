@@ -318,11 +318,13 @@ func (d *Device) access(ranges []driver.Range, f func(mem [][]byte) error) error
 	if err := d.deviceWork("kernel"); err != nil {
 		return err
 	}
-	err := d.inspect(ranges, f)
-	if err == nil {
+	return d.inspect(ranges, func(mem [][]byte) error {
+		if err := f(mem); err != nil {
+			return err
+		}
 		d.touchRanges(ranges)
-	}
-	return err
+		return nil
+	})
 }
 
 // inspect calls f with the memory of ranges, checked and read-locked, as

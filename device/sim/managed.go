@@ -36,10 +36,15 @@ const ManagedPageSize = 4096
 type managedAlloc struct {
 	base  uintptr
 	size  int64           // the ledger's bytes
+	asked int64           // the bytes cuMemAllocManaged was asked for
 	def   devarray.Attach // the association cuMemAllocManaged gave
 	attch devarray.Attach // the association now
 	on    *stream         // the stream of an AttachSingle association, else nil
 	pages []managedPage
+	// mem is the allocation's own mapping where it may oversubscribe the
+	// device (managed_evict.go); nil where it lives in the arena.
+	mem   []byte
+	freed bool // a mapped allocation was freed: its pages leave the eviction order
 }
 
 // managedPage is where one page of a managed allocation lives, and the
@@ -50,6 +55,7 @@ type managedPage struct {
 	preferred    driver.Location
 	lastPrefetch driver.Location
 	accessedBy   residence // the processors AdviseAccessedBy named
+	stamp        uint64    // when it last moved to the device, in the eviction order
 }
 
 // residence is a set of processors that hold a page: none (not populated
@@ -72,6 +78,13 @@ type managedState struct {
 	orphaned atomic.Bool
 	mu       sync.Mutex
 	allocs   map[uintptr]*managedAlloc
+	// The device-resident pages of mapped allocations: their bytes, and
+	// the order they moved there in (order[head:], stale entries
+	// included), for eviction (managed_evict.go).
+	deviceBytes int64
+	order       []residentPage
+	head        int
+	clock       uint64
 }
 
 // ConcurrentManagedAccess reports whether the device lets the host touch
@@ -91,15 +104,23 @@ func (d *Device) MallocManaged(nbytes int64, attach devarray.Attach) (devarray.P
 	if nbytes <= 0 || (attach != devarray.AttachGlobal && attach != devarray.AttachHost) {
 		return 0, fmt.Errorf("sim: malloc managed %d bytes attached %v: %w", nbytes, attach, driver.ErrInvalidValue)
 	}
-	p, err := d.malloc(nbytes, accounting.Managed)
+	a, err := d.allocManaged(nbytes)
 	if err != nil {
 		return 0, err
 	}
-	size := alignUp(nbytes)
-	a := &managedAlloc{base: uintptr(p), size: size, def: attach, attch: attach,
-		pages: make([]managedPage, (size+ManagedPageSize-1)/ManagedPageSize)}
+	a.asked, a.def, a.attch, a.pages = nbytes, attach, attach, make([]managedPage, wholePages(a.size)/ManagedPageSize)
 	for i := range a.pages {
 		a.pages[i].preferred, a.pages[i].lastPrefetch = driver.NoLocation, driver.NoLocation
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		// Close freed an arena allocation already; a mapping is this call's to give back.
+		if a.mem != nil {
+			unmapManaged(a)
+			d.ledger.Free(accounting.Managed, a.base, a.size)
+		}
+		return 0, fmt.Errorf("sim: malloc managed: %w", driver.ErrClosed)
 	}
 	m := &d.managed
 	m.mu.Lock()
@@ -109,7 +130,30 @@ func (d *Device) MallocManaged(nbytes int64, attach devarray.Attach) (devarray.P
 	m.allocs[a.base] = a
 	m.active.Store(true)
 	m.mu.Unlock()
-	return p, nil
+	return devarray.Ptr(a.base), nil
+}
+
+// allocManaged allocates the bytes of a managed allocation of nbytes: a
+// mapping of its own on a device with concurrent managed access, which
+// may oversubscribe it (managed_evict.go), else device memory.
+func (d *Device) allocManaged(nbytes int64) (*managedAlloc, error) {
+	if !d.ConcurrentManagedAccess() {
+		p, err := d.malloc(nbytes, accounting.Managed)
+		if err != nil {
+			return nil, err
+		}
+		return &managedAlloc{base: uintptr(p), size: alignUp(nbytes)}, nil
+	}
+	if d.Closed() {
+		return nil, fmt.Errorf("sim: malloc managed: %w", driver.ErrClosed)
+	}
+	if err := d.checkFault("malloc managed"); err != nil {
+		return nil, err
+	}
+	if injected(&d.allocCountdown) {
+		return nil, fmt.Errorf("sim: malloc managed %d bytes: %w", nbytes, driver.ErrInjected)
+	}
+	return d.mallocMapped(alignUp(nbytes))
 }
 
 // forgetManaged forgets the managed allocation at p, freed: the ledger
@@ -212,6 +256,7 @@ func (d *Device) Advise(p devarray.Ptr, n int64, a driver.Advice, loc driver.Loc
 				if pg.preferred == driver.HostLocation {
 					pg.at = onHost
 				}
+				m.moved(al, i, onDevice, 0)
 			}
 		case driver.AdvisePreferredLocation:
 			pg.preferred = loc

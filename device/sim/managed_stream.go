@@ -106,6 +106,11 @@ func (s *stream) Prefetch(p devarray.Ptr, n int64, loc driver.Location) error {
 		return fmt.Errorf("sim: %s: %w", op, err)
 	}
 	return s.enqueue(func() error {
+		d.mu.RLock()
+		defer d.mu.RUnlock()
+		if d.closed {
+			return nil
+		}
 		d.migrate(a, first, end, processor(loc), false, true)
 		return nil
 	})
@@ -127,24 +132,29 @@ func (d *Device) migrate(a *managedAlloc, first, end int, to residence, write, p
 // processor to, and records in the ledger what moved: the bytes of each
 // page that crossed, as one copy on PathPrefetch or PathMigrated, each
 // page fault (an access to a page not resident at to, or not yet
-// populated), each read-only duplicate made.
+// populated), each read-only duplicate made, and each page evicted to make
+// room for them (managed_evict.go). The caller holds d.mu for reading.
 func (d *Device) settlePages(a *managedAlloc, first, end int, to residence, prefetch bool, mark func(i int) byte) {
 	start := time.Now()
 	m := &d.managed
+	room := d.managedRoom()
 	m.mu.Lock()
-	var moved, faults, dups int64
+	var moved, faults, dups, evicted int64
 	for i := first; i < end; i++ {
 		k := mark(i)
-		if k == 0 {
+		if k == 0 || a.freed {
 			continue
 		}
+		wasOn := a.pages[i].at & onDevice
 		c := a.pages[i].settle(to, k&ptx.PageWritten != 0, prefetch)
 		moved, faults, dups = moved+c.moved, faults+c.fault, dups+c.duplicate
+		evicted += m.moved(a, i, wasOn, room)
 	}
 	m.mu.Unlock()
 	led := d.managedLedger()
 	led.RecordPageFaults(faults)
 	led.RecordReadDuplicates(dups)
+	d.recordEvictions(led, evicted)
 	if moved == 0 {
 		return
 	}

@@ -91,6 +91,10 @@ func (d *Device) Free(p devarray.Ptr) error {
 		d.mu.Unlock()
 		return fmt.Errorf("sim: free %v: %w", p, driver.ErrClosed)
 	}
+	if d.freeMapped(uintptr(p)) {
+		d.mu.Unlock()
+		return nil
+	}
 	off := int64(uintptr(p) - d.base)
 	var size int64
 	ok := uintptr(p) >= d.base && off < d.arena.size
@@ -137,6 +141,9 @@ func (d *Device) devMem(p devarray.Ptr, n int64) ([]byte, error) {
 	} else if h, ok := d.host.ContainingDevice(addr, n); ok {
 		off := int64(addr - h.Device())
 		return h.Mem[off : off+n : off+n], nil
+	} else if a := d.managed.mappedAt(addr, n); a != nil {
+		off := int64(addr - a.base)
+		return a.mem[off : off+n : off+n], nil
 	} else if m, ok := d.ipc.containing(addr, n); ok {
 		return m, nil
 	}

@@ -11,6 +11,9 @@ func (d *Device) Requested(p devarray.Ptr) (n int64, ok bool) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	addr := uintptr(p)
+	if a := d.managed.mappedAt(addr, 1); a != nil && !d.closed {
+		return a.asked, a.base == addr
+	}
 	if d.closed || addr < d.base || addr >= d.base+uintptr(d.arena.size) {
 		return 0, false
 	}

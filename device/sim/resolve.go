@@ -75,6 +75,9 @@ func (d *Device) resolve(addr uint64) (uint64, []byte, bool) {
 	if h, ok := d.host.ContainingDevice(a, 1); ok {
 		return uint64(h.Device()), h.Mem, true
 	}
+	if m := d.managed.mappedAt(a, 1); m != nil {
+		return uint64(m.base), m.mem[:m.asked:m.asked], true
+	}
 	if start, m, in, err := d.vmm.accessible(a, 1); in {
 		// Reserved but unmapped, or mapped without access: an illegal
 		// address to a kernel, as to a GPU's.

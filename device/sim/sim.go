@@ -20,6 +20,18 @@
 // read them, and other processes can map an allocation through an IPC
 // handle, as CUDA IPC lets them.
 //
+// Managed memory (MallocManaged) keeps where each 4 KiB page
+// (ManagedPageSize) would live on a GPU. Work that touches pages resident
+// elsewhere moves them when it has run: one fault and one page of copy per
+// page touched per kernel, copy, memset or host access (a GPU groups
+// faults its own way; the ledger's counts are sim's). On a device with
+// concurrent managed access, as since Pascal on Linux, managed memory may
+// exceed the device's memory: its bytes lie in a mapping of their own,
+// filled only where touched, and when pages moving to the device would
+// pass its free memory, the least recently moved there go back to the
+// host, each a page of DtoH on the path "migrated" and one eviction in
+// the ledger (managed_evict.go says which of this a GPU documents).
+//
 //	dev, err := sim.New(sim.Config{Memory: 256 << 20})
 //	if err != nil { ... }
 //	defer dev.Close()
@@ -232,7 +244,9 @@ func (d *Device) Info() driver.Info {
 func (d *Device) Ledger() *accounting.Ledger { return d.ledger }
 
 // MemInfo returns free and total device memory. Free is capacity less what
-// is allocated; fragmentation may keep a single allocation of that size from fitting.
+// is allocated and less the managed pages resident on the device (which an
+// allocation may take: they are evicted at the next migration);
+// fragmentation may keep a single allocation of that size from fitting.
 func (d *Device) MemInfo() (free, total int64, err error) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
@@ -242,7 +256,8 @@ func (d *Device) MemInfo() (free, total int64, err error) {
 	if err := d.checkFault("mem info"); err != nil {
 		return 0, 0, err
 	}
-	return d.arena.size - d.arena.used, d.arena.size, nil
+	free = d.managedRoom()
+	return free - min(free, d.managed.residentBytes()), d.arena.size, nil
 }
 
 // FailAlloc makes the nth allocation from now (1 = the next) fail with
@@ -361,6 +376,7 @@ func (d *Device) Close() error {
 	d.closed = true
 	d.isClosed.Store(true)
 	d.closeVMM() // its physical memory leaves the arena before the arena's allocations are counted freed
+	d.freeAllMapped()
 	for _, s := range d.arena.live {
 		d.ledger.Free(d.forgetManaged(d.base+uintptr(s.off)), d.base+uintptr(s.off), s.size)
 	}
