@@ -185,6 +185,9 @@ type Report struct {
 	ProfileNotice string             `json:"profile_notice,omitempty"`
 	Ring          transfer.RingShape `json:"staged_ring"` // the staging ring measured
 	Results       []Result           `json:"results"`
+	// Unsupported are the rows asked for that this device cannot run, each
+	// with why ("managed-prefetch HtoD: not supported on this device: ...").
+	Unsupported []string `json:"unsupported,omitempty"`
 	// Plans are the planner's picks beside the paths measured.
 	Plans []Plan `json:"planner"`
 }

@@ -246,6 +246,16 @@ func (r *Report) measureManaged(dev driver.Device, cfg Config, pattern []byte) (
 	size := int64(len(pattern))
 	for _, p := range cfg.Managed {
 		for _, dir := range p.directions() {
+			if p == ManagedPrefetch && !dev.ConcurrentManagedAccess() {
+				// cuMemPrefetchAsync: "If dstDevice is a GPU, then the device attribute
+				// CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS must be non-zero. Additionally,
+				// hStream must be associated with a device that has a non-zero value for the
+				// device attribute CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS": no
+				// prefetch either way on such a device.
+				r.Unsupported = append(r.Unsupported, fmt.Sprintf("%s %v %s: not supported on this device (no concurrent managed access, which a prefetch needs)",
+					p, dir, accounting.FormatBytes(size)))
+				continue
+			}
 			res, err := measureManaged(dev, k, p, dir, pattern, cfg.repeats(size))
 			if err != nil {
 				return fmt.Errorf("%s %v: %w", p, dir, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuarray/cuarray/bench"
+	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/internal/testdev"
 	rand "github.com/cuarray/cuarray/internal/testrand"
 	"github.com/cuarray/cuarray/transfer"
@@ -80,4 +81,24 @@ func TestParseManagedPath(t *testing.T) {
 	}
 	_, err := bench.ParseManagedPath("managed-teleport")
 	assert.Error(t, err)
+}
+
+// TestManagedPrefetchUnsupported: on a device without concurrent managed
+// access, which no prefetch may use, the prefetch rows are not measured
+// and the report says so; the others are.
+func TestManagedPrefetchUnsupported(t *testing.T) {
+	dev, err := device.Open("sim:0?mem=64MiB&managed=exclusive")
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, dev.Close()) })
+	size := int64(16+rand.For(t).IntN(48)) << 10
+	rep, err := bench.Run(dev, bench.Config{Sizes: []int64{size}, Budget: 4 * size, MaxRepeats: 4, PCIe: 1000,
+		Paths: []transfer.Path{transfer.PathPinned}, Managed: bench.ManagedPaths})
+	require.NoError(t, err)
+	for _, dir := range []string{"HtoD", "DtoH"} {
+		assert.Nil(t, rep.Find(string(bench.ManagedPrefetch), dir, size), dir)
+		require.NotNil(t, rep.Find(string(bench.ManagedOnDemand), dir, size), dir)
+	}
+	require.Len(t, rep.Unsupported, 2)
+	assert.Contains(t, rep.Unsupported[0], "managed-prefetch HtoD")
+	assert.Contains(t, rep.Table(), "not supported on this device")
 }

@@ -130,6 +130,9 @@ func (r *Report) table(wide bool) string {
 	if len(more) > 0 {
 		prose(&b, fmt.Sprintf("more columns with -wide (and in -json): %s", strings.Join(more, ", ")))
 	}
+	for _, u := range r.Unsupported {
+		prose(&b, u)
+	}
 	for _, c := range cols {
 		if tableColumns[c].name == "ledger GB/s" {
 			prose(&b, ledgerRateNote)
