@@ -62,7 +62,8 @@ func (p ManagedPath) directions() []accounting.Direction {
 // device for ManagedPrefetch); of DtoH, the host reading the managed array
 // in place into Go memory (after a prefetch to the host), as the pinned
 // path's DtoH ends in host memory. The
-// ledger's figures are those of the timed parts only.
+// ledger's figures are those of the timed parts only, the device
+// synchronized before and after each.
 func measureManaged(dev driver.Device, k *kernels.Kernels, p ManagedPath, dir accounting.Direction, pattern []byte, reps int) (res Result, err error) {
 	size := int64(len(pattern))
 	m, err := devarray.EmptyManaged(dev, devarray.AttachGlobal, devarray.Uint8, int(size))
@@ -128,7 +129,7 @@ func measureManaged(dev driver.Device, k *kernels.Kernels, p ManagedPath, dir ac
 	var diff accounting.Snapshot
 	times := make([]time.Duration, reps)
 	for i := -1; i < reps; i++ { // i == -1: the warm-up
-		if err := prepare(); err != nil {
+		if err := errors.Join(prepare(), dev.Synchronize()); err != nil { // the preparation's page moves before the snapshot
 			return Result{}, err
 		}
 		before := led.Snapshot()
@@ -137,6 +138,12 @@ func measureManaged(dev driver.Device, k *kernels.Kernels, p ManagedPath, dir ac
 			return Result{}, err
 		}
 		took := time.Since(start)
+		// On a GPU the ledger learns the driver's page moves at a device
+		// synchronize (from CUPTI's unified-memory counters): one after the
+		// timed part puts them in this repeat's figures.
+		if err := dev.Synchronize(); err != nil {
+			return Result{}, err
+		}
 		if i >= 0 {
 			times[i] = took
 			diff = addSnapshots(diff, accounting.Diff(before, led.Snapshot()))
