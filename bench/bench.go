@@ -33,6 +33,9 @@ type Config struct {
 	// Bidir adds a bidirectional row per size (Bidir): an HtoD and a DtoH
 	// copy along the pinned path at once, on two streams.
 	Bidir bool
+	// Managed are the managed-memory paths to measure beside Paths (none
+	// unless told; ManagedPaths are all of them).
+	Managed []ManagedPath
 	// Copier are options for the transfer.Copier that makes the copies (the staging ring).
 	Copier []transfer.Option
 }
@@ -78,12 +81,26 @@ type Counts struct {
 	// Seconds is the time the ledger recorded for Bytes: each copy's,
 	// timed from completed work; for the staged path the whole copies'.
 	Seconds float64 `json:"seconds"`
+	// Migrated and Prefetched are the managed paths' bytes the driver
+	// moved on a page fault (accounting.PathMigrated) and for a prefetch
+	// (accounting.PathPrefetch) in the direction measured; Faults and
+	// Duplicates the page faults and read-only copies it counted.
+	Migrated   int64 `json:"migrated_bytes,omitempty"`
+	Prefetched int64 `json:"prefetched_bytes,omitempty"`
+	Faults     int64 `json:"faults,omitempty"`
+	Duplicates int64 `json:"duplicates,omitempty"`
+	// Untimed: Bytes are the driver's own page moves, which no copy call
+	// timed (Seconds is 0): on a GPU the driver overlaps them with the
+	// kernel or host access that asked for them; sim moves no bytes for
+	// them at all, the device's memory being the host's. The row's time is
+	// the wall-clock one only.
+	Untimed bool `json:"untimed,omitempty"`
 }
 
 // GBps returns the ledger's figure: Bytes over Seconds, in GB/s; +Inf for
-// bytes recorded in no time, 0 for no bytes.
+// bytes recorded in no time, 0 for no bytes or Untimed ones.
 func (c *Counts) GBps() float64 {
-	if c.Bytes == 0 {
+	if c.Bytes == 0 || c.Untimed {
 		return 0
 	}
 	if c.Seconds <= 0 {
@@ -168,6 +185,9 @@ type Report struct {
 	ProfileNotice string             `json:"profile_notice,omitempty"`
 	Ring          transfer.RingShape `json:"staged_ring"` // the staging ring measured
 	Results       []Result           `json:"results"`
+	// Unsupported are the rows asked for that this device cannot run, each
+	// with why ("managed-prefetch HtoD: not supported on this device: ...").
+	Unsupported []string `json:"unsupported,omitempty"`
 	// Plans are the planner's picks beside the paths measured.
 	Plans []Plan `json:"planner"`
 }
@@ -251,6 +271,11 @@ func Run(dev driver.Device, cfg Config) (*Report, error) {
 				releaseHostMemory(size)
 			}
 		}
+		if len(cfg.Managed) > 0 {
+			if err := r.measureManaged(dev, cfg, pattern); err != nil {
+				return nil, fmt.Errorf("bench: %s: %w", accounting.FormatBytes(size), err)
+			}
+		}
 		if cfg.Bidir {
 			res, err := measureBidir(c, pattern, cfg.repeats(size))
 			if err != nil {
@@ -296,16 +321,20 @@ func directions(p transfer.Path) []accounting.Direction {
 	return []accounting.Direction{accounting.HtoD, accounting.DtoH}
 }
 
+// Find returns the result of the given path, direction and size, nil if
+// the run has none.
+func (r *Report) Find(path, dir string, size int64) *Result {
+	for i := range r.Results {
+		if q := &r.Results[i]; q.Path == path && q.Direction == dir && q.Size == size {
+			return q
+		}
+	}
+	return nil
+}
+
 // ratios fills in each result's ratios to its peers of the same size.
 func (r *Report) ratios() {
-	find := func(path, dir string, size int64) *Result {
-		for i := range r.Results {
-			if q := &r.Results[i]; q.Path == path && q.Direction == dir && q.Size == size {
-				return q
-			}
-		}
-		return nil
-	}
+	find := r.Find
 	ratio := func(a, b float64) *float64 {
 		if b <= 0 {
 			return nil

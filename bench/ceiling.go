@@ -258,7 +258,7 @@ func (q *Result) check(c Ceilings) {
 	if q.MaxGBps > limit {
 		figures = append(figures, "the fastest repeat's "+gbpsText(q.MaxGBps)+" GB/s")
 	}
-	if l := q.Ledger; l != nil && l.Bytes > 0 {
+	if l := q.Ledger; l != nil && l.Bytes > 0 && !l.Untimed {
 		switch g := l.GBps(); {
 		case l.Seconds <= 0:
 			figures = append(figures, fmt.Sprintf("the ledger's %s recorded in 0 s", accounting.FormatBytes(l.Bytes)))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cuarray/cuarray/bench"
 	"github.com/cuarray/cuarray/internal/testdev"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"github.com/cuarray/cuarray/transfer"
 )
 
@@ -215,4 +216,33 @@ func markdownSection(doc, title string) string {
 		}
 	}
 	return ""
+}
+
+// TestPeersReportManaged: report.py's unified-memory table puts each
+// size's managed+prefetch HtoD beside the pinned copy of the same run, and
+// on-demand migration beside prefetch, with the faults a repeat.
+func TestPeersReportManaged(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	dev := testdev.Open(t)
+	n := int64(64+rand.For(t).IntN(64)) << 10
+	r, err := bench.Run(dev, bench.Config{Sizes: []int64{n}, Budget: 4 * n, MaxRepeats: 4, PCIe: 1000,
+		Paths: []transfer.Path{transfer.PathPinned}, Managed: bench.ManagedPaths})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	js, err := json.Marshal(r)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "managed.json"), js, 0o644))
+	out, err := exec.Command(py, "peers/report.py", dir).CombinedOutput()
+	require.NoError(t, err, string(out))
+	text := string(out)
+	require.Contains(t, text, "## Unified memory")
+	sz := fmt.Sprintf("%d KiB", n>>10)
+	for _, d := range []string{"HtoD", "DtoH"} {
+		pin, pre, dem := find(t, r, "pinned", d, n), find(t, r, string(bench.ManagedPrefetch), d, n), find(t, r, string(bench.ManagedOnDemand), d, n)
+		assert.Contains(t, text, fmt.Sprintf("| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %d |", sz, d, pin.GBps, pre.GBps, pre.GBps/pin.GBps,
+			dem.GBps, dem.GBps/pre.GBps, (n+4095)/4096), "%s row", d)
+	}
 }

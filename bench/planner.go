@@ -14,14 +14,7 @@ import (
 // notes beside it the fastest of those paths measured (Report.Plans, and
 // Result.Planner on the pick's row).
 func (r *Report) plan(c *transfer.Copier, canMap bool) error {
-	find := func(path, dir string, size int64) *Result {
-		for i := range r.Results {
-			if q := &r.Results[i]; q.Path == path && q.Direction == dir && q.Size == size {
-				return q
-			}
-		}
-		return nil
-	}
+	find := r.Find
 	measured := func(p transfer.Path) bool {
 		return slices.ContainsFunc(r.Results, func(q Result) bool { return q.Path == p.String() })
 	}

@@ -130,6 +130,9 @@ func (r *Report) table(wide bool) string {
 	if len(more) > 0 {
 		prose(&b, fmt.Sprintf("more columns with -wide (and in -json): %s", strings.Join(more, ", ")))
 	}
+	for _, u := range r.Unsupported {
+		prose(&b, u)
+	}
 	for _, c := range cols {
 		if tableColumns[c].name == "ledger GB/s" {
 			prose(&b, ledgerRateNote)
@@ -262,13 +265,21 @@ func prose(b *strings.Builder, s string) {
 // pick may be before the table says why that is not a failure.
 const SlowerNote = 0.10
 
-// ledgerText is the ledger column: "ok", or what is wrong.
+// ledgerText is the ledger column: "ok", or what is wrong; then a managed
+// path's page faults, and read-only copies ("dup") where there were some.
 func ledgerText(q Result) string {
 	if q.Ledger == nil {
 		return "-"
 	}
+	var pages string // a managed path's page events
+	if l := q.Ledger; l.Faults > 0 || l.Duplicates > 0 {
+		pages = fmt.Sprintf(" %d faults", l.Faults)
+		if l.Duplicates > 0 {
+			pages += fmt.Sprintf(" %d dup", l.Duplicates)
+		}
+	}
 	if q.LedgerOK() {
-		return "ok"
+		return "ok" + pages
 	}
 	var why []string
 	if !q.Ledger.OK {
@@ -277,7 +288,7 @@ func ledgerText(q Result) string {
 	if q.Impossible != "" {
 		why = append(why, "IMPOSSIBLE")
 	}
-	return strings.Join(why, " ")
+	return strings.Join(why, " ") + pages
 }
 
 // ledgerRateNote, under a table with the ledger GB/s column, says why
@@ -287,7 +298,7 @@ const ledgerRateNote = "ledger GB/s is the bytes over the time the ledger record
 
 // ledgerRate is the ledger's figure for the timed copies.
 func ledgerRate(c *Counts) string {
-	if c == nil || c.Bytes == 0 {
+	if c == nil || c.Bytes == 0 || c.Untimed {
 		return "-"
 	}
 	if c.Seconds <= 0 {

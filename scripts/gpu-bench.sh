@@ -8,7 +8,8 @@
 # measurement of the same work, the figures the docs hold goals for first:
 # the transfer paths (cuarray bench -bidir: wall-clock and event-timed,
 # latency at small sizes, the host's memcpy ceiling, both directions at
-# once; then CuPy's and PyTorch's copies of the same sizes, PyTorch's
+# once; managed memory on demand, with prefetch and read-mostly beside the
+# pinned copy of the same run: cuarray bench -managed all; then CuPy's and PyTorch's copies of the same sizes, PyTorch's
 # pin_memory() cost and pin_memory().to("cuda") too), the resident FBP
 # pipelined on two streams and not, each with its kernels' time from events,
 # cuarray's two backprojection kernels (kernels.test -test.bench
@@ -107,8 +108,9 @@ PEER_SIZES="$(bytes "$SIZES")"
 # 2026-11-27 (two of its steps were not timed) with room to spare: cuarray-bench 30, CuPy's copies
 # 15, PyTorch's 22, fbp -streams 2 and 1 1 each (and their process start), bp-kernels 15, the CuPy
 # kernel 5, export-cost 10, bench-pool 11; bench-allocators not yet run on a GPU (some 1.3 s on the
-# emulated driver with its eight allocators, whose pairs are slower than a GPU's).
-STEPS="cuarray-bench:18 bench-registered:2 peer-cupy-transfer:9 peer-torch-transfer:12 fbp-pipelined:4 fbp-unpipelined:3
+# emulated driver with its eight allocators, whose pairs are slower than a GPU's); cuarray-bench-managed
+# not yet run on a GPU (3 of cuarray-bench's 18: two sizes, 2 to 8 repeats, one path beside it).
+STEPS="cuarray-bench:15 cuarray-bench-managed:3 bench-registered:2 peer-cupy-transfer:9 peer-torch-transfer:12 fbp-pipelined:4 fbp-unpipelined:3
 	bp-kernels:9 peer-cupy-bp:4 export-cost:6 fbp:10 peer-torch-fbp:8 bench-cuda:5 bench-pool:7 bench-allocators:2 peer-torch-d2d:3"
 TAIL=$((BUDGET * 3 / 100))
 [ "$TAIL" -lt 5 ] && TAIL=5
@@ -125,7 +127,7 @@ whynot() {
 	bench-pool) [ -x "$G/tests/pool.test" ] || echo "no pool.test in the bundle" ;;
 	bench-allocators) [ -x "$G/tests/bench.test" ] || echo "no bench.test in the bundle" ;;
 	bench-registered) [ -x "$G/tests/transfer.test" ] || echo "no transfer.test in the bundle" ;;
-	cuarray-bench | fbp*) [ -x "$G/cuarray" ] && [ -x "$G/fbp" ] || echo "the bundle's cuarray and fbp are not unpacked" ;;
+	cuarray-bench* | fbp*) [ -x "$G/cuarray" ] && [ -x "$G/fbp" ] || echo "the bundle's cuarray and fbp are not unpacked" ;;
 	peer-cupy-*) pyhas cupy numpy || echo "CuPy is not installed here (python3 finds no cupy)" ;;
 	peer-torch-*) pyhas torch numpy || echo "PyTorch is not installed here (python3 finds no torch)" ;;
 	export-cost) pyhas numpy || echo "NumPy is not installed here (python3 finds no numpy)" ;;
@@ -234,6 +236,10 @@ step() {
 }
 
 step cuarray-bench bench.json "$G/cuarray" bench -device "$DEV" -sizes "$SIZES" -bidir -json -svg "$W/bench.svg"
+# managed memory (on demand, prefetch, read-mostly) beside the pinned copy of the same run: two
+# sizes, a few repeats each (the on-demand rows fault on every page of every repeat)
+step cuarray-bench-managed managed.json "$G/cuarray" bench -device "$DEV" -sizes 64MiB,256MiB -budget 512MiB \
+	-paths pinned -managed all -json -q
 # shellcheck disable=SC2086 # PEER_SIZES: one argument a size
 step peer-cupy-transfer peer-cupy-transfer.json python3 "$G/peers/cupy_transfer.py" $PEER_SIZES
 # shellcheck disable=SC2086

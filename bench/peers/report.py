@@ -3,6 +3,7 @@
 files scripts/gpu-bench.sh writes into one directory:
 
   bench.json                  cuarray bench -bidir -json
+  managed.json                cuarray bench -paths pinned -managed all -json
   peer-torch-transfer.json    torch_transfer.py (one JSON object a line)
   peer-cupy-transfer.json     cupy_transfer.py
   fbp.json                    go run ./examples/fbp -mode both -json
@@ -267,6 +268,30 @@ def transfers(bench, peers, key="GB_per_s", title="## Transfers (GB/s, median)")
     return lines + [""]
 
 
+def managed(bench):
+    """The managed-memory rows of a `cuarray bench -managed all` run: each
+    size's managed+prefetch HtoD against the pinned copy of the same run,
+    and on-demand migration (page faults) against prefetch, both ways."""
+    lines = ["## Unified memory (cuarray bench -managed all: GB/s, wall-clock median)", ""]
+    if not bench:
+        return lines + ["cuarray bench -managed: not run", ""]
+    lines += ["| size | dir | pinned | managed-prefetch | prefetch/pinned | managed (on demand) | on-demand/prefetch | faults a repeat | read-mostly |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    sizes = sorted({r["bytes"] for r in bench["results"] if r["path"].startswith("managed")})
+    for n in sizes:
+        for d in ("HtoD", "DtoH"):
+            pin, pre, dem = (result(bench, p, d, n) for p in ("pinned", "managed-prefetch", "managed"))
+            rm = result(bench, "managed-read-mostly", d, n)
+            gb = lambda r: r["GB_per_s"] if r else None
+            faults = "%d" % (dem["ledger"].get("faults", 0) // dem["repeats"]) if dem and dem.get("ledger") else "-"
+            lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                size(n), d, *("%.2f" % gb(r) if r else "-" for r in (pin, pre)), ratio(gb(pre), gb(pin)),
+                "%.2f" % gb(dem) if dem else "-", ratio(gb(dem), gb(pre)), faults, "%.2f" % gb(rm) if rm else "-"))
+    impossible = [r["impossible"] for r in bench["results"] if r.get("impossible")]
+    lines += [""] + ["- IMPOSSIBLE (cuarray bench refused the run): " + x for x in impossible]
+    return lines + [""]
+
+
 def latency(bench, peers):
     """Small copies' time in µs, event-timed where the side has events:
     peer / cuarray, above 1 when cuarray's copy is done sooner."""
@@ -373,6 +398,7 @@ def main(argv):
     out += transfers(bench, peers)
     out += transfers(bench, peers, "event_GB_per_s", "## Transfers (GB/s, event-timed median: the device's time between two events around the copy)")
     out += latency(bench, peers)
+    out += managed(load_json(os.path.join(d, "managed.json")))
     out += pageable(bench, peers)
     out += fbp(rep, peer_fbp[0] if peer_fbp else None)
     out += micro(d)

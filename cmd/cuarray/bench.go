@@ -40,6 +40,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	wide := fs.Bool("wide", false, "print every column of the table (events GB/s, µs, vs copy(), vs memcpy, ledger GB/s too), not the narrow table that fits 120 columns")
 	sizesArg := fs.String("sizes", "", "copy sizes, comma-separated (default "+simBenchSizes+" on sim, where each size is host memory several times over: 1GiB peaks at about 6.3 GB; "+gpuBenchSizes+" on a GPU)")
 	pathsArg := fs.String("paths", "direct,pinned,staged,mapped,d2d", "paths to measure, comma-separated (also: registered, peer)")
+	managedArg := fs.String("managed", "", "managed-memory paths to measure beside -paths, comma-separated: managed (on demand: page faults), managed-prefetch, managed-read-mostly (HtoD), or all (default none)")
 	svg := fs.String("svg", "", "also write an SVG chart of bandwidth against size to this file")
 	budget := fs.String("budget", "256MiB", "about how many bytes each measurement moves (repeats = budget/size, 3 to 50)")
 	pcie := fs.Float64("pcie", 0, "the host link's GB/s per direction, the ceiling of the host-device figures (default: the device's, else known GPU models); on sim also the link sim models, unless the spec gives link=")
@@ -70,6 +71,9 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 		}
 	}
 	if cfg.Paths, err = parsePaths(*pathsArg); err != nil {
+		return usageError{err.Error()}
+	}
+	if cfg.Managed, err = parseManaged(*managedArg); err != nil {
 		return usageError{err.Error()}
 	}
 	if cfg.Budget, err = accounting.ParseBytes(*budget); err != nil || cfg.Budget <= 0 {
@@ -229,6 +233,26 @@ func parsePaths(s string) ([]transfer.Path, error) {
 		}
 		if p == transfer.PathAuto || p == transfer.PathPeer {
 			return nil, fmt.Errorf("paths %q: %v is not measured by bench (want direct, pinned, staged, mapped or d2d)", s, p)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// parseManaged parses "managed,managed-prefetch" into managed paths; "all"
+// is every one, "" none.
+func parseManaged(s string) ([]bench.ManagedPath, error) {
+	switch s {
+	case "":
+		return nil, nil
+	case "all":
+		return bench.ManagedPaths, nil
+	}
+	var out []bench.ManagedPath
+	for _, part := range strings.Split(s, ",") {
+		p, err := bench.ParseManagedPath(strings.TrimSpace(part))
+		if err != nil {
+			return nil, fmt.Errorf("managed %q: %w", s, err)
 		}
 		out = append(out, p)
 	}

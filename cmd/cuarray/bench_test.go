@@ -94,12 +94,31 @@ func TestBenchRefusesImpossibleFigures(t *testing.T) {
 	}
 }
 
+// TestBenchManaged: -managed adds a row per managed path and direction,
+// the ledger's page faults in it where pages faulted.
+func TestBenchManaged(t *testing.T) {
+	kib := rand.IntN(192) + 64
+	sizeText := fmt.Sprintf("%d.00 KiB", kib)
+	code, out, stderr := runCmd("bench", "-device", "sim:0?mem=64MiB", "-sizes", fmt.Sprintf("%dKiB", kib), "-budget", "1MiB",
+		"-paths", "pinned", "-managed", "all", "-q")
+	require.Equal(t, 0, code, stderr)
+	for _, row := range []struct{ path, dir, ledger string }{
+		{"managed", "HtoD", `ok \d+ faults`}, {"managed", "DtoH", `ok \d+ faults`},
+		{"managed-prefetch", "HtoD", "ok"}, {"managed-prefetch", "DtoH", "ok"},
+		{"managed-read-mostly", "HtoD", `ok \d+ faults \d+ dup`},
+	} {
+		assert.Regexp(t, `\s`+row.path+`\s+`+row.dir+`\s+`+regexp.QuoteMeta(sizeText)+`\s.*\s`+row.ledger+`\n`, out)
+	}
+	assert.NotRegexp(t, `managed-read-mostly\s+DtoH`, out, "read-mostly is advice for the input")
+}
+
 func TestBenchUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"-sizes", "4KiB,x"},
 		{"-sizes", "0"},
 		{"-paths", "teleport"},
 		{"-paths", "peer"},
+		{"-managed", "managed,teleport"},
 		{"-budget", "-1"},
 		{"-pcie", "0"},
 		{"-pcie", "-64"},
