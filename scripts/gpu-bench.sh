@@ -111,7 +111,7 @@ PEER_SIZES="$(bytes "$SIZES")"
 # emulated driver with its eight allocators, whose pairs are slower than a GPU's); cuarray-bench-managed
 # not yet run on a GPU (3 of cuarray-bench's 18: two sizes, 2 to 8 repeats, one path beside it).
 STEPS="cuarray-bench:15 cuarray-bench-managed:3 bench-registered:2 peer-cupy-transfer:9 peer-torch-transfer:12 fbp-pipelined:4 fbp-unpipelined:3
-	bp-kernels:9 peer-cupy-bp:4 export-cost:6 fbp:10 peer-torch-fbp:8 bench-cuda:5 bench-pool:7 bench-allocators:2 peer-torch-d2d:3"
+	bp-kernels:9 peer-cupy-bp:4 export-cost:6 fbp:9 peer-torch-fbp:8 bench-cuda:5 bench-pool:6 bench-allocators:2 peer-torch-d2d:3"
 TAIL=$((BUDGET * 3 / 100))
 [ "$TAIL" -lt 5 ] && TAIL=5
 
