@@ -44,7 +44,7 @@ func FuzzReceivePoolFD(f *testing.F) {
 		if len(data) == 0 || len(data) > 1<<16 {
 			return
 		}
-		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		fds, err := socketFDs()
 		require.NoError(t, err)
 		c, oc := unixConn(t, fds[0]), unixConn(t, fds[1])
 		null, err := os.Open(os.DevNull)
@@ -62,6 +62,19 @@ func FuzzReceivePoolFD(f *testing.F) {
 		n := int(binary.LittleEndian.Uint32(data))
 		require.Equal(t, data[4:4+n], msg, "the message its length says; what follows is the next one's")
 	})
+}
+
+// socketFDs returns a connected pair of Unix stream sockets, closed on
+// exec (SOCK_CLOEXEC is Linux's; CloseOnExec is every Unix's).
+func socketFDs() ([2]int, error) {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fds[0])
+		syscall.CloseOnExec(fds[1])
+	}
+	return fds, err
 }
 
 func unixConn(t *testing.T, fd int) *net.UnixConn {

@@ -55,7 +55,7 @@ type poolChildResult struct {
 // *net.UnixConn, and the other end as a file for a child.
 func socketPair(t *testing.T) (*net.UnixConn, *os.File) {
 	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := socketFDs()
 	require.NoError(t, err)
 	mine := os.NewFile(uintptr(fds[0]), "pool socket")
 	defer mine.Close()
