@@ -1,6 +1,7 @@
 package growable_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,11 +50,21 @@ func checkStripes(t *testing.T, dev device.Device, p devarray.Ptr, stripes []str
 // reserved, not committed: only the bytes written (a 64 KiB stripe at a
 // random place of each new chunk) cost host memory, so the 1 GiB takes
 // what a MiB does.
+// needVMM skips a test on a device without virtual memory (sim without
+// memfd, as on macOS).
+func needVMM(t *testing.T, dev device.Device) {
+	t.Helper()
+	if _, err := dev.MemGranularity(); errors.Is(err, errors.ErrUnsupported) {
+		t.Skipf("no virtual memory here: %v", err)
+	}
+}
+
 func TestGrowOneGiBInPlace(t *testing.T) {
 	const total, step, stripeBytes = 1 << 30, 64 * mib, 64 << 10
 	dev, err := device.Open("sim:0?mem=2GiB")
 	require.NoError(t, err)
 	t.Cleanup(func() { dev.Close() })
+	needVMM(t, dev)
 	r := rand.For(t)
 	led := dev.Ledger()
 	before := led.Snapshot()
@@ -102,6 +113,7 @@ func TestGrowOneGiBInPlace(t *testing.T) {
 // growth still reads the same bytes.
 func TestGrowKeepsEveryByte(t *testing.T) {
 	dev := testdev.Open(t)
+	needVMM(t, dev)
 	r := rand.For(t)
 	g, err := dev.MemGranularity()
 	require.NoError(t, err)
@@ -136,6 +148,7 @@ func TestGrowKeepsEveryByte(t *testing.T) {
 // bad arguments are refused, each with nothing left counted.
 func TestGrowRefusals(t *testing.T) {
 	dev := testdev.Open(t)
+	needVMM(t, dev)
 	g, err := dev.MemGranularity()
 	require.NoError(t, err)
 	cases := []struct {
@@ -179,6 +192,7 @@ func TestGrowFailureGivesBack(t *testing.T) {
 	dev, err := device.Open("sim:0?mem=64MiB")
 	require.NoError(t, err)
 	t.Cleanup(func() { dev.Close() })
+	needVMM(t, dev)
 	s, ok := dev.(interface{ FailAlloc(n int64) })
 	require.True(t, ok, "a sim device")
 	r := rand.For(t)
