@@ -5,7 +5,6 @@ package main
 import (
 	"fmt"
 	rand "github.com/cuarray/cuarray/internal/testrand"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,18 +19,7 @@ import (
 // device's default stream-ordered pool.
 func asyncAllocatorDevice(t *testing.T, ordinal int, usePool bool, limit int64) (device.Device, int) {
 	t.Helper()
-	spec := fmt.Sprintf("sim:%d?mem=1GiB", ordinal)
-	if _, latency, ok := strings.Cut(testSpec(), "latency="); ok {
-		spec += "&latency=" + strings.Split(latency, "&")[0]
-	}
-	h, err := openDevice(spec)
-	require.NoError(t, err)
-	d, err := deviceOf(h)
-	require.NoError(t, err)
-	index, err := useAllocatorOf(h, usePool, true, limit)
-	require.NoError(t, err)
-	require.Equal(t, ordinal, index)
-	return d, index
+	return allocatorDeviceOf(t, ordinal, usePool, true, limit)
 }
 
 // The allocator over the device's default stream-ordered pool, alone (each

@@ -24,6 +24,13 @@ import (
 // it the allocator's device for that index.
 func allocatorDevice(t *testing.T, ordinal int, usePool bool, limit int64) (device.Device, int) {
 	t.Helper()
+	return allocatorDeviceOf(t, ordinal, usePool, false, limit)
+}
+
+// allocatorDeviceOf is allocatorDevice with the memory from the device's
+// default stream-ordered pool when streamOrdered is set.
+func allocatorDeviceOf(t *testing.T, ordinal int, usePool, streamOrdered bool, limit int64) (device.Device, int) {
+	t.Helper()
 	spec := fmt.Sprintf("sim:%d?mem=1GiB", ordinal)
 	if _, latency, ok := strings.Cut(testSpec(), "latency="); ok {
 		spec += "&latency=" + strings.Split(latency, "&")[0]
@@ -32,7 +39,7 @@ func allocatorDevice(t *testing.T, ordinal int, usePool bool, limit int64) (devi
 	require.NoError(t, err)
 	d, err := deviceOf(h)
 	require.NoError(t, err)
-	index, err := useAllocator(h, usePool, limit)
+	index, err := useAllocatorOf(h, usePool, streamOrdered, limit)
 	require.NoError(t, err)
 	require.Equal(t, ordinal, index, "the device index is the device's ordinal")
 	return d, index
