@@ -73,7 +73,8 @@ func ParseSpec(spec string) (Spec, error) {
 //	         after it is queued, as on a GPU: "sim:0?latency=2ms"),
 //	         link=GBPS or link=PINNED,PAGEABLE (a modelled host link, see
 //	         sim.Link: copies between host and device move at that many
-//	         GB/s, pinned memory's and pageable memory's, at least
+//	         GB/s, pinned memory's and pageable memory's (managed
+//	         memory's migrations at the pinned rate), at least
 //	         sim.MinLinkGBps (1 MB/s): "sim:0?link=25,12"),
 //	         check=streams (the stream race checker: an operation that
 //	         races with another by CUDA's ordering rules fails with an

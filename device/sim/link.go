@@ -17,7 +17,8 @@ import (
 // from or to page-locked memory (pinned buffers, the staged path's chunks,
 // registered memory) move at PinnedGBps; copies from or to pageable memory
 // (the direct path, which a driver stages through a buffer of its own) at
-// PageableGBps. A zero rate leaves those copies at memory speed. Copies
+// PageableGBps. The pages managed memory migrates, by a prefetch or on
+// demand, cross at PinnedGBps (settlePages). A zero rate leaves those copies at memory speed. Copies
 // queued on one stream follow each other on the link without a gap: the
 // next begins when the one before it is done in the model, however late
 // the stream's goroutine wakes up to run it (CUDA: "operations within a
@@ -67,6 +68,17 @@ func (l *Link) bandwidth() float64 {
 // in the same direction, at the path's rate. It returns when the link was
 // done with it, and false for a copy it does not pace.
 func (l *Link) pace(dir accounting.Direction, path accounting.Path, n int64, start time.Time) (time.Time, bool) {
+	end, ok := l.book(dir, path, n, start)
+	if ok {
+		sleepUntil(end)
+	}
+	return end, ok
+}
+
+// book is pace without the wait: it queues the copy on the link and
+// returns when the link will be done with it, for a caller that holds a
+// lock to wait outside it (sleepUntil).
+func (l *Link) book(dir accounting.Direction, path accounting.Path, n int64, start time.Time) (time.Time, bool) {
 	if l == nil || n <= 0 || (dir != accounting.HtoD && dir != accounting.DtoH) {
 		return time.Time{}, false
 	}
@@ -85,8 +97,12 @@ func (l *Link) pace(dir accounting.Direction, path accounting.Path, n int64, sta
 	end := begin.Add(time.Duration(float64(n) / rate))
 	l.busy[dir] = end
 	l.mu.Unlock()
-	if wait := time.Until(end); wait > 0 {
+	return end, true
+}
+
+// sleepUntil waits until t; a zero t does not wait.
+func sleepUntil(t time.Time) {
+	if wait := time.Until(t); !t.IsZero() && wait > 0 {
 		time.Sleep(wait)
 	}
-	return end, true
 }

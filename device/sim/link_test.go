@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/device/sim"
 	"github.com/cuarray/cuarray/internal/testdev"
@@ -59,4 +61,54 @@ func TestLink(t *testing.T) {
 		_, err := sim.New(sim.Config{Memory: 1 << 20, Link: bad})
 		assert.ErrorIs(t, err, driver.ErrInvalidValue, "%+v", bad)
 	}
+}
+
+// With a Link, the pages managed memory migrates take their bytes over
+// it too: a prefetch to the device completes on its stream once they have
+// crossed, and a host read of device-resident pages waits for them.
+func TestLinkPacesMigrations(t *testing.T) {
+	const n = 1 << 20
+	link := &sim.Link{PinnedGBps: 0.1, PageableGBps: 0.05} // 1 MiB: 10.5 ms at the page-locked rate
+	dev := newDevice(t, sim.Config{Memory: 8 << 20, Link: link})
+	p, err := dev.MallocManaged(n, devarray.AttachGlobal)
+	require.NoError(t, err)
+	defer dev.Free(p)
+	h, err := dev.HostAccess(p, n, true)
+	require.NoError(t, err)
+	src := testdev.RandomBytes(n)
+	copy(h, src)
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s.Close()
+	took := func(f func() error) time.Duration {
+		start := time.Now()
+		require.NoError(t, f())
+		return time.Since(start)
+	}
+	pinnedTime := time.Duration(n / 0.1)
+	before := dev.Ledger().Snapshot()
+	assert.GreaterOrEqual(t, took(func() error {
+		if err := s.Prefetch(p, n, driver.Location(0)); err != nil {
+			return err
+		}
+		return s.Synchronize()
+	}), pinnedTime, "prefetch to the device")
+	assert.GreaterOrEqual(t, took(func() error {
+		if err := s.Prefetch(p, n, driver.HostLocation); err != nil {
+			return err
+		}
+		return s.Synchronize()
+	}), pinnedTime, "prefetch to the host")
+	require.NoError(t, s.Prefetch(p, n, driver.Location(0)))
+	require.NoError(t, s.Synchronize())
+	var back []byte
+	assert.GreaterOrEqual(t, took(func() (err error) {
+		back, err = dev.HostAccess(p, n, false)
+		return err
+	}), pinnedTime, "a host read of device-resident pages migrates them")
+	assert.Equal(t, src, back)
+	d := accounting.Diff(before, dev.Ledger().Snapshot())
+	assert.Equal(t, int64(2*n), d.Copies[accounting.HtoD][accounting.PathPrefetch].Bytes)
+	assert.Equal(t, int64(n), d.Copies[accounting.DtoH][accounting.PathPrefetch].Bytes)
+	assert.Equal(t, int64(n), d.Copies[accounting.DtoH][accounting.PathMigrated].Bytes)
 }

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"time"
+
 	"fmt"
 	"sync/atomic"
 
@@ -127,12 +129,16 @@ func (d *Device) HostAccess(p devarray.Ptr, n int64, write bool) ([]byte, error)
 		}
 	}
 	d.mu.RLock()
-	defer d.mu.RUnlock()
 	b, err := d.devMem(p, n)
+	var migrated time.Time
+	if err == nil {
+		migrated = d.migrate(a, first, end, onHost, write, false)
+	}
+	d.mu.RUnlock()
 	if err != nil {
 		return nil, fmt.Errorf("sim: %s: %w", op, err)
 	}
-	d.migrate(a, first, end, onHost, write, false)
+	sleepUntil(migrated) // the host reads once the pages have crossed
 	return b, nil
 }
 

@@ -107,24 +107,29 @@ func (s *stream) Prefetch(p devarray.Ptr, n int64, loc driver.Location) error {
 	}
 	return s.enqueue(func() error {
 		d.mu.RLock()
-		defer d.mu.RUnlock()
-		if d.closed {
-			return nil
+		var done time.Time
+		if !d.closed {
+			done = d.migrate(a, first, end, processor(loc), false, true)
 		}
-		d.migrate(a, first, end, processor(loc), false, true)
+		d.mu.RUnlock()
+		if !done.IsZero() { // on a modelled link: the prefetch completes when its bytes have crossed
+			sleepUntil(done)
+			s.clock.endAt = done
+		}
 		return nil
 	})
 }
 
 // migrate makes pages [first, end) of a resident at processor to, for an
 // access (a write when write) or a prefetch: settlePages with every page
-// touched alike.
-func (d *Device) migrate(a *managedAlloc, first, end int, to residence, write, prefetch bool) {
+// touched alike. It returns when the modelled link is done with the bytes
+// that moved (settlePages).
+func (d *Device) migrate(a *managedAlloc, first, end int, to residence, write, prefetch bool) time.Time {
 	mark := ptx.PageRead
 	if write {
 		mark = ptx.PageWritten
 	}
-	d.settlePages(a, first, end, to, prefetch, func(int) byte { return mark })
+	return d.settlePages(a, first, end, to, prefetch, func(int) byte { return mark })
 }
 
 // settlePages settles each page i of [first, end) of a that mark(i) says
@@ -133,8 +138,14 @@ func (d *Device) migrate(a *managedAlloc, first, end int, to residence, write, p
 // page that crossed, as one copy on PathPrefetch or PathMigrated, each
 // page fault (an access to a page not resident at to, or not yet
 // populated), each read-only duplicate made, and each page evicted to make
-// room for them (managed_evict.go). The caller holds d.mu for reading.
-func (d *Device) settlePages(a *managedAlloc, first, end int, to residence, prefetch bool, mark func(i int) byte) {
+// room for them (managed_evict.go). On a modelled link (Config.Link) the
+// bytes that moved take their time on it, at the page-locked rate, and it
+// returns when the link is done with them, for the caller to wait for
+// once it has let go of d.mu (sleepUntil); otherwise the zero time. (That
+// the driver moves pages at the rate of a page-locked copy is a guess:
+// the Programming Guide gives migrations no rate; the GPU bench's
+// managed rows measure it.) The caller holds d.mu for reading.
+func (d *Device) settlePages(a *managedAlloc, first, end int, to residence, prefetch bool, mark func(i int) byte) time.Time {
 	start := time.Now()
 	m := &d.managed
 	room := d.managedRoom()
@@ -156,7 +167,7 @@ func (d *Device) settlePages(a *managedAlloc, first, end int, to residence, pref
 	led.RecordReadDuplicates(dups)
 	d.recordEvictions(led, evicted)
 	if moved == 0 {
-		return
+		return time.Time{}
 	}
 	dir, path := accounting.HtoD, accounting.PathMigrated
 	if to == onHost {
@@ -165,5 +176,7 @@ func (d *Device) settlePages(a *managedAlloc, first, end int, to residence, pref
 	if prefetch {
 		path = accounting.PathPrefetch
 	}
+	done, _ := d.cfg.Link.book(dir, accounting.PathPinned, moved*ManagedPageSize, start)
 	led.RecordCopy(dir, path, moved*ManagedPageSize, time.Since(start))
+	return done
 }

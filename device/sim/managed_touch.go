@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"time"
+
 	"github.com/cuarray/cuarray/devarray"
 	"github.com/cuarray/cuarray/device/driver"
 	"github.com/cuarray/cuarray/device/ptx"
@@ -62,11 +64,15 @@ func (m *KernelMemory) PageMarks(base uint64) ([]byte, uint) {
 	return t.marks, managedPageShift
 }
 
-// settle settles on the device every page the kernel touched.
-func (m *KernelMemory) settle() {
+// settle settles on the device every page the kernel touched, and
+// returns when the modelled link is done with the bytes that moved
+// (settlePages).
+func (m *KernelMemory) settle() time.Time {
+	var done time.Time
 	for _, t := range m.touched {
-		m.d.settlePages(t.a, 0, len(t.marks), onDevice, false, func(i int) byte { return t.marks[i] })
+		done = latest(done, m.d.settlePages(t.a, 0, len(t.marks), onDevice, false, func(i int) byte { return t.marks[i] }))
 	}
+	return done
 }
 
 // touchDevice settles on the device the managed pages that device work

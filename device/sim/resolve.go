@@ -47,8 +47,9 @@ func (d *Device) LaunchInterpreted(s driver.Stream, name string, ranges []driver
 		mem := &KernelMemory{d: d}
 		d.mu.RLock()
 		err := f(mem)
-		mem.settle()
+		migrated := mem.settle()
 		d.mu.RUnlock()
+		sleepUntil(migrated) // the kernel is done once the pages it faulted in have crossed
 		if err == nil || !errors.Is(err, driver.ErrContextFailed) {
 			return err
 		}
