@@ -138,7 +138,7 @@ func (d *Device) HostAccess(p devarray.Ptr, n int64, write bool) ([]byte, error)
 	if err != nil {
 		return nil, fmt.Errorf("sim: %s: %w", op, err)
 	}
-	sleepUntil(migrated) // the host reads once the pages have crossed
+	waitUntil(migrated) // the host reads once the pages have crossed
 	return b, nil
 }
 

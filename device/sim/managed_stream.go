@@ -113,7 +113,7 @@ func (s *stream) Prefetch(p devarray.Ptr, n int64, loc driver.Location) error {
 		}
 		d.mu.RUnlock()
 		if !done.IsZero() { // on a modelled link: the prefetch completes when its bytes have crossed
-			sleepUntil(done)
+			waitUntil(done)
 			s.clock.endAt = done
 		}
 		return nil
@@ -141,7 +141,7 @@ func (d *Device) migrate(a *managedAlloc, first, end int, to residence, write, p
 // room for them (managed_evict.go). On a modelled link (Config.Link) the
 // bytes that moved take their time on it, at the page-locked rate, and it
 // returns when the link is done with them, for the caller to wait for
-// once it has let go of d.mu (sleepUntil); otherwise the zero time. (That
+// once it has let go of d.mu (waitUntil); otherwise the zero time. (That
 // the driver moves pages at the rate of a page-locked copy is a guess:
 // the Programming Guide gives migrations no rate; the GPU bench's
 // managed rows measure it.) The caller holds d.mu for reading.

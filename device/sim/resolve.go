@@ -49,7 +49,7 @@ func (d *Device) LaunchInterpreted(s driver.Stream, name string, ranges []driver
 		err := f(mem)
 		migrated := mem.settle()
 		d.mu.RUnlock()
-		sleepUntil(migrated) // the kernel is done once the pages it faulted in have crossed
+		waitUntil(migrated) // the kernel is done once the pages it faulted in have crossed
 		if err == nil || !errors.Is(err, driver.ErrContextFailed) {
 			return err
 		}
