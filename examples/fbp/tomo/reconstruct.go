@@ -1,6 +1,7 @@
 package tomo
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -42,6 +43,7 @@ func ParseMode(s string) (Mode, error) {
 // Result is one reconstruction.
 type Result struct {
 	Mode     Mode      `json:"mode"`
+	Memory   Memory    `json:"memory"`
 	Geometry Geometry  `json:"geometry"`
 	Volume   []float32 `json:"-"` // (Slices, Size, Size)
 	Plan     plan.Plan `json:"plan"`
@@ -111,6 +113,11 @@ type Options struct {
 	// or that another run holds: Result.NotPageLocked says why), it lets
 	// the copier's planner choose for each copy, as an unpipelined run does.
 	Path transfer.Path
+	// Memory is where a Resident run keeps the sinograms and the volume:
+	// DeviceMemory (also "") or ManagedMemory. Staged takes only
+	// DeviceMemory: it moves each step's data through the host by copies,
+	// which is what it is there to show.
+	Memory Memory
 	// Progress is told after each chunk; it may be nil.
 	Progress Progress
 }
@@ -147,27 +154,21 @@ func ReconstructWith(dev driver.Device, g Geometry, sinograms []float32, mode Mo
 	if mode != Resident {
 		streams = 1
 	}
-	m := kernels.ReconstructMethod
-	if streams > 1 {
-		m = inFlight{Method: m, depth: streams}
+	memory := cmp.Or(opt.Memory, DeviceMemory)
+	if _, err := ParseMemory(string(memory)); err != nil {
+		return nil, fmt.Errorf("%w: %w", err, accounting.ErrInvalidArgument)
 	}
-	p, err := plan.ForDevice(dev, m, g.SinogramShape(), 0, DType, g.params())
+	if memory == ManagedMemory {
+		if mode != Resident {
+			return nil, fmt.Errorf("tomo: %s mode in managed memory: the staged mode moves each step's data through the host by copies, by design; managed memory is for the resident mode: %w", mode, accounting.ErrInvalidArgument)
+		}
+		return reconstructManaged(dev, g, sinograms, streams, opt)
+	}
+	p, err := planChunks(dev, g, streams, opt.MinChunks)
 	if err != nil {
 		return nil, fmt.Errorf("tomo: %s reconstruction of %v: %w", mode, g, err)
 	}
-	if opt.MinChunks < 0 {
-		return nil, fmt.Errorf("tomo: %d chunks at least: want 0 or more: %w", opt.MinChunks, accounting.ErrInvalidArgument)
-	}
-	if streams > 1 {
-		least := opt.MinChunks
-		if least == 0 {
-			least = ChunksPerStream * streams
-		}
-		if n := min(least, g.Slices); n > len(p.Chunks) {
-			p.Chunks = evenChunks(g.Slices, n)
-		}
-	}
-	res := &Result{Mode: mode, Geometry: g, Plan: p, Streams: streams, Volume: make([]float32, g.Slices*g.imageLen())}
+	res := &Result{Mode: mode, Memory: memory, Geometry: g, Plan: p, Streams: streams, Volume: make([]float32, g.Slices*g.imageLen())}
 	var k *kernels.Kernels
 	if streams > 1 {
 		// loaded before the clock starts, as the methods' kernels are loaded
@@ -199,6 +200,35 @@ func ReconstructWith(dev driver.Device, g Geometry, sinograms []float32, mode Mo
 		return nil, fmt.Errorf("tomo: %s reconstruction of %v: %w", mode, g, err)
 	}
 	return res, nil
+}
+
+// planChunks plans a Resident or Staged run with streams chunks in flight
+// (Options.Streams) in the memory the device has now: each chunk in flight
+// needs room for its sinograms, its images and its workspace. A pipelined
+// run (streams >= 2) is cut into at least minChunks chunks (0:
+// ChunksPerStream × streams), never more than the slices.
+func planChunks(dev driver.Device, g Geometry, streams, minChunks int) (plan.Plan, error) {
+	if minChunks < 0 {
+		return plan.Plan{}, fmt.Errorf("%d chunks at least: want 0 or more: %w", minChunks, accounting.ErrInvalidArgument)
+	}
+	m := kernels.ReconstructMethod
+	if streams > 1 {
+		m = inFlight{Method: m, depth: streams}
+	}
+	p, err := plan.ForDevice(dev, m, g.SinogramShape(), 0, DType, g.params())
+	if err != nil {
+		return p, err
+	}
+	if streams > 1 {
+		least := minChunks
+		if least == 0 {
+			least = ChunksPerStream * streams
+		}
+		if n := min(least, g.Slices); n > len(p.Chunks) {
+			p.Chunks = evenChunks(g.Slices, n)
+		}
+	}
+	return p, nil
 }
 
 // evenChunks cuts total slices into n runs, as even as can be (plan.Chunks
