@@ -111,7 +111,7 @@ func runManagedVolume(dev driver.Device, k *kernels.Kernels, res *Result, sinogr
 	}
 	defer func() { err = errors.Join(err, mv.free()) }()
 	if res.Plan, err = planChunks(dev, g, depth, opt.MinChunks); err != nil {
-		return err
+		return fmt.Errorf("each chunk in flight needs its sinograms, images and workspace on the device at once (the arrays need not fit): %w", err)
 	}
 	p := &pipeline{dev: dev, g: g, k: k, res: res, prog: opt.Progress, managed: mv}
 	largest := 0
