@@ -18,10 +18,10 @@ type runReport struct {
 	// Memory is where a resident run kept the sinograms and the volume:
 	// device or managed (its ledger then has the managed figures).
 	Memory  tomo.Memory `json:"memory"`
-	RMSE    float64   `json:"rmse"` // relative to the phantom
-	Slices  int       `json:"slices"`
-	Chunks  int       `json:"chunks"`
-	Seconds float64   `json:"seconds"`
+	RMSE    float64     `json:"rmse"` // relative to the phantom
+	Slices  int         `json:"slices"`
+	Chunks  int         `json:"chunks"`
+	Seconds float64     `json:"seconds"`
 	// Streams is the chunks in flight at once (1: one after the other).
 	Streams int `json:"streams"`
 	// KernelSeconds is the time the run's kernels ran, from events (a
