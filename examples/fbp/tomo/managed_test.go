@@ -226,3 +226,39 @@ func TestManagedRefuses(t *testing.T) {
 		assert.Equal(t, s, string(m))
 	}
 }
+
+// TestManagedFailureFreesEverything fails each allocation of a run in
+// managed memory in turn (the managed arrays', the workspaces'): the run
+// fails, or (the workspace too small for the filter's fast algorithm)
+// gives the same bits, degraded; either way no device or managed memory
+// is left.
+func TestManagedFailureFreesEverything(t *testing.T) {
+	g := tomo.Geometry{Size: 16, Angles: 12, Slices: 6}
+	sino := randomSinograms(g)
+	open := func(failAlloc int) device.Device {
+		d, err := device.Open(fmt.Sprintf("sim:0?mem=64MiB&fail-alloc=%d", failAlloc))
+		require.NoError(t, err)
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	opt := tomo.Options{Streams: 2, Memory: tomo.ManagedMemory}
+	want, err := tomo.ReconstructWith(open(0), g, sino, tomo.Resident, opt)
+	require.NoError(t, err)
+	allocs := 2 + int(want.Traffic.DeviceAllocs) // the managed arrays, the workspaces
+	failed := 0
+	for n := 1; n <= allocs; n++ {
+		dev := open(n)
+		res, err := tomo.ReconstructWith(dev, g, sino, tomo.Resident, opt)
+		if err != nil {
+			failed++
+			assert.ErrorIs(t, err, device.ErrInjected, "allocation %d", n)
+		} else {
+			assert.True(t, res.Degraded, "allocation %d failed and the run went on: only a workspace may", n)
+			assert.Equal(t, volumeBits(want.Volume), volumeBits(res.Volume), "allocation %d", n)
+		}
+		for _, k := range []accounting.Kind{accounting.Device, accounting.Managed} {
+			assert.Zero(t, dev.Ledger().Current(k), "allocation %d failed: %v bytes left", n, k)
+		}
+	}
+	assert.GreaterOrEqual(t, failed, 2, "the managed arrays cannot be done without")
+}
