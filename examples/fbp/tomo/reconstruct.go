@@ -48,18 +48,21 @@ type Result struct {
 	Volume   []float32 `json:"-"` // (Slices, Size, Size)
 	Plan     plan.Plan `json:"plan"`
 	// Seconds is the run's time on the clock. A pipelined run (Streams >=
-	// 2) starts the clock once all it needs is made and stops it before it
-	// frees any of it: the clock times the work (PrepareSeconds is the
-	// rest). Other runs time all they do.
+	// 2) and a run in managed memory start the clock once all they need is
+	// made and stop it before they free any of it: the clock times the
+	// work (PrepareSeconds is the rest). Other runs time all they do.
 	Seconds float64 `json:"seconds"`
 	// PrepareSeconds is, in a pipelined run, the time before the clock
 	// started: the copier, streams, events, device buffers and workspaces
 	// made, the volume's pages touched, and with the transfer path left to
-	// choose the sinograms and the volume page-locked.
+	// choose the sinograms and the volume page-locked; in a run in managed
+	// memory, the managed arrays, streams, events and workspaces made and
+	// the sinograms' pages populated on the host.
 	PrepareSeconds float64 `json:"prepare_seconds"`
 	// Streams is the chunks that were in flight at once (Options.Streams).
 	Streams int `json:"streams"`
-	// KernelSeconds is, in a pipelined run (Streams >= 2), the time during
+	// KernelSeconds is, in a pipelined run (Streams >= 2) and in a run in
+	// managed memory, the time during
 	// which the filter and backprojection kernels of some chunk ran, from
 	// events recorded around them on their streams (overlaps counted once);
 	// 0 where it was not measured. Seconds / KernelSeconds is how close the
@@ -133,7 +136,7 @@ func Reconstruct(dev driver.Device, g Geometry, sinograms []float32, mode Mode, 
 }
 
 // ReconstructWith is Reconstruct with options. Every choice of Streams
-// gives the same volume, bit for bit, as Staged does.
+// and Memory gives the same volume, bit for bit, as Staged does.
 func ReconstructWith(dev driver.Device, g Geometry, sinograms []float32, mode Mode, opt Options) (*Result, error) {
 	if err := g.Check(); err != nil {
 		return nil, err
