@@ -210,11 +210,12 @@ func (p *pipeline) open(depth, largest int) error {
 }
 
 // sizeWorkspace allocates the slot's workspace for what its kernels need
-// on sino and img (its buffers, or views of the largest chunk), asked of the kernels themselves (a size query), so that
-// no kernel grows it while the clock runs. On a device too full for it,
-// it takes the least the kernels run in (the ramp filter one row at a
-// time), as a workspace that cannot grow does: the filter then falls back
-// to its slower algorithm (accounting.ErrPerfDegraded).
+// on sino and img (its buffers, or views of the largest chunk), asked of
+// the kernels themselves (a size query), so that no kernel grows it while
+// the clock runs. On a device too full for it, it takes the least the
+// kernels run in (the ramp filter one row at a time), as a workspace that
+// cannot grow does: the filter then falls back to its slower algorithm
+// (accounting.ErrPerfDegraded).
 func (p *pipeline) sizeWorkspace(sl *slot, sino, img *devarray.DevArray) error {
 	if err := sl.ws.StartQuery(); err != nil {
 		return err

@@ -62,10 +62,9 @@ type Result struct {
 	// Streams is the chunks that were in flight at once (Options.Streams).
 	Streams int `json:"streams"`
 	// KernelSeconds is, in a pipelined run (Streams >= 2) and in a run in
-	// managed memory, the time during
-	// which the filter and backprojection kernels of some chunk ran, from
-	// events recorded around them on their streams (overlaps counted once);
-	// 0 where it was not measured. Seconds / KernelSeconds is how close the
+	// managed memory, the time during which the filter and backprojection
+	// kernels of some chunk ran, from events recorded around them on their
+	// streams (overlaps counted once); 0 where it was not measured. Seconds / KernelSeconds is how close the
 	// run comes to the pace of its kernels.
 	KernelSeconds float64 `json:"kernel_seconds"`
 	Traffic       Traffic `json:"ledger"`
