@@ -127,8 +127,10 @@ func TestManagedEqualsResident(t *testing.T) {
 // evicts pages, and gives the bits of the run in device memory on a device
 // large enough; the ledger counts the evictions, each a page down on the
 // path "migrated", and no device or managed memory is left after. The
-// test opens its sim devices itself: the emulated CUDA driver's devices
-// all have the memory its configuration gives, the same for the process.
+// test opens its sim devices itself, also in a build on the emulated CUDA
+// driver: that driver's devices all have the memory its configuration
+// gives the process, and its cuMemAllocManaged refuses one allocation
+// larger than that memory (only several smaller ones may add up past it).
 func TestManagedOversubscribes(t *testing.T) {
 	for _, tc := range []struct {
 		g       tomo.Geometry
