@@ -4,7 +4,8 @@
 // host:
 //
 //	go run ./examples/fbp [-device SPEC] [-size N] [-angles A] [-slices S]
-//	                      [-mode resident|staged|both] [-streams K] [-mem LIMIT] [-json] [-png FILE] [-save PREFIX] [-q]
+//	                      [-mode resident|staged|both] [-memory device|managed] [-streams K] [-mem LIMIT]
+//	                      [-json] [-png FILE] [-save PREFIX] [-record FILE] [-summary] [-q]
 //
 // It makes the phantom and its sinograms on the device (package tomo's
 // Acquire), then reconstructs the sinograms in each mode asked for, in the
@@ -14,7 +15,16 @@
 // resident run keeps -streams chunks in flight (default 2: one chunk's
 // upload and another's download overlap a third's kernels; 1: one after
 // the other) and says how its time compares with its kernels'; with
-// -mode both, the two side by side and their ratios. -png writes the middle
+// -mode both, the two side by side and their ratios. -memory managed keeps
+// the resident run's whole sinogram stack and volume in managed (unified)
+// memory, the chunks' kernels running in place on views of them, each
+// chunk prefetched to the device on its stream and its images back to the
+// host: no copy call moves them, and they may be larger than the device's
+// memory (the driver evicts pages to make room); the report then shows
+// the ledger's managed figures (bytes prefetched and migrated each way,
+// page faults, evictions, read duplicates). The staged mode takes no
+// managed memory (it shows the copies through the host, by design): with
+// -mode both, the resident run takes it and the staged run device memory. -png writes the middle
 // slice: the phantom, the reconstruction and their difference, side by
 // side. -save writes the scan for a peer to reconstruct the same data
 // (bench/peers/torch_fbp.py). Bad flags and values exit with status 2, a
@@ -45,6 +55,7 @@ type config struct {
 	device  string
 	geom    tomo.Geometry
 	modes   []tomo.Mode
+	memory  tomo.Memory // the resident run's
 	streams int
 	mem     int64
 	json    bool
@@ -57,7 +68,7 @@ type config struct {
 }
 
 // usage is the command's usage line, printed after a usage error and for -h.
-const usage = "usage: fbp [-device SPEC] [-size N] [-angles A] [-slices S] [-mode resident|staged|both] [-streams K] [-mem LIMIT] [-json] [-png FILE] [-save PREFIX] [-record FILE] [-summary] [-q]"
+const usage = "usage: fbp [-device SPEC] [-size N] [-angles A] [-slices S] [-mode resident|staged|both] [-memory device|managed] [-streams K] [-mem LIMIT] [-json] [-png FILE] [-save PREFIX] [-record FILE] [-summary] [-q]"
 
 // usageError is a mistake in the command line: exit status 2.
 type usageError struct{ msg string }
@@ -73,6 +84,7 @@ func parse(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.geom.Angles, "angles", 180, "projection angles over [0, π)")
 	fs.IntVar(&c.geom.Slices, "slices", 32, "slices in the stack (N: the whole phantom)")
 	mode := fs.String("mode", "resident", "resident, staged, or both (run both on the same data and compare)")
+	memory := fs.String("memory", string(tomo.DeviceMemory), "where the resident run keeps the sinograms and the volume: device (each chunk copied to device buffers and back) or managed (managed memory, processed in place; may be larger than the device)")
 	fs.IntVar(&c.streams, "streams", tomo.DefaultStreams, fmt.Sprintf("chunks of a resident run in flight at once, on as many streams (1 to %d; 1: one after the other)", tomo.MaxStreams))
 	mem := fs.String("mem", "", "a device memory limit, as 64MiB: the plan fits each chunk under it (default: the device's free memory)")
 	fs.BoolVar(&c.json, "json", false, "print JSON instead of text")
@@ -104,6 +116,14 @@ func parse(args []string, stdout, stderr io.Writer) (config, error) {
 			return c, usageError{err.Error() + " (or both)"}
 		}
 		c.modes = []tomo.Mode{m}
+	}
+	where, err := tomo.ParseMemory(*memory)
+	if err != nil {
+		return c, usageError{err.Error()}
+	}
+	c.memory = where
+	if c.memory == tomo.ManagedMemory && !slices.Contains(c.modes, tomo.Resident) {
+		return c, usageError{"-memory managed is for the resident mode (-mode resident or both): the staged mode moves each step's data through the host by copies, which is what it shows"}
 	}
 	if c.streams < 1 || c.streams > tomo.MaxStreams {
 		return c, usageError{fmt.Sprintf("streams %d: want 1 to %d", c.streams, tomo.MaxStreams)}
@@ -203,7 +223,11 @@ func execute(c config, stdout io.Writer) (err error) {
 	}
 	rep := report{Device: dev.Info().Name, Geometry: c.geom, Acquire: scan, Summary: c.summary}
 	for _, m := range c.modes {
-		res, err := tomo.ReconstructWith(dev, c.geom, scan.Sinograms, m, tomo.Options{Streams: c.streams, Progress: progress})
+		opt := tomo.Options{Streams: c.streams, Progress: progress}
+		if m == tomo.Resident {
+			opt.Memory = c.memory
+		}
+		res, err := tomo.ReconstructWith(dev, c.geom, scan.Sinograms, m, opt)
 		if err != nil {
 			return err
 		}
@@ -222,8 +246,10 @@ func execute(c config, stdout io.Writer) (err error) {
 		}
 		rep.PNG = c.png
 	}
-	if leaked := dev.Ledger().Current(accounting.Device); leaked != 0 {
-		return fmt.Errorf("%s of device memory still allocated after the runs", accounting.FormatBytes(leaked))
+	for _, k := range []accounting.Kind{accounting.Device, accounting.Managed} {
+		if leaked := dev.Ledger().Current(k); leaked != 0 {
+			return fmt.Errorf("%s of %v memory still allocated after the runs", accounting.FormatBytes(leaked), k)
+		}
 	}
 	if c.json {
 		return rep.writeJSON(stdout)

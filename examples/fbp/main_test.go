@@ -173,6 +173,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"-nope"}, 2, "flag provided but not defined"},
 		{[]string{"-streams", "0"}, 2, "want 1 to 8"},
 		{[]string{"-streams", "9"}, 2, "want 1 to 8"},
+		{[]string{"-memory", "unified"}, 2, `memory "unified": want device or managed`},
+		{[]string{"-memory", "managed", "-mode", "staged"}, 2, "-memory managed is for the resident mode"},
 		{[]string{"-size", "64", "-mem", "1KiB", "-q"}, 1, "not even one slice fits"},
 		{[]string{"-record", filepath.Join(t.TempDir(), "no", "such", "dir", "x.alloclog"), "-q"}, 1, "record:"},
 	} {
@@ -184,6 +186,7 @@ func TestUsage(t *testing.T) {
 	assert.Equal(t, 0, run([]string{"-h"}, &out, &errb))
 	assert.Contains(t, out.String(), "-angles", "help asked for goes to stdout")
 	assert.Contains(t, out.String(), "-record")
+	assert.Contains(t, out.String(), "-memory")
 	assert.Empty(t, errb.String())
 }
 

@@ -14,11 +14,14 @@ import (
 
 // runReport is one reconstruction, as -json prints it.
 type runReport struct {
-	Mode    tomo.Mode `json:"mode"`
-	RMSE    float64   `json:"rmse"` // relative to the phantom
-	Slices  int       `json:"slices"`
-	Chunks  int       `json:"chunks"`
-	Seconds float64   `json:"seconds"`
+	Mode tomo.Mode `json:"mode"`
+	// Memory is where a resident run kept the sinograms and the volume:
+	// device or managed (its ledger then has the managed figures).
+	Memory  tomo.Memory `json:"memory"`
+	RMSE    float64     `json:"rmse"` // relative to the phantom
+	Slices  int         `json:"slices"`
+	Chunks  int         `json:"chunks"`
+	Seconds float64     `json:"seconds"`
 	// Streams is the chunks in flight at once (1: one after the other).
 	Streams int `json:"streams"`
 	// KernelSeconds is the time the run's kernels ran, from events (a
@@ -32,12 +35,21 @@ type runReport struct {
 	result             *tomo.Result
 }
 
+// label is the run's mode, and for a run in managed memory, that:
+// "resident, managed".
+func (r runReport) label() string {
+	if r.Memory == tomo.ManagedMemory {
+		return string(r.Mode) + ", managed"
+	}
+	return string(r.Mode)
+}
+
 func newRun(res *tomo.Result, scan *tomo.Scan) (runReport, error) {
 	rmse, err := tomo.RelativeRMSE(res.Volume, scan.Phantom)
 	if err != nil {
 		return runReport{}, err
 	}
-	r := runReport{Mode: res.Mode, RMSE: rmse, Slices: res.Geometry.Slices, Chunks: len(res.Plan.Chunks),
+	r := runReport{Mode: res.Mode, Memory: res.Memory, RMSE: rmse, Slices: res.Geometry.Slices, Chunks: len(res.Plan.Chunks),
 		Seconds: res.Seconds, Streams: res.Streams, KernelSeconds: res.KernelSeconds,
 		Ledger: res.Traffic, Plan: res.Plan.Explain(), Degraded: res.Degraded, result: res}
 	if res.KernelSeconds > 0 {
@@ -105,7 +117,7 @@ func (r report) text() string {
 	fmt.Fprintf(&b, "scan: phantom and sinograms made on the device in %s, %.2f s, %s down\n",
 		count(len(r.Acquire.Plan.Chunks), "chunk"), r.Acquire.Seconds, f(r.Acquire.Traffic.DtoH))
 	for _, run := range r.Runs {
-		fmt.Fprintf(&b, "%s\n", planLine(string(run.Mode), run.Plan)) // each mode plans its own chunks
+		fmt.Fprintf(&b, "%s\n", planLine(run.label(), run.Plan)) // each mode plans its own chunks
 	}
 	fmt.Fprintf(&b, "\n%-9s %8s %12s %12s %13s %12s %7s %7s\n", "mode", "seconds", "host→device", "device→host", "host↔device", "device peak", "chunks", "rmse")
 	for _, run := range r.Runs {
@@ -121,6 +133,9 @@ func (r report) text() string {
 		if run.KernelSeconds > 0 {
 			fmt.Fprintf(&b, "%-9s %s in flight on as many streams; kernels ran %.3f s (events): the run took %.2f× its kernels' time\n",
 				run.Mode, count(run.Streams, "chunk"), run.KernelSeconds, run.SecondsOverKernels)
+		}
+		if m := run.Ledger.Managed; m != nil {
+			b.WriteString(managedLines(string(run.Mode), m))
 		}
 		if run.Degraded {
 			fmt.Fprintf(&b, "%-9s the ramp filter ran in several passes: its workspace had no room for one\n", run.Mode)
@@ -175,6 +190,22 @@ func simNote(dev string) string {
 	return ""
 }
 
+// managedLines are a run in managed memory's figures from the ledger:
+// what it allocated, the bytes the driver moved per path and direction,
+// and the page events.
+func managedLines(mode string, m *tomo.ManagedTraffic) string {
+	f := accounting.FormatBytes
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-9s in managed memory: %s, the sinograms and the volume (its device peak: the workspaces alone)\n", mode, f(m.Bytes))
+	fmt.Fprintf(&b, "%-9s managed pages moved: prefetched up %s, down %s; migrated up %s, down %s\n",
+		mode, f(m.PrefetchHtoD), f(m.PrefetchDtoH), f(m.MigratedHtoD), f(m.MigratedDtoH))
+	fmt.Fprintf(&b, "%-9s managed pages: %s, %s, %s\n", mode, count64(m.Faults, "page fault"), count64(m.Evictions, "eviction"), count64(m.Duplicates, "read duplicate"))
+	if m.Uncounted != "" {
+		fmt.Fprintf(&b, "%-9s managed memory migrations not counted: %s\n", mode, m.Uncounted)
+	}
+	return b.String()
+}
+
 // paths is "direct 1.00 MiB" for the bytes per path.
 func paths(m map[string]int64) string {
 	if len(m) == 0 {
@@ -202,7 +233,10 @@ func planLine(mode, p string) string {
 }
 
 // count writes n things: "1 chunk", "3 chunks".
-func count(n int, thing string) string {
+func count(n int, thing string) string { return count64(int64(n), thing) }
+
+// count64 is count of an int64.
+func count64(n int64, thing string) string {
 	if n == 1 {
 		return fmt.Sprintf("%d %s", n, thing)
 	}

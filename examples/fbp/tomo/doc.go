@@ -28,6 +28,15 @@
 //     does: the step's input goes up from the host and its output comes
 //     back, so the sinograms cross three times.
 //
+// A Resident run may also keep the whole sinogram stack and the whole
+// volume in managed memory (Options.Memory, ManagedMemory): each chunk's
+// kernels then run in place on views of the managed arrays, the driver
+// moving their pages (prefetched on each chunk's stream where the device
+// allows it), and the arrays may be larger than the device's memory:
+// what must fit is each chunk in flight. Result.Traffic.Managed has what
+// the ledger counted of it: the bytes prefetched and migrated, the page
+// faults, evictions and read duplicates.
+//
 // The ledger's counts for each run (Result.Traffic) show what staying on
 // the device saved. RelativeRMSE measures a result against the phantom.
 //

@@ -1,6 +1,7 @@
 package tomo_test
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
 	"runtime/pprof"
@@ -27,7 +28,8 @@ type faultedDevice interface {
 // TestFaultReconstruct sweeps a sticky fault (sim's fail-fault, CUDA's
 // illegal address) over every device operation of a reconstruction:
 // pipelined (resident, 2 and 3 chunks in flight; the copier's paths, the
-// staged, registered and direct ones), unpipelined resident, staged, with
+// staged, registered and direct ones; in managed memory), unpipelined
+// resident, staged, with
 // latency 0 and 1 ms. Every run returns within the deadline; a run that
 // hit the fault returns an error wrapping ErrContextFailed and no result;
 // a run that returns a result has the fault-free run's bits; Progress is
@@ -47,10 +49,11 @@ func TestFaultReconstruct(t *testing.T) {
 		{tomo.Resident, tomo.Options{Streams: 2, Path: transfer.PathRegistered}, []string{"&latency=1ms"}},
 		{tomo.Resident, tomo.Options{Streams: 2, Path: transfer.PathDirect}, []string{"&latency=1ms"}},
 		{tomo.Resident, tomo.Options{Streams: 1}, both},
+		{tomo.Resident, tomo.Options{Streams: 2, Memory: tomo.ManagedMemory}, both},
 		{tomo.Staged, tomo.Options{Path: transfer.PathStaged}, both},
 	} {
 		for _, latency := range tc.latencies {
-			name := fmt.Sprintf("%s/%d/%v/%s", tc.mode, tc.opt.Streams, tc.opt.Path, strings.TrimPrefix(latency, "&"))
+			name := fmt.Sprintf("%s/%d/%v/%s/%s", tc.mode, tc.opt.Streams, tc.opt.Path, cmp.Or(tc.opt.Memory, tomo.DeviceMemory), strings.TrimPrefix(latency, "&"))
 			t.Run(name, func(t *testing.T) {
 				base := openSim(t, latency, g, 2, max(tc.opt.Streams, 1))
 				want, err := tomo.ReconstructWith(base, g, sino, tc.mode, tc.opt)
@@ -102,7 +105,7 @@ func reconstructFault(t *testing.T, g tomo.Geometry, sino []float32, mode tomo.M
 		assert.NoError(t, dev.Close(), "fail-fault=%d: Close", n)
 	})
 	snap := dev.Ledger().Snapshot()
-	for _, k := range []accounting.Kind{accounting.Device, accounting.Pinned, accounting.Mapped, accounting.WriteCombined, accounting.Registered} {
+	for _, k := range []accounting.Kind{accounting.Device, accounting.Managed, accounting.Pinned, accounting.Mapped, accounting.WriteCombined, accounting.Registered} {
 		assert.Zero(t, snap.Kinds[k].Current, "fail-fault=%d: %v bytes after Close", n, k)
 	}
 	deadline := time.Now().Add(5 * time.Second)

@@ -85,6 +85,10 @@ type pipeline struct {
 	// queued at once, ordered by events; else the host drives each copy.
 	byEvents bool
 	ops      []*transfer.Op // the copies queued, waited for before close frees their memory
+
+	// the run in managed memory (ManagedMemory), managed.go: the chunks
+	// are views of these arrays, and no copy is queued
+	managed *managedVolume
 }
 
 // runPipeline reconstructs every chunk of res.Plan with depth chunks in
@@ -127,9 +131,12 @@ func openPipeline(dev driver.Device, k *kernels.Kernels, res *Result, sinograms 
 // run is the timed work: every chunk, on the path's pipeline.
 func (p *pipeline) run() error {
 	var err error
-	if p.byEvents {
+	switch {
+	case p.managed != nil:
+		err = p.runManaged()
+	case p.byEvents:
 		err = p.runEvents()
-	} else {
+	default:
 		err = p.runHost()
 	}
 	if err != nil {
@@ -140,10 +147,13 @@ func (p *pipeline) run() error {
 }
 
 // open makes the slots and the run's events and streams, and readies the
-// host's memory; on the staged path it reserves the copier's ring.
+// host's memory; on the staged path it reserves the copier's ring. A run
+// in managed memory has no buffers of its own: its slots' workspaces are
+// sized for views of the managed arrays, and it has per chunk the events
+// of an event-ordered run, but no copy streams.
 func (p *pipeline) open(depth, largest int) error {
 	g := p.g
-	if p.path == transfer.PathAuto {
+	if p.path == transfer.PathAuto && p.managed == nil {
 		p.byEvents = p.lockHost()
 	}
 	ev, err := p.dev.NewEvent()
@@ -158,6 +168,16 @@ func (p *pipeline) open(depth, largest int) error {
 			return err
 		}
 		sl.k, sl.ws = p.k.Async(sl.s), accounting.NewWorkspace(p.dev)
+		if p.managed != nil {
+			sino, img, err := p.managed.chunk(0, largest)
+			if err != nil {
+				return err
+			}
+			if err := p.sizeWorkspace(sl, sino, img); err != nil {
+				return err
+			}
+			continue
+		}
 		if !p.byEvents {
 			if sl.begin, err = p.dev.NewEvent(); err != nil {
 				return err
@@ -172,9 +192,12 @@ func (p *pipeline) open(depth, largest int) error {
 		if sl.img, err = devarray.Empty(p.dev, DType, largest, g.Size, g.Size); err != nil {
 			return err
 		}
-		if err := p.sizeWorkspace(sl); err != nil {
+		if err := p.sizeWorkspace(sl, sl.sino, sl.img); err != nil {
 			return err
 		}
+	}
+	if p.managed != nil {
+		return p.openChunkEvents()
 	}
 	touchPages(p.res.Volume)
 	switch {
@@ -187,18 +210,19 @@ func (p *pipeline) open(depth, largest int) error {
 }
 
 // sizeWorkspace allocates the slot's workspace for what its kernels need
-// on its buffers, asked of the kernels themselves (a size query), so that
-// no kernel grows it while the clock runs. On a device too full for it,
-// it takes the least the kernels run in (the ramp filter one row at a
-// time), as a workspace that cannot grow does: the filter then falls back
-// to its slower algorithm (accounting.ErrPerfDegraded).
-func (p *pipeline) sizeWorkspace(sl *slot) error {
+// on sino and img (its buffers, or views of the largest chunk), asked of
+// the kernels themselves (a size query), so that no kernel grows it while
+// the clock runs. On a device too full for it, it takes the least the
+// kernels run in (the ramp filter one row at a time), as a workspace that
+// cannot grow does: the filter then falls back to its slower algorithm
+// (accounting.ErrPerfDegraded).
+func (p *pipeline) sizeWorkspace(sl *slot, sino, img *devarray.DevArray) error {
 	if err := sl.ws.StartQuery(); err != nil {
 		return err
 	}
 	for _, query := range []func() error{
-		func() error { return p.k.RampFilter(sl.sino, sl.ws) },
-		func() error { return p.k.Backproject(sl.img, sl.sino, sl.ws) },
+		func() error { return p.k.RampFilter(sino, sl.ws) },
+		func() error { return p.k.Backproject(img, sino, sl.ws) },
 	} {
 		if err := query(); err != nil && !accounting.IsSizeQuery(err) {
 			_, _ = sl.ws.StopQuery()
@@ -256,7 +280,9 @@ func (p *pipeline) close() error {
 	if p.t0 != nil {
 		errs = append(errs, p.t0.Close())
 	}
-	errs = append(errs, p.copier.Close())
+	if p.copier != nil { // a run in managed memory has none
+		errs = append(errs, p.copier.Close())
+	}
 	return errors.Join(errs...)
 }
 

@@ -32,9 +32,16 @@ func (p *pipeline) openEvents() error {
 	if p.down, err = p.dev.NewStream(); err != nil {
 		return err
 	}
+	return p.openChunkEvents()
+}
+
+// openChunkEvents makes each chunk's events. The caller's close closes
+// them, also when it fails half-way.
+func (p *pipeline) openChunkEvents() error {
 	for range p.res.Plan.Chunks {
 		var e chunkEvents
 		for _, ev := range []*driver.Event{&e.up, &e.begin, &e.end, &e.down} {
+			var err error
 			if *ev, err = p.dev.NewEvent(); err != nil {
 				p.evs = append(p.evs, e)
 				return err

@@ -1,6 +1,7 @@
 package tomo
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -42,25 +43,28 @@ func ParseMode(s string) (Mode, error) {
 // Result is one reconstruction.
 type Result struct {
 	Mode     Mode      `json:"mode"`
+	Memory   Memory    `json:"memory"`
 	Geometry Geometry  `json:"geometry"`
 	Volume   []float32 `json:"-"` // (Slices, Size, Size)
 	Plan     plan.Plan `json:"plan"`
 	// Seconds is the run's time on the clock. A pipelined run (Streams >=
-	// 2) starts the clock once all it needs is made and stops it before it
-	// frees any of it: the clock times the work (PrepareSeconds is the
-	// rest). Other runs time all they do.
+	// 2) and a run in managed memory start the clock once all they need is
+	// made and stop it before they free any of it: the clock times the
+	// work (PrepareSeconds is the rest). Other runs time all they do.
 	Seconds float64 `json:"seconds"`
 	// PrepareSeconds is, in a pipelined run, the time before the clock
 	// started: the copier, streams, events, device buffers and workspaces
 	// made, the volume's pages touched, and with the transfer path left to
-	// choose the sinograms and the volume page-locked.
+	// choose the sinograms and the volume page-locked; in a run in managed
+	// memory, the managed arrays, streams, events and workspaces made and
+	// the sinograms' pages populated on the host.
 	PrepareSeconds float64 `json:"prepare_seconds"`
 	// Streams is the chunks that were in flight at once (Options.Streams).
 	Streams int `json:"streams"`
-	// KernelSeconds is, in a pipelined run (Streams >= 2), the time during
-	// which the filter and backprojection kernels of some chunk ran, from
-	// events recorded around them on their streams (overlaps counted once);
-	// 0 where it was not measured. Seconds / KernelSeconds is how close the
+	// KernelSeconds is, in a pipelined run (Streams >= 2) and in a run in
+	// managed memory, the time during which the filter and backprojection
+	// kernels of some chunk ran, from events recorded around them on their
+	// streams (overlaps counted once); 0 where it was not measured. Seconds / KernelSeconds is how close the
 	// run comes to the pace of its kernels.
 	KernelSeconds float64 `json:"kernel_seconds"`
 	Traffic       Traffic `json:"ledger"`
@@ -111,6 +115,11 @@ type Options struct {
 	// or that another run holds: Result.NotPageLocked says why), it lets
 	// the copier's planner choose for each copy, as an unpipelined run does.
 	Path transfer.Path
+	// Memory is where a Resident run keeps the sinograms and the volume:
+	// DeviceMemory (also "") or ManagedMemory. Staged takes only
+	// DeviceMemory: it moves each step's data through the host by copies,
+	// which is what it is there to show.
+	Memory Memory
 	// Progress is told after each chunk; it may be nil.
 	Progress Progress
 }
@@ -126,7 +135,7 @@ func Reconstruct(dev driver.Device, g Geometry, sinograms []float32, mode Mode, 
 }
 
 // ReconstructWith is Reconstruct with options. Every choice of Streams
-// gives the same volume, bit for bit, as Staged does.
+// and Memory gives the same volume, bit for bit, as Staged does.
 func ReconstructWith(dev driver.Device, g Geometry, sinograms []float32, mode Mode, opt Options) (*Result, error) {
 	if err := g.Check(); err != nil {
 		return nil, err
@@ -147,27 +156,21 @@ func ReconstructWith(dev driver.Device, g Geometry, sinograms []float32, mode Mo
 	if mode != Resident {
 		streams = 1
 	}
-	m := kernels.ReconstructMethod
-	if streams > 1 {
-		m = inFlight{Method: m, depth: streams}
+	memory := cmp.Or(opt.Memory, DeviceMemory)
+	if _, err := ParseMemory(string(memory)); err != nil {
+		return nil, fmt.Errorf("%w: %w", err, accounting.ErrInvalidArgument)
 	}
-	p, err := plan.ForDevice(dev, m, g.SinogramShape(), 0, DType, g.params())
+	if memory == ManagedMemory {
+		if mode != Resident {
+			return nil, fmt.Errorf("tomo: %s mode in managed memory: the staged mode moves each step's data through the host by copies, by design; managed memory is for the resident mode: %w", mode, accounting.ErrInvalidArgument)
+		}
+		return reconstructManaged(dev, g, sinograms, streams, opt)
+	}
+	p, err := planChunks(dev, g, streams, opt.MinChunks)
 	if err != nil {
 		return nil, fmt.Errorf("tomo: %s reconstruction of %v: %w", mode, g, err)
 	}
-	if opt.MinChunks < 0 {
-		return nil, fmt.Errorf("tomo: %d chunks at least: want 0 or more: %w", opt.MinChunks, accounting.ErrInvalidArgument)
-	}
-	if streams > 1 {
-		least := opt.MinChunks
-		if least == 0 {
-			least = ChunksPerStream * streams
-		}
-		if n := min(least, g.Slices); n > len(p.Chunks) {
-			p.Chunks = evenChunks(g.Slices, n)
-		}
-	}
-	res := &Result{Mode: mode, Geometry: g, Plan: p, Streams: streams, Volume: make([]float32, g.Slices*g.imageLen())}
+	res := &Result{Mode: mode, Memory: memory, Geometry: g, Plan: p, Streams: streams, Volume: make([]float32, g.Slices*g.imageLen())}
 	var k *kernels.Kernels
 	if streams > 1 {
 		// loaded before the clock starts, as the methods' kernels are loaded
@@ -199,6 +202,35 @@ func ReconstructWith(dev driver.Device, g Geometry, sinograms []float32, mode Mo
 		return nil, fmt.Errorf("tomo: %s reconstruction of %v: %w", mode, g, err)
 	}
 	return res, nil
+}
+
+// planChunks plans a Resident or Staged run with streams chunks in flight
+// (Options.Streams) in the memory the device has now: each chunk in flight
+// needs room for its sinograms, its images and its workspace. A pipelined
+// run (streams >= 2) is cut into at least minChunks chunks (0:
+// ChunksPerStream × streams), never more than the slices.
+func planChunks(dev driver.Device, g Geometry, streams, minChunks int) (plan.Plan, error) {
+	if minChunks < 0 {
+		return plan.Plan{}, fmt.Errorf("%d chunks at least: want 0 or more: %w", minChunks, accounting.ErrInvalidArgument)
+	}
+	m := kernels.ReconstructMethod
+	if streams > 1 {
+		m = inFlight{Method: m, depth: streams}
+	}
+	p, err := plan.ForDevice(dev, m, g.SinogramShape(), 0, DType, g.params())
+	if err != nil {
+		return p, err
+	}
+	if streams > 1 {
+		least := minChunks
+		if least == 0 {
+			least = ChunksPerStream * streams
+		}
+		if n := min(least, g.Slices); n > len(p.Chunks) {
+			p.Chunks = evenChunks(g.Slices, n)
+		}
+	}
+	return p, nil
 }
 
 // evenChunks cuts total slices into n runs, as even as can be (plan.Chunks

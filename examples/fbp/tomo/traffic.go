@@ -16,6 +16,10 @@ type Traffic struct {
 	DevicePeak    int64            `json:"device_peak_bytes"`
 	DeviceAllocs  int64            `json:"device_allocations"`
 	DeviceCurrent int64            `json:"device_current_bytes"` // net change: 0 when the run freed all it allocated
+	// Managed is, for a run in managed memory, its managed memory and what
+	// the driver did with its pages; nil for other runs. Its bytes moved
+	// are among HtoD and DtoH too, on the paths "prefetch" and "migrated".
+	Managed *ManagedTraffic `json:"managed,omitempty"`
 }
 
 // Crossed is the bytes moved across host↔device, both ways.
