@@ -247,8 +247,9 @@ cuda-test:
 ## cuda,cudaemu), two emulated GPUs: every package's tests on cuda:0 with the race detector, then
 ## the packages that move data again with each stream operation completing LATENCY after it is
 ## queued, under the stream race checker (CHECK=streams, CUARRAY_EMULATED_DRIVER check=; CHECK=
-## turns it off), so the cuda backend's own stream use is checked; and transfer's
-## TestCopyAsyncNeverWaits with every stream operation 400ms late (an async copy must not wait). The driver conformance tests
+## turns it off), so the cuda backend's own stream use is checked; transfer's
+## TestCopyAsyncNeverWaits with every stream operation 400ms late (an async copy must not wait); and
+## managed memory twice a 256 MiB device (TestManagedLargerThanTheDevice). The driver conformance tests
 ## (device/cuda/conformance) run that pass without the checker: they read on a stream that waits
 ## for no other while a second one writes, on purpose, to show that a call did not wait. It needs
 ## cuda.h (make cuda-deps), not a GPU. EMU_PKGS narrows the packages (both passes), EMU_RUN the
@@ -292,7 +293,10 @@ cuda-emu-test:
 			$(GO) test $(EMU_TAGS) $(EMU_RACE) -count=1 -run '$(EMU_RUN)' $$unchecked || exit 1; fi; \
 	if [ -z "$(EMU_PKGS)" ]; then \
 		env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_PROFILE=off CUARRAY_EMULATED_DRIVER='devices=2&latency=400ms' \
-			$(GO) test $(EMU_TAGS) $(EMU_RACE) -count=1 -run 'TestCopyAsyncNeverWaits' ./transfer/ || exit 1; fi
+			$(GO) test $(EMU_TAGS) $(EMU_RACE) -count=1 -run 'TestCopyAsyncNeverWaits' ./transfer/ || exit 1; fi; \
+	if [ -z "$(EMU_PKGS)" ]; then \
+		env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_PROFILE=off CUARRAY_EMULATED_DRIVER='devices=1&mem=256MiB' \
+			$(GO) test $(EMU_TAGS) $(EMU_RACE) -count=1 -run 'TestManagedLargerThanTheDevice' ./device/ || exit 1; fi
 	@if [ -z "$(EMU_PKGS)" ]; then $(MAKE) --no-print-directory cuda-emu-upstream; fi
 
 ## cuda-emu-upstream: gorgonia.org/cu v0.9.6's own tests (its root package's 20, from the Go

@@ -81,6 +81,35 @@ func TestManagedExclusiveDoesNotOversubscribe(t *testing.T) {
 	require.ErrorIs(t, err, accounting.ErrOutOfMemory)
 }
 
+// On a device with concurrent managed access one managed allocation may
+// be larger than the whole device, not only its free memory; its pages
+// written a few at a time by the host and read back fault on the device
+// and evict, and the free gives every managed byte back.
+func TestManagedLargerThanTheDevice(t *testing.T) {
+	dev := testdev.Open(t)
+	requireResidency(t, dev)
+	if !dev.ConcurrentManagedAccess() {
+		t.Skip("the device has no concurrent managed access: its managed memory is device memory")
+	}
+	_, total, err := dev.MemInfo()
+	require.NoError(t, err)
+	if total > 4<<30 {
+		t.Skipf("a device of %d bytes: twice it keeps more page records than a unit test should (make cuda-emu-test runs this test on a 256 MiB emulated device)", total)
+	}
+	size := 2 * total
+	p, err := dev.MallocManaged(size, devarray.AttachGlobal)
+	require.NoError(t, err, "%d bytes of managed memory on a device of %d", size, total)
+	assert.Equal(t, size, dev.Ledger().Current(accounting.Managed))
+	want := testdev.RandomBytes(managedPage)
+	last := p + devarray.Ptr(size-managedPage)
+	require.NoError(t, dev.CopyHtoD(last, want), "a page at the end of twice the device")
+	got := make([]byte, managedPage)
+	require.NoError(t, dev.CopyDtoH(got, last))
+	assert.Equal(t, want, got)
+	require.NoError(t, dev.Free(p))
+	assert.Zero(t, dev.Ledger().Current(accounting.Managed), "managed bytes after the free")
+}
+
 // sim evicts the page that moved to the device least recently (a guess:
 // the driver's order is not documented): with room for k pages, writing
 // k+1 pages in turn evicts the first, so the host's read of it takes no

@@ -28,16 +28,19 @@ import (
 
 // cuMemAllocManaged: "flags must be one of CU_MEM_ATTACH_GLOBAL or
 // CU_MEM_ATTACH_HOST", "If bytesize is 0, cuMemAllocManaged returns
-// CUDA_ERROR_INVALID_VALUE". It synchronizes as cuMemAlloc does here.
+// CUDA_ERROR_INVALID_VALUE". It synchronizes as cuMemAlloc does here. It
+// may be larger than the device's memory where the device has concurrent
+// managed access (sim's oversubscription, managed_evict.go): "device
+// memory oversubscription is possible for GPUs that have a non-zero value
+// for the device attribute cudaDevAttrConcurrentManagedAccess" (CuPy's
+// malloc_managed, after the Runtime API's cudaMallocManaged); elsewhere
+// it is device memory, and sim answers out of memory.
 //
 //export cuemu_cuMemAllocManaged
 func cuemu_cuMemAllocManaged(p *C.CUdeviceptr, n C.size_t, flags C.uint) C.CUresult {
 	c, dev, r := current()
 	if r == success && (p == nil || n == 0 || (flags != C.CU_MEM_ATTACH_GLOBAL && flags != C.CU_MEM_ATTACH_HOST)) {
 		r = errInvalidValue
-	}
-	if r == success && uint64(n) > uint64(drv.cfg.memory) {
-		r = errOutOfMemory
 	}
 	if r != success {
 		return result("cuMemAllocManaged", r)
