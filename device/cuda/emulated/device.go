@@ -67,6 +67,8 @@ var attributes = map[int]int{
 	76:  0,                         // COMPUTE_CAPABILITY_MINOR
 	83:  1,                         // MANAGED_MEMORY (managed.go)
 	89:  1,                         // CONCURRENT_MANAGED_ACCESS, as an H100 on Linux; 0 with managed=exclusive
+	// PAGEABLE_MEMORY_ACCESS (88) and ..._USES_HOST_PAGE_TABLES (100):
+	// pageable-access's answer (pageable_access.go)
 	108: maxPersistingL2CacheBytes, // MAX_PERSISTING_L2_CACHE_SIZE (ctx_config.go)
 }
 
@@ -85,6 +87,9 @@ func deviceAttribute(attr, ordinal int) (int, cuResult) {
 	}
 	if attr == attrConcurrentManagedAccess && drv.cfg.exclusiveManaged {
 		return 0, success
+	}
+	if v, ok := pageableAttribute(attr); ok {
+		return v, success
 	}
 	return attributes[attr], success
 }
