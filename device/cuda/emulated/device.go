@@ -37,7 +37,8 @@ func deviceName(d *device) string {
 
 // The device attributes the emulated driver reports (CUdevice_attribute);
 // any other attribute of cuda.h's range is 0, as for a feature the device
-// lacks.
+// lacks. PAGEABLE_MEMORY_ACCESS (88) and ..._USES_HOST_PAGE_TABLES (100)
+// are the option pageable-access's answer (pageable_access.go).
 var attributes = map[int]int{
 	1:   maxThreadsPerBlock,        // MAX_THREADS_PER_BLOCK
 	2:   maxThreadsPerBlock,        // MAX_BLOCK_DIM_X
@@ -67,8 +68,6 @@ var attributes = map[int]int{
 	76:  0,                         // COMPUTE_CAPABILITY_MINOR
 	83:  1,                         // MANAGED_MEMORY (managed.go)
 	89:  1,                         // CONCURRENT_MANAGED_ACCESS, as an H100 on Linux; 0 with managed=exclusive
-	// PAGEABLE_MEMORY_ACCESS (88) and ..._USES_HOST_PAGE_TABLES (100):
-	// pageable-access's answer (pageable_access.go)
 	108: maxPersistingL2CacheBytes, // MAX_PERSISTING_L2_CACHE_SIZE (ctx_config.go)
 }
 
