@@ -30,6 +30,7 @@ func observeMore(t *testing.T, add func(name, got string)) {
 	observeRegisteredPieces(t, add)
 	observeVirtualMemory(t, add)
 	observeManaged(t, add)
+	observePageable(t, add) // observe_pageable_test.go
 	observePools(t, add) // observe_pools_test.go
 }
 
