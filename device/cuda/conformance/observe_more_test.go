@@ -31,7 +31,7 @@ func observeMore(t *testing.T, add func(name, got string)) {
 	observeVirtualMemory(t, add)
 	observeManaged(t, add)
 	observePageable(t, add) // observe_pageable_test.go
-	observePools(t, add) // observe_pools_test.go
+	observePools(t, add)    // observe_pools_test.go
 }
 
 // faultThenHostFnChild queues, on a stream held by a gate, a kernel that
