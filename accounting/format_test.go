@@ -121,7 +121,7 @@ func TestSnapshotGoString(t *testing.T) {
 	g := s.GoString()
 	assert.Contains(t, g, `accounting.Snapshot{Name:"sim:0", Taken:time.Date(`)
 	assert.Contains(t, g, "Kinds:[11]accounting.KindStats{0:accounting.KindStats{Current:4096, Peak:4096, Allocs:1,")
-	assert.Contains(t, g, "Copies:[6][12]accounting.CopyStats{0:{1:accounting.CopyStats{Count:1, Bytes:4096, Seconds:0}}}")
+	assert.Contains(t, g, "Copies:[6][13]accounting.CopyStats{0:{1:accounting.CopyStats{Count:1, Bytes:4096, Seconds:0}}}")
 	assert.NotContains(t, g, "1:accounting.KindStats", "zero kinds are left out")
 	led.Free(accounting.Device, 0x1000, 4096)
 }

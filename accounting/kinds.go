@@ -87,10 +87,11 @@ const (
 	PathMPIStaged              // an MPI call (Net) given page-locked host buffers that device memory was copied through; those copies are recorded as HtoD and DtoH on PathPinned
 	PathPrefetch               // managed memory's pages the driver moved for a prefetch (cuMemPrefetchAsync)
 	PathMigrated               // managed memory's pages the driver moved on a page fault: a kernel, copy or host access touched pages resident elsewhere
+	PathPageable               // a kernel read or wrote the program's pageable host memory (a Go slice) in place, on a device with pageable memory access (HMM, ATS: devarray.FromPageable)
 	NumPaths                   // the number of paths
 )
 
-var pathNames = [NumPaths]string{"direct", "pinned", "staged", "mapped", "d2d", "peer", "kernel", "registered", "mpi-device", "mpi-staged", "prefetch", "migrated"}
+var pathNames = [NumPaths]string{"direct", "pinned", "staged", "mapped", "d2d", "peer", "kernel", "registered", "mpi-device", "mpi-staged", "prefetch", "migrated", "pageable"}
 
 // String returns the path's name ("direct", "pinned", ...).
 func (p Path) String() string {

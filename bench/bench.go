@@ -36,6 +36,10 @@ type Config struct {
 	// Managed are the managed-memory paths to measure beside Paths (none
 	// unless told; ManagedPaths are all of them).
 	Managed []ManagedPath
+	// Pageable adds the pageable-in-place rows (PageableInPlace), HtoD
+	// and DtoH, where the device has pageable memory access; elsewhere
+	// the report's Unsupported says why they are missing.
+	Pageable bool
 	// Copier are options for the transfer.Copier that makes the copies (the staging ring).
 	Copier []transfer.Option
 }
@@ -273,6 +277,11 @@ func Run(dev driver.Device, cfg Config) (*Report, error) {
 		}
 		if len(cfg.Managed) > 0 {
 			if err := r.measureManaged(dev, cfg, pattern); err != nil {
+				return nil, fmt.Errorf("bench: %s: %w", accounting.FormatBytes(size), err)
+			}
+		}
+		if cfg.Pageable {
+			if err := r.measurePageable(dev, cfg, pattern); err != nil {
 				return nil, fmt.Errorf("bench: %s: %w", accounting.FormatBytes(size), err)
 			}
 		}

@@ -21,6 +21,9 @@ type buffer struct {
 	stream AsyncStream
 	// managed: the memory is managed (EmptyManaged), valid on the host too.
 	managed bool
+	// pageable: the memory is a Go slice the device uses in place
+	// (FromPageable), pinned until Free.
+	pageable bool
 
 	// mu guards freed, holds and deferred; it is never held while data
 	// moves. Use and copies hold the buffer (holds) instead, so memory is

@@ -40,4 +40,8 @@ var (
 	// ErrNotManaged: a host view of an array whose memory is not managed
 	// (EmptyManaged): the host cannot touch device memory in place.
 	ErrNotManaged = errors.New("not managed memory")
+	// ErrNoPageableAccess: the device cannot touch pageable host memory in
+	// place (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS is 0, as on a GPU
+	// without HMM or ATS), so FromPageable cannot give it a Go slice.
+	ErrNoPageableAccess = errors.New("the device cannot access pageable host memory in place (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS is 0): copy the data to the device (FromHost), or use page-locked mapped memory (package pinned) or managed memory (EmptyManaged)")
 )

@@ -48,6 +48,15 @@ type (
 	Advice = driver.Advice
 	// RangeAttributes are a managed range's attributes; see driver.RangeAttributes.
 	RangeAttributes = driver.RangeAttributes
+	// PageableAccess is how a device reaches pageable host memory; see driver.PageableAccess.
+	PageableAccess = driver.PageableAccess
+)
+
+// The ways a device reaches pageable host memory.
+const (
+	PageableNone = driver.PageableNone
+	PageableHMM  = driver.PageableHMM
+	PageableATS  = driver.PageableATS
 )
 
 // The locations of managed memory that are no device, and the advice.
@@ -91,4 +100,7 @@ var (
 	ErrContextFailed  = driver.ErrContextFailed
 	ErrStreamRace     = driver.ErrStreamRace
 	ErrManagedBusy    = driver.ErrManagedBusy
+	// ErrNoPageableAccess: the device cannot use pageable host memory in
+	// place (devarray.FromPageable).
+	ErrNoPageableAccess = driver.ErrNoPageableAccess
 )

@@ -161,8 +161,10 @@ func simConfig(s Spec) (sim.Config, error) {
 				err = fmt.Errorf("want concurrent (the host and device may touch managed memory at once, the default) or exclusive (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS 0)")
 			}
 			cfg.NoConcurrentManagedAccess = v == "exclusive"
+		case "pageable-access":
+			cfg.PageableAccess, err = driver.ParsePageableAccess(v)
 		default:
-			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc, fail-copy, fail-fault, latency, link, check, kernels or managed): %w", s, key, ErrBadSpec)
+			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc, fail-copy, fail-fault, latency, link, check, kernels, managed or pageable-access): %w", s, key, ErrBadSpec)
 		}
 		if err != nil {
 			return cfg, fmt.Errorf("device: %v: option %s=%q: %s: %w", s, key, v, withoutSentinel(err), ErrBadSpec)

@@ -584,3 +584,30 @@ func Example_growInPlace() {
 	// virtual-address: 256.00 MiB physical: 64.00 MiB in 4 chunks
 	// device-to-device copies: 0
 }
+
+// Pageable memory in place: on a device with pageable memory access a
+// kernel updates a Go slice itself; the ledger counts no allocation.
+func Example_pageableInPlace() {
+	dev, _ := device.Open("sim:0?pageable-access=hmm") // as a GPU with HMM; most GPUs answer none
+	defer dev.Close()
+	fmt.Println("pageable access:", dev.PageableAccess())
+
+	xs := []float32{1, 2, 3, 4}
+	a, err := devarray.FromPageable(dev, xs)
+	if errors.Is(err, devarray.ErrNoPageableAccess) {
+		a, err = devarray.FromHost(dev, xs) // no access: copy it (or use pinned or managed memory)
+	}
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer a.Free() // unpins xs; the slice stays yours
+
+	k, _ := kernels.New(dev)
+	defer k.Close()
+	_ = k.Scale(a, 10) // a kernel writes the Go slice in place; Scale returns when it is done
+	fmt.Println(xs, a.Pageable(), "device allocations:", dev.Ledger().Snapshot().Kinds[accounting.Device].Allocs)
+	// Output:
+	// pageable access: hmm
+	// [10 20 30 40] true device allocations: 0
+}

@@ -41,6 +41,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	sizesArg := fs.String("sizes", "", "copy sizes, comma-separated (default "+simBenchSizes+" on sim, where each size is host memory several times over: 1GiB peaks at about 6.3 GB; "+gpuBenchSizes+" on a GPU)")
 	pathsArg := fs.String("paths", "direct,pinned,staged,mapped,d2d", "paths to measure, comma-separated (also: registered, peer)")
 	managedArg := fs.String("managed", "", "managed-memory paths to measure beside -paths, comma-separated: managed (on demand: page faults), managed-prefetch, managed-read-mostly (HtoD), or all (default none)")
+	pageable := fs.Bool("pageable", false, "also measure "+bench.PageableInPlace+": a kernel reading (HtoD) and writing (DtoH) a Go slice in place, no copy call, where the device has pageable memory access (HMM, ATS); elsewhere the report says it is not supported")
 	svg := fs.String("svg", "", "also write an SVG chart of bandwidth against size to this file")
 	budget := fs.String("budget", "256MiB", "about how many bytes each measurement moves (repeats = budget/size, 3 to 50)")
 	pcie := fs.Float64("pcie", 0, "the host link's GB/s per direction, the ceiling of the host-device figures (default: the device's, else known GPU models); on sim also the link sim models, unless the spec gives link=")
@@ -61,7 +62,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	if pcieSet && !(*pcie > 0 && !math.IsInf(*pcie, 0)) {
 		return usageError{fmt.Sprintf("pcie %v: want the host link's GB/s per direction, a positive figure, as 64", *pcie)}
 	}
-	cfg := bench.Config{PCIe: *pcie, Progress: progress, Bidir: *bidir}
+	cfg := bench.Config{PCIe: *pcie, Progress: progress, Bidir: *bidir, Pageable: *pageable}
 	if *quiet {
 		cfg.Progress = nil
 	}

@@ -4,7 +4,7 @@
 //	cuarray demo [-device SPEC] [-json]   allocate, make views, copy both ways, print the ledger
 //	cuarray plan -method NAME|all -shape A,B,C [-axis N] [-dtype T] [-param k=v] [-mem LIMIT] [-overhead F|-raw] [-device SPEC] [-json]
 //	                                      how many slices of a job fit, and the chunks to run it in
-//	cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB(,1GiB on a GPU)] [-paths direct,pinned,staged,mapped,d2d] [-bidir] [-pcie GB/s] [-calibrate] [-profile FILE] [-record FILE] [-json] [-wide] [-svg FILE]
+//	cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB(,1GiB on a GPU)] [-paths direct,pinned,staged,mapped,d2d] [-managed all] [-pageable] [-bidir] [-pcie GB/s] [-calibrate] [-profile FILE] [-record FILE] [-json] [-wide] [-svg FILE]
 //	                                      bandwidth of every transfer path, with ratios, the ledger's counts and the
 //	                                      planner's pick (a table of 120 columns; -wide: every column); -calibrate
 //	                                      measures and saves the planner's cost model;
@@ -90,6 +90,7 @@ var examples = map[string][]string{
 		"cuarray bench -sizes 4KiB,1MiB -paths pinned,staged -budget 8MiB",
 		"cuarray bench -sizes 1MiB -paths direct,d2d -budget 4MiB -json -q",
 		"cuarray bench -sizes 4KiB,1MiB -paths pinned -bidir -budget 4MiB -wide -q   # event-timed GB/s, µs at small sizes, both directions at once",
+		"cuarray bench -device 'sim:0?pageable-access=hmm' -sizes 1MiB -paths pinned -pageable -budget 4MiB -q   # a kernel using a Go slice in place, where the device can (HMM, ATS)",
 		"cuarray bench -calibrate -sizes 4KiB,4MiB -paths direct,staged -profile my-profile.json -q   # measure and save the planner's cost model",
 		"cuarray bench -profile my-profile.json -sizes 4KiB,1MiB -paths direct,staged -budget 8MiB -q   # plan with it (or CUARRAY_PROFILE=FILE)",
 		"cuarray bench -device sim:0 -calibrate -pcie 0.1 -sizes 4KiB,4MiB -paths direct,pinned -profile slow-link.json -q   # sim models a 0.1 GB/s link: about 0.1 GB/s",

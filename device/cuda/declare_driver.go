@@ -20,3 +20,8 @@ func declareLaunch([]driver.Range, *accounting.Ledger) bool { return false }
 // hostTouch does nothing on a GPU: the driver moves managed pages on the
 // host's own faults.
 func hostTouch(devarray.Ptr, int64, bool) error { return nil }
+
+// declarePageable and releasePageable do nothing on a GPU: a device with
+// pageable memory access reaches every valid host address.
+func declarePageable([]byte) error { return nil }
+func releasePageable([]byte) error { return nil }

@@ -46,3 +46,12 @@ func flushManaged(*accounting.Ledger) {}
 // [p, p+n): it holds the access to the rules sim keeps and moves the
 // pages to the host, as a GPU's driver does on the host's faults.
 func hostTouch(p devarray.Ptr, n int64, write bool) error { return emulated.HostTouch(p, n, write) }
+
+// declarePageable tells the emulated driver, on a thread where the
+// device's context is current, that its kernels may touch the pageable
+// host memory b in place (emulated.DeclarePageable): its interpreter
+// reaches only host memory so declared.
+func declarePageable(b []byte) error { return emulated.DeclarePageable(b) }
+
+// releasePageable ends a declarePageable of b (emulated.ReleasePageable).
+func releasePageable(b []byte) error { return emulated.ReleasePageable(b) }

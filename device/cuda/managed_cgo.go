@@ -28,6 +28,8 @@ import "unsafe"
 
 const (
 	attrConcurrentManaged  = int(C.CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)
+	attrPageableAccess     = int(C.CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS)
+	attrPageableHostTables = int(C.CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES)
 	deviceInvalid          = int32(C.CU_DEVICE_INVALID)
 	maxAccessedByLocations = 65 // the host and 64 devices
 )

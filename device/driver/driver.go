@@ -102,6 +102,9 @@ type Device interface {
 	VirtualMemory
 	// ManagedAllocator allocates managed memory and advises on it.
 	ManagedAllocator
+	// PageableMemory lets kernels use the program's pageable host memory
+	// in place, where the device can.
+	PageableMemory
 	// Synchronize waits for all work on every stream of the device.
 	Synchronize() error
 	// Close releases the device. Memory still allocated is freed and its

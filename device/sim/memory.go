@@ -146,6 +146,9 @@ func (d *Device) devMem(p devarray.Ptr, n int64) ([]byte, error) {
 		return a.mem[off : off+n : off+n], nil
 	} else if m, ok := d.ipc.containing(addr, n); ok {
 		return m, nil
+	} else if r := d.pageableAt(addr, n); r != nil {
+		off := addr - r.addr
+		return r.mem[off : off+uintptr(n) : off+uintptr(n)], nil
 	}
 	return nil, fmt.Errorf("bytes [%v, +%d) are not inside a live allocation%s: %w", p, n, d.hostPointerHint(p), driver.ErrInvalidPointer)
 }

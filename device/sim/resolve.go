@@ -59,7 +59,8 @@ func (d *Device) LaunchInterpreted(s driver.Stream, name string, ranges []driver
 }
 
 // resolve is the Resolver of d: device memory, mapped page-locked host
-// memory and memory opened through IPC. The caller holds d.mu for reading.
+// memory, pageable host memory declared for kernels (UsePageable) and
+// memory opened through IPC. The caller holds d.mu for reading.
 func (d *Device) resolve(addr uint64) (uint64, []byte, bool) {
 	if d.closed {
 		return 0, nil, false
@@ -78,6 +79,9 @@ func (d *Device) resolve(addr uint64) (uint64, []byte, bool) {
 	}
 	if m := d.managed.mappedAt(a, 1); m != nil {
 		return uint64(m.base), m.mem[:m.asked:m.asked], true
+	}
+	if r := d.pageableAt(a, 1); r != nil {
+		return uint64(r.addr), r.mem, true
 	}
 	if start, m, in, err := d.vmm.accessible(a, 1); in {
 		// Reserved but unmapped, or mapped without access: an illegal

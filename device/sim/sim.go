@@ -126,6 +126,12 @@ type Config struct {
 	// to the device are refused. Off, the default, the device is as the
 	// H100 and H200 on Linux: the host and device may touch it at once.
 	NoConcurrentManagedAccess bool
+	// PageableAccess is how the device reaches the program's pageable
+	// host memory ("pageable-access=none|hmm|ats"): PageableNone, the
+	// default, as most GPUs (those without HMM or ATS); with PageableHMM or
+	// PageableATS its kernels read and write memory declared through
+	// UsePageable (devarray.FromPageable) in place (pageable_access.go).
+	PageableAccess driver.PageableAccess
 }
 
 // Device is an emulated device. It implements driver.Device.
@@ -174,6 +180,7 @@ type memory struct {
 	mem       []byte            // the device memory
 	host      driver.HostRanges // page-locked host allocations
 	requested map[int64]int64   // each live allocation's size as asked for, by its offset in mem
+	inPlace   []pageableRange   // pageable host memory declared for kernels (UsePageable)
 }
 
 // New creates a sim device. Its memory is reserved, not committed: pages
@@ -389,6 +396,7 @@ func (d *Device) Close() error {
 		}
 	}
 	d.ipc.close(d)
+	d.inPlace = nil // the program's memory: nothing to free
 	err := syscall.Munmap(d.mem)
 	syscall.Close(d.memfd)
 	if err != nil {

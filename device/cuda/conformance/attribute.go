@@ -13,6 +13,14 @@ import "C"
 // CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM.
 const AttrCanUseHostPointerForRegisteredMem = int(C.CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM)
 
+// The attributes of pageable memory access: "Device supports coherently
+// accessing pageable memory without calling cudaHostRegister on it" and
+// "Device accesses pageable memory via the host's page tables" (cuda.h).
+const (
+	AttrPageableMemoryAccess           = int(C.CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS)
+	AttrPageableMemoryAccessHostTables = int(C.CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES)
+)
+
 // The flags of cuMemHostAlloc and cuMemHostRegister the observations use.
 const (
 	HostAllocDeviceMap     = uint32(C.CU_MEMHOSTALLOC_DEVICEMAP)

@@ -30,7 +30,8 @@ func observeMore(t *testing.T, add func(name, got string)) {
 	observeRegisteredPieces(t, add)
 	observeVirtualMemory(t, add)
 	observeManaged(t, add)
-	observePools(t, add) // observe_pools_test.go
+	observePageable(t, add) // observe_pageable_test.go
+	observePools(t, add)    // observe_pools_test.go
 }
 
 // faultThenHostFnChild queues, on a stream held by a gate, a kernel that

@@ -71,7 +71,7 @@ func (c *context) retain() cuResult {
 	if c.refs == 0 {
 		cfg := drv.cfg
 		dev, err := sim.New(sim.Config{Ordinal: c.dev.ordinal, Memory: cfg.memory, Latency: cfg.latency, FailFault: cfg.failFault, CheckStreams: cfg.check, OpenStaleIPC: true, PageableAsync: true,
-			NoConcurrentManagedAccess: cfg.exclusiveManaged})
+			NoConcurrentManagedAccess: cfg.exclusiveManaged, PageableAccess: cfg.pageableAccess})
 		if err != nil {
 			return errOutOfMemory
 		}

@@ -37,7 +37,8 @@ func deviceName(d *device) string {
 
 // The device attributes the emulated driver reports (CUdevice_attribute);
 // any other attribute of cuda.h's range is 0, as for a feature the device
-// lacks.
+// lacks. PAGEABLE_MEMORY_ACCESS (88) and ..._USES_HOST_PAGE_TABLES (100)
+// are the option pageable-access's answer (pageable_access.go).
 var attributes = map[int]int{
 	1:   maxThreadsPerBlock,        // MAX_THREADS_PER_BLOCK
 	2:   maxThreadsPerBlock,        // MAX_BLOCK_DIM_X
@@ -85,6 +86,9 @@ func deviceAttribute(attr, ordinal int) (int, cuResult) {
 	}
 	if attr == attrConcurrentManagedAccess && drv.cfg.exclusiveManaged {
 		return 0, success
+	}
+	if v, ok := pageableAttribute(attr); ok {
+		return v, success
 	}
 	return attributes[attr], success
 }

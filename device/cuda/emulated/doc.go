@@ -103,6 +103,12 @@
 //     each 4 KiB page's residency; every device reports
 //     CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS 1, as an H100 on Linux,
 //     or 0 with managed=exclusive.
+//   - Pageable memory in place (pageable_access.go): every device reports
+//     CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS and
+//     ..._USES_HOST_PAGE_TABLES 0, as a GPU without HMM or ATS, or as
+//     pageable-access=hmm (1, 0) or ats (1, 1) says; then kernels read and
+//     write host memory the cuda backend declares (DeclarePageable, for
+//     devarray.FromPageable) in place, and no other host address.
 //   - Sticky errors: after CUDA_ERROR_ILLEGAL_ADDRESS, MISALIGNED_ADDRESS
 //     or LAUNCH_FAILED "any further CUDA work will return the same error"
 //     (cuda.h): every call with the device's context current,
@@ -139,6 +145,7 @@
 // cuDriverGetVersion reports, default 12080), map-host=false (cuCtxGetFlags
 // reports CU_CTX_MAP_HOST only where cuDevicePrimaryCtxSetFlags set it),
 // managed=exclusive (devices without concurrent managed access),
+// pageable-access=hmm or ats (devices whose kernels use pageable host memory in place),
 // lack=SYMBOL,... (driver symbols it does not export, so calls to them answer
 // CUDA_ERROR_NOT_FOUND, as with an older libcuda) and refuse=SYMBOL,...
 // (driver functions that answer CUDA_ERROR_INVALID_VALUE and do nothing).

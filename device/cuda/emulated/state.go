@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/cuarray/cuarray/accounting"
+	"github.com/cuarray/cuarray/device/driver"
 )
 
 // EnvVar names the environment variable that configures the emulated driver.
@@ -58,6 +59,12 @@ type config struct {
 	// concurrent managed access (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
 	// 0, managed.go), as GPUs before Pascal and every GPU on Windows.
 	exclusiveManaged bool
+
+	// pageableAccess (pageable-access=none|hmm|ats) is how every device
+	// reaches pageable host memory (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
+	// and ..._USES_HOST_PAGE_TABLES, pageable_access.go): none by default,
+	// as on most GPUs.
+	pageableAccess driver.PageableAccess
 }
 
 // parseConfig parses EnvVar's value.
@@ -122,6 +129,8 @@ func parseConfig(s string) (config, error) {
 			if val != "exclusive" && val != "concurrent" {
 				err = fmt.Errorf("want concurrent (the default, as an H100 on Linux) or exclusive (no concurrent managed access)")
 			}
+		case "pageable-access":
+			c.pageableAccess, err = driver.ParsePageableAccess(val)
 		case "lack", "refuse":
 			set := make(map[string]bool)
 			for _, sym := range strings.Split(val, ",") {
@@ -137,7 +146,7 @@ func parseConfig(s string) (config, error) {
 				c.refuse = set
 			}
 		default:
-			err = fmt.Errorf("unknown option (devices, mem, latency, check, fail-fault, version, map-host, misuse, pageable, pageable-waits-hostfn, kernels, managed, lack, refuse)")
+			err = fmt.Errorf("unknown option (devices, mem, latency, check, fail-fault, version, map-host, misuse, pageable, pageable-waits-hostfn, kernels, managed, pageable-access, lack, refuse)")
 		}
 		if err != nil {
 			return c, fmt.Errorf("%s: %s=%q: %v", EnvVar, k, val, err)
