@@ -23,7 +23,7 @@ type CalibrateConfig struct {
 	Sizes []int64 // default CalibrateSizes
 	// Paths are the paths measured (default: direct, pinned, staged, d2d,
 	// and mapped where the device maps host memory).
-	Paths    []transfer.Path
+	Paths []transfer.Path
 	// Managed are the managed paths measured beside Paths (none unless
 	// told; ManagedPaths are all of them), each fitted as a path is and
 	// saved under its route's name (transfer.RouteManaged, ...), so that
