@@ -126,7 +126,7 @@ func writeRouteTables(w io.Writer, tables []routeTable) error {
 		return nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "transfers of the largest chunk (%d slices), modelled by the %s:\n", tables[0].Slices, tables[0].Profile)
+	fmt.Fprintf(&b, "transfer paths of the largest chunk (%d slices), as the planner models them\n  profile: %s\n", tables[0].Slices, tables[0].Profile)
 	for _, t := range tables {
 		pick := "no route has a cost"
 		if t.Pick != "" {

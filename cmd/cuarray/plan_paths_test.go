@@ -90,9 +90,9 @@ func TestPlanPaths(t *testing.T) {
 
 	code, out, stderr := runCmd(append(append([]string{"plan"}, args...), "-paths")...)
 	require.Equal(t, 0, code, stderr)
-	_, text, ok := strings.Cut(out, "transfers of the largest chunk")
+	_, text, ok := strings.Cut(out, "transfer paths of the largest chunk")
 	require.True(t, ok, out)
-	assert.Contains(t, text, fmt.Sprintf("(%d slices), modelled by the %s:\n", chunk, tables[0].Profile))
+	assert.Contains(t, text, fmt.Sprintf(" (%d slices), as the planner models them\n  profile: %s\n", chunk, tables[0].Profile))
 	var rows []string
 	for _, l := range strings.Split(text, "\n") {
 		if m := routeLine.FindStringSubmatch(l); m != nil {
@@ -175,7 +175,8 @@ func TestWriteRouteTablesWithoutOutput(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, writeRouteTables(&b, []routeTable{{Transfer: "input", Direction: "HtoD", Slices: 3, Bytes: 3 << 20, Profile: "p profile",
 		Routes: []routeRow{{Route: "pinned", Memory: "pinned", Seconds: 2e-4, GBps: 15.7}}, Pick: "pinned"}}))
-	assert.Equal(t, "transfers of the largest chunk (3 slices), modelled by the p profile:\n"+
+	assert.Equal(t, "transfer paths of the largest chunk (3 slices), as the planner models them\n"+
+		"  profile: p profile\n"+
 		"  input HtoD 3.00 MiB: pick pinned\n"+
 		"    route   memory  time      GB/s\n"+
 		"    pinned  pinned  200.0 µs  15.70  pick\n"+
