@@ -111,7 +111,7 @@ func TestBenchManaged(t *testing.T) {
 	}
 	assert.NotRegexp(t, `managed-read-mostly\s+DtoH`, out, "read-mostly is advice for the input")
 	for _, dir := range []string{"HtoD", "DtoH"} {
-		picks := regexp.MustCompile(`(?m)^\s+managed[-a-z]*\s+` + dir + `\s.*\s(ok|faults|dup) pick`).FindAllString(out, -1)
+		picks := regexp.MustCompile(`(?m)^\s+managed[-a-z]*\s+`+dir+`\s.*\s(ok|faults|dup) pick`).FindAllString(out, -1)
 		assert.Len(t, picks, 1, "%s: the planner's pick among the managed paths is marked once:\n%s", dir, out)
 		assert.Regexp(t, `(?m)^  managed +`+dir+` +`+regexp.QuoteMeta(sizeText)+` +managed[-a-z]* `, out, "the list under the table has it")
 	}
