@@ -11,6 +11,7 @@ import (
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/device/driver"
+	"github.com/cuarray/cuarray/kernels"
 	"github.com/cuarray/cuarray/transfer"
 )
 
@@ -22,7 +23,14 @@ type CalibrateConfig struct {
 	Sizes []int64 // default CalibrateSizes
 	// Paths are the paths measured (default: direct, pinned, staged, d2d,
 	// and mapped where the device maps host memory).
-	Paths    []transfer.Path
+	Paths []transfer.Path
+	// Managed are the managed paths measured beside Paths (none unless
+	// told; ManagedPaths are all of them), each fitted as a path is and
+	// saved under its route's name (transfer.RouteManaged, ...), so that
+	// the planner's PlanRoutes compares measured costs. A prefetch on a
+	// device without concurrent managed access is left out, its default
+	// cost with it.
+	Managed  []ManagedPath
 	Repeats  int       // timed copies per path, direction and size (default 5): their median is fitted
 	Progress io.Writer // a line per step, when set
 	// PCIe is the host link's bandwidth per direction in GB/s, the ceiling
@@ -84,6 +92,11 @@ func Calibrate(dev driver.Device, cfg CalibrateConfig) (*transfer.Profile, error
 	for _, p := range cfg.Paths {
 		if p == transfer.PathAuto || p == transfer.PathPeer {
 			return nil, fmt.Errorf("bench: calibrate: path %v is not measured: %w", p, driver.ErrInvalidValue)
+		}
+	}
+	for _, p := range cfg.Managed {
+		if _, err := ParseManagedPath(string(p)); err != nil {
+			return nil, fmt.Errorf("bench: calibrate: %w", err)
 		}
 	}
 	say := func(format string, args ...any) {
@@ -153,11 +166,18 @@ func Calibrate(dev driver.Device, cfg CalibrateConfig) (*transfer.Profile, error
 			prof.SetCost(p, dir, cost, fitErr)
 			say("%-6s %-4s latency %v, %.3g GB/s (fit within %.0f%%)", p, dir, cost.Latency.Round(100*time.Nanosecond), cost.GBps, fitErr*100)
 			if ceil, ok := ceilings.For(dir.String()); ok {
-				if s := calibratedAboveCeiling(p, dir, sizes, times, cost, ceil); s != "" {
+				if s := calibratedAboveCeiling(p.String(), dir, sizes, times, cost, ceil); s != "" {
 					impossible = append(impossible, s)
 				}
 			}
 		}
+	}
+	if len(cfg.Managed) > 0 {
+		more, err := calibrateManaged(dev, prof, cfg.Managed, sizes, cfg.Repeats, ceilings, say)
+		if err != nil {
+			return nil, err
+		}
+		impossible = append(impossible, more...)
 	}
 	if len(impossible) > 0 {
 		return nil, fmt.Errorf("bench: calibrate: %w", &ImpossibleError{Figures: impossible, all: true})
@@ -176,12 +196,12 @@ func Calibrate(dev driver.Device, cfg CalibrateConfig) (*transfer.Profile, error
 // hundreds of GB/s on a link of 0.001, is still refused.
 const FitTolerance = 0.25
 
-// calibratedAboveCeiling names the figures of path p in direction dir
+// calibratedAboveCeiling names the figures of the path named p in direction dir
 // above ceil: the median rate at each size (sizes[i] bytes in times[i])
 // against the ceiling at that size, and the fitted bandwidth against the
 // ceiling at the largest size. It returns "" when every figure is
 // possible.
-func calibratedAboveCeiling(p transfer.Path, dir accounting.Direction, sizes []int64, times []time.Duration, cost transfer.Cost, ceil Ceiling) string {
+func calibratedAboveCeiling(p string, dir accounting.Direction, sizes []int64, times []time.Duration, cost transfer.Cost, ceil Ceiling) string {
 	var figures []string
 	bySize := func(c Ceiling) string { // each figure's own ceiling, where it depends on the size
 		if len(ceil.BySize) == 0 {
@@ -270,4 +290,49 @@ func stagedTime(dev driver.Device, prof *transfer.Profile, pattern []byte, reps 
 		total += time.Duration(res.MedianSeconds * 1e9)
 	}
 	return total, nil
+}
+
+// calibrateManaged measures each managed path of paths in each direction
+// it moves at each size (reps moves each, measureManaged), fits its line
+// and sets it in prof under the path's route; it returns the figures above
+// their ceilings, as Calibrate names them.
+func calibrateManaged(dev driver.Device, prof *transfer.Profile, paths []ManagedPath, sizes []int64, reps int, ceilings Ceilings,
+	say func(string, ...any)) (impossible []string, err error) {
+	k, err := kernels.New(dev)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, k.Close()) }()
+	for _, p := range paths {
+		route, err := transfer.ParseRoute(string(p))
+		if err != nil {
+			return nil, fmt.Errorf("bench: calibrate: %w", err)
+		}
+		for _, dir := range p.directions() {
+			if p == ManagedPrefetch && !dev.ConcurrentManagedAccess() {
+				say("%s %v: not measured, this device has no concurrent managed access (which a prefetch needs)", p, dir)
+				continue
+			}
+			times := make([]time.Duration, len(sizes))
+			for i, n := range sizes {
+				res, err := measureManaged(dev, k, p, dir, randomBytes(n), reps)
+				if err != nil {
+					return nil, fmt.Errorf("bench: calibrate %s %v %s: %w", p, dir, accounting.FormatBytes(n), err)
+				}
+				times[i] = time.Duration(res.MedianSeconds * 1e9)
+			}
+			cost, fitErr, err := FitCost(sizes, times)
+			if err != nil {
+				return nil, fmt.Errorf("bench: calibrate %s %v: %w", p, dir, err)
+			}
+			prof.SetRouteCost(route, dir, cost, fitErr)
+			say("%-6s %-4s latency %v, %.3g GB/s (fit within %.0f%%)", p, dir, cost.Latency.Round(100*time.Nanosecond), cost.GBps, fitErr*100)
+			if ceil, ok := ceilings.For(dir.String()); ok {
+				if s := calibratedAboveCeiling(string(p), dir, sizes, times, cost, ceil); s != "" {
+					impossible = append(impossible, s)
+				}
+			}
+		}
+	}
+	return impossible, nil
 }

@@ -102,3 +102,47 @@ func TestCalibrateRefusesFiguresAboveTheCeiling(t *testing.T) {
 		assert.ErrorIs(t, err, driver.ErrInvalidValue, "PCIe %v", pcie)
 	}
 }
+
+// With managed paths asked for, Calibrate fits each managed path and
+// direction as it does a path and saves it under its route's name
+// (read-mostly HtoD only), so that the planner's PlanRoutes uses the
+// measured cost; the routes it did not measure have no cost. An unknown
+// managed path is refused before anything is measured.
+func TestCalibrateManaged(t *testing.T) {
+	dev, err := device.Open("sim:0?mem=32MiB")
+	require.NoError(t, err)
+	defer dev.Close()
+	// about three decades apart, as TestCalibrateMeasuresTheModelledLink's: sizes
+	// close in time let a loaded machine's noise tilt the fitted lines
+	sizes := []int64{2<<10 + rand.Int64N(2<<10), 2<<20 + rand.Int64N(1<<20)}
+	var progress strings.Builder
+	p, err := bench.Calibrate(dev, bench.CalibrateConfig{Sizes: sizes, Paths: []transfer.Path{transfer.PathPinned},
+		Managed: bench.ManagedPaths, Repeats: 3, Progress: &progress})
+	require.NoError(t, err, progress.String())
+	require.Len(t, p.Costs, 2+5, "pinned both ways, managed and managed-prefetch both ways, managed-read-mostly HtoD")
+	c, err := transfer.New(dev, transfer.WithProfile(p))
+	require.NoError(t, err)
+	defer c.Close()
+	n := sizes[0] + rand.Int64N(sizes[1])
+	for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
+		plan, err := c.PlanRoutes(dir, n, false)
+		require.NoError(t, err)
+		for _, rt := range []transfer.Route{transfer.RouteManaged, transfer.RouteManagedPrefetch, transfer.RouteManagedReadMostly} {
+			cost, ok := p.RouteCost(rt, dir)
+			require.Equal(t, rt.Moves(dir), ok, "%v %v", rt, dir)
+			if !ok {
+				continue
+			}
+			assert.Contains(t, progress.String(), fmt.Sprintf("calibrate: %-6s %-4s latency", rt, dir))
+			got, ok := plan.Time(rt)
+			require.True(t, ok, "%v %v", rt, dir)
+			assert.Equal(t, cost.Time(n), got, "the planner's time is the measured cost's")
+		}
+		assert.Contains(t, plan.Uncosted, transfer.RouteDirect, "not measured: no cost")
+	}
+	assert.Zero(t, dev.Ledger().Current(accounting.Device), "every device byte freed")
+	assert.Zero(t, dev.Ledger().Current(accounting.Managed), "every managed byte freed")
+
+	_, err = bench.Calibrate(dev, bench.CalibrateConfig{Sizes: sizes, Paths: []transfer.Path{transfer.PathPinned}, Managed: []bench.ManagedPath{"managed-teleport"}})
+	assert.ErrorIs(t, err, driver.ErrInvalidValue)
+}

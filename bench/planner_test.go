@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -16,6 +17,8 @@ import (
 	"github.com/cuarray/cuarray/bench"
 	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/device/sim"
+	"github.com/cuarray/cuarray/internal/testdev"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"github.com/cuarray/cuarray/transfer"
 )
 
@@ -55,7 +58,7 @@ func TestPlannerOnModelledSim(t *testing.T) {
 	}
 	assert.Empty(t, slow, "the planner's picks against the best path, on both tries:\n%s", r.Table())
 	for _, pl := range r.Plans {
-		if pl.Size >= 16<<20 {
+		if pl.Size >= 16<<20 && pl.Host == "pageable" {
 			assert.Equal(t, "staged", pl.Best, "the link makes staging pay: %s", r.Table())
 		}
 	}
@@ -106,7 +109,13 @@ func calibrateAndRun(t *testing.T, dev device.Device) (*bench.Report, []string) 
 		Copier: []transfer.Option{transfer.WithProfile(prof)},
 	})
 	require.NoError(t, err)
-	require.Len(t, r.Plans, 5*2, r.Table())
+	pageable := 0
+	for _, pl := range r.Plans {
+		if pl.Host == "pageable" {
+			pageable++
+		}
+	}
+	require.Equal(t, 5*2, pageable, "a pick per size and direction for pageable memory:\n%s", r.Table())
 	// sim's latency and link are sleeps: on a busy machine a wake-up comes
 	// late, and a small copy's time is mostly that. The load changes while
 	// the run goes on (a clean-clone CI run, with another package's tests
@@ -138,4 +147,74 @@ func wakeup() time.Duration {
 	}
 	slices.Sort(late)
 	return late[len(late)/2]
+}
+
+// The report marks the planner's pick among the managed paths measured
+// (host "managed") and its pick across every kind of host memory
+// (bench.HostAll), each beside the fastest of its candidates measured, in
+// Report.Plans, in the JSON and on the pick's row; with a profile in which
+// a prefetch is the cheapest way to the device, the whole table's HtoD pick
+// is managed-prefetch.
+func TestPlannerManagedAndOverall(t *testing.T) {
+	dev := testdev.Open(t)
+	r := rand.For(t)
+	prof := transfer.DefaultProfile(dev.Info())
+	prof.SetRouteCost(transfer.RouteManagedPrefetch, accounting.HtoD, transfer.Cost{Latency: time.Nanosecond, GBps: 1e4}, 0)
+	sizes := []int64{16<<10 + r.Int64N(16<<10), 64<<10 + r.Int64N(64<<10)}
+	rep, err := bench.Run(dev, bench.Config{Sizes: sizes, Budget: 256 << 10, MaxRepeats: 4, PCIe: 1000,
+		Paths: []transfer.Path{transfer.PathDirect, transfer.PathPinned}, Managed: bench.ManagedPaths,
+		Copier: []transfer.Option{transfer.WithProfile(prof)}})
+	require.NoError(t, err)
+	fastest := func(dir string, n int64, managedOnly bool) float64 {
+		gbps := 0.0
+		for _, q := range rep.Results {
+			rt, err := transfer.ParseRoute(q.Path)
+			if err != nil || q.Direction != dir || q.Size != n || (managedOnly && rt.Memory() != transfer.MemoryManaged) {
+				continue
+			}
+			gbps = max(gbps, q.GBps)
+		}
+		return gbps
+	}
+	for _, n := range sizes {
+		for _, dir := range []string{"HtoD", "DtoH"} {
+			for _, host := range []string{"managed", bench.HostAll} {
+				var plans []bench.Plan
+				for _, pl := range rep.Plans {
+					if pl.Size == n && pl.Direction == dir && pl.Host == host {
+						plans = append(plans, pl)
+					}
+				}
+				require.Len(t, plans, 1, "%s %s %d:\n%s", host, dir, n, rep.Table())
+				pl := plans[0]
+				assert.Equal(t, fastest(dir, n, host == "managed"), pl.BestGBps, "%s %s %d: the fastest of the candidates measured", host, dir, n)
+				assert.Equal(t, pl.BestGBps, rep.Find(pl.Best, dir, n).GBps)
+				if pl.Best == pl.Pick {
+					assert.Zero(t, pl.Slower)
+				} else {
+					assert.InDelta(t, pl.BestGBps/pl.PickGBps-1, pl.Slower, 1e-9)
+				}
+				row := rep.Find(pl.Pick, dir, n)
+				require.NotNil(t, row)
+				assert.Equal(t, row.GBps, pl.PickGBps)
+				if host == "managed" {
+					assert.True(t, strings.HasPrefix(pl.Pick, "managed"), pl.Pick)
+					assert.True(t, strings.HasPrefix(row.Planner, "pick, "), row.Planner)
+					assert.NotContains(t, pl.Reason, "direct ≈", "the managed routes alone")
+					continue
+				}
+				assert.Contains(t, row.Planner, "overall pick")
+				assert.Contains(t, pl.Reason, pl.Pick+" is the cheapest")
+				if dir == "HtoD" {
+					assert.Equal(t, "managed-prefetch", pl.Pick, "the profile's cheapest way to the device")
+				}
+			}
+		}
+	}
+	out, err := json.Marshal(rep)
+	require.NoError(t, err)
+	var back bench.Report
+	require.NoError(t, json.Unmarshal(out, &back))
+	assert.Equal(t, rep.Plans, back.Plans)
+	assert.Contains(t, rep.Table(), "  all kinds ")
 }

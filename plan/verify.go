@@ -54,7 +54,8 @@ func (r Result) String() string {
 // Verify runs c's method on fresh random data on dev, inside a ledger scope
 // that also holds the input's upload and a fresh workspace, reads the peak
 // of device memory, asks the method's MaxSlices with that peak as the
-// available memory, and checks the answer against MinRatio and MaxRatio.
+// available memory, and checks the answer against MinRatio and MaxRatio,
+// and a method's OutputBytes (Outputs) against the output the run made.
 // It returns the figures with ErrEstimate when they are out of bounds. It
 // frees everything it allocated, also on failure. The ledger's scopes are
 // shared: nothing else may use dev while it runs.
@@ -84,6 +85,7 @@ func Verify(dev driver.Device, c Case) (Result, error) {
 		return res, err
 	}
 	var outDType devarray.DType
+	var outBytes int64
 	snap, err := led.Measure("verify "+res.Method, func() error {
 		ws := accounting.NewWorkspace(dev)
 		in, err := devarray.FromBytes(dev, data, c.DType, c.Shape[:]...)
@@ -95,7 +97,7 @@ func Verify(dev driver.Device, c Case) (Result, error) {
 			res.Degraded, err = true, nil // a correct result by the slower algorithm
 		}
 		if err == nil {
-			outDType = out.DType()
+			outDType, outBytes = out.DType(), out.NBytes()
 			if out != in {
 				err = out.Free()
 			}
@@ -114,6 +116,9 @@ func Verify(dev driver.Device, c Case) (Result, error) {
 	res.Ratio = float64(est) / float64(res.Slices)
 	if estOut != outDType {
 		return res, fmt.Errorf("plan: verify %s: estimator says the output is %v, the run made %v: %w", res.Method, estOut, outDType, ErrEstimate)
+	}
+	if want, ok, err := OutputBytes(c.Method, c.SliceDim, other, c.DType, int64(res.Slices), c.Params); ok && (err != nil || want != outBytes) {
+		return res, fmt.Errorf("plan: verify %s: OutputBytes says %d bytes (error %v), the run made %d: %w", res.Method, want, err, outBytes, ErrEstimate)
 	}
 	if res.Ratio < MinRatio || res.Ratio > MaxRatio {
 		return res, fmt.Errorf("plan: verify: %v: want a ratio in [%.2f, %.2f]: %w", res, MinRatio, MaxRatio, ErrEstimate)

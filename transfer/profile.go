@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/cuarray/cuarray/accounting"
@@ -78,7 +80,7 @@ func (p *Profile) SetRegistrationCost(c Cost) {
 
 // PathCost is one path's cost in one direction, as saved.
 type PathCost struct {
-	Path      string  `json:"path"`      // "direct", "pinned", "staged", "mapped", "d2d", "peer", "registered"
+	Path      string  `json:"path"`      // "direct", "pinned", "staged", "mapped", "d2d", "peer", "registered", or a route no copy call takes: "managed", "managed-prefetch", "managed-read-mostly", "pageable-in-place"
 	Direction string  `json:"direction"` // "HtoD", "DtoH", "DtoD", "peer"
 	LatencyUS float64 `json:"latency_us"`
 	GBps      float64 `json:"GB_per_s"`
@@ -104,11 +106,22 @@ type RingShape struct {
 // Cost returns the cost of path p in direction dir, and false when the
 // profile has none.
 func (p *Profile) Cost(path Path, dir accounting.Direction) (Cost, bool) {
+	return p.costNamed(path.String(), dir)
+}
+
+// RouteCost returns the cost of route r in direction dir, and false when
+// the profile has none: a Copier's path's cost for the routes that are
+// one (Cost), else the cost saved under the route's name.
+func (p *Profile) RouteCost(r Route, dir accounting.Direction) (Cost, bool) {
+	return p.costNamed(r.String(), dir)
+}
+
+func (p *Profile) costNamed(name string, dir accounting.Direction) (Cost, bool) {
 	if p == nil {
 		return Cost{}, false
 	}
 	for _, c := range p.Costs {
-		if c.Path == path.String() && c.Direction == dir.String() {
+		if c.Path == name && c.Direction == dir.String() {
 			return Cost{Latency: time.Duration(c.LatencyUS * 1e3), GBps: c.GBps}, true
 		}
 	}
@@ -118,7 +131,17 @@ func (p *Profile) Cost(path Path, dir accounting.Direction) (Cost, bool) {
 // SetCost sets the cost of path p in direction dir (with the fit's
 // largest relative error, 0 when not fitted), replacing any it had.
 func (p *Profile) SetCost(path Path, dir accounting.Direction, c Cost, fitError float64) {
-	pc := PathCost{Path: path.String(), Direction: dir.String(), LatencyUS: float64(c.Latency) / 1e3, GBps: c.GBps, FitError: fitError}
+	p.setCostNamed(path.String(), dir, c, fitError)
+}
+
+// SetRouteCost sets the cost of route r in direction dir as SetCost does
+// for a path.
+func (p *Profile) SetRouteCost(r Route, dir accounting.Direction, c Cost, fitError float64) {
+	p.setCostNamed(r.String(), dir, c, fitError)
+}
+
+func (p *Profile) setCostNamed(name string, dir accounting.Direction, c Cost, fitError float64) {
+	pc := PathCost{Path: name, Direction: dir.String(), LatencyUS: float64(c.Latency) / 1e3, GBps: c.GBps, FitError: fitError}
 	for i := range p.Costs {
 		if p.Costs[i].Path == pc.Path && p.Costs[i].Direction == pc.Direction {
 			p.Costs[i] = pc
@@ -178,12 +201,11 @@ func (p *Profile) Validate() error {
 	}
 	seen := map[[2]string]bool{}
 	for i, c := range p.Costs {
-		path, err := ParsePath(c.Path)
-		if err != nil || path == PathAuto {
-			return bad("cost %d: path %q is not one of direct, pinned, staged, mapped, d2d, peer, registered", i, c.Path)
+		if !costNameKnown(c.Path) {
+			return bad("cost %d: path %q is not one of %s", i, c.Path, strings.Join(costNames(), ", "))
 		}
-		if !dirFits(path, c.Direction) {
-			return bad("cost %d: the %v path does not move %q", i, path, c.Direction)
+		if !dirFits(c.Path, c.Direction) {
+			return bad("cost %d: the %v path does not move %q", i, c.Path, c.Direction)
 		}
 		key := [2]string{c.Path, c.Direction}
 		if seen[key] {
@@ -228,12 +250,35 @@ func inRange(v, lo, hi float64) bool {
 	return !math.IsNaN(v) && v >= lo && v <= hi
 }
 
-// dirFits reports whether path p moves in the direction named dir.
-func dirFits(p Path, dir string) bool {
-	switch p {
-	case PathD2D:
+// costNames are the names a profile's costs are saved under: the
+// Copier's paths but auto, and the routes that are not one of them.
+func costNames() []string {
+	var names []string
+	for _, p := range Paths() {
+		names = append(names, p.String())
+	}
+	for _, r := range Routes() {
+		if _, ok := r.Path(); !ok {
+			names = append(names, r.String())
+		}
+	}
+	return names
+}
+
+func costNameKnown(name string) bool {
+	return slices.Contains(costNames(), name)
+}
+
+// dirFits reports whether the path or route of the given name moves in
+// the direction named dir.
+func dirFits(name, dir string) bool {
+	if r, err := ParseRoute(name); err == nil {
+		return (dir == accounting.HtoD.String() && r.Moves(accounting.HtoD)) || (dir == accounting.DtoH.String() && r.Moves(accounting.DtoH))
+	}
+	switch name {
+	case PathD2D.String():
 		return dir == accounting.DtoD.String()
-	case PathPeer:
+	case PathPeer.String():
 		return dir == accounting.Peer.String()
 	}
 	return dir == accounting.HtoD.String() || dir == accounting.DtoH.String()

@@ -30,6 +30,11 @@ const (
 // Paths without a figure (mapped on a GPU: its first figures were not
 // honest) are never picked by the planner from a default profile.
 //
+// The managed routes (RouteManaged, RouteManagedPrefetch,
+// RouteManagedReadMostly) and RoutePageableInPlace have guessed costs,
+// derived from the pinned path's (setManagedGuesses); PlanRoutes
+// compares them with the Copier's paths.
+//
 // The registered path's DMA is the pinned path's (the memory is
 // page-locked alike). What registering costs (cuMemHostRegister and the
 // cuMemHostUnregister that follows) has not been measured on any GPU yet:
@@ -58,6 +63,9 @@ func DefaultProfile(info driver.Info) *Profile {
 		p.SetRegistrationCost(Cost{us(2), 100}) // sim records a range: cheap
 		p.SetCost(PathD2D, accounting.DtoD, Cost{us(1), 8}, 0)
 		p.SetCost(PathPeer, accounting.Peer, Cost{us(1), 8}, 0)
+		setManagedGuesses(p, simPageFault, simPageFault)
+		p.SetRouteCost(RoutePageableInPlace, accounting.HtoD, Cost{us(10), 8}, 0) // a kernel reads host memory, as the mapped path's does
+		p.SetRouteCost(RoutePageableInPlace, accounting.DtoH, Cost{us(10), 8}, 0)
 	case strings.Contains(info.Model, "H100"):
 		p.Source = sourceH100
 		p.Date = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
@@ -72,6 +80,8 @@ func DefaultProfile(info driver.Info) *Profile {
 		p.SetCost(PathStaged, accounting.DtoH, Cost{us(65.6), 34.15}, 0)
 		p.SetCost(PathD2D, accounting.DtoD, Cost{us(16), 1443}, 0)
 		p.HostCopy = []HostCopy{{1, 10.35}, {2, 19.68}, {4, 31.75}, {8, 28.04}, {16, 44.99}}
+		setManagedGuesses(p, gpuPageFaultHtoD, gpuPageFaultDtoH)
+		setPageableInPlaceGuess(p)
 	default:
 		p.Source = sourcePCIe
 		set(PathDirect, us(12), 12, 12)
@@ -81,9 +91,79 @@ func DefaultProfile(info driver.Info) *Profile {
 		p.SetRegistrationCost(registrationGuess())
 		p.SetCost(PathD2D, accounting.DtoD, Cost{us(10), 500}, 0)
 		p.HostCopy = []HostCopy{{1, 8}}
+		setManagedGuesses(p, gpuPageFaultHtoD, gpuPageFaultDtoH)
+		setPageableInPlaceGuess(p)
 	}
 	if p.Model == "" {
 		p.Model = "unknown"
 	}
 	return p
+}
+
+// The managed routes' and pageable-in-place's default costs are guesses:
+// no GPU run has measured them yet (`cuarray bench -calibrate -managed
+// all` measures the managed ones and replaces them). They follow from the
+// pinned path's cost, as setManagedGuesses says, and from what a fault on
+// one 4 KiB page costs:
+//
+//   - gpuPageFaultHtoD, 0.5 µs: a kernel's faults are serviced by the
+//     driver in batches, a few hundred pages for some 100 µs;
+//   - gpuPageFaultDtoH, 2 µs: the host faults page by page, each a trip
+//     through the kernel's fault handler and the driver;
+//   - simPageFault, 0.1 µs: sim's faults are its own bookkeeping of a
+//     page's residency (on-demand measured about as fast as pinned at
+//     1 MiB on sim: `cuarray bench -paths pinned -managed all`).
+const (
+	gpuPageFaultHtoD = 500 * time.Nanosecond
+	gpuPageFaultDtoH = 2 * time.Microsecond
+	simPageFault     = 100 * time.Nanosecond
+)
+
+// faultPage is the page a managed route's model faults on: 4 KiB, the
+// page sim and the emulated driver migrate, and the smallest a GPU's
+// driver moves.
+const faultPage = 4 << 10
+
+// setManagedGuesses sets p's managed routes from its pinned costs, where
+// it has them, a fault on one 4 KiB page costing faultHtoD or faultDtoH
+// (guesses, see gpuPageFaultHtoD):
+//
+//   - managed (on demand) pays a fault per 4 KiB page touched, then moves
+//     the page at the pinned path's bandwidth. The fault latency is folded
+//     into the bandwidth, so that the cost stays a latency plus bytes over
+//     a rate, the line a calibration fits: 4 KiB over (the fault + 4 KiB
+//     at the pinned rate). Its latency is the pinned path's plus one fault;
+//   - managed-prefetch moves the pages at the pinned bandwidth after one
+//     cuMemPrefetchAsync, 10 µs (a guess) added to the pinned latency;
+//   - managed-read-mostly (HtoD) costs the first time what on demand
+//     costs: each page faults and is copied (a duplicate) to the device.
+func setManagedGuesses(p *Profile, faultHtoD, faultDtoH time.Duration) {
+	for _, d := range []struct {
+		dir   accounting.Direction
+		fault time.Duration
+	}{{accounting.HtoD, faultHtoD}, {accounting.DtoH, faultDtoH}} {
+		pinned, ok := p.Cost(PathPinned, d.dir)
+		if !ok {
+			continue
+		}
+		onDemand := Cost{Latency: pinned.Latency + d.fault, GBps: faultPage / (float64(d.fault) + faultPage/pinned.GBps)}
+		p.SetRouteCost(RouteManaged, d.dir, onDemand, 0)
+		p.SetRouteCost(RouteManagedPrefetch, d.dir, Cost{Latency: pinned.Latency + 10*time.Microsecond, GBps: pinned.GBps}, 0)
+		if RouteManagedReadMostly.Moves(d.dir) {
+			p.SetRouteCost(RouteManagedReadMostly, d.dir, onDemand, 0)
+		}
+	}
+}
+
+// setPageableInPlaceGuess sets the cost of a kernel reading or writing
+// pageable memory in place on a GPU to on demand's (a guess): where the
+// device reaches pageable memory through the kernel's heterogeneous
+// memory management, the driver migrates its pages on fault as it does
+// managed memory's.
+func setPageableInPlaceGuess(p *Profile) {
+	for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
+		if c, ok := p.RouteCost(RouteManaged, dir); ok {
+			p.SetRouteCost(RoutePageableInPlace, dir, c, 0)
+		}
+	}
 }

@@ -96,6 +96,15 @@ func TestParseProfileRefuses(t *testing.T) {
 		{"auto", edit(cost(0, "path", "auto")), `path "auto"`},
 		{"d2d HtoD", edit(cost(0, "path", "d2d")), `d2d path does not move "HtoD"`},
 		{"bad direction", edit(cost(0, "direction", "sideways")), `"sideways"`},
+		{"read-mostly DtoH", edit(cost(1, "path", "managed-read-mostly")), `managed-read-mostly path does not move "DtoH"`},
+		{"pageable-in-place DtoD", edit(func(m map[string]any) { cost(0, "path", "pageable-in-place")(m); cost(0, "direction", "DtoD")(m) }),
+			`pageable-in-place path does not move "DtoD"`},
+		{"managed twice", edit(func(m map[string]any) {
+			cost(0, "path", "managed")(m)
+			cost(1, "path", "managed")(m)
+			cost(1, "direction", "HtoD")(m)
+		}),
+			"managed HtoD given twice"},
 		{"twice", edit(cost(1, "direction", "HtoD")), "given twice"},
 		{"negative latency", edit(cost(0, "latency_us", -1)), "latency -1"},
 		{"zero bandwidth", edit(cost(0, "GB_per_s", 0)), "0 GB/s"},
@@ -441,6 +450,9 @@ func FuzzParseProfile(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte(`{"format":"cuarray-transfer-profile","version":1,"model":"m","costs":[{"path":"d2d","direction":"DtoD","latency_us":1e-300,"GB_per_s":1e-6}]}`))
 	f.Add([]byte(`{"costs":null}`))
+	// a file of before the managed routes had costs, and one with a managed cost
+	f.Add([]byte(`{"format":"cuarray-transfer-profile","version":1,"model":"m","costs":[{"path":"pinned","direction":"HtoD","latency_us":9.7,"GB_per_s":55.3}]}`))
+	f.Add([]byte(`{"format":"cuarray-transfer-profile","version":1,"model":"m","costs":[{"path":"managed-read-mostly","direction":"HtoD","latency_us":10,"GB_per_s":7}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := transfer.ParseProfile(data)
 		if err != nil {
@@ -450,9 +462,23 @@ func FuzzParseProfile(f *testing.F) {
 		}
 		require.NoError(t, p.Validate())
 		for _, c := range p.Costs {
+			dirs := []accounting.Direction{accounting.HtoD, accounting.DtoH, accounting.DtoD, accounting.Peer}
 			path, err := transfer.ParsePath(c.Path)
-			require.NoError(t, err)
-			for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH, accounting.DtoD, accounting.Peer} {
+			if err != nil { // a route no copy call takes: a managed one, pageable-in-place
+				route, err := transfer.ParseRoute(c.Path)
+				require.NoError(t, err)
+				_, copied := route.Path()
+				require.False(t, copied)
+				require.True(t, route.Moves(dirs[0]))
+				for _, dir := range dirs {
+					cost, ok := p.RouteCost(route, dir)
+					require.True(t, ok || c.Direction != dir.String(), "%s %s", c.Path, dir)
+					require.True(t, !ok || route.Moves(dir), "%s %s", c.Path, dir)
+					require.True(t, !ok || cost.GBps > 0)
+				}
+				continue
+			}
+			for _, dir := range dirs {
 				if cost, ok := p.Cost(path, dir); ok {
 					require.Positive(t, cost.GBps)
 					require.GreaterOrEqual(t, cost.Time(1<<30), cost.Latency)

@@ -47,7 +47,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 	pcie := fs.Float64("pcie", 0, "the host link's GB/s per direction, the ceiling of the host-device figures (default: the device's, else known GPU models); on sim also the link sim models, unless the spec gives link=")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	bidir := fs.Bool("bidir", false, "also measure, per size, an HtoD and a DtoH along the pinned path at once on two streams (both copy engines), against the sum of the one-way pinned figures")
-	calibrate := fs.Bool("calibrate", false, "measure this machine's cost model (latency and GB/s per path and direction, the host's memcpy, the fastest staging ring) and save it as the planner's profile (-sizes default 4KiB,64KiB,1MiB,8MiB,64MiB)")
+	calibrate := fs.Bool("calibrate", false, "measure this machine's cost model (latency and GB/s per path and direction, the host's memcpy, the fastest staging ring; the -managed paths too) and save it as the planner's profile (-sizes default 4KiB,64KiB,1MiB,8MiB,64MiB)")
 	record := fs.String("record", "", "write every device allocation and free of the run to FILE (an allocation log: cuarray replay FILE asks whether the run fits another device)")
 	profile := fs.String("profile", "", "the planner's profile: the file -calibrate saves, or the one the planner uses (default: $"+transfer.ProfileEnv+", else profile-MODEL.json in the user config dir; sim reads only $"+transfer.ProfileEnv+")")
 	if err := parseSet(fs, args); err != nil {
@@ -118,6 +118,7 @@ func runBench(args []string, stdout, stderr io.Writer) (err error) {
 		if pathsSet {
 			cc.Paths = cfg.Paths
 		}
+		cc.Managed = cfg.Managed
 		return runCalibrate(d, cc, *profile, *asJSON, stdout)
 	}
 	if *profile != "" {

@@ -26,7 +26,7 @@ type benchRow struct {
 // size, reps, GB/s, min, max, ceiling, vs pinned, ledger, planner) in text.
 func benchRows(t *testing.T, text string) []benchRow {
 	t.Helper()
-	row := regexp.MustCompile(`(?m)^\s*(go-copy|pinned|managed[-a-z]*)\s+(HtoH|HtoD|DtoH)\s+(\d+\.\d\d [KMG]?i?B)\s+(\d+)\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+(?:[\d.]+|-)\s+([\d.]+|-)\s+(-|ok(?: \d+ faults)?(?: \d+ dup)?)(?: pick, best)?$`)
+	row := regexp.MustCompile(`(?m)^\s*(go-copy|pinned|managed[-a-z]*)\s+(HtoH|HtoD|DtoH)\s+(\d+\.\d\d [KMG]?i?B)\s+(\d+)\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+(?:[\d.]+|-)\s+([\d.]+|-)\s+(-|ok(?: \d+ faults)?(?: \d+ dup)?)(?: (?:pick|overall pick)[^\n]*)?$`)
 	var rows []benchRow
 	for _, m := range row.FindAllStringSubmatch(text, -1) {
 		r := benchRow{path: m[1], dir: m[2], size: m[3], ledger: m[7]}

@@ -83,7 +83,16 @@ func TestHostileCommandLines(t *testing.T) {
 		{[]string{"plan", "-method", "list", "extra"}, 2, `unexpected argument "extra"`},
 		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-device", "nonsense:0"}, 2, "bad device spec"},
 
+		{[]string{"plan", "-method", "identity,kernels.scale", "-shape", "1,2,3", "-paths"}, 2, "-paths compares the transfers of one method's job"},
+		{[]string{"plan", "-method", "all", "-shape", "1,2,3", "-paths"}, 2, "give one -method"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-profile", logs["missing"]}, 2, "give -paths too"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-paths=maybe"}, 2, "invalid boolean value"},
+		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-paths", "-profile"}, 2, "flag needs an argument"},
+
 		// plan: runtime failures.
+		{[]string{"plan", "-device", small, "-method", "kernels.scale", "-shape", "1,2,3", "-paths", "-profile", logs["missing"]}, 1, "no such file"},
+		{[]string{"plan", "-device", small, "-method", "kernels.scale", "-shape", "1,2,3", "-paths", "-profile", logs["dir"]}, 1, "is a directory"},
+		{[]string{"plan", "-device", small, "-method", "kernels.scale", "-shape", "1,2,3", "-paths", "-profile", logs["garbage"]}, 1, "bad transfer profile"},
 		{[]string{"plan", "-device", small, "-method", "fbp.reconstruct", "-shape", "4,720,2048"}, 1, "not even one slice fits"},
 		{[]string{"plan", "-device", small, "-method", "kernels.scale", "-shape", "1099511627776,1,1", "-mem", "1KiB"}, 1, "chunks, more than"},
 		{[]string{"plan", "-method", "kernels.scale", "-shape", "1,2,3", "-device", "cuda:99"}, 1, "no such device"},

@@ -2,8 +2,9 @@
 //
 //	cuarray info [-device SPEC] [-json]   the device, its memory and its ledger
 //	cuarray demo [-device SPEC] [-json]   allocate, make views, copy both ways, print the ledger
-//	cuarray plan -method NAME|all -shape A,B,C [-axis N] [-dtype T] [-param k=v] [-mem LIMIT] [-overhead F|-raw] [-device SPEC] [-json]
-//	                                      how many slices of a job fit, and the chunks to run it in
+//	cuarray plan -method NAME|all -shape A,B,C [-axis N] [-dtype T] [-param k=v] [-mem LIMIT] [-overhead F|-raw] [-paths [-profile FILE]] [-device SPEC] [-json]
+//	                                      how many slices of a job fit, and the chunks to run it in; -paths: the
+//	                                      transfer paths of a chunk's input and output and the planner's pick
 //	cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB(,1GiB on a GPU)] [-paths direct,pinned,staged,mapped,d2d] [-managed all] [-pageable] [-bidir] [-pcie GB/s] [-calibrate] [-profile FILE] [-record FILE] [-json] [-wide] [-svg FILE]
 //	                                      bandwidth of every transfer path, with ratios, the ledger's counts and the
 //	                                      planner's pick (a table of 120 columns; -wide: every column); -calibrate
@@ -52,7 +53,7 @@ var usages = map[string]string{
 	"":       "usage: cuarray info|demo|plan|bench|replay [-device SPEC] [-json] (cuarray COMMAND -h for its flags and examples)",
 	"info":   "usage: cuarray info [-device SPEC] [-json]",
 	"demo":   "usage: cuarray demo [-device SPEC] [-json]",
-	"plan":   "usage: cuarray plan -method NAME|NAME,NAME|all|list -shape A,B,C [-axis 0|1|2] [-dtype T] [-param name=integer]... [-mem LIMIT] [-overhead F>=1 | -raw] [-device SPEC] [-json] [-q]",
+	"plan":   "usage: cuarray plan -method NAME|NAME,NAME|all|list -shape A,B,C [-axis 0|1|2] [-dtype T] [-param name=integer]... [-mem LIMIT] [-overhead F>=1 | -raw] [-paths [-profile FILE]] [-device SPEC] [-json] [-q]",
 	"bench":  "usage: cuarray bench [-device SPEC] [-sizes 4KiB,1MiB,64MiB(,1GiB on a GPU)] [-paths direct,pinned,staged,mapped,d2d] [-bidir] [-budget SIZE] [-pcie GB/s] [-calibrate] [-profile FILE] [-record FILE] [-json] [-wide] [-svg FILE] [-q]",
 	"replay": "usage: cuarray replay LOG|example:fbp [-device SPEC] [-pool=on|off] [-json]",
 }
@@ -85,6 +86,7 @@ var examples = map[string][]string{
 		"cuarray plan -method identity -shape 1000,10,20 -dtype float32 -mem 14450B -raw   # httomo's worked example: 14450 // (800 + 800) = 9",
 		"cuarray plan -method all -shape 512,720,512 -raw   # every method, one line each",
 		"cuarray plan -method kernels.scale -shape 64,1024,1024 -axis 1 -dtype float64 -param factor=2 -json",
+		"cuarray plan -method fbp.reconstruct -shape 512,720,512 -paths   # the transfer paths of the largest chunk's input and output, and the planner's pick",
 	},
 	"bench": {
 		"cuarray bench -sizes 4KiB,1MiB -paths pinned,staged -budget 8MiB",

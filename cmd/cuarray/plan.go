@@ -16,6 +16,7 @@ import (
 	"github.com/cuarray/cuarray/device"
 	_ "github.com/cuarray/cuarray/kernels" // registers the kernels' and FBP's methods
 	"github.com/cuarray/cuarray/plan"
+	"github.com/cuarray/cuarray/transfer"
 )
 
 // planReport is what `cuarray plan -json` prints: one object for one
@@ -26,6 +27,9 @@ type planReport struct {
 	plan.Plan
 	Limit int64  `json:"limit_bytes,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Transfers compare the transfer paths of the largest chunk's input
+	// and output (-paths).
+	Transfers []routeTable `json:"transfers,omitempty"`
 }
 
 // planProgressAfter is how long `cuarray plan` over several methods runs
@@ -47,6 +51,8 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	overhead := fs.Float64("overhead", accounting.DefaultOverhead, "the factor the available memory is divided by")
 	raw := fs.Bool("raw", false, "httomo's convention: count bytes as the arrays hold them (no rounding to 256 bytes) and no overhead factor, and show the arithmetic")
 	quiet := fs.Bool("q", false, "no progress lines on stderr (planning several methods for over a second shows them)")
+	paths := fs.Bool("paths", false, "also compare the transfer paths of the largest chunk's input (HtoD) and output (DtoH): for each way the host could hold the data (pageable: direct, staged, registered; pinned; mapped pinned; managed: on demand, prefetch, read-mostly) its modelled time and GB/s, and the planner's pick; one method")
+	profile := fs.String("profile", "", "with -paths: the planner's profile file, as cuarray bench -calibrate saves it (default: $"+transfer.ProfileEnv+", else profile-MODEL.json in the user config dir; sim reads only $"+transfer.ProfileEnv+")")
 	params := plan.Params{}
 	fs.Func("param", "a method parameter name=integer (repeatable)", func(s string) error {
 		name, v, err := parseParam(s)
@@ -85,6 +91,12 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	methods, err := parseMethods(*method, plan.Default)
 	if err != nil {
 		return usageError{err.Error()}
+	}
+	if *paths && len(methods) > 1 {
+		return usageError{"-paths compares the transfers of one method's job: give one -method"}
+	}
+	if *profile != "" && !*paths {
+		return usageError{"-profile is the profile -paths models the transfers with: give -paths too"}
 	}
 	if len(methods) == 1 {
 		if err := plan.CheckParamNames(methods[0], params); err != nil {
@@ -140,8 +152,18 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var tables []routeTable
+	if *paths {
+		var notice error
+		if tables, notice, err = routeTables(d, methods[0], p, params, *profile); err != nil {
+			return err
+		}
+		if notice != nil {
+			fmt.Fprintf(stderr, "cuarray plan: notice: %s\n", notice)
+		}
+	}
 	if *asJSON {
-		return writeJSON(stdout, planReport{Device: d.Info().Name, Plan: p, Limit: limit})
+		return writeJSON(stdout, planReport{Device: d.Info().Name, Plan: p, Limit: limit, Transfers: tables})
 	}
 	fmt.Fprintf(stdout, "%s on %s\n", p.Explain(), d.Info().Name)
 	for i, c := range p.Chunks {
@@ -154,7 +176,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "  chunk %d: slices [%d, %d)\n", i, c.Start, c.Start+c.Len)
 	}
-	return nil
+	return writeRouteTables(stdout, tables)
 }
 
 // badInput reports whether a planning error is about the values on the
