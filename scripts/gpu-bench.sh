@@ -236,10 +236,11 @@ step() {
 }
 
 step cuarray-bench bench.json "$G/cuarray" bench -device "$DEV" -sizes "$SIZES" -bidir -json -svg "$W/bench.svg"
-# managed memory (on demand, prefetch, read-mostly) beside the pinned copy of the same run: two
-# sizes, a few repeats each (the on-demand rows fault on every page of every repeat)
+# managed memory (on demand, prefetch, read-mostly) beside the pinned, staged and mapped copies of
+# the same run, and pageable memory read in place where the device can (elsewhere the report says
+# why not): two sizes, a few repeats each (the on-demand rows fault on every page of every repeat)
 step cuarray-bench-managed managed.json "$G/cuarray" bench -device "$DEV" -sizes 64MiB,256MiB -budget 512MiB \
-	-paths pinned -managed all -json -q
+	-paths pinned,staged,mapped -managed all -pageable -json -q
 # shellcheck disable=SC2086 # PEER_SIZES: one argument a size
 step peer-cupy-transfer peer-cupy-transfer.json python3 "$G/peers/cupy_transfer.py" $PEER_SIZES
 # shellcheck disable=SC2086

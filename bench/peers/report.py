@@ -3,7 +3,7 @@
 files scripts/gpu-bench.sh writes into one directory:
 
   bench.json                  cuarray bench -bidir -json
-  managed.json                cuarray bench -paths pinned -managed all -json
+  managed.json                cuarray bench -paths pinned,staged,mapped -managed all -pageable -json
   peer-torch-transfer.json    torch_transfer.py (one JSON object a line)
   peer-cupy-transfer.json     cupy_transfer.py
   fbp.json                    go run ./examples/fbp -mode both -json
