@@ -2,8 +2,8 @@ package sim
 
 import (
 	"fmt"
-	"runtime"
 	"math"
+	"runtime"
 	"sync"
 	"time"
 
