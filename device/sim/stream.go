@@ -21,6 +21,9 @@ type streamOp struct {
 	run    func() error
 	due    time.Time
 	queued time.Time // when it was queued (pushOp)
+	// finished, when set, is closed once the operation no longer counts
+	// as pending: a wait that ends on it (drain) finds the stream idle.
+	finished chan struct{}
 	// began, when set, is when the operation's work began on the host
 	// before it was queued: a pageable copy's staging (stageHtoD). The
 	// model starts the operation then rather than when it was queued.
@@ -158,6 +161,9 @@ func (s *stream) run() {
 			s.errMu.Unlock()
 		}
 		s.pending.Add(-1)
+		if op.finished != nil {
+			close(op.finished)
+		}
 	}
 }
 
@@ -484,8 +490,12 @@ func (s *stream) drain() error {
 	if s.pending.Load() == 0 {
 		return nil
 	}
+	// The marker's finished, not its run: closed after the stream stops
+	// counting it, so that a query right after a synchronize ("Returns
+	// CUDA_SUCCESS if all operations in the stream specified by hStream
+	// have completed", cuStreamQuery) finds no work pending.
 	done := make(chan struct{})
-	if err := s.pushOp(streamOp{run: func() error { close(done); return nil }}, false); err != nil {
+	if err := s.pushOp(streamOp{run: func() error { return nil }, finished: done}, false); err != nil {
 		return err
 	}
 	<-done
