@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,15 +33,41 @@ var hostCopySizes = []int64{4 << 10, 64 << 10, 1 << 20, 8 << 20, 64 << 20}
 // measureHostCopy returns this host's memory copy curve: the best batch
 // of copies at each of hostCopySizes and, last, with outOfCache (for sim,
 // whose ceilings follow the curve), at OutOfCacheBytes (a buffer well
-// above the last-level cache, measured once per process: it maps two
-// such buffers, seconds of page faults on a loaded machine). Each size
-// is measured once: with outOfCache, the sizes of hostCopySizes from
-// OutOfCacheBytes up are left to the out-of-cache measurement (64 MiB is
-// both where the last-level cache is 32 MiB or less). The copies are
-// between buffers mapped outside the Go heap (as the sim backend's memory
-// is), so that the race detector's checks of heap copies do not slow
-// them.
+// above the last-level cache: memory speed). Each size is measured once:
+// with outOfCache, the sizes of hostCopySizes from OutOfCacheBytes up are
+// left to the out-of-cache measurement (64 MiB is both where the
+// last-level cache is 32 MiB or less). The copies are between buffers
+// mapped outside the Go heap (as the sim backend's memory is), so that
+// the race detector's checks of heap copies do not slow them.
+//
+// The curve is the host's, whatever the device, and is measured once per
+// process for each value of outOfCache (about half a second, and seconds
+// of page faults on a loaded machine for the out-of-cache buffers): a
+// process that runs the bench or its calibration again, as the tests'
+// fault sweeps do for every device operation, reuses it. Each call gets
+// a copy of its own.
 func measureHostCopy(outOfCache bool) ([]MemoryCopy, error) {
+	curve, err := hostCopyCurves[boolIndex(outOfCache)]()
+	return slices.Clone(curve), err
+}
+
+// hostCopyCurves are the two curves measureHostCopy gives, in cache and
+// with the out-of-cache size, each measured on first use.
+var hostCopyCurves = [2]func() ([]MemoryCopy, error){
+	sync.OnceValues(func() ([]MemoryCopy, error) { return measureHostCopyCurve(false) }),
+	sync.OnceValues(func() ([]MemoryCopy, error) { return measureHostCopyCurve(true) }),
+}
+
+// boolIndex is 1 for true and 0 for false.
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// measureHostCopyCurve measures the curve measureHostCopy returns.
+func measureHostCopyCurve(outOfCache bool) ([]MemoryCopy, error) {
 	var curve []MemoryCopy
 	for _, size := range hostCopySizes {
 		if outOfCache && size >= OutOfCacheBytes() {
