@@ -247,8 +247,8 @@ cuda-test:
 	$(GO) test $(CUDA_TAGS) -count=1 $(PKGS)
 
 ## cuda-emu-test: the cuda backend on the emulated CUDA driver (device/cuda/emulated, -tags
-## cuda,cudaemu), two emulated GPUs: every package's tests on cuda:0 with the race detector, then
-## the packages that move data again with each stream operation completing LATENCY after it is
+## cuda,cudaemu), two emulated GPUs: every package's tests on cuda:0 with the race detector (but
+## EMU_SAME_PKGS, which they would only repeat), then the packages that move data again with each stream operation completing LATENCY after it is
 ## queued, under the stream race checker (CHECK=streams, CUARRAY_EMULATED_DRIVER check=; CHECK=
 ## turns it off), so the cuda backend's own stream use is checked; transfer's
 ## TestCopyAsyncNeverWaits with every stream operation 400ms late (an async copy must not wait); and
@@ -274,8 +274,19 @@ EMU_PKGS ?=
 EMU_RUN  ?= .
 EMU_UNCHECKED := %/device/cuda/conformance
 EMU_GO_KERNELS := github.com/cuarray/cuarray/examples/fbp/tomo
+# Packages whose tests the emulated passes would run exactly as make test does, so they leave them
+# out: their files are the same in both builds and no test of theirs opens the test device or reads
+# the emulated driver's settings (device/sim tests the emulation itself, its devices made by its
+# tests; device/ptx, device/ptx/entry and device/fatbin the interpreter and the PTX and fatbin
+# readers; device/driver has no device; internal/toolchain, internal/gotestlog and
+# internal/mutatecases look for the go command, read logs and cover profiles). internal/depcheck's
+# TestEmulatedPassesLeaveOutOnlyRepeats checks both for each.
+EMU_SAME_PKGS := device/sim device/ptx device/ptx/entry device/fatbin device/driver \
+                 internal/toolchain internal/gotestlog internal/mutatecases
+EMU_SAME      := $(addprefix github.com/cuarray/cuarray/,$(EMU_SAME_PKGS))
 cuda-emu-test:
 	@pkgs="$$($(GO) list $(EMU_TAGS) $(or $(EMU_PKGS),$(PKGS)))"; \
+	pkgs=$$(for p in $$pkgs; do case " $(EMU_SAME) " in *" $$p "*) ;; *) echo $$p;; esac; done); \
 	ptx=$$(for p in $$pkgs; do case " $(EMU_GO_KERNELS) " in *" $$p "*) ;; *) echo $$p;; esac; done); \
 	refs=$$(for p in $$pkgs; do case " $(EMU_GO_KERNELS) " in *" $$p "*) echo $$p;; esac; done); \
 	set -x; \
@@ -285,6 +296,7 @@ cuda-emu-test:
 		env -u CUARRAY_TEST_DEVICE -u CUARRAY_DEVICE CUARRAY_PROFILE=off CUARRAY_EMULATED_DRIVER='devices=2&kernels=go' \
 			$(GO) test $(EMU_TAGS) $(EMU_RACE) -count=1 -run '$(EMU_RUN)' $$refs || exit 1; fi
 	@pkgs="$$($(GO) list $(EMU_TAGS) $(or $(EMU_PKGS),$(LATENCY_PKGS)))"; \
+	pkgs=$$(for p in $$pkgs; do case " $(EMU_SAME) " in *" $$p "*) ;; *) echo $$p;; esac; done); \
 	checked=$$(for p in $$pkgs; do case $$p in $(subst %,*,$(EMU_UNCHECKED))) ;; *) echo $$p;; esac; done); \
 	unchecked=$$(for p in $$pkgs; do case $$p in $(subst %,*,$(EMU_UNCHECKED))) echo $$p;; esac; done); \
 	set -x; \
