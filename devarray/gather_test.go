@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/internal/testdev"
 )
 
 // plainGather is the reference: every element's bytes, one at a time, in
@@ -73,6 +74,7 @@ func randomView(r *rand.Rand, maxDim int, broadcast bool) (mem []byte, zero int6
 // Property: Gather of any byte range of the packed stream is that range of
 // the plain reference, and Scatter of it writes exactly those bytes.
 func TestHostStridedMatchesPlainLoop(t *testing.T) {
+	testdev.HostOnly(t)
 	r := rand.New(rand.NewPCG(rand.Uint64(), 1))
 	for range 1500 {
 		mem, zero, shape, strides, item := randomView(r, 40, false)
@@ -210,6 +212,7 @@ func plainScatter(mem []byte, zero int64, shape []int, strides []int64, item int
 // path: random views, and large ones whose broadcast axis is the one the
 // tiled loops would pair with a spread-out innermost axis.
 func TestHostStridedScatterBroadcastLastWins(t *testing.T) {
+	testdev.HostOnly(t)
 	r := rand.New(rand.NewPCG(rand.Uint64(), 4))
 	type layout struct {
 		shape   []int
@@ -323,6 +326,7 @@ func FuzzHostStrided(f *testing.F) {
 // of whole rows or tile units, from any start: the result is the plain
 // loop's.
 func TestHostStridedParallel(t *testing.T) {
+	testdev.HostOnly(t)
 	r := rand.New(rand.NewPCG(rand.Uint64(), 3))
 	cases := []struct {
 		name  string

@@ -122,6 +122,7 @@ func TestHostStridedDisjointMatchesByteOwnership(t *testing.T) {
 // workers it is offered: the layouts are large enough (8 MiB streams)
 // that a disjoint one would be split over several goroutines.
 func TestHostStridedScatterOnOverlappingLastWins(t *testing.T) {
+	testdev.HostOnly(t)
 	cases := []struct {
 		name    string
 		shape   []int

@@ -63,6 +63,7 @@ func byteRanges(r *rand.Rand, n, item int64) [][2]int64 {
 // into chunks of a fixed byte size, so a range boundary inside an element
 // is common; the chunked scatter of the whole stream is checked too.
 func TestHostStridedScatterPartialElementsLastWins(t *testing.T) {
+	testdev.HostOnly(t)
 	r := rand.New(rand.NewPCG(rand.Uint64(), 7))
 	tests := []struct {
 		name    string

@@ -76,6 +76,22 @@ func undefinedUses(dev device.Device) []string {
 	return nil
 }
 
+// HostOnly marks a test that touches no device, host code alone: it runs
+// where the test device is the plain build's default (make test's first
+// pass) and skips, saying so, where the test device was chosen otherwise
+// (CUARRAY_TEST_DEVICE: the latency pass, a GPU run) or the build is the
+// cuda one (the emulated driver's passes, cuda-test): there it would run
+// the same host code again and test nothing new.
+func HostOnly(t testing.TB) {
+	t.Helper()
+	if spec := os.Getenv(EnvVar); spec != "" {
+		t.Skipf("host code alone, which make test runs on the default device: on %s it would run the same again", spec)
+	}
+	if device.CUDABuilt {
+		t.Skip("host code alone, which make test runs in the default build: the cuda build would run the same again")
+	}
+}
+
 // IsSim reports whether dev is the emulated device.
 func IsSim(dev device.Device) bool { return dev.Info().Backend == "sim" }
 
