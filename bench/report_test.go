@@ -180,7 +180,7 @@ func TestNarrowTableFits(t *testing.T) {
 				q := bench.Result{Path: path, Direction: dir, Size: size, Repeats: 50, GBps: g, MinGBps: g / 3, MaxGBps: g * 1.2,
 					EventGBps: g * 1.1, LatencyMicros: &lat, Ceiling: &bench.Ceiling{GBps: 454.98}, VsPinned: ratio(), VsCopy: ratio(), VsMemcpy: ratio(),
 					Ledger:  &bench.Counts{Requested: 50 * size, Bytes: 50 * size, Seconds: 1e-3, OK: true},
-					Planner: "pick, 100% slower than staged"}
+					Planner: "pick, 100% slower; overall pick"}
 				r.Results = append(r.Results, q)
 			}
 		}
