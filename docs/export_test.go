@@ -6,3 +6,7 @@ var (
 	UserEnv   = userEnv
 	SampleEnv = sampleEnv
 )
+
+// UntaggedBuildsOnly is untaggedBuildsOnly, for the tests of package
+// docs_test.
+var UntaggedBuildsOnly = untaggedBuildsOnly

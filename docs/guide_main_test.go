@@ -46,6 +46,7 @@ func guideMain(imports, code string) string {
 // program prints main.main. Like TestUserModule it needs the module cache
 // that this module's own build fills.
 func TestGuideSamplesRunInYourOwnMain(t *testing.T) {
+	docs.UntaggedBuildsOnly(t)
 	goTool := toolchain.Go(t, "to build the guide's samples as programs of their own")
 	guide, err := os.ReadFile("guide.md")
 	require.NoError(t, err)

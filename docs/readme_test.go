@@ -51,6 +51,7 @@ var readmeDocs = []string{"../README.md", "reference.md"}
 // (`<!-- usermodule: main.go -->`), is built and run by TestUserModule. A
 // line that ends in a comment "// prints: X" must print the line X.
 func TestReadmeBlocksCompileAndRun(t *testing.T) {
+	untaggedBuildsOnly(t)
 	goTool := toolchain.Go(t, "to build the README's blocks")
 	seen := 0
 	for _, file := range readmeDocs {

@@ -48,6 +48,7 @@ var sampleBinaries = map[string]string{
 // exists. So a sample cannot go stale: a change in what a command prints
 // fails here until the page shows the new output.
 func TestSamplesAreCurrent(t *testing.T) {
+	untaggedBuildsOnly(t)
 	goTool := toolchain.Go(t, "to build the commands the samples run")
 	bins := map[string]string{}
 	build := func(pkg string) string {
