@@ -61,6 +61,28 @@ var withoutRace = map[string]string{
 		"batched driver calls with the race detector",
 }
 
+// lostContextReruns is how many times the harness reruns an upstream test
+// that failed only because its context was not current. Upstream's tests
+// make a context current (cuCtxCreate "creates a new CUDA context and
+// associates it with the calling thread", the Driver API says) from a
+// goroutine that has not called runtime.LockOSThread, and Go may move that
+// goroutine to another thread between two driver calls: "The calling
+// goroutine will always execute in that thread" is promised only to a
+// goroutine that has called LockOSThread.
+// The emulated driver keeps the current context per thread, as the real
+// one does, so such a test fails now and then with CUDA_ERROR_INVALID_CONTEXT
+// on either (about 2 runs in 60 of TestMemset alone with the race detector
+// on a 2-core machine). A test that loses its context on every run still
+// fails.
+const lostContextReruns = 2
+
+// lostContext reports whether a failed upstream test's output shows a
+// driver call made with no current context: gorgonia.org/cu's text of
+// CUDA_ERROR_INVALID_CONTEXT.
+func lostContext(log string) bool {
+	return strings.Contains(log, "InvalidContext")
+}
+
 // The harness's two test binaries, in its module directory.
 const (
 	raceBinary  = "cu.test"        // built with the race detector
@@ -148,6 +170,11 @@ func TestUpstreamGorgoniaCu(t *testing.T) {
 					binary = plainBinary
 				}
 				ok, log := runOne(t, dir, binary, name, "", known)
+				for rerun := 1; !ok && !known && rerun <= lostContextReruns && lostContext(log); rerun++ {
+					t.Logf("%s lost its context (run %d of %d): Go moved its goroutine to another thread; rerunning it\n%s",
+						name, rerun, lostContextReruns+1, excerpt(log, 600))
+					ok, log = runOne(t, dir, binary, name, "", known)
+				}
 				if ok {
 					passed.Add(1)
 				}
@@ -343,4 +370,20 @@ func excerpt(s string, n int) string {
 		return s
 	}
 	return s[:n/2] + "\n...\n" + s[len(s)-n/2:]
+}
+
+func TestLostContext(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		log  string
+		want bool
+	}{
+		{"no current context", "=== RUN   TestMemset\n    memory_test.go:224: InvalidContext\n--- FAIL: TestMemset (0.00s)\nFAIL\n", true},
+		{"wrong values", "=== RUN   TestMemset\n--- FAIL: TestMemset (0.07s)\nFAIL\n", false},
+		{"another error", "=== RUN   TestMalloc\n    memory_test.go:30: OutOfMemory\n--- FAIL: TestMalloc (0.01s)\nFAIL\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, lostContext(tc.log))
+		})
+	}
 }
