@@ -51,12 +51,21 @@ func repeatedByEmulatedPass(t *testing.T, goTool, pkg string) string {
 	}
 	lines := strings.SplitN(plain, "\n", 3)
 	for _, f := range strings.Fields(lines[2]) {
-		src, err := os.ReadFile(filepath.Join(lines[0], f))
-		require.NoError(t, err)
-		for _, mark := range deviceMarks {
-			if strings.Contains(string(src), mark) {
-				return f + " says " + mark
-			}
+		if mark := fileSays(t, filepath.Join(lines[0], f), deviceMarks); mark != "" {
+			return f + " says " + mark
+		}
+	}
+	return ""
+}
+
+// fileSays returns the first of marks that the file at path contains, or "".
+func fileSays(t *testing.T, path string, marks []string) string {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for _, mark := range marks {
+		if strings.Contains(string(src), mark) {
+			return mark
 		}
 	}
 	return ""
@@ -100,12 +109,8 @@ func latencyPassChanges(t *testing.T, goTool, pkg string) string {
 	files, err := filepath.Glob(filepath.Join("..", "..", pkg, "*.go"))
 	require.NoError(t, err)
 	for _, f := range files {
-		src, err := os.ReadFile(f)
-		require.NoError(t, err)
-		for _, read := range settingReads {
-			if strings.Contains(string(src), read) {
-				return filepath.Base(f) + " says " + read
-			}
+		if read := fileSays(t, f, settingReads); read != "" {
+			return filepath.Base(f) + " says " + read
 		}
 	}
 	return ""
