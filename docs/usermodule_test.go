@@ -24,6 +24,11 @@ var usermoduleBlock = regexp.MustCompile("(?s)<!-- usermodule: (\\S+) -->\n```(?
 // `git clone` step is a link to it), writes the README's main.go and runs
 // it on sim. It needs the module cache that this module's own build
 // fills (CI runs go mod download), and no network but the Go module proxy.
+//
+// Both ways use one directory, the second after the first's module is
+// removed: the go command keys its build cache by each package's
+// directory, so cuarray's packages, reached through the same link, are
+// compiled once for both.
 func TestUserModule(t *testing.T) {
 	if cudaBuild {
 		t.Skip("the outside module's builds name their tags themselves (none, cuda, cuda,cudaemu), whatever this binary's: make test runs them all, a -tags cuda run of the docs tests would only repeat them")
@@ -45,11 +50,16 @@ func TestUserModule(t *testing.T) {
 	goSum, err := os.ReadFile(filepath.Join(checkout, "go.sum"))
 	require.NoError(t, err)
 
+	top := t.TempDir()
 	for _, way := range []string{"replace", "workspace"} {
 		t.Run(way, func(t *testing.T) {
 			steps := blocks[way]
 			require.NotEmpty(t, steps, "the README shows the %s way", way)
-			top := t.TempDir()
+			entries, err := os.ReadDir(top)
+			require.NoError(t, err)
+			for _, e := range entries {
+				require.NoError(t, os.RemoveAll(filepath.Join(top, e.Name())), "the way before's files")
+			}
 			dir := top
 			ran := ""
 			for _, line := range strings.Split(steps, "\n") {
