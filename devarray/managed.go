@@ -57,7 +57,9 @@ type ManagedBackend interface {
 // memory (cuMemAllocManaged) on b, attached with attach: AttachGlobal
 // (any stream may use it) or AttachHost (no device stream may, until a
 // stream attaches it). Its pages live where they were last used; the
-// device's ledger counts the bytes under the managed kind. Free frees it.
+// device's ledger counts the bytes under the managed kind. An array of no
+// elements still gets a distinct, valid pointer, as Empty's does. Free
+// frees it.
 func EmptyManaged(b Backend, attach Attach, dtype DType, shape ...int) (*DevArray, error) {
 	if b == nil {
 		return nil, fmt.Errorf("devarray: empty managed: %w", ErrNoBackend)
@@ -74,7 +76,8 @@ func EmptyManaged(b Backend, attach Attach, dtype DType, shape ...int) (*DevArra
 		return nil, fmt.Errorf("devarray: empty managed: %w", err)
 	}
 	nbytes := lay.size * dtype.Size()
-	p, err := mb.MallocManaged(nbytes, attach)
+	// An array of no elements takes a byte: cuMemAllocManaged refuses 0.
+	p, err := mb.MallocManaged(max(nbytes, 1), attach)
 	if err != nil {
 		return nil, fmt.Errorf("devarray: allocate %v %v (%d bytes) of managed memory: %w", shape, dtype, nbytes, err)
 	}

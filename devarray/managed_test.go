@@ -52,3 +52,37 @@ func TestEmptyManaged(t *testing.T) {
 	assert.False(t, nilArr.Managed())
 	assert.Equal(t, "Attach(9)", devarray.Attach(9).String())
 }
+
+// A managed array of no elements is an array, as Empty's is: it gets a
+// distinct, valid pointer (cuMemAllocManaged refuses 0 bytes, so it
+// takes one), views as an empty host view, and frees.
+func TestEmptyManagedNoElements(t *testing.T) {
+	r := rand.For(t)
+	dev := newDev(t)
+	for _, tc := range []struct {
+		name   string
+		attach devarray.Attach
+		shape  []int
+	}{
+		{"global [0]", devarray.AttachGlobal, []int{0}},
+		{"host [n 0]", devarray.AttachHost, []int{1 + r.IntN(16), 0}},
+		{"global [0 n m]", devarray.AttachGlobal, []int{0, 1 + r.IntN(16), 1 + r.IntN(16)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := devarray.EmptyManaged(dev, tc.attach, devarray.Float64, tc.shape...)
+			require.NoError(t, err)
+			assert.True(t, a.Managed())
+			assert.Equal(t, tc.shape, a.Shape())
+			assert.Zero(t, a.Size())
+			assert.NotZero(t, a.Ptr())
+			v, err := a.HostView(true)
+			require.NoError(t, err)
+			assert.Empty(t, v)
+			got, err := devarray.ToHost[float64](a)
+			require.NoError(t, err)
+			assert.Empty(t, got)
+			require.NoError(t, a.Free())
+			assert.Zero(t, dev.Ledger().Current(accounting.Managed))
+		})
+	}
+}

@@ -231,3 +231,32 @@ func TestManagedAttach(t *testing.T) {
 		})
 	}
 }
+
+// Managed memory's calls on a device closed under them (its stream still
+// open) say the device was closed, as its other calls do, not that the
+// memory Close freed was never managed.
+func TestManagedCallsOnClosedDevice(t *testing.T) {
+	dev, err := device.Open("sim:0?mem=1MiB")
+	require.NoError(t, err)
+	p, err := dev.MallocManaged(int64(1+rand.IntN(8<<10)), devarray.AttachGlobal)
+	require.NoError(t, err)
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	require.NoError(t, dev.Close())
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"Prefetch to the device", func() error { return s.Prefetch(p, 1, devLocation(dev)) }},
+		{"Prefetch to the host", func() error { return s.Prefetch(p, 1, driver.HostLocation) }},
+		{"AttachMem", func() error { return s.AttachMem(p, 0, devarray.AttachGlobal) }},
+		{"Advise", func() error { return dev.Advise(p, 1, device.AdviseReadMostly, devLocation(dev)) }},
+		{"RangeAttributes", func() error { _, err := dev.RangeAttributes(p, 1); return err }},
+		{"MallocManaged", func() error { _, err := dev.MallocManaged(1, devarray.AttachGlobal); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.ErrorIs(t, tc.call(), device.ErrClosed)
+		})
+	}
+	assert.Zero(t, dev.Ledger().Current(accounting.Managed))
+}

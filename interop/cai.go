@@ -54,6 +54,9 @@ func export(a *devarray.DevArray) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkOpen(a); err != nil {
+		return nil, err
+	}
 	shape := make([]any, len(d.Shape))
 	for i, n := range d.Shape {
 		shape[i] = n

@@ -141,6 +141,9 @@ func exportSource(a *devarray.DevArray, opts []DLPackOption) (*devarray.DevArray
 	if a.NDim() > DLPackMaxDims {
 		return nil, nil, fmt.Errorf("%d dimensions: at most %d: %w", a.NDim(), DLPackMaxDims, ErrInterface)
 	}
+	if err := checkOpen(a); err != nil {
+		return nil, nil, err
+	}
 	src := a
 	owner := &dlpackOwner{}
 	if cfg.copy {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/devarray"
+	"github.com/cuarray/cuarray/device"
 	"github.com/cuarray/cuarray/internal/testdev"
+	rand "github.com/cuarray/cuarray/internal/testrand"
 	"github.com/cuarray/cuarray/interop"
 	"github.com/cuarray/cuarray/interop/internal/dlpacktest"
 )
@@ -79,3 +81,40 @@ func TestImportDLPackManaged(t *testing.T) {
 	require.NoError(t, b.Free())
 	assert.Equal(t, 1, built.Deleted())
 }
+
+// An array whose device was closed under it, managed or not, is not
+// exported: Close freed its memory, and a consumer handed its address
+// would read and write memory nothing holds.
+func TestExportOnClosedDevice(t *testing.T) {
+	dev, err := device.Open("sim:0?mem=1MiB")
+	require.NoError(t, err)
+	n := 1 + rand.IntN(256)
+	managed, err := devarray.EmptyManaged(dev, devarray.AttachGlobal, devarray.Float32, n)
+	require.NoError(t, err)
+	plain, err := devarray.Empty(dev, devarray.Float32, n)
+	require.NoError(t, err)
+	view, err := managed.Slice(0, n/2, n)
+	require.NoError(t, err)
+	require.NoError(t, dev.Close())
+	for name, a := range map[string]*devarray.DevArray{"managed": managed, "device memory": plain, "managed view": view} {
+		for _, tc := range []struct {
+			name string
+			call func() error
+		}{
+			{"DLPack", func() error { return second(interop.ExportDLPack(a)) }},
+			{"DLPack copy", func() error { return second(interop.ExportDLPack(a, interop.DLPackCopy())) }},
+			{"legacy DLPack", func() error { return second(interop.ExportDLPackLegacy(a)) }},
+			{"CUDA array interface", func() error { return second(interop.ExportCAI(a, 0)) }},
+			{"array interface", func() error { return second(interop.ExportArrayInterface(a)) }},
+		} {
+			t.Run(name+" "+tc.name, func(t *testing.T) {
+				assert.ErrorIs(t, tc.call(), device.ErrClosed)
+			})
+		}
+	}
+	assert.Zero(t, dev.Ledger().Current(accounting.Managed))
+	assert.Zero(t, dev.Ledger().Current(accounting.Device))
+}
+
+// second is the error of a call that returns a value and an error.
+func second[T any](_ T, err error) error { return err }

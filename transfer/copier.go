@@ -248,6 +248,9 @@ func (c *Copier) prepare(dst, src Endpoint, opts []Option) (*job, error) {
 	if dst.arr.ReadOnly() {
 		return nil, fmt.Errorf("transfer: destination: %w", devarray.ErrReadOnly)
 	}
+	if err := checkNotAliased(dst, src); err != nil {
+		return nil, err
+	}
 	own := c.dev.DeviceID()
 	for _, e := range []Endpoint{dst, src} {
 		if e.side == OnDevice && e.arr.Device() != own && !(dst.side == OnDevice && src.side == OnDevice) {

@@ -59,6 +59,34 @@ func candidates(side Side, mapped bool, reg regState) []Path {
 	return []Path{PathDirect, PathStaged}
 }
 
+// spannedPages returns the bytes of the pages n bytes may span (one more
+// page than they fill, when they start inside one), at most the largest
+// int64.
+func spannedPages(n int64) int64 {
+	pg := int64(pageSize)
+	if n > math.MaxInt64-2*pg {
+		return math.MaxInt64
+	}
+	return (n + 2*pg - 1) / pg * pg
+}
+
+// addTime returns a+b, two modelled times of 0 or more, at most the
+// largest Duration (Cost.Time's saturated time), never wrapping round.
+func addTime(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// mulTime returns d*k for d and k of 0 or more, at most the largest Duration.
+func mulTime(d time.Duration, k int64) time.Duration {
+	if k > 0 && d > math.MaxInt64/time.Duration(k) {
+		return math.MaxInt64
+	}
+	return d * time.Duration(k)
+}
+
 // estimate is one path's modelled time for a copy.
 type estimate struct {
 	path Path
@@ -85,11 +113,10 @@ func (p *Profile) estimates(out []estimate, paths []Path, dir accounting.Directi
 			if !ok {
 				continue
 			}
-			pg := int64(pageSize)
-			t += r.Time((n + 2*pg - 1) / pg * pg) // the pages it may span
+			t = addTime(t, r.Time(spannedPages(n)))
 		}
 		if blocks > 1 && (path == PathDirect || path == PathPinned) {
-			t += time.Duration(blocks-1) * c.Latency
+			t = addTime(t, mulTime(c.Latency, int64(blocks-1)))
 		}
 		out = append(out, estimate{path, t})
 	}

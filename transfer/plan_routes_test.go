@@ -1,6 +1,7 @@
 package transfer_test
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -209,4 +210,37 @@ func TestRoutes(t *testing.T) {
 	}
 	assert.Equal(t, "mapped pinned", transfer.MemoryMapped.String())
 	assert.Equal(t, "Memory(4)", (transfer.MemoryManaged + 1).String())
+}
+
+// A transfer of nearly every byte int64 can count is modelled as no
+// cheaper than its path's DMA alone: the registration a fresh registered
+// copy adds, over the pages the bytes span, saturates instead of wrapping
+// round to a negative time that would make it the pick.
+func TestPlanRoutesHugeSizes(t *testing.T) {
+	dev := testdev.Open(t)
+	for name, prof := range map[string]*transfer.Profile{
+		"H100": transfer.DefaultProfile(driver.Info{Backend: "cuda", Model: "NVIDIA H100 80GB HBM3"}),
+		"sim":  transfer.DefaultProfile(driver.Info{Backend: "sim", Model: "sim"}),
+	} {
+		c, err := transfer.New(dev, transfer.WithProfile(prof))
+		require.NoError(t, err)
+		defer c.Close()
+		for _, n := range []int64{1 << 62, math.MaxInt64 - 4096, math.MaxInt64 - 1, math.MaxInt64} {
+			for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
+				p, err := c.PlanRoutes(dir, n, true)
+				require.NoError(t, err)
+				require.True(t, p.Picked())
+				for _, rt := range p.Times {
+					assert.GreaterOrEqual(t, rt.Time, time.Duration(0), "%s %v %d: %v", name, dir, n, rt.Route)
+					path, copied := rt.Route.Path()
+					if !copied {
+						continue
+					}
+					cost, ok := prof.Cost(path, dir)
+					require.True(t, ok)
+					assert.GreaterOrEqual(t, rt.Time, cost.Time(n), "%s %v %d: %v cheaper than its DMA", name, dir, n, rt.Route)
+				}
+			}
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -236,6 +237,9 @@ func parsePaths(s string) ([]transfer.Path, error) {
 		if p == transfer.PathAuto || p == transfer.PathPeer {
 			return nil, fmt.Errorf("paths %q: %v is not measured by bench (want direct, pinned, staged, mapped or d2d)", s, p)
 		}
+		if slices.Contains(out, p) {
+			return nil, fmt.Errorf("paths %q: %q given twice", s, p.String())
+		}
 		out = append(out, p)
 	}
 	return out, nil
@@ -255,6 +259,9 @@ func parseManaged(s string) ([]bench.ManagedPath, error) {
 		p, err := bench.ParseManagedPath(strings.TrimSpace(part))
 		if err != nil {
 			return nil, fmt.Errorf("managed %q: %w", s, err)
+		}
+		if slices.Contains(out, p) {
+			return nil, fmt.Errorf("managed %q: %q given twice", s, string(p))
 		}
 		out = append(out, p)
 	}

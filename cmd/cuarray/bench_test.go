@@ -472,3 +472,20 @@ func TestBenchDefaultSizesFitSim(t *testing.T) {
 	assert.Contains(t, out+stderr, "4KiB,1MiB,64MiB on sim", "the help names sim's default")
 	assert.Contains(t, out+stderr, "4KiB,1MiB,64MiB,1GiB on a GPU", "and a GPU's")
 }
+
+// A path named twice in -paths or -managed is a usage error, not a second
+// measurement of the same path whose rows repeat in the table.
+func TestBenchPathNamedTwice(t *testing.T) {
+	for _, tc := range []struct{ flag, list, name string }{
+		{"-managed", "managed,managed", "managed"},
+		{"-managed", "managed-prefetch,managed, managed-prefetch", "managed-prefetch"},
+		{"-paths", "pinned,pinned", "pinned"},
+		{"-paths", "direct,pinned, direct", "direct"},
+	} {
+		t.Run(tc.flag+" "+tc.list, func(t *testing.T) {
+			code, _, stderr := runCmd("bench", "-device", "sim:0?mem=64MiB", "-sizes", "4KiB", "-budget", "64KiB", "-q", tc.flag, tc.list)
+			assert.Equal(t, 2, code, stderr)
+			assert.Contains(t, stderr, fmt.Sprintf("%q given twice", tc.name))
+		})
+	}
+}

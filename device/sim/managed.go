@@ -135,7 +135,9 @@ func (d *Device) MallocManaged(nbytes int64, attach devarray.Attach) (devarray.P
 
 // allocManaged allocates the bytes of a managed allocation of nbytes: a
 // mapping of its own on a device with concurrent managed access, which
-// may oversubscribe it (managed_evict.go), else device memory.
+// may oversubscribe it (managed_evict.go) but not the host's memory and
+// swap (the OS would map more without backing, and the page table sim
+// keeps for it grows with its size), else device memory.
 func (d *Device) allocManaged(nbytes int64) (*managedAlloc, error) {
 	if !d.ConcurrentManagedAccess() {
 		p, err := d.malloc(nbytes, accounting.Managed)
@@ -152,6 +154,11 @@ func (d *Device) allocManaged(nbytes int64) (*managedAlloc, error) {
 	}
 	if injected(&d.allocCountdown) {
 		return nil, fmt.Errorf("sim: malloc managed %d bytes: %w", nbytes, driver.ErrInjected)
+	}
+	if host, ok := hostMemory(); ok && nbytes > host {
+		d.ledger.RecordFailure(accounting.Managed, nbytes)
+		return nil, fmt.Errorf("sim: malloc managed %s: more than the host's memory and swap, %s, can back: %w",
+			accounting.FormatBytes(nbytes), accounting.FormatBytes(host), driver.ErrOutOfMemory)
 	}
 	return d.mallocMapped(alignUp(nbytes))
 }

@@ -22,6 +22,9 @@ import (
 func (s *stream) AttachMem(p devarray.Ptr, n int64, attach devarray.Attach) error {
 	d := s.d
 	op := fmt.Sprintf("attach %v managed %v", attach, p)
+	if d.Closed() {
+		return fmt.Errorf("sim: %s: %w", op, driver.ErrClosed)
+	}
 	switch attach {
 	case devarray.AttachGlobal, devarray.AttachHost:
 	case devarray.AttachSingle:
@@ -87,6 +90,9 @@ func (d *Device) detachManaged(s *stream) {
 func (s *stream) Prefetch(p devarray.Ptr, n int64, loc driver.Location) error {
 	d := s.d
 	op := fmt.Sprintf("prefetch managed [%v, +%d) to %v", p, n, loc)
+	if d.Closed() {
+		return fmt.Errorf("sim: %s: %w", op, driver.ErrClosed)
+	}
 	if err := d.checkLocation(loc, true); err != nil {
 		return fmt.Errorf("sim: %s: %w", op, err)
 	}
