@@ -137,7 +137,11 @@ func (d *Device) MallocManaged(nbytes int64, attach devarray.Attach) (devarray.P
 // mapping of its own on a device with concurrent managed access, which
 // may oversubscribe it (managed_evict.go) but not the host's memory and
 // swap (the OS would map more without backing, and the page table sim
-// keeps for it grows with its size), else device memory.
+// keeps for it grows with its size), else device memory. Refusing more
+// than the host can back is a guess, the strict one: the Programming Guide
+// promises oversubscription of the device only; the conformance row
+// "cuMemAllocManaged of a page more than the host's memory and swap" logs
+// what a GPU answers.
 func (d *Device) allocManaged(nbytes int64) (*managedAlloc, error) {
 	if !d.ConcurrentManagedAccess() {
 		p, err := d.malloc(nbytes, accounting.Managed)

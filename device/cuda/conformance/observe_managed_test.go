@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"syscall"
 	"testing"
 )
 
@@ -22,10 +23,28 @@ const managedRowBytes = 64 << 10
 func observeManaged(t *testing.T, add func(name, got string)) {
 	_, c := MemAllocManaged(0, AttachGlobal)
 	add("cuMemAllocManaged of 0 bytes", ErrorName(c))
+	add("cuMemAllocManaged of a page more than the host's memory and swap", managedBeyondHost(t))
 	observeManagedFirstTouch(t, add)
 	observeManagedPrefetchOrder(t, add)
 	observeManagedHostWhileHeld(t, add)
 	observeManagedAttach(t, add)
+}
+
+// managedBeyondHost: cuMemAllocManaged of a page more than the host's
+// memory and swap together (sysinfo(2)), freed at once if it succeeds.
+// The Programming Guide promises that managed memory may oversubscribe the
+// device; what it says of the host is not known here.
+func managedBeyondHost(t *testing.T) string {
+	var si syscall.Sysinfo_t
+	if err := syscall.Sysinfo(&si); err != nil {
+		t.Fatalf("sysinfo: %v", err)
+	}
+	host := (int64(si.Totalram) + int64(si.Totalswap)) * int64(si.Unit)
+	p, c := MemAllocManaged(int(host+4096), AttachGlobal)
+	if c == Success {
+		ok(t, MemFree(p), "cuMemFree")
+	}
+	return ErrorName(c)
 }
 
 // kernelValues says whether the host reads n float32s of v at p.
