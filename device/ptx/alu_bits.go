@@ -238,3 +238,84 @@ func minmaxXorsignAbs(m mods, isMax bool) aluFns {
 		return float32(d)
 	})
 }
+
+// int32Type reports whether t is .u32 or .s32.
+func int32Type(t typ) bool { return t == tU32 || t == tS32 }
+
+// dotFunc is dp4a's (dp2a's, when two) lane function: c plus the sum of
+// the products of a's bytes (dp2a: half-words) and b's bytes (dp2a: the
+// low or, when hi, the high two), each sign- or zero-extended by its
+// type, as the ISA's semantics give it; the sum wraps at 32 bits.
+//
+//go:norace
+func dotFunc(two, hi, aSigned, bSigned bool) func(a, b, c uint64) uint64 {
+	field := func(v uint64, bitsN, i uint, sgn bool) int64 {
+		x := v >> (bitsN * i) & (1<<bitsN - 1)
+		if sgn && x>>(bitsN-1) == 1 {
+			return int64(x) - 1<<bitsN
+		}
+		return int64(x)
+	}
+	return func(a, b, c uint64) uint64 {
+		d := int64(uint32(c))
+		if two {
+			sel := uint(0)
+			if hi {
+				sel = 2
+			}
+			for i := uint(0); i < 2; i++ {
+				d += field(a, 16, i, aSigned) * field(b, 8, sel+i, bSigned)
+			}
+		} else {
+			for i := uint(0); i < 4; i++ {
+				d += field(a, 8, i, aSigned) * field(b, 8, i, bSigned)
+			}
+		}
+		return uint64(uint32(d))
+	}
+}
+
+// bmsk is bmsk.b32 as the ISA's semantics give it: a mask of b bits from
+// bit a; .clamp makes a or b of 32 or more mean "to the top", .wrap takes
+// them modulo 32.
+//
+//go:norace
+func bmsk(a, b uint32, clamp bool) uint32 {
+	a1, b1 := a&0x1f, b&0x1f
+	mask0 := uint32(0xffffffff) << a1
+	sum := a1 + b1
+	mask1 := uint32(0xffffffff) << (sum & 0x1f)
+	overflow := sum >= 32
+	if clamp && a >= 32 {
+		overflow, mask0 = true, 0
+	}
+	if clamp && b >= 32 {
+		overflow = true
+	}
+	switch {
+	case overflow:
+		mask1 = 0
+	case b1 == 0:
+		mask1 = 0xffffffff
+	}
+	return mask0 &^ mask1
+}
+
+// szext is szext.{u32,s32} as the ISA's semantics give it: a's low b bits
+// zero- or sign-extended; b of 0 gives 0, b of 32 or more a (.clamp) or
+// b mod 32 bits (.wrap).
+//
+//go:norace
+func szext(a, b uint32, clamp, signed bool) uint32 {
+	b1 := b & 0x1f
+	tooLarge := clamp && b >= 32
+	mask := uint32(0xffffffff) << b1
+	if tooLarge {
+		mask = 0
+	}
+	d := a &^ mask
+	if signed && b1 != 0 && !tooLarge && a>>((b1-1)&0x1f)&1 == 1 {
+		d |= mask
+	}
+	return d
+}

@@ -30,7 +30,9 @@
 // ISA says, and so is a .const variable's), match.{any,all}.sync.{b32,b64}
 // (with the predicate), redux.sync.{add,min,max}.{u32,s32} and
 // .{and,or,xor}.b32, lop3.b32, prmt in the generic form and its six modes,
-// fns.b32, set with a predicate operand, mad.hi.sat.s32, min/max
+// fns.b32, set with a predicate operand, mad.hi.sat.s32 and
+// mad24.hi.sat.s32, dp4a and dp2a (every .u32/.s32 combination),
+// bmsk.b32 and szext.{u32,s32} (.clamp and .wrap), min/max
 // .xorsign.abs.f32 and atom.cas.b16.
 //
 // Parse also refuses, naming the line, what ptxas refuses (validate.go):

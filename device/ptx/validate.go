@@ -91,8 +91,10 @@ var validMods = map[string]string{
 	"and": "", "or": "", "xor": "", "not": "", "cnot": "",
 	"shl": "", "shr": "", "popc": "", "clz": "", "brev": "", "bfind": "shiftamt",
 	"bfe": "", "bfi": "", "sad": "", "fns": "",
-	"prmt":  "f4e b4e rc8 ecl ecr rc16",
-	"shf":   "l r wrap clamp",
+	"prmt": "f4e b4e rc8 ecl ecr rc16",
+	"shf":  "l r wrap clamp",
+	"bmsk": "clamp wrap", "szext": "clamp wrap",
+	"dp4a": "", "dp2a": "lo hi",
 	"lop3":  "or and",
 	"cvt":   modRnd + modIRnd + "ftz sat satfinite relu",
 	"fma":   modRnd + "ftz sat relu oob",
@@ -156,6 +158,10 @@ var targetReqs = []targetReq{
 	{"lop3", []string{"or"}, 70, 82},                  // lop3 with .BoolOp requires sm_70, PTX ISA 8.2
 	{"lop3", []string{"and"}, 70, 82},                 // lop3 with .BoolOp requires sm_70, PTX ISA 8.2
 	{"atom", []string{"cas", "b16"}, 70, 63},          // "atom.cas.b16 requires sm_70 or higher", PTX ISA 6.3
+	{"dp4a", nil, 61, 50},                             // dp4a "Requires sm_61 or higher", PTX ISA 5.0
+	{"dp2a", nil, 61, 50},                             // dp2a "Requires sm_61 or higher", PTX ISA 5.0
+	{"bmsk", nil, 70, 76},                             // bmsk requires sm_70, PTX ISA 7.6
+	{"szext", nil, 70, 76},                            // szext requires sm_70, PTX ISA 7.6
 	{"tanh", nil, 75, 70},                             // tanh.approx.f32 requires sm_75, PTX ISA 7.0
 	{"shfl", nil, 30, 60},                             // shfl.sync requires sm_30, PTX ISA 6.0
 	{"vote", nil, 30, 60},                             // vote.sync requires sm_30, PTX ISA 6.0
@@ -353,6 +359,20 @@ func checkForm(base string, parts []string, m mods) error {
 			}
 		case "":
 			return fmt.Errorf("needs a comparison")
+		}
+	case "bmsk", "szext":
+		// "bmsk.mode.b32", "szext.mode.type": the mode is required
+		if has("clamp") == has("wrap") {
+			return fmt.Errorf("%s needs one of .clamp and .wrap", base)
+		}
+	case "dp2a":
+		// "dp2a.mode.atype.btype": the mode is required
+		if has("lo") == has("hi") {
+			return fmt.Errorf("dp2a needs one of .lo and .hi")
+		}
+	case "mad24", "mul24":
+		if has("lo") == has("hi") {
+			return fmt.Errorf("%s needs one of .lo and .hi", base)
 		}
 	case "cvt":
 		if has("relu") && (len(m.types) == 0 || !halfType(m.types[0])) {

@@ -82,6 +82,20 @@ func TestInvalidPTXRefused(t *testing.T) {
 		{"atom.cas.b16 in PTX 6.0", ".version 6.0\n.target sm_70\n", "atom.global.cas.b16 %rs1, [%rd1], %rs2, %rs3;", "atom.cas.b16 requires .version 6.3"},
 		{"tanh on sm_70", sm70, "tanh.approx.f32 %f1, %f2;", "tanh requires .target sm_75"},
 		{"isspacep.shared::cluster on sm_80", sm80, "isspacep.shared::cluster %p1, %rd1;", "isspacep.shared::cluster requires .target sm_90"},
+		// "dp2a.mode.atype.btype", "bmsk.mode.b32", "szext.mode.type", "mad24.mode.type",
+		// "mad24.hi.sat.s32": the modes are required, the types the syntax's
+		{"dp2a without a mode", sm70, "dp2a.u32.u32 %r1, %r2, %r3, %r4;", "dp2a needs one of .lo and .hi"},
+		{"dp4a.b32", sm70, "dp4a.b32.u32 %r1, %r2, %r3, %r4;", "dp4a needs two types of .u32 and .s32"},
+		{"dp4a with one type", sm70, "dp4a.u32 %r1, %r2, %r3, %r4;", "dp4a needs two types of .u32 and .s32"},
+		{"bmsk without a mode", sm70, "bmsk.b32 %r1, %r2, %r3;", "bmsk needs one of .clamp and .wrap"},
+		{"bmsk.u32", sm70, "bmsk.wrap.u32 %r1, %r2, %r3;", "bmsk takes .b32"},
+		{"szext.b32", sm70, "szext.clamp.b32 %r1, %r2, %r3;", "szext takes .u32 or .s32"},
+		{"szext with both modes", sm70, "szext.clamp.wrap.s32 %r1, %r2, %r3;", "szext needs one of .clamp and .wrap"},
+		{"mul24 without a mode", sm70, "mul24.u32 %r1, %r2, %r3;", "mul24 needs one of .lo and .hi"},
+		{"mad24.lo.sat", sm70, "mad24.lo.sat.s32 %r1, %r2, %r3, %r4;", ".sat needs mad24.hi.s32"},
+		{"mad24.hi.sat.u32", sm70, "mad24.hi.sat.u32 %r1, %r2, %r3, %r4;", ".sat needs mad24.hi.s32"},
+		{"bmsk in PTX 7.5", ".version 7.5\n.target sm_70\n", "bmsk.wrap.b32 %r1, %r2, %r3;", "bmsk requires .version 7.6"},
+		{"dp4a on sm_60", ".version 7.8\n.target sm_60\n", "dp4a.u32.u32 %r1, %r2, %r3, %r4;", "dp4a requires .target sm_61"},
 		// operands
 		{"lop3 immLut out of range", sm70, "lop3.b32 %r1, %r2, %r3, %r4, 256;", "immLut must be an integer constant from 0 to 255"},
 		{"lop3 immLut a register", sm70, "lop3.b32 %r1, %r2, %r3, %r4, %r5;", "immLut must be an integer constant"},
@@ -149,6 +163,12 @@ func TestLoadsAtItsTarget(t *testing.T) {
 		{sm70, "ld.global.nc.L1::no_allocate.v2.u32 {%r1, %r2}, [%rd1];"},
 		{sm70, "atom.global.acq_rel.gpu.add.u32 %r1, [%rd1], 1;"},
 		{sm86, "tanh.approx.f32 %f1, %f2;"},
+		{sm70, "dp4a.s32.u32 %r1, %r2, %r3, %r4;"},
+		{sm70, "dp2a.hi.u32.s32 %r1, %r2, %r3, %r4;"},
+		{sm70, "bmsk.clamp.b32 %r1, %r2, 3;"},
+		{sm70, "szext.wrap.s32 %r1, %r2, %r3;"},
+		{sm70, "mad24.hi.sat.s32 %r1, %r2, %r3, %r4;"},
+		{sm70, "mul24.lo.u32 %r1, %r2, %r3;"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.inst, func(t *testing.T) {
