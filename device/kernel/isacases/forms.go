@@ -1,0 +1,327 @@
+package isacases
+
+import (
+	"fmt"
+	"math"
+)
+
+// Instructions and forms the classes' own files do not reach: the
+// integer dot products, mad24, bmsk and szext, prmt's modes, copysign,
+// min/max of zeros, carry chains, tanh, predicate logic, and the memory
+// ordering and hint instructions that are no-ops on one device.
+
+const (
+	isaDp4a      = "dp4a: Four-way byte dot product which is accumulated in 32-bit result. d = c; Va = extractAndSignOrZeroExt_4(a, .atype); Vb = extractAndSignOrZeroExt_4(b, .btype); for (i = 0; i < 4; ++i) d += Va[i] * Vb[i]."
+	isaDp2a      = "dp2a: Two-way 16-bit to 8-bit dot product which is accumulated in 32-bit result. Va = extractAndSignOrZeroExt_2(a, .atype); Vb = extractAndSignOrZeroExt_4(b, .btype); b_select = (.mode == .lo) ? 0 : 2; for (i = 0; i < 2; ++i) d += Va[i] * Vb[b_select + i]."
+	isaMad24     = "mad24: Compute the product of two 24-bit integer values held in 32-bit source registers, and add a third, 32-bit value to either the high or low 32-bits of the 48-bit result: t = a * b; d = t<47..16> + c (.hi), d = t<31..0> + c (.lo)."
+	isaMad24Sat  = "mad24.hi.sat.s32: The saturation modifier .sat limits result to MININT..MAXINT (no overflow) for the size of the operation. Applies only to .s32 type in .hi mode."
+	isaBmsk      = "bmsk: Generates a 32-bit mask starting from the bit position specified in operand a, and of the width specified in operand b. a1 = a & 0x1f; mask0 = (~0) << a1; b1 = b & 0x1f; sum = a1 + b1; mask1 = (~0) << sum; .clamp: a >= 32 gives mask0 = 0, b >= 32 a bit-width overflow; if (sum >= 32 || overflow) mask1 = 0; else if (b1 == 0) mask1 = ~0; d = mask0 & ~mask1."
+	isaSzext     = "szext: Sign-extends or zero-extends an N-bit value from operand a where N is specified in operand b. b1 = b & 0x1f; too_large = (b >= 32 && .mode == .clamp); mask = too_large ? 0 : (~0) << b1; sign_pos = (b1 - 1) & 0x1f; sign_bit = (b1 == 0 || too_large || .type != .s32) ? 0 : (a >> sign_pos) & 1; d = (a & ~mask) | (sign_bit ? mask : 0)."
+	isaPrmtMode  = "prmt.b32.mode: the f4e (forward 4 extract), b4e (backward 4 extract), rc8 (replicate 8), ecl (edge clamp left), ecr (edge clamp right) and rc16 (replicate 16) modes pick the bytes of d from {b, a} by the table of the mode and c[1:0]."
+	isaCopysign  = "copysign: Copy sign bit of a into value of b, and return the result as d."
+	isaMinZero   = "min/max (floating point): z = (x < y) ? x : y (z = (x > y) ? x : y); note: -0.0 < +0.0 here. If .NaN modifier is specified, then the result is canonical NaN if any of the inputs is NaN; otherwise a NaN input gives the other input."
+	isaCarry     = "add.cc, addc{.cc}, sub.cc, subc{.cc}: add or subtract with carry-out written to CC.CF and carry-in (borrow-in) CC.CF: addc: d = a + b + CC.CF; subc: d = a - (b + CC.CF). Multi-word additions and subtractions chain them."
+	isaMadCarry  = "mad.cc, madc: Multiplies two values, extracts either the high or low part of the result, and adds a third value along with carry-in (madc), writing the carry-out to CC.CF (.cc): t = a * b; d = t<63..32> + c + CC.CF (.hi), t<31..0> + c + CC.CF (.lo)."
+	isaTanh      = "tanh.approx.f32: tanh(+0) = +0, tanh(-0) = -0, tanh(+Inf) = +1.0, tanh(-Inf) = -1.0, tanh(NaN) = NaN."
+	isaPredLogic = "and, or, xor, not on .pred operands: the logical operation on the predicate values."
+	isaNoOp      = "membar, fence, prefetch, prefetchu: memory ordering and cache hints; they do not change any value a thread reads or writes on one device."
+	isaLaneRegs  = "%laneid: the thread's lane within the warp (0..31); %lanemask_eq, %lanemask_lt, %lanemask_le, %lanemask_gt, %lanemask_ge: 32-bit masks of the lanes equal to, below, up to, above, from the thread's lane."
+	isaCvtaLocal = "cvta: Convert an address between the generic and a state space: cvta.to.local of cvta.local gives back the .local address."
+	isaLdu       = "ldu: Load read-only data from an address that is common across all threads in the warp: d = a (the value in memory)."
+)
+
+// dot is dp4a's and dp2a's byte or half extraction: the n-bit fields of
+// v, sign- or zero-extended.
+func dotFields(v uint64, n int, sgn bool) []int64 {
+	var out []int64
+	for i := 0; i < 32/n; i++ {
+		out = append(out, int64(extend(v>>(n*i)&mask(n), n, sgn)))
+	}
+	return out
+}
+
+func formCases() []Case {
+	var cs []Case
+	i := func(class, name, isa, insn, d string, s []string, in []uint64, want uint64) {
+		cs = append(cs, ins(class, name, isa, insn, d, s, in, want))
+	}
+	// dp4a and dp2a, every signedness combination
+	da, db, dc := uint64(0x80ff7f02), uint64(0xfe817f03), uint64(0xfffffff6) // c = -10 as .s32
+	for _, at := range []string{"u32", "s32"} {
+		for _, bt := range []string{"u32", "s32"} {
+			ct := "s32"
+			if at == "u32" && bt == "u32" {
+				ct = "u32"
+			}
+			va, vb := dotFields(da, 8, at == "s32"), dotFields(db, 8, bt == "s32")
+			d := int64(int32(dc))
+			if ct == "u32" {
+				d = int64(dc)
+			}
+			for k := 0; k < 4; k++ {
+				d += va[k] * vb[k]
+			}
+			i("int", "dp4a."+at+"."+bt, isaDp4a, "dp4a."+at+"."+bt+" %d, %a, %b, %c", "b32", []string{"b32", "b32", "b32"}, []uint64{da, db, dc}, uint64(d)&mask(32))
+			for _, mode := range []string{"lo", "hi"} {
+				va := dotFields(da, 16, at == "s32")
+				sel := 0
+				if mode == "hi" {
+					sel = 2
+				}
+				d := int64(int32(dc))
+				if ct == "u32" {
+					d = int64(dc)
+				}
+				for k := 0; k < 2; k++ {
+					d += va[k] * vb[sel+k]
+				}
+				i("int", "dp2a."+mode+"."+at+"."+bt, isaDp2a, "dp2a."+mode+"."+at+"."+bt+" %d, %a, %b, %c", "b32", []string{"b32", "b32", "b32"}, []uint64{da, db, dc}, uint64(d)&mask(32))
+			}
+		}
+	}
+	// mad24 and mul24: the 48-bit product of the low 24 bits
+	m24 := func(a, b uint64, sgn bool) int64 {
+		return int64(extend(a&mask(24), 24, sgn)) * int64(extend(b&mask(24), 24, sgn))
+	}
+	x24, y24, c24 := uint64(0xab876543), uint64(0x12fedcba), uint64(0x00001000) // high bytes ignored
+	for _, t := range []string{"u32", "s32"} {
+		sg := t == "s32"
+		p := m24(x24, y24, sg)
+		tt := []string{t, t, t}
+		i("int", "mad24.lo."+t, isaMad24, "mad24.lo."+t+" %d, %a, %b, %c", t, tt, []uint64{x24, y24, c24}, uint64(p+int64(c24))&mask(32))
+		i("int", "mad24.hi."+t, isaMad24, "mad24.hi."+t+" %d, %a, %b, %c", t, tt, []uint64{x24, y24, c24}, (uint64(p)>>16+c24)&mask(32))
+		i("int", "mul24.hi."+t+" high bytes ignored", isaMul24, "mul24.hi."+t+" %d, %a, %b", t, tt[:2], []uint64{x24, y24}, uint64(p)>>16&mask(32))
+	}
+	// mad24.hi.sat.s32: -2^23 * -2^23 = 2^46, t<47..16> = 2^30; + 2^30 + 2^30 overflows
+	sat := func(v int64) uint64 { return uint64(max(min(v, math.MaxInt32), math.MinInt32)) & mask(32) }
+	for _, c := range []struct {
+		name    string
+		a, b, c uint64
+	}{
+		{"overflow", 0x800000, 0x800000, 0x7fffffff},
+		{"underflow", 0x800000, 0x7fffff, 0x80000000},
+		{"in range", 0xfff000, 0x001000, 5},
+	} {
+		hi := m24(c.a, c.b, true) >> 16
+		i("int", "mad24.hi.sat.s32 "+c.name, isaMad24Sat, "mad24.hi.sat.s32 %d, %a, %b, %c", "s32", []string{"s32", "s32", "s32"}, []uint64{c.a, c.b, c.c},
+			sat(hi+int64(int32(c.c))))
+	}
+	// bmsk and szext
+	bmsk := func(a, b uint64, clamp bool) uint64 {
+		a1, b1 := a&0x1f, b&0x1f
+		mask0 := uint64(0xffffffff) << a1 & mask(32)
+		sum := a1 + b1
+		mask1 := uint64(0xffffffff) << sum & mask(32)
+		over := sum >= 32
+		if clamp {
+			if a >= 32 {
+				over = true
+				mask0 = 0
+			}
+			if b >= 32 {
+				over = true
+			}
+		}
+		if over {
+			mask1 = 0
+		} else if b1 == 0 {
+			mask1 = mask(32)
+		}
+		return mask0 &^ mask1 & mask(32)
+	}
+	for _, ab := range [][2]uint64{{1, 2}, {0, 0}, {0, 32}, {4, 30}, {33, 3}, {31, 1}, {8, 40}, {40, 8}} {
+		for _, mode := range []string{"clamp", "wrap"} {
+			i("bit", fmt.Sprintf("bmsk.%s.b32 %d, %d", mode, ab[0], ab[1]), isaBmsk, "bmsk."+mode+".b32 %d, %a, %b", "b32", []string{"b32", "u32"},
+				[]uint64{ab[0], ab[1]}, bmsk(ab[0], ab[1], mode == "clamp"))
+		}
+	}
+	szext := func(a, b uint64, clamp, sgn bool) uint64 {
+		b1 := b & 0x1f
+		tooLarge := b >= 32 && clamp
+		m := uint64(0xffffffff) << b1 & mask(32)
+		if tooLarge {
+			m = 0
+		}
+		signPos := (b1 - 1) & 0x1f
+		var sbit uint64
+		if b1 != 0 && !tooLarge && sgn {
+			sbit = a >> signPos & 1
+		}
+		d := a &^ m
+		if sbit == 1 {
+			d |= m
+		}
+		return d & mask(32)
+	}
+	for _, ab := range [][2]uint64{{0xffffffff, 0}, {0x000000f0, 8}, {0x00000070, 8}, {0x12345678, 16}, {0x87654321, 32}, {0x87654321, 33}, {0x000000ff, 1}} {
+		for _, mode := range []string{"clamp", "wrap"} {
+			for _, t := range []string{"u32", "s32"} {
+				i("bit", fmt.Sprintf("szext.%s.%s %#x, %d", mode, t, ab[0], ab[1]), isaSzext, "szext."+mode+"."+t+" %d, %a, %b", t, []string{t, "u32"},
+					[]uint64{ab[0], ab[1]}, szext(ab[0], ab[1], mode == "clamp", t == "s32"))
+			}
+		}
+	}
+	// prmt's modes: the ISA's table, d.b3 d.b2 d.b1 d.b0 for c[1:0] = 0..3
+	modes := []struct {
+		name string
+		tab  [4][4]int
+	}{
+		{"f4e", [4][4]int{{3, 2, 1, 0}, {4, 3, 2, 1}, {5, 4, 3, 2}, {6, 5, 4, 3}}},
+		{"b4e", [4][4]int{{5, 6, 7, 0}, {6, 7, 0, 1}, {7, 0, 1, 2}, {0, 1, 2, 3}}},
+		{"rc8", [4][4]int{{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}}},
+		{"ecl", [4][4]int{{3, 2, 1, 0}, {3, 2, 1, 1}, {3, 2, 2, 2}, {3, 3, 3, 3}}},
+		{"ecr", [4][4]int{{0, 0, 0, 0}, {1, 1, 1, 0}, {2, 2, 1, 0}, {3, 2, 1, 0}}},
+		{"rc16", [4][4]int{{1, 0, 1, 0}, {3, 2, 3, 2}, {1, 0, 1, 0}, {3, 2, 3, 2}}},
+	}
+	pa, pb := uint64(0x33221100), uint64(0x77665544) // byte k of {b, a} is 0x11*k
+	for _, md := range modes {
+		for sel := 0; sel < 4; sel++ {
+			var want uint64
+			for k, src := range md.tab[sel] { // k = 0 is d.b3
+				want |= uint64(0x11*src) << (8 * (3 - k))
+			}
+			c := uint64(sel) | 0xfc // c's other bits are ignored
+			i("bit", fmt.Sprintf("prmt.b32.%s c=%d", md.name, sel), isaPrmtMode, "prmt.b32."+md.name+" %d, %a, %b, %c", "b32", []string{"b32", "b32", "b32"},
+				[]uint64{pa, pb, c}, want)
+		}
+	}
+	// copysign
+	i("float", "copysign.f32 -0 to 1.5", isaCopysign, "copysign.f32 %d, %a, %b", "f32", []string{"f32", "f32"}, []uint64{b32(float32(math.Copysign(0, -1))), b32(1.5)}, b32(-1.5))
+	i("float", "copysign.f32 + to -Inf", isaCopysign, "copysign.f32 %d, %a, %b", "f32", []string{"f32", "f32"}, []uint64{b32(2), b32(float32(math.Inf(-1)))}, b32(float32(math.Inf(1))))
+	i("float", "copysign.f32 - to a NaN", isaCopysign, "copysign.f32 %d, %a, %b", "f32", []string{"f32", "f32"}, []uint64{b32(-2), 0x7fc00123}, 0xffc00123)
+	i("float", "copysign.f64 - to 3", isaCopysign, "copysign.f64 %d, %a, %b", "f64", []string{"f64", "f64"}, []uint64{b64(-7), b64(3)}, b64(-3))
+	i("float", "copysign.f64 + to -0", isaCopysign, "copysign.f64 %d, %a, %b", "f64", []string{"f64", "f64"}, []uint64{b64(5), b64(math.Copysign(0, -1))}, 0)
+	// min/max of zeros and NaNs
+	nz32, nz64 := b32(float32(math.Copysign(0, -1))), b64(math.Copysign(0, -1))
+	for _, t := range []string{"f32", "f64"} {
+		nz, pz := nz32, uint64(0)
+		one := b32(1)
+		if t == "f64" {
+			nz, one = nz64, b64(1)
+		}
+		tt := []string{t, t}
+		i("float", "min."+t+" +0, -0", isaMinZero, "min."+t+" %d, %a, %b", t, tt, []uint64{pz, nz}, nz)
+		i("float", "min."+t+" -0, +0", isaMinZero, "min."+t+" %d, %a, %b", t, tt, []uint64{nz, pz}, nz)
+		i("float", "max."+t+" -0, +0", isaMinZero, "max."+t+" %d, %a, %b", t, tt, []uint64{nz, pz}, pz)
+		i("float", "max."+t+" +0, -0", isaMinZero, "max."+t+" %d, %a, %b", t, tt, []uint64{pz, nz}, pz)
+		nan := uint64(0x7fc00000)
+		if t == "f64" {
+			nan = 0x7ff8000000000000
+		}
+		i("float", "max."+t+" NaN, 1", isaMinZero, "max."+t+" %d, %a, %b", t, tt, []uint64{nan, one}, one)
+	}
+	i("float", "max.NaN.f32 1, NaN", isaMinZero, "max.NaN.f32 %d, %a, %b", "f32", []string{"f32", "f32"}, []uint64{b32(1), 0xffc00001}, 0x7fffffff)
+	i("float", "max.NaN.f32 -0, +0", isaMinZero, "max.NaN.f32 %d, %a, %b", "f32", []string{"f32", "f32"}, []uint64{nz32, 0}, 0)
+	i("float", "min.NaN.f32 +0, -0", isaMinZero, "min.NaN.f32 %d, %a, %b", "f32", []string{"f32", "f32"}, []uint64{0, nz32}, nz32)
+	// tanh.approx.f32's special values
+	for _, c := range []struct {
+		name   string
+		a, out uint64
+	}{
+		{"+0", 0, 0}, {"-0", nz32, nz32}, {"+Inf", b32(float32(math.Inf(1))), b32(1)}, {"-Inf", b32(float32(math.Inf(-1))), b32(-1)},
+	} {
+		i("approx", "tanh.approx.f32 "+c.name, isaTanh, "tanh.approx.f32 %d, %a", "f32", []string{"f32"}, []uint64{c.a}, c.out)
+	}
+	body := func(class, name, isa, body string, in []uint64, size int, want ...uint64) {
+		cs = append(cs, Case{Name: class + "/" + name, Class: class, ISA: isa, Body: body, In: in, Size: size, Want: want})
+	}
+	// carry chains: 128-bit add and subtract in 32-bit and 64-bit words
+	x128 := [2]uint64{0xffffffff_fffffffe, 0x00000001_ffffffff} // low, high
+	y128 := [2]uint64{0x00000000_00000003, 0xffffffff_00000001}
+	lo, carry := x128[0]+y128[0], uint64(0)
+	if lo < x128[0] {
+		carry = 1
+	}
+	hi := x128[1] + y128[1] + carry
+	body("int", "add.cc.u64 addc.u64 128-bit", isaCarry,
+		"ld.global.u64 %rd1, [%in];\nld.global.u64 %rd2, [%in+8];\nld.global.u64 %rd3, [%in+16];\nld.global.u64 %rd4, [%in+24];\n"+
+			"add.cc.u64 %rd5, %rd1, %rd3;\naddc.u64 %rd6, %rd2, %rd4;\nst.global.u64 [%out], %rd5;\nst.global.u64 [%out+8], %rd6;",
+		[]uint64{x128[0], x128[1], y128[0], y128[1]}, 8, lo, hi)
+	var w4 [4]uint64
+	var cf uint64
+	for k := 0; k < 4; k++ {
+		xa, yb := x128[k/2]>>(32*(k%2))&mask(32), y128[k/2]>>(32*(k%2))&mask(32)
+		s := xa + yb + cf
+		w4[k], cf = s&mask(32), s>>32
+	}
+	body("int", "add.cc.u32 addc.cc.u32 addc.u32 128-bit", isaCarry,
+		"ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%in];\nld.global.v4.u32 {%r5, %r6, %r7, %r8}, [%in+16];\n"+
+			"add.cc.u32 %r9, %r1, %r5;\naddc.cc.u32 %r10, %r2, %r6;\naddc.cc.u32 %r11, %r3, %r7;\naddc.u32 %r12, %r4, %r8;\n"+
+			"st.global.v2.u32 [%out], {%r9, %r10};\nst.global.v2.u32 [%out+8], {%r11, %r12};",
+		[]uint64{x128[0], x128[1], y128[0], y128[1]}, 8, w4[1]<<32|w4[0], w4[3]<<32|w4[2])
+	// subtraction: y - x with borrows
+	slo := y128[0] - x128[0]
+	var borrow uint64
+	if y128[0] < x128[0] {
+		borrow = 1
+	}
+	shi := y128[1] - (x128[1] + borrow)
+	body("int", "sub.cc.u64 subc.u64 128-bit", isaCarry,
+		"ld.global.u64 %rd1, [%in];\nld.global.u64 %rd2, [%in+8];\nld.global.u64 %rd3, [%in+16];\nld.global.u64 %rd4, [%in+24];\n"+
+			"sub.cc.u64 %rd5, %rd3, %rd1;\nsubc.u64 %rd6, %rd4, %rd2;\nst.global.u64 [%out], %rd5;\nst.global.u64 [%out+8], %rd6;",
+		[]uint64{x128[0], x128[1], y128[0], y128[1]}, 8, slo, shi)
+	var d4 [4]uint64
+	var bf uint64
+	for k := 0; k < 4; k++ {
+		ya, xb := y128[k/2]>>(32*(k%2))&mask(32), x128[k/2]>>(32*(k%2))&mask(32)
+		d := ya - xb - bf
+		d4[k], bf = d&mask(32), d>>63
+	}
+	body("int", "sub.cc.u32 subc.cc.u32 subc.u32 128-bit", isaCarry,
+		"ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%in];\nld.global.v4.u32 {%r5, %r6, %r7, %r8}, [%in+16];\n"+
+			"sub.cc.u32 %r9, %r5, %r1;\nsubc.cc.u32 %r10, %r6, %r2;\nsubc.cc.u32 %r11, %r7, %r3;\nsubc.u32 %r12, %r8, %r4;\n"+
+			"st.global.v2.u32 [%out], {%r9, %r10};\nst.global.v2.u32 [%out+8], {%r11, %r12};",
+		[]uint64{x128[0], x128[1], y128[0], y128[1]}, 8, d4[1]<<32|d4[0], d4[3]<<32|d4[2])
+	// mad.lo.cc then madc.hi: a*b + c as 64 bits from 32-bit halves
+	ma, mb, mc := uint64(0xfedcba98), uint64(0x89abcdef), uint64(0xffffffff_fffffff0)
+	full := ma*mb + mc
+	body("int", "mad.lo.cc.u32 madc.hi.u32", isaMadCarry,
+		"ld.global.u32 %r1, [%in];\nld.global.u32 %r2, [%in+8];\nld.global.v2.u32 {%r3, %r4}, [%in+16];\n"+
+			"mad.lo.cc.u32 %r5, %r1, %r2, %r3;\nmadc.hi.u32 %r6, %r1, %r2, %r4;\nst.global.v2.u32 [%out], {%r5, %r6};",
+		[]uint64{ma, mb, mc}, 8, full)
+	// predicate logic
+	for _, c := range []struct{ op, name string }{{"xor", "xor.pred"}, {"and", "and.pred"}, {"or", "or.pred"}} {
+		var want uint64
+		for k := 0; k < 4; k++ {
+			p, q := k&1 == 1, k&2 == 2
+			var r bool
+			switch c.op {
+			case "xor":
+				r = p != q
+			case "and":
+				r = p && q
+			default:
+				r = p || q
+			}
+			if r {
+				want |= 1 << k
+			}
+		}
+		var b string
+		for k := 0; k < 4; k++ {
+			b += fmt.Sprintf("setp.ne.u32 %%p1, %d, 0;\nsetp.ne.u32 %%p2, %d, 0;\n%s %%p3, %%p1, %%p2;\nselp.u32 %%r%d, %d, 0, %%p3;\n", k&1, k>>1&1, c.name, k+1, 1<<k)
+		}
+		b += "or.b32 %r1, %r1, %r2;\nor.b32 %r1, %r1, %r3;\nor.b32 %r1, %r1, %r4;\nst.global.u32 [%out], %r1;"
+		body("compare", c.name+" truth table", isaPredLogic, b, nil, 4, want)
+	}
+	body("compare", "not.pred", isaPredLogic, "setp.eq.u32 %p1, %t, 0;\nnot.pred %p2, %p1;\nnot.pred %p3, %p2;\nselp.u32 %r1, 2, 0, %p2;\nselp.u32 %r2, 1, 0, %p3;\nor.b32 %r1, %r1, %r2;\nst.global.u32 [%out], %r1;", nil, 4, 1)
+	// no-ops on one device, and ldu
+	body("memory", "membar fence prefetch", isaNoOp,
+		"ld.global.u32 %r1, [%in];\nmembar.gl;\nmembar.cta;\nmembar.sys;\nfence.sc.gpu;\nfence.acq_rel.cta;\nfence.proxy.alias;\n"+
+			"prefetch.global.L2 [%in];\nprefetch.global.L1 [%in];\nprefetchu.L1 [%in];\nst.global.u32 [%out], %r1;\nfence.sc.sys;\nld.global.u32 %r2, [%out];\nst.global.u32 [%out+8], %r2;",
+		[]uint64{0x12345678}, 4, 0x12345678, 0x12345678)
+	body("memory", "ldu.global.u32", isaLdu, "ldu.global.u32 %r1, [%in+8];\nst.global.u32 [%out], %r1;", []uint64{1, 0xcafe}, 4, 0xcafe)
+	body("memory", "ldu.global.v2.u64", isaLdu+" "+isaLdVec, "ldu.global.v2.u64 {%rd1, %rd2}, [%in];\nst.global.u64 [%out], %rd2;\nst.global.u64 [%out+8], %rd1;", []uint64{3, 4}, 8, 4, 3)
+	body("memory", "ld.global.nc.v2.u32", isaLdVec, "ld.global.nc.v2.u32 {%r1, %r2}, [%in];\nst.global.u32 [%out], %r2;", []uint64{0x11111111_22222222}, 4, 0x11111111)
+	body("memory", "cvta.to.local of cvta.local", isaCvtaLocal,
+		".local .align 8 .b8 buf[16];\nmov.u64 %rd9, buf;\ncvta.local.u64 %rd1, %rd9;\ncvta.to.local.u64 %rd2, %rd1;\nst.local.u32 [%rd2+4], 66;\nld.local.u32 %r1, [%rd9+4];\nsetp.eq.u64 %p1, %rd2, %rd9;\nselp.u32 %r2, 1000, 0, %p1;\nadd.u32 %r1, %r1, %r2;\nst.global.u32 [%out], %r1;",
+		nil, 4, 1066)
+	// special registers of the lane
+	cs = append(cs, warp32("%laneid and %lanemask_*", isaLaneRegs,
+		"mov.u32 %r1, %laneid;\nmov.u32 %r2, %lanemask_eq;\nmov.u32 %r3, %lanemask_lt;\nmov.u32 %r4, %lanemask_le;\nmov.u32 %r5, %lanemask_gt;\nmov.u32 %r6, %lanemask_ge;\n"+
+			"setp.eq.u32 %p1, %r1, %t;\nshl.b32 %r7, 1, %t;\nsetp.eq.u32 %p2, %r2, %r7;\nsub.u32 %r8, %r7, 1;\nsetp.eq.u32 %p3, %r3, %r8;\nor.b32 %r8, %r8, %r7;\nsetp.eq.u32 %p4, %r4, %r8;\n"+
+			"not.b32 %r9, %r8;\nsetp.eq.u32 %p5, %r5, %r9;\nnot.b32 %r9, %r3;\nsetp.eq.u32 %p6, %r6, %r9;\n"+
+			"and.pred %p1, %p1, %p2;\nand.pred %p1, %p1, %p3;\nand.pred %p1, %p1, %p4;\nand.pred %p1, %p1, %p5;\nand.pred %p1, %p1, %p6;\nselp.u32 %r10, 1, 0, %p1;\nst.global.b32 [%oa], %r10;",
+		func(int) (uint64, bool) { return 1, true }))
+	return cs
+}
