@@ -218,6 +218,9 @@ func (b *builder) decodeCvt(ri rawInst, in inst, m mods) (inst, error) {
 		}
 		g := one.f1
 		in.f2 = func(a, b uint64) uint64 { return g(a)<<16 | g(b) }
+		if err := b.checkRegSizes(ri, []typ{dt, tF32, tF32}, false); err != nil {
+			return in, err
+		}
 		return b.aluT(ri, in, 2, tF32, tNone)
 	}
 	o := cvtOpts{relu: relu, satFinite: satFin}
@@ -231,6 +234,9 @@ func (b *builder) decodeCvt(ri rawInst, in inst, m mods) (inst, error) {
 		return in, errf(ri.line, "%s: %v", ri.opcode, err)
 	}
 	in.f1 = fn.f1
+	if err := b.checkRegSizes(ri, []typ{dt, st}, true); err != nil {
+		return in, err
+	}
 	return b.aluT(ri, in, n, fn.srcT, tNone)
 }
 

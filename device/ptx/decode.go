@@ -371,6 +371,9 @@ func (b *builder) decode(ri rawInst) (inst, error) {
 			return in, err
 		}
 		in.op = opSelp
+		if err := b.checkRegSizes(ri, []typ{t, t, t, tPred}, false); err != nil {
+			return in, err
+		}
 		if in.d[0], err = b.dst(ri.ops[0]); err != nil {
 			return in, err
 		}
@@ -433,6 +436,9 @@ func (b *builder) decode(ri rawInst) (inst, error) {
 		srcT := fn.srcT
 		if srcT == tNone {
 			srcT = t
+		}
+		if err := b.checkOperandSizes(ri, base, m, n, srcT, fn.srcT2); err != nil {
+			return in, err
 		}
 		return b.aluT(ri, in, n, srcT, fn.srcT2)
 	}
@@ -532,6 +538,9 @@ func (b *builder) decodeSetp(ri rawInst, in inst, m mods) (inst, error) {
 		return in, errf(ri.line, "%s: %v", ri.opcode, err)
 	}
 	in.op, in.cmp = opSetp, cmp
+	if err := b.checkRegSizes(ri, []typ{tPred, t, t, tPred}, false); err != nil {
+		return in, err
+	}
 	if err = b.dstOrPair(&in, ri.ops[0], true); err != nil {
 		return in, err
 	}
@@ -1015,4 +1024,66 @@ func (b *builder) decodeBarRed(ri rawInst, in inst, m mods) (inst, error) {
 	}
 	in.a[2], err = b.predSrc(&in, ri.ops[len(ri.ops)-1])
 	return in, err
+}
+
+// checkOperandSizes refuses an ALU instruction with a register operand
+// whose size is not its type's, as ptxas does ("Arguments mismatch"): the
+// ISA's operand type checking lets a register of any type of the same
+// size stand for an operand (bit-size types are compatible with every type
+// of their size) and a predicate only for a .pred operand; only ld, st
+// and cvt take wider registers ("ld, st, and cvt instructions permit
+// source and destination data operands to be wider than the
+// instruction-type size"). Immediates, special registers and addresses
+// are not checked.
+func (b *builder) checkOperandSizes(ri rawInst, base string, m mods, n int, srcT, srcT2 typ) error {
+	if len(ri.ops) != n+1 {
+		return nil // aluT reports the operand count
+	}
+	t := m.types[0]
+	dt := t
+	srcs := make([]typ, n)
+	for i := range srcs {
+		srcs[i] = srcT
+	}
+	if srcT2 != tNone {
+		srcs[n-1] = srcT2
+	}
+	switch base {
+	case "popc", "clz", "bfind":
+		dt = tU32
+	case "testp":
+		dt = tPred
+	case "mul", "mad":
+		if m.other["wide"] {
+			dt = map[int]typ{2: tB32, 4: tB64}[t.size()]
+		}
+	case "bfe": // "bfe.type d, a, b, c": b and c are .u32
+		srcs[1] = tU32
+	case "bfi": // "bfi.type f, a, b, c, d": c and d are .u32
+		srcs[2] = tU32
+	}
+	return b.checkRegSizes(ri, append([]typ{dt}, srcs...), false)
+}
+
+// checkRegSizes checks the register operands of ri against types, one
+// for each operand (tNone: not checked), as checkOperandSizes says; wider
+// lets a register be wider than its type (cvt's operands).
+func (b *builder) checkRegSizes(ri rawInst, types []typ, wider bool) error {
+	for i, want := range types {
+		if i >= len(ri.ops) || ri.ops[i].kind != roName || want == tNone {
+			continue
+		}
+		o := ri.ops[i]
+		_, rt, ok := b.reg(o.name)
+		if !ok {
+			continue
+		}
+		switch {
+		case (rt == tPred) != (want == tPred):
+		case rt == tPred, rt.size() == want.size(), wider && rt.size() > want.size():
+			continue
+		}
+		return errf(ri.line, "%s: operand %s is a .%s register, the instruction's operand there is .%s", ri.opcode, o.name, typName(rt), typName(want))
+	}
+	return nil
 }

@@ -96,6 +96,16 @@ func TestInvalidPTXRefused(t *testing.T) {
 		{"mad24.hi.sat.u32", sm70, "mad24.hi.sat.u32 %r1, %r2, %r3, %r4;", ".sat needs mad24.hi.s32"},
 		{"bmsk in PTX 7.5", ".version 7.5\n.target sm_70\n", "bmsk.wrap.b32 %r1, %r2, %r3;", "bmsk requires .version 7.6"},
 		{"dp4a on sm_60", ".version 7.8\n.target sm_60\n", "dp4a.u32.u32 %r1, %r2, %r3, %r4;", "dp4a requires .target sm_61"},
+		// operand sizes: "ld, st, and cvt instructions permit source and destination data
+		// operands to be wider than the instruction-type size", no other instruction
+		{"add.s32 into a 64-bit register", sm70, "add.s32 %rd1, %r2, %r3;", "operand %rd1 is a .b64 register, the instruction's operand there is .s32"},
+		{"add.s64 of a 32-bit register", sm70, "add.s64 %rd1, %r2, %rd3;", "operand %r2 is a .b32 register"},
+		{"mul.wide.s32 into a 32-bit register", sm70, "mul.wide.s32 %r1, %r2, %r3;", "operand %r1 is a .b32 register, the instruction's operand there is .b64"},
+		{"add.s32 into a predicate", sm70, "add.s32 %p1, %r2, %r3;", "operand %p1 is a .pred register"},
+		{"setp into a 32-bit register", sm70, "setp.eq.s32 %r1, %r2, %r3;", "operand %r1 is a .b32 register, the instruction's operand there is .pred"},
+		{"selp with a 32-bit selector", sm70, "selp.b32 %r1, %r2, %r3, %r4;", "operand %r4 is a .b32 register, the instruction's operand there is .pred"},
+		{"cvt.u64.u32 into a 32-bit register", sm70, "cvt.u64.u32 %r1, %r2;", "operand %r1 is a .b32 register, the instruction's operand there is .u64"},
+		{"popc.b64 of a 32-bit register", sm70, "popc.b64 %r1, %r2;", "operand %r2 is a .b32 register"},
 		// operands
 		{"lop3 immLut out of range", sm70, "lop3.b32 %r1, %r2, %r3, %r4, 256;", "immLut must be an integer constant from 0 to 255"},
 		{"lop3 immLut a register", sm70, "lop3.b32 %r1, %r2, %r3, %r4, %r5;", "immLut must be an integer constant"},
@@ -169,6 +179,17 @@ func TestLoadsAtItsTarget(t *testing.T) {
 		{sm70, "szext.wrap.s32 %r1, %r2, %r3;"},
 		{sm70, "mad24.hi.sat.s32 %r1, %r2, %r3, %r4;"},
 		{sm70, "mul24.lo.u32 %r1, %r2, %r3;"},
+		{sm70, "mul.wide.s32 %rd1, %r2, %r3;"},
+		{sm70, "mad.wide.u32 %rd1, %r2, %r3, %rd4;"},
+		{sm70, "add.f32 %f1, %r2, %f3;"},
+		{sm70, "popc.b64 %r1, %rd2;"},
+		{sm70, "bfe.u64 %rd1, %rd2, %r3, %r4;"},
+		{sm70, "bfi.b64 %rd1, %rd2, %rd3, %r4, %r5;"},
+		{sm70, "shl.b64 %rd1, %rd2, %r3;"},
+		{sm70, "cvt.u16.u32 %rs1, %rd2;"},
+		{sm70, "cvt.u32.u16 %r1, %r2;"},
+		{sm70, "testp.finite.f64 %p1, %fd1;"},
+		{sm70, "setp.lt.s32 %p1|%p2, %r1, %r2;"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.inst, func(t *testing.T) {
