@@ -52,8 +52,9 @@
 // (min/max .NaN and .relu need sm_80, .xorsign sm_86, redux.sync sm_80
 // and PTX 7.0, match.sync sm_70, activemask PTX 6.2, atom.cas.b16 PTX 6.3,
 // tanh sm_75, ...). A module without .target or .version is not checked
-// against them. Instructions that are no-ops here (membar, fence,
-// prefetch, ...) are not checked.
+// against them. Of the instructions that are no-ops here, membar, fence,
+// prefetch and prefetchu are checked for the ISA's modifiers (a level for
+// membar and prefetch); the others (nanosleep, pmevent, ...) are not.
 //
 // Module variables (.global and .const, initialized or not) live in
 // memory the Module owns: their device address is that memory's host

@@ -2,6 +2,7 @@ package ptx
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -58,8 +59,9 @@ const (
 )
 
 // validMods lists, for each instruction the interpreter decodes, the
-// modifiers (type names aside) the PTX ISA gives it. Instructions not
-// listed here (membar, fence, prefetch and other no-ops) are not checked.
+// modifiers (type names aside) the PTX ISA gives it, the no-ops membar,
+// fence, prefetch and prefetchu included. Instructions not listed here
+// (the other no-ops) are not checked.
 var validMods = map[string]string{
 	"bra": "uni", "call": "uni", "ret": "uni", "exit": "", "trap": "",
 	"bar":        "sync arrive red popc and or warp cta aligned",
@@ -105,7 +107,33 @@ var validMods = map[string]string{
 	"tanh":     "approx",
 	"copysign": "",
 	"testp":    "finite infinite number notanumber normal subnormal",
+	"membar":   "cta gl sys proxy alias",
+	"fence": "sc acq_rel acquire release cta cluster gpu sys proxy alias async global shared::cta shared::cluster " +
+		"async::generic tensormap::generic op_restrict mbarrier_init sync_restrict::shared::cta sync_restrict::shared::cluster",
+	"prefetch":  "global local L1 L2 L2::evict_last L2::evict_normal tensormap const param",
+	"prefetchu": "L1",
 }
+
+// validTypes lists, for the integer and bit instructions (and the
+// arithmetic ones that have integer forms), the instruction types the PTX
+// ISA's syntax gives them: ptxas refuses others ("Unexpected instruction
+// types specified"). Instructions not listed here are not checked.
+var validTypes = map[string]string{
+	"add": intTypes + "f32 f64 f16 f16x2 bf16 bf16x2", "sub": intTypes + "f32 f64 f16 f16x2 bf16 bf16x2",
+	"mul": intTypes + "f32 f64 f16 f16x2 bf16 bf16x2", "mad": intTypes + "f32 f64",
+	"div": intTypes + "f32 f64", "rem": intTypes, "sad": intTypes,
+	"min": intTypes + "f32 f64 f16 f16x2 bf16 bf16x2", "max": intTypes + "f32 f64 f16 f16x2 bf16 bf16x2",
+	"abs": "s16 s32 s64 f32 f64 f16 f16x2 bf16 bf16x2", "neg": "s16 s32 s64 f32 f64 f16 f16x2 bf16 bf16x2",
+	"and": "pred b16 b32 b64", "or": "pred b16 b32 b64", "xor": "pred b16 b32 b64", "not": "pred b16 b32 b64",
+	"cnot": "b16 b32 b64", "shl": "b16 b32 b64", "shr": "b16 b32 b64 " + intTypes,
+	"popc": "b32 b64", "clz": "b32 b64", "brev": "b32 b64", "bfi": "b32 b64",
+	"bfind": "u32 u64 s32 s64", "bfe": "u32 u64 s32 s64",
+	"prmt": "b32", "shf": "b32", "activemask": "b32",
+	"selp": "b16 b32 b64 " + intTypes + "f32 f64", "slct": "b16 b32 b64 " + intTypes + "f32 f64",
+}
+
+// intTypes are the signed and unsigned integer types of arithmetic.
+const intTypes = "u16 u32 u64 s16 s32 s64 "
 
 // unsupportedMods are modifiers of the ISA the interpreter does not run
 // on the instructions that take them (a cache-policy operand, cluster
@@ -248,6 +276,9 @@ func checkForm(base string, parts []string, m mods) error {
 		t = m.types[0]
 	}
 	has := func(s string) bool { return hasAll(parts, []string{s}) }
+	if list, ok := validTypes[base]; ok && t != tNone && !slices.Contains(strings.Fields(list), typName(t)) {
+		return fmt.Errorf("%s takes .%s, not .%s", base, strings.Join(strings.Fields(list), ", ."), typName(t))
+	}
 	isF32 := t == tF32
 	half := t == tF16 || t == tF16x2 || t == tBF16 || t == tBF16x2
 	fl := t.float() || half
@@ -359,6 +390,26 @@ func checkForm(base string, parts []string, m mods) error {
 			}
 		case "":
 			return fmt.Errorf("needs a comparison")
+		}
+	case "slct":
+		// "slct.dtype.s32 d, a, b, c", "slct{.ftz}.dtype.f32 d, a, b, c"
+		if len(m.types) != 2 || m.types[1] != tS32 && m.types[1] != tF32 {
+			return fmt.Errorf("slct's selector c is .s32 or .f32")
+		}
+	case "shf":
+		// "shf.l.mode.b32", "shf.r.mode.b32": the direction and the mode are required
+		if has("l") == has("r") || has("clamp") == has("wrap") {
+			return fmt.Errorf("shf needs one of .l and .r and one of .clamp and .wrap")
+		}
+	case "membar":
+		// "membar.level", .level = { .cta, .gl, .sys }; "membar.proxy.proxykind"
+		if n := len(parts); n == 0 || n == 1 && !has("cta") && !has("gl") && !has("sys") || n == 2 && !(has("proxy") && has("alias")) || n > 2 {
+			return fmt.Errorf("membar needs one level of .cta, .gl and .sys, or .proxy.alias")
+		}
+	case "prefetch", "prefetchu":
+		// "prefetch{.space}.level [a]", "prefetchu.L1 [a]": the level is required
+		if !has("L1") && !has("L2") && !has("L2::evict_last") && !has("L2::evict_normal") && !has("tensormap") {
+			return fmt.Errorf("%s needs a level (.L1 or .L2)", base)
 		}
 	case "bmsk", "szext":
 		// "bmsk.mode.b32", "szext.mode.type": the mode is required

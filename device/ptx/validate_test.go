@@ -106,6 +106,27 @@ func TestInvalidPTXRefused(t *testing.T) {
 		{"selp with a 32-bit selector", sm70, "selp.b32 %r1, %r2, %r3, %r4;", "operand %r4 is a .b32 register, the instruction's operand there is .pred"},
 		{"cvt.u64.u32 into a 32-bit register", sm70, "cvt.u64.u32 %r1, %r2;", "operand %r1 is a .b32 register, the instruction's operand there is .u64"},
 		{"popc.b64 of a 32-bit register", sm70, "popc.b64 %r1, %r2;", "operand %r2 is a .b32 register"},
+		// instruction types: the ISA's syntax lists each instruction's ("Unexpected
+		// instruction types specified", ptxas says of others)
+		{"popc.u32", sm70, "popc.u32 %r1, %r2;", "popc takes .b32, .b64, not .u32"},
+		{"bfe.b32", sm70, "bfe.b32 %r1, %r2, 1, 2;", "bfe takes .u32, .u64, .s32, .s64, not .b32"},
+		{"abs.u32", sm70, "abs.u32 %r1, %r2;", "abs takes .s16, .s32, .s64"},
+		{"xor.u32", sm70, "xor.u32 %r1, %r2, %r3;", "xor takes .pred, .b16, .b32, .b64, not .u32"},
+		{"add.b32", sm70, "add.b32 %r1, %r2, %r3;", "not .b32"},
+		{"add.u8", sm70, "add.u8 %rs1, %rs2, %rs3;", "not .u8"},
+		{"selp.pred", sm70, "selp.pred %p1, %p2, %p3, %p1;", "selp takes .b16"},
+		{"slct with a .u32 selector", sm70, "slct.u32.u32 %r1, %r2, %r3, %r4;", "slct's selector c is .s32 or .f32"},
+		{"activemask.u32", sm70, "activemask.u32 %r1;", "activemask takes .b32, not .u32"},
+		{"prmt.b64", sm70, "prmt.b64 %rd1, %rd2, %rd3, %rd4;", "prmt takes .b32, not .b64"},
+		{"shf.l.wrap.b64", sm70, "shf.l.wrap.b64 %rd1, %rd2, %rd3, %r4;", "shf takes .b32, not .b64"},
+		{"shf without a mode", sm70, "shf.l.b32 %r1, %r2, %r3, %r4;", "shf needs one of .l and .r and one of .clamp and .wrap"},
+		// the no-ops' modifiers: "membar.level", "fence{.sem}.scope", "prefetch{.space}.level"
+		{"membar without a level", sm70, "membar;", "membar needs one level"},
+		{"membar.bogus", sm70, "membar.bogus;", "unknown modifier .bogus"},
+		{"membar with two levels", sm70, "membar.cta.gl;", "membar needs one level"},
+		{"fence.bogus", sm70, "fence.bogus;", "unknown modifier .bogus"},
+		{"prefetch without a level", sm70, "prefetch.global [%rd1];", "prefetch needs a level"},
+		{"prefetchu.L2", sm70, "prefetchu.L2 [%rd1];", ".L2 does not apply to prefetchu"},
 		// operands
 		{"lop3 immLut out of range", sm70, "lop3.b32 %r1, %r2, %r3, %r4, 256;", "immLut must be an integer constant from 0 to 255"},
 		{"lop3 immLut a register", sm70, "lop3.b32 %r1, %r2, %r3, %r4, %r5;", "immLut must be an integer constant"},
@@ -190,6 +211,19 @@ func TestLoadsAtItsTarget(t *testing.T) {
 		{sm70, "cvt.u32.u16 %r1, %r2;"},
 		{sm70, "testp.finite.f64 %p1, %fd1;"},
 		{sm70, "setp.lt.s32 %p1|%p2, %r1, %r2;"},
+		{sm70, "shr.s32 %r1, %r2, 3;"},
+		{sm70, "not.pred %p1, %p2;"},
+		{sm70, "slct.f32.s32 %f1, %f2, %f3, %r4;"},
+		{sm70, "shf.r.clamp.b32 %r1, %r2, %r3, %r4;"},
+		{sm70, "membar.gl;"},
+		{sm70, "membar.sys;"},
+		{sm70, "fence.sc.cta;"},
+		{sm70, "fence.acq_rel.gpu;"},
+		{sm70, "fence.proxy.alias;"},
+		{sm70, "prefetch.global.L2 [%rd1];"},
+		{sm70, "prefetch.L1 [%rd1];"},
+		{sm80, "prefetch.global.L2::evict_last [%rd1];"},
+		{sm70, "prefetchu.L1 [%rd1];"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.inst, func(t *testing.T) {
