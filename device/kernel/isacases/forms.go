@@ -27,6 +27,15 @@ const (
 	isaNoOp      = "membar, fence, prefetch, prefetchu: memory ordering and cache hints; they do not change any value a thread reads or writes on one device."
 	isaLaneRegs  = "%laneid: the thread's lane within the warp (0..31); %lanemask_eq, %lanemask_lt, %lanemask_le, %lanemask_gt, %lanemask_ge: 32-bit masks of the lanes equal to, below, up to, above, from the thread's lane."
 	isaCvtaLocal = "cvta: Convert an address between the generic and a state space: cvta.to.local of cvta.local gives back the .local address."
+	isaSetpPair  = "setp: Compares two values and combines the result with another predicate value by applying a Boolean operator; p = (a CmpOp b); q = !(a CmpOp b) when the destination is written p|q."
+	isaMovPack   = "mov: pack scalar elements into a wider destination or unpack one into scalars: mov.b64 d, {lo, hi} and mov.b64 {lo, hi}, a (the first element in the least significant bits)."
+	isaPredExec  = "Predicated execution: @{!}p instruction; the instruction runs in the threads where the guard predicate is True (with !, False)."
+	isaIntLit    = "Integer constants: hexadecimal 0[xX]hexdigit+, octal 0octitdigit+, binary 0[bB]bit+, decimal; a U suffix makes the literal unsigned."
+	isaSreg      = "%ntid, %nctaid, %ctaid: the CTA's dimensions, the grid's dimensions, the CTA's index in the grid; %nwarpid: the maximum number of warp identifiers; %nsmid, %smid: the SM identifier is less than %nsmid."
+	isaAddrOff   = "Addresses as operands: [reg+imm] where imm is a signed 32-bit offset, [reg+-imm] a negative one."
+	isaCvtRniF64 = "cvt.rni, .rzi, .rmi, .rpi for float-to-float of the same size: round to the nearest integer, choosing even on a tie; towards zero; towards -infinity; towards +infinity."
+	isaVoteHalf  = "vote.sync.ballot.b32: d is set to a mask in which bit i is the predicate a of lane i, for the threads in membermask; lanes not in membermask give 0 bits."
+	isaBarWarp   = "bar.warp.sync: causes the executing thread to wait until all threads corresponding to membermask have executed a bar.warp.sync with the same membermask value before resuming execution; it also guarantees memory ordering among the threads."
 	isaLdu       = "ldu: Load read-only data from an address that is common across all threads in the warp: d = a (the value in memory)."
 )
 
@@ -316,6 +325,69 @@ func formCases() []Case {
 	body("memory", "cvta.to.local of cvta.local", isaCvtaLocal,
 		".local .align 8 .b8 buf[16];\nmov.u64 %rd9, buf;\ncvta.local.u64 %rd1, %rd9;\ncvta.to.local.u64 %rd2, %rd1;\nst.local.u32 [%rd2+4], 66;\nld.local.u32 %r1, [%rd9+4];\nsetp.eq.u64 %p1, %rd2, %rd9;\nselp.u32 %r2, 1000, 0, %p1;\nadd.u32 %r1, %r1, %r2;\nst.global.u32 [%out], %r1;",
 		nil, 4, 1066)
+	// setp's p|q, predicated execution, mov pack and unpack, literals
+	body("compare", "setp p|q", isaSetpPair,
+		"setp.lt.s32 %p1|%p2, %t, 1;\nselp.u32 %r1, 1, 0, %p1;\nselp.u32 %r2, 2, 0, %p2;\nsetp.gt.s32 %p3|%p4, %t, 1;\nselp.u32 %r3, 4, 0, %p3;\nselp.u32 %r4, 8, 0, %p4;\n"+
+			"or.b32 %r1, %r1, %r2;\nor.b32 %r1, %r1, %r3;\nor.b32 %r1, %r1, %r4;\nst.global.u32 [%out], %r1;", nil, 4, 1|8)
+	body("compare", "@!p and @p", isaPredExec,
+		"mov.u32 %r1, 5;\nsetp.eq.u32 %p1, %t, 0;\n@!%p1 mov.u32 %r1, 7;\n@%p1 add.u32 %r1, %r1, 100;\nst.global.u32 [%out], %r1;", nil, 4, 105)
+	body("memory", "mov.b64 pack and unpack", isaMovPack,
+		"mov.u32 %r1, 0x89abcdef;\nmov.u32 %r2, 0x01234567;\nmov.b64 %rd1, {%r1, %r2};\nmov.b64 {%r3, %r4}, %rd1;\nmov.b32 {%h1, %h2}, %r3;\nmov.b32 %r5, {%h2, %h1};\n"+
+			"st.global.u64 [%out], %rd1;\nst.global.u32 [%out+8], %r5;\nst.global.u32 [%out+16], %r4;", nil, 8, 0x01234567_89abcdef, 0xa5a5a5a5_cdef89ab, 0xa5a5a5a5_01234567)
+	body("int", "integer literals", isaIntLit,
+		"mov.u32 %r1, 010;\nmov.u32 %r2, 0b101;\nmov.u32 %r3, 0X1f;\nmov.u32 %r4, 7U;\nmul.lo.u32 %r1, %r1, 1000;\nmad.lo.u32 %r1, %r2, 100, %r1;\nadd.u32 %r1, %r1, %r3;\nadd.u32 %r1, %r1, %r4;\nst.global.u32 [%out], %r1;",
+		nil, 4, 8*1000+5*100+31+7)
+	body("memory", "ld.global with a negative offset", isaAddrOff,
+		"add.u64 %rd1, %in, 16;\nld.global.u32 %r1, [%rd1+-12];\nld.global.u32 %r2, [%rd1-8];\nst.global.u32 [%out], %r1;\nst.global.u32 [%out+8], %r2;", []uint64{0x11111111_22222222, 0x33333333_44444444}, 4, 0x11111111, 0x44444444)
+	body("memory", "%ntid %nctaid %ctaid %nwarpid %smid", isaSreg,
+		"mov.u32 %r1, %ntid.x;\nmov.u32 %r2, %ntid.y;\nmov.u32 %r3, %nctaid.x;\nmov.u32 %r4, %ctaid.x;\nmov.u32 %r5, %nwarpid;\nmov.u32 %r6, %smid;\nmov.u32 %r7, %nsmid;\n"+
+			"setp.gt.u32 %p1, %r5, 0;\nsetp.lt.u32 %p2, %r6, %r7;\nand.pred %p1, %p1, %p2;\nselp.u32 %r5, 1000, 0, %p1;\n"+
+			"mad.lo.u32 %r1, %r1, 100, %r5;\nmad.lo.u32 %r1, %r2, 10, %r1;\nadd.u32 %r1, %r1, %r3;\nadd.u32 %r1, %r1, %r4;\nst.global.u32 [%out], %r1;", nil, 4, 1000+100+10+1)
+	// cvt.r?i.f64.f64
+	for _, c := range []struct {
+		mode    string
+		in, out float64
+	}{
+		{"rni", 2.5, 2}, {"rni", 3.5, 4}, {"rni", -0.5, math.Copysign(0, -1)}, {"rzi", -1.75, -1}, {"rmi", -0.5, -1}, {"rpi", -0.5, math.Copysign(0, -1)},
+		{"rpi", 0x1p51 + 0.5, 0x1p51 + 1}, {"rmi", 0x1p51 + 0.5, 0x1p51}, {"rni", 0x1p51 + 0.5, 0x1p51}, {"rzi", 1e300, 1e300},
+	} {
+		i("cvt", fmt.Sprintf("cvt.%s.f64.f64 %v", c.mode, c.in), isaCvtRniF64, "cvt."+c.mode+".f64.f64 %d, %a", "f64", []string{"f64"}, []uint64{b64(c.in)}, b64(c.out))
+	}
+	// atomics: inc and dec at their edges, 64-bit cas and and, on shared and global memory
+	one := func(name, op string, init, b uint64, newv uint64) {
+		cs = append(cs, Case{Name: "atomic/" + name, Class: "atomic", ISA: isaAtom, Decls: ".shared .align 8 .b8 sh[16];",
+			Body: "mov.u32 %r9, sh;\nld.global.u64 %rd1, [%in];\nld.global.u64 %rd2, [%in+8];\nst.shared.u64 [%r9], %rd1;\n" + op +
+				"\nld.shared.u64 %rd4, [%r9];\nst.global.u64 [%out], %rd4;\nst.global.u64 [%out+8], %rd3;",
+			In: []uint64{init, b}, Want: []uint64{newv, init}})
+	}
+	one("atom.shared.inc.u32 at the bound", "cvt.u32.u64 %r2, %rd2;\natom.shared.inc.u32 %r3, [%r9], %r2;\ncvt.u64.u32 %rd3, %r3;", 5, 5, 0)
+	one("atom.shared.inc.u32 bound 0", "cvt.u32.u64 %r2, %rd2;\natom.shared.inc.u32 %r3, [%r9], %r2;\ncvt.u64.u32 %rd3, %r3;", 0, 0, 0)
+	one("atom.shared.inc.u32 below the bound", "cvt.u32.u64 %r2, %rd2;\natom.shared.inc.u32 %r3, [%r9], %r2;\ncvt.u64.u32 %rd3, %r3;", 0xfffffffd, 0xffffffff, 0xfffffffe)
+	one("atom.shared.dec.u32 from 0", "cvt.u32.u64 %r2, %rd2;\natom.shared.dec.u32 %r3, [%r9], %r2;\ncvt.u64.u32 %rd3, %r3;", 0, 9, 9)
+	one("atom.shared.dec.u32 bound 0", "cvt.u32.u64 %r2, %rd2;\natom.shared.dec.u32 %r3, [%r9], %r2;\ncvt.u64.u32 %rd3, %r3;", 4, 0, 0)
+	one("atom.shared.cas.b64 equal", "atom.shared.cas.b64 %rd3, [%r9], %rd2, 77;", 1<<40|5, 1<<40|5, 77)
+	one("atom.shared.cas.b64 high word differs", "atom.shared.cas.b64 %rd3, [%r9], %rd2, 77;", 1<<40|5, 2<<40|5, 1<<40|5)
+	one("atom.shared.and.b64", "atom.shared.and.b64 %rd3, [%r9], %rd2;", 0xff00ff00_ff00ff00, 0x0ff00ff0_0ff00ff0, 0x0f000f00_0f000f00)
+	one("atom.shared.max.u64", "atom.shared.max.u64 %rd3, [%r9], %rd2;", 5, 1<<63, 1<<63)
+	one("atom.shared.max.s64", "atom.shared.max.s64 %rd3, [%r9], %rd2;", 5, 1<<63, 5)
+	one("atom.shared.exch.b64", "atom.shared.exch.b64 %rd3, [%r9], %rd2;", 5, 1<<50, 1<<50)
+	one("atom.shared.add.u64 carries into the high word", "atom.shared.add.u64 %rd3, [%r9], %rd2;", 0xffffffff, 1, 1<<32)
+	one("atom.shared.inc.u32 upper word untouched", "cvt.u32.u64 %r2, %rd2;\natom.shared.inc.u32 %r3, [%r9], %r2;\ncvt.u64.u32 %rd3, %r3;\nld.shared.u32 %r4, [%r9+4];\ncvt.u64.u32 %rd4, %r4;\nst.global.u64 [%out+16], %rd4;", 0x7_00000003, 100, 0x7_00000004)
+	cs[len(cs)-1].Want = []uint64{0x7_00000004, 3, 7}
+	cs[len(cs)-1].Name = "atomic/atom.shared.inc.u32 leaves the next word"
+	cs = append(cs, warp32("vote.sync.ballot of the low half, divergent", isaVoteHalf,
+		"setp.ge.u32 %p2, %t, 16;\n@%p2 bra SKIP;\nand.b32 %r1, %t, 1;\nsetp.eq.u32 %p1, %r1, 1;\nvote.sync.ballot.b32 %r2, %p1, 0x0000ffff;\nst.global.b32 [%oa], %r2;\nSKIP:",
+		func(l int) (uint64, bool) { return 0xaaaa, l < 16 }))
+	cs = append(cs, Case{Name: "warp/bar.warp.sync orders shared memory", Class: "warp", ISA: isaBarWarp, Decls: ".shared .align 4 .b32 ws[32];", Threads: 32, Size: 4,
+		Body: "mov.u32 %r9, ws;\nshl.b32 %r1, %t, 2;\nadd.u32 %r2, %r9, %r1;\nmul.lo.u32 %r3, %t, 3;\nst.shared.u32 [%r2], %r3;\nbar.warp.sync 0xffffffff;\n" +
+			"xor.b32 %r4, %t, 5;\nshl.b32 %r4, %r4, 2;\nadd.u32 %r4, %r9, %r4;\nld.shared.u32 %r5, [%r4];\nst.global.b32 [%oa], %r5;",
+		Want: func() []uint64 {
+			w := make([]uint64, 32)
+			for l := range w {
+				w[l] = uint64((l ^ 5) * 3)
+			}
+			return w
+		}()})
 	// special registers of the lane
 	cs = append(cs, warp32("%laneid and %lanemask_*", isaLaneRegs,
 		"mov.u32 %r1, %laneid;\nmov.u32 %r2, %lanemask_eq;\nmov.u32 %r3, %lanemask_lt;\nmov.u32 %r4, %lanemask_le;\nmov.u32 %r5, %lanemask_gt;\nmov.u32 %r6, %lanemask_ge;\n"+
