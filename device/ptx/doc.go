@@ -32,7 +32,8 @@
 // .{and,or,xor}.b32, lop3.b32, prmt in the generic form and its six modes,
 // fns.b32, set with a predicate operand, mad.hi.sat.s32 and
 // mad24.hi.sat.s32, dp4a and dp2a (every .u32/.s32 combination),
-// bmsk.b32 and szext.{u32,s32} (.clamp and .wrap), min/max
+// bmsk.b32 and szext.{u32,s32} (.clamp and .wrap), cvt.pack.sat to
+// .u16 and .s16 and, with c, to .u2, .s2, .u4, .s4, .u8 and .s8, min/max
 // .xorsign.abs.f32 and atom.cas.b16.
 //
 // Parse also refuses, naming the line, what ptxas refuses (validate.go):

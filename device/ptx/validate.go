@@ -98,7 +98,7 @@ var validMods = map[string]string{
 	"bmsk": "clamp wrap", "szext": "clamp wrap",
 	"dp4a": "", "dp2a": "lo hi",
 	"lop3":  "or and",
-	"cvt":   modRnd + modIRnd + "ftz sat satfinite relu",
+	"cvt":   modRnd + modIRnd + "ftz sat satfinite relu pack u2 s2 u4 s4",
 	"fma":   modRnd + "ftz sat relu oob",
 	"rcp":   modRnd + "approx ftz",
 	"sqrt":  modRnd + "approx ftz",
@@ -190,6 +190,7 @@ var targetReqs = []targetReq{
 	{"dp2a", nil, 61, 50},                             // dp2a "Requires sm_61 or higher", PTX ISA 5.0
 	{"bmsk", nil, 70, 76},                             // bmsk requires sm_70, PTX ISA 7.6
 	{"szext", nil, 70, 76},                            // szext requires sm_70, PTX ISA 7.6
+	{"cvt", []string{"pack"}, 72, 65},                 // cvt.pack "requires sm_72 or higher", PTX ISA 6.5
 	{"tanh", nil, 75, 70},                             // tanh.approx.f32 requires sm_75, PTX ISA 7.0
 	{"shfl", nil, 30, 60},                             // shfl.sync requires sm_30, PTX ISA 6.0
 	{"vote", nil, 30, 60},                             // vote.sync requires sm_30, PTX ISA 6.0

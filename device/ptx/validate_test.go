@@ -127,6 +127,12 @@ func TestInvalidPTXRefused(t *testing.T) {
 		{"fence.bogus", sm70, "fence.bogus;", "unknown modifier .bogus"},
 		{"prefetch without a level", sm70, "prefetch.global [%rd1];", "prefetch needs a level"},
 		{"prefetchu.L2", sm70, "prefetchu.L2 [%rd1];", ".L2 does not apply to prefetchu"},
+		// "cvt.pack.sat.convertType.abType d, a, b" (.u16, .s16), "...abType.cType d, a, b, c"
+		{"cvt.pack without .sat", sm80, "cvt.pack.s16.s32 %r1, %r2, %r3;", "cvt.pack is cvt.pack.sat.convertType.s32{.b32}"},
+		{"cvt.pack.sat.u8 without a cType", sm80, "cvt.pack.sat.u8.s32 %r1, %r2, %r3;", "takes a .b32 cType"},
+		{"cvt.pack.sat.s16 with a cType", sm80, "cvt.pack.sat.s16.s32.b32 %r1, %r2, %r3, %r4;", "takes no cType"},
+		{"cvt.pack.sat.u32", sm80, "cvt.pack.sat.u32.s32 %r1, %r2, %r3;", "cvt.pack's convertType is"},
+		{"cvt.pack on sm_70", sm70, "cvt.pack.sat.s16.s32 %r1, %r2, %r3;", "cvt.pack requires .target sm_72"},
 		// operands
 		{"lop3 immLut out of range", sm70, "lop3.b32 %r1, %r2, %r3, %r4, 256;", "immLut must be an integer constant from 0 to 255"},
 		{"lop3 immLut a register", sm70, "lop3.b32 %r1, %r2, %r3, %r4, %r5;", "immLut must be an integer constant"},
@@ -224,6 +230,8 @@ func TestLoadsAtItsTarget(t *testing.T) {
 		{sm70, "prefetch.L1 [%rd1];"},
 		{sm80, "prefetch.global.L2::evict_last [%rd1];"},
 		{sm70, "prefetchu.L1 [%rd1];"},
+		{sm80, "cvt.pack.sat.u16.s32 %r1, %r2, %r3;"},
+		{sm80, "cvt.pack.sat.s4.s32.b32 %r1, %r2, %r3, %r4;"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.inst, func(t *testing.T) {
