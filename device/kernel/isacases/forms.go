@@ -36,6 +36,7 @@ const (
 	isaCvtRniF64 = "cvt.rni, .rzi, .rmi, .rpi for float-to-float of the same size: round to the nearest integer, choosing even on a tie; towards zero; towards -infinity; towards +infinity."
 	isaVoteHalf  = "vote.sync.ballot.b32: d is set to a mask in which bit i is the predicate a of lane i, for the threads in membermask; lanes not in membermask give 0 bits."
 	isaBarWarp   = "bar.warp.sync: causes the executing thread to wait until all threads corresponding to membermask have executed a bar.warp.sync with the same membermask value before resuming execution; it also guarantees memory ordering among the threads."
+	isaCvtPack   = "cvt.pack: Convert two 32-bit integers a and b into specified type and pack the results into d. The inputs a and b are converted to values of type specified by .convertType with saturation and the results after conversion are packed into lower bits of d (tb in bits size-1..0, ta in bits 2*size-1..size). If operand c is specified then remaining bits of d are copied from lower bits of c."
 	isaLdu       = "ldu: Load read-only data from an address that is common across all threads in the warp: d = a (the value in memory)."
 )
 
@@ -388,6 +389,32 @@ func formCases() []Case {
 			}
 			return w
 		}()})
+	// cvt.pack
+	for _, c := range []struct {
+		conv    string
+		n       int
+		sgn     bool
+		a, b, c int64
+	}{
+		{"s16", 16, true, 70000, -70000, 0}, {"u16", 16, false, -5, 65536, 0}, {"u8", 8, false, 300, 7, 0x1234},
+		{"s8", 8, true, -1, -200, 0}, {"s4", 4, true, -9, 5, 0xabcdef}, {"u4", 4, false, 15, 16, 0x7}, {"u2", 2, false, 1, 9, 0xffffffff}, {"s2", 2, true, -3, 1, 1},
+	} {
+		lo, hi := int64(0), int64(1)<<c.n-1
+		if c.sgn {
+			lo, hi = -(int64(1) << (c.n - 1)), int64(1)<<(c.n-1)-1
+		}
+		ta, tb := max(min(c.a, hi), lo), max(min(c.b, hi), lo)
+		td := uint64(tb)&mask(c.n) | (uint64(ta)&mask(c.n))<<c.n
+		insn := "cvt.pack.sat." + c.conv + ".s32 %d, %a, %b"
+		src := []string{"s32", "s32"}
+		if c.n < 16 {
+			td = (td | uint64(c.c)<<(2*c.n)) & mask(32)
+			insn = "cvt.pack.sat." + c.conv + ".s32.b32 %d, %a, %b, %c"
+			src = append(src, "b32")
+		}
+		i("cvt", fmt.Sprintf("cvt.pack.sat.%s %d, %d", c.conv, c.a, c.b), isaCvtPack, insn, "b32", src,
+			[]uint64{uint64(c.a) & mask(32), uint64(c.b) & mask(32), uint64(c.c) & mask(32)}, td)
+	}
 	// special registers of the lane
 	cs = append(cs, warp32("%laneid and %lanemask_*", isaLaneRegs,
 		"mov.u32 %r1, %laneid;\nmov.u32 %r2, %lanemask_eq;\nmov.u32 %r3, %lanemask_lt;\nmov.u32 %r4, %lanemask_le;\nmov.u32 %r5, %lanemask_gt;\nmov.u32 %r6, %lanemask_ge;\n"+
