@@ -18,7 +18,8 @@
 // registers filled at launch) and links each kernel with the .func
 // functions it calls into one program. An instruction the interpreter
 // does not support is refused here, with its line, never run wrongly.
-// Refused: textures and surfaces (tex, tld4, suld, sust, ...), brx.idx,
+// Refused: textures and surfaces (tex, tld4, suld, sust, ...), the scalar
+// and SIMD video instructions (vadd, vabsdiff, vadd2, ...), brx.idx,
 // indirect calls and function pointers, vector registers, half-precision
 // ex2/tanh and the .oob modifier, cvt with .rs or .rna rounding and to
 // fp8/fp6/fp4/tf32 formats, mad.f32 without a rounding mode, atomics on f16/bf16/128-bit values (atom.cas.b16 aside)

@@ -37,6 +37,7 @@ const (
 	isaVoteHalf  = "vote.sync.ballot.b32: d is set to a mask in which bit i is the predicate a of lane i, for the threads in membermask; lanes not in membermask give 0 bits."
 	isaBarWarp   = "bar.warp.sync: causes the executing thread to wait until all threads corresponding to membermask have executed a bar.warp.sync with the same membermask value before resuming execution; it also guarantees memory ordering among the threads."
 	isaCvtPack   = "cvt.pack: Convert two 32-bit integers a and b into specified type and pack the results into d. The inputs a and b are converted to values of type specified by .convertType with saturation and the results after conversion are packed into lower bits of d (tb in bits size-1..0, ta in bits 2*size-1..size). If operand c is specified then remaining bits of d are copied from lower bits of c."
+	isaVideo     = "Scalar video instructions (vadd, vsub, vabsdiff, vmin, vmax): the operands are sign- or zero-extended to 33 bits by their types, the operation computed, and .sat clamps the result to the range of the destination type: vadd d = a + b; vabsdiff d = |a - b|."
 	isaLdu       = "ldu: Load read-only data from an address that is common across all threads in the warp: d = a (the value in memory)."
 )
 
@@ -415,6 +416,9 @@ func formCases() []Case {
 		i("cvt", fmt.Sprintf("cvt.pack.sat.%s %d, %d", c.conv, c.a, c.b), isaCvtPack, insn, "b32", src,
 			[]uint64{uint64(c.a) & mask(32), uint64(c.b) & mask(32), uint64(c.c) & mask(32)}, td)
 	}
+	// scalar video instructions
+	i("int", "vadd.s32.s32.s32.sat", isaVideo, "vadd.s32.s32.s32.sat %d, %a, %b", "s32", []string{"s32", "s32"}, []uint64{0x7fffffff, 1}, 0x7fffffff)
+	i("int", "vabsdiff.u32.u32.u32", isaVideo, "vabsdiff.u32.u32.u32 %d, %a, %b", "u32", []string{"u32", "u32"}, []uint64{3, 0xfffffff0}, 0xfffffff0-3)
 	// special registers of the lane
 	cs = append(cs, warp32("%laneid and %lanemask_*", isaLaneRegs,
 		"mov.u32 %r1, %laneid;\nmov.u32 %r2, %lanemask_eq;\nmov.u32 %r3, %lanemask_lt;\nmov.u32 %r4, %lanemask_le;\nmov.u32 %r5, %lanemask_gt;\nmov.u32 %r6, %lanemask_ge;\n"+
