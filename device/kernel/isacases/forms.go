@@ -3,6 +3,7 @@ package isacases
 import (
 	"fmt"
 	"math"
+	"math/big"
 )
 
 // Instructions and forms the classes' own files do not reach: the
@@ -38,6 +39,9 @@ const (
 	isaBarWarp   = "bar.warp.sync: causes the executing thread to wait until all threads corresponding to membermask have executed a bar.warp.sync with the same membermask value before resuming execution; it also guarantees memory ordering among the threads."
 	isaCvtPack   = "cvt.pack: Convert two 32-bit integers a and b into specified type and pack the results into d. The inputs a and b are converted to values of type specified by .convertType with saturation and the results after conversion are packed into lower bits of d (tb in bits size-1..0, ta in bits 2*size-1..size). If operand c is specified then remaining bits of d are copied from lower bits of c."
 	isaVideo     = "Scalar video instructions (vadd, vsub, vabsdiff, vmin, vmax): the operands are sign- or zero-extended to 33 bits by their types, the operation computed, and .sat clamps the result to the range of the destination type: vadd d = a + b; vabsdiff d = |a - b|."
+	isaHalfArith = "Half precision add, sub, mul, fma (.f16, .f16x2; fma also .bf16, .bf16x2): d = a + b (a - b, a * b, a * b + c) computed exactly and rounded once; .rn mantissa LSB rounds to nearest even. For .f16x2 and .bf16x2 the operation is applied to each half-word element."
+	isaHalfSat   = "Half precision .sat: clamps the result to [0.0, 1.0]. NaN results are flushed to +0.0f. .ftz: subnormal inputs and results are flushed to sign-preserving zero. fma .relu: clamps the result to 0 if negative."
+	isaHalfMin   = "Half precision min/max: if one input is NaN the result is the other input; if both are NaN, or with .NaN either is, the result is canonical NaN; -0.0 < +0.0."
 	isaLdu       = "ldu: Load read-only data from an address that is common across all threads in the warp: d = a (the value in memory)."
 )
 
@@ -416,6 +420,73 @@ func formCases() []Case {
 		i("cvt", fmt.Sprintf("cvt.pack.sat.%s %d, %d", c.conv, c.a, c.b), isaCvtPack, insn, "b32", src,
 			[]uint64{uint64(c.a) & mask(32), uint64(c.b) & mask(32), uint64(c.c) & mask(32)}, td)
 	}
+	// half precision arithmetic, each result the exact one rounded once
+	h := func(x float64) uint64 { return roundRat(ratOf(x), fmt16, "rn", math.Signbit(x)) }
+	toBF := func(x float64) uint64 { return roundRat(ratOf(x), fmtBF, "rn", math.Signbit(x)) }
+	hr := func(r *big.Rat) uint64 { return roundRat(r, fmt16, "rn", false) }
+	add := func(x, y float64) *big.Rat { return new(big.Rat).Add(ratOf(x), ratOf(y)) }
+	mulr := func(x, y float64) *big.Rat { return new(big.Rat).Mul(ratOf(x), ratOf(y)) }
+	for _, c := range []struct {
+		name, op string
+		a, b, c  float64
+		want     uint64
+	}{
+		{"add.rn.f16 tie to even", "add.rn.f16", 1, 0x1p-11, 0, hr(add(1, 0x1p-11))},
+		{"add.rn.f16 above the tie", "add.rn.f16", 1, 0x1.8p-11, 0, hr(add(1, 0x1.8p-11))},
+		{"add.rn.f16 overflow", "add.rn.f16", 65504, 16, 0, hr(add(65504, 16))},
+		{"add.rn.f16 below overflow", "add.rn.f16", 65504, 15, 0, hr(add(65504, 15))},
+		{"sub.rn.f16 subnormal result", "sub.rn.f16", 0x1p-14, 0x1.ffcp-15, 0, hr(add(0x1p-14, -0x1.ffcp-15))},
+		{"mul.rn.f16", "mul.rn.f16", 1.5, 1.0009765625, 0, hr(mulr(1.5, 1.0009765625))},
+		{"mul.rn.f16 to a subnormal", "mul.rn.f16", 0x1p-10, 0x1.8p-14, 0, hr(mulr(0x1p-10, 0x1.8p-14))},
+		{"fma.rn.f16 rounded once", "fma.rn.f16", 1.0009765625, 1.0009765625, -1, hr(new(big.Rat).Add(mulr(1.0009765625, 1.0009765625), ratOf(-1)))},
+		{"add.rn.sat.f16 above 1", "add.rn.sat.f16", 0.75, 0.5, 0, h(1)},
+		{"add.rn.sat.f16 below 0", "add.rn.sat.f16", -0.75, 0.5, 0, 0},
+		{"add.rn.ftz.f16 subnormal input", "add.rn.ftz.f16", 0x1p-20, 1, 0, h(1)},
+		{"mul.rn.ftz.f16 subnormal result", "mul.rn.ftz.f16", 0x1p-10, -0x1.8p-14, 0, h(math.Copysign(0, -1))},
+		{"fma.rn.relu.f16 negative", "fma.rn.relu.f16", 2, -3, 1, 0},
+		{"fma.rn.relu.f16 positive", "fma.rn.relu.f16", 2, 3, 1, h(7)},
+		{"min.f16 -0, +0", "min.f16", math.Copysign(0, -1), 0, 0, h(math.Copysign(0, -1))},
+		{"max.f16 NaN, 2", "max.f16", math.NaN(), 2, 0, h(2)},
+		{"max.NaN.f16 NaN, 2", "max.NaN.f16", math.NaN(), 2, 0, 0x7fff},
+		{"neg.f16", "neg.f16", 1.5, 0, 0, h(-1.5)},
+		{"abs.f16", "abs.f16", -0x1p-24, 0, 0, h(0x1p-24)},
+	} {
+		ops := map[string]int{"neg": 1, "abs": 1, "fma": 3}[c.op[:3]]
+		if ops == 0 {
+			ops = 2
+		}
+		enc := func(x float64) uint64 {
+			if math.IsNaN(x) {
+				return 0x7e00
+			}
+			return h(x)
+		}
+		in := []uint64{enc(c.a), enc(c.b), enc(c.c)}
+		insn := c.op + " %d, %a"
+		src := []string{"f16"}
+		for k := 1; k < ops; k++ {
+			insn += ", %" + string(rune('a'+k))
+			src = append(src, "f16")
+		}
+		isa := isaHalfArith
+		switch {
+		case c.op[:3] == "min" || c.op[:3] == "max":
+			isa = isaHalfMin
+		case len(c.op) > 8 && (c.op[len(c.op)-8:] == ".sat.f16" || c.op[len(c.op)-8:] == ".ftz.f16" || c.op[len(c.op)-9:] == ".relu.f16"):
+			isa = isaHalfSat
+		}
+		i("float", c.name, isa, insn, "f16", src, in, c.want)
+	}
+	pk := func(lo, hi uint64) uint64 { return hi<<16 | lo }
+	i("float", "add.rn.f16x2 each element", isaHalfArith, "add.rn.f16x2 %d, %a, %b", "f16x2", []string{"f16x2", "f16x2"},
+		[]uint64{pk(h(1), h(65504)), pk(h(0x1.8p-11), h(16))}, pk(hr(add(1, 0x1.8p-11)), hr(add(65504, 16))))
+	i("float", "fma.rn.f16x2 each element", isaHalfArith, "fma.rn.f16x2 %d, %a, %b, %c", "f16x2", []string{"f16x2", "f16x2", "f16x2"},
+		[]uint64{pk(h(3), h(-2)), pk(h(0.5), h(0.25)), pk(h(-1.5), h(8))}, pk(h(0), h(7.5)))
+	bfr := func(r *big.Rat) uint64 { return roundRat(r, fmtBF, "rn", false) }
+	i("float", "fma.rn.bf16 rounded once", isaHalfArith, "fma.rn.bf16 %d, %a, %b, %c", "bf16", []string{"bf16", "bf16", "bf16"},
+		[]uint64{toBF(1.0078125), toBF(1.0078125), toBF(-1)}, bfr(new(big.Rat).Add(mulr(1.0078125, 1.0078125), ratOf(-1))))
+	i("float", "fma.rn.bf16x2 each element", isaHalfArith, "fma.rn.bf16x2 %d, %a, %b, %c", "bf16x2", []string{"bf16x2", "bf16x2", "bf16x2"},
+		[]uint64{pk(toBF(1.0078125), toBF(3)), pk(toBF(1.0078125), toBF(-1)), pk(toBF(0), toBF(0.5))}, pk(bfr(mulr(1.0078125, 1.0078125)), toBF(-2.5)))
 	// scalar video instructions
 	i("int", "vadd.s32.s32.s32.sat", isaVideo, "vadd.s32.s32.s32.sat %d, %a, %b", "s32", []string{"s32", "s32"}, []uint64{0x7fffffff, 1}, 0x7fffffff)
 	i("int", "vabsdiff.u32.u32.u32", isaVideo, "vabsdiff.u32.u32.u32 %d, %a, %b", "u32", []string{"u32", "u32"}, []uint64{3, 0xfffffff0}, 0xfffffff0-3)
