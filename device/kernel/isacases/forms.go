@@ -42,6 +42,9 @@ const (
 	isaHalfArith = "Half precision add, sub, mul, fma (.f16, .f16x2; fma also .bf16, .bf16x2): d = a + b (a - b, a * b, a * b + c) computed exactly and rounded once; .rn mantissa LSB rounds to nearest even. For .f16x2 and .bf16x2 the operation is applied to each half-word element."
 	isaHalfSat   = "Half precision .sat: clamps the result to [0.0, 1.0]. NaN results are flushed to +0.0f. .ftz: subnormal inputs and results are flushed to sign-preserving zero. fma .relu: clamps the result to 0 if negative."
 	isaHalfMin   = "Half precision min/max: if one input is NaN the result is the other input; if both are NaN, or with .NaN either is, the result is canonical NaN; -0.0 < +0.0."
+	isaCas16     = "atom.cas.b16: a 16-bit compare-and-swap: (*a == b) ? c : *a stored at the 2-byte aligned location a; d gets the old value; the neighbouring bytes are not written."
+	isaGenAtom   = "atom and red without a state space use generic addressing: a generic address of shared memory accesses the shared location."
+	isaLocal     = ".local memory is private to each thread."
 	isaLdu       = "ldu: Load read-only data from an address that is common across all threads in the warp: d = a (the value in memory)."
 )
 
@@ -487,6 +490,39 @@ func formCases() []Case {
 		[]uint64{toBF(1.0078125), toBF(1.0078125), toBF(-1)}, bfr(new(big.Rat).Add(mulr(1.0078125, 1.0078125), ratOf(-1))))
 	i("float", "fma.rn.bf16x2 each element", isaHalfArith, "fma.rn.bf16x2 %d, %a, %b, %c", "bf16x2", []string{"bf16x2", "bf16x2", "bf16x2"},
 		[]uint64{pk(toBF(1.0078125), toBF(3)), pk(toBF(1.0078125), toBF(-1)), pk(toBF(0), toBF(0.5))}, pk(bfr(mulr(1.0078125, 1.0078125)), toBF(-2.5)))
+	// atom.cas.b16 at either half of a word, generic atomics on shared memory
+	for _, c := range []struct {
+		name       string
+		off        int
+		cmp, newv  uint64
+		init, want uint64
+	}{
+		{"atom.global.cas.b16 upper half equal", 2, 0xbeef, 0x1234, 0x1111_2222_beef_5555, 0x1111_2222_1234_5555},
+		{"atom.global.cas.b16 lower half differs", 0, 0x5556, 0x1234, 0x1111_2222_beef_5555, 0x1111_2222_beef_5555},
+		{"atom.global.cas.b16 top half equal", 6, 0x1111, 0xffff, 0x1111_2222_beef_5555, 0xffff_2222_beef_5555},
+	} {
+		old := c.init >> (8 * c.off) & 0xffff
+		cs = append(cs, Case{Name: "atomic/" + c.name, Class: "atomic", ISA: isaCas16,
+			Body: "ld.global.u16 %h1, [%in];\nld.global.u16 %h2, [%in+8];\natom.global.cas.b16 %h3, [%out+" + itoa(c.off) + "], %h1, %h2;\nst.global.u16 [%out+8], %h3;",
+			In:   []uint64{c.cmp, c.newv}, Init: []uint64{c.init, Sentinel}, Want: []uint64{c.want, 0xa5a5a5a5a5a50000 | old}})
+	}
+	cs = append(cs, Case{Name: "atomic/generic atom.add and red.max on shared memory", Class: "atomic", ISA: isaGenAtom, Decls: ".shared .align 8 .b8 sh[16];", Threads: 64, Size: 8,
+		Body: "mov.u64 %rd9, sh;\ncvta.shared.u64 %rd8, %rd9;\nsetp.eq.u32 %p1, %t, 0;\n@%p1 st.shared.u32 [%rd9], 10;\n@%p1 st.shared.u32 [%rd9+4], 0;\nbar.sync 0;\n" +
+			"atom.add.u32 %r1, [%rd8], %t;\nred.max.u32 [%rd8+4], %t;\nbar.sync 0;\n@%p1 ld.shared.u64 %rd1, [%rd9];\n@%p1 st.global.u64 [%out], %rd1;",
+		Want: []uint64{63<<32 | (10 + 63*64/2)}})
+	body("memory", "st.global.v4.u8 and st.global.v2.u16", isaLdVec,
+		"mov.u32 %r1, 0x11;\nmov.u32 %r2, 0x22;\nmov.u32 %r3, 0x33;\nmov.u32 %r4, 0x144;\ncvt.u16.u32 %h1, %r1;\ncvt.u16.u32 %h2, %r2;\ncvt.u16.u32 %h3, %r3;\ncvt.u16.u32 %h4, %r4;\n"+
+			"st.global.v4.u8 [%out+4], {%h1, %h2, %h3, %h4};\nst.global.v2.u16 [%out+12], {%h4, %h1};",
+		nil, 8, 0x44332211_a5a5a5a5, 0x0011_0144_a5a5_a5a5)
+	cs = append(cs, Case{Name: "memory/st.local private to each thread", Class: "memory", ISA: isaLocal, Threads: 64, Size: 4,
+		Body: ".local .align 4 .b8 lbuf[8];\nmov.u64 %rd9, lbuf;\nmul.lo.u32 %r1, %t, 7;\nst.local.u32 [%rd9+4], %r1;\nbar.sync 0;\nld.local.u32 %r2, [%rd9+4];\nst.global.b32 [%oa], %r2;",
+		Want: func() []uint64 {
+			w := make([]uint64, 64)
+			for t := range w {
+				w[t] = uint64(7 * t)
+			}
+			return w
+		}()})
 	// scalar video instructions
 	i("int", "vadd.s32.s32.s32.sat", isaVideo, "vadd.s32.s32.s32.sat %d, %a, %b", "s32", []string{"s32", "s32"}, []uint64{0x7fffffff, 1}, 0x7fffffff)
 	i("int", "vabsdiff.u32.u32.u32", isaVideo, "vabsdiff.u32.u32.u32 %d, %a, %b", "u32", []string{"u32", "u32"}, []uint64{3, 0xfffffff0}, 0xfffffff0-3)
