@@ -833,6 +833,9 @@ func (b *builder) decodeLd(ri rawInst, in inst, m mods) (inst, error) {
 	}
 	in.op = opLd
 	d := ri.ops[0]
+	if err := b.checkReg(ri, d, in.t, true); err != nil {
+		return in, err
+	}
 	var err error
 	if d.kind == roVec {
 		if len(d.elems) != m.vec {
@@ -870,6 +873,9 @@ func (b *builder) decodeSt(ri rawInst, in inst, m mods) (inst, error) {
 		return in, err
 	}
 	s := ri.ops[1]
+	if err := b.checkReg(ri, s, in.t, true); err != nil {
+		return in, err
+	}
 	var err error
 	if s.kind == roVec {
 		if len(s.elems) != m.vec {
@@ -966,6 +972,14 @@ func (b *builder) decodeAtom(ri rawInst, in inst, m mods, ret bool, parts []stri
 	}
 	if err := b.nops(ri, want); err != nil {
 		return in, err
+	}
+	for _, o := range ri.ops { // d, b and c are of the type; a is the address
+		if o.kind == roAddr {
+			continue
+		}
+		if err := b.checkReg(ri, o, t, false); err != nil {
+			return in, err
+		}
 	}
 	ops2 := ri.ops
 	var err error
@@ -1070,20 +1084,37 @@ func (b *builder) checkOperandSizes(ri rawInst, base string, m mods, n int, srcT
 // lets a register be wider than its type (cvt's operands).
 func (b *builder) checkRegSizes(ri rawInst, types []typ, wider bool) error {
 	for i, want := range types {
-		if i >= len(ri.ops) || ri.ops[i].kind != roName || want == tNone {
-			continue
+		if i < len(ri.ops) {
+			if err := b.checkReg(ri, ri.ops[i], want, wider); err != nil {
+				return err
+			}
 		}
-		o := ri.ops[i]
-		_, rt, ok := b.reg(o.name)
-		if !ok {
-			continue
-		}
-		switch {
-		case (rt == tPred) != (want == tPred):
-		case rt == tPred, rt.size() == want.size(), wider && rt.size() > want.size():
-			continue
-		}
-		return errf(ri.line, "%s: operand %s is a .%s register, the instruction's operand there is .%s", ri.opcode, o.name, typName(rt), typName(want))
 	}
 	return nil
+}
+
+// checkReg checks one operand o against type want (tNone: not checked),
+// the elements of a vector operand each.
+func (b *builder) checkReg(ri rawInst, o rawOp, want typ, wider bool) error {
+	if o.kind == roVec {
+		for _, e := range o.elems {
+			if err := b.checkReg(ri, e, want, wider); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if o.kind != roName || want == tNone {
+		return nil
+	}
+	_, rt, ok := b.reg(o.name)
+	if !ok {
+		return nil
+	}
+	switch {
+	case (rt == tPred) != (want == tPred):
+	case rt == tPred, rt.size() == want.size(), wider && rt.size() > want.size():
+		return nil
+	}
+	return errf(ri.line, "%s: operand %s is a .%s register, the instruction's operand there is .%s", ri.opcode, o.name, typName(rt), typName(want))
 }

@@ -46,10 +46,11 @@
 // min/max), integer rounding on cvt from an integer or between float types
 // of different sizes and float rounding on cvt to an integer, ordered
 // comparisons (lt, le, gt, ge, lo, ls, hi, hs) of bit-size types in setp
-// and set; register operands of arithmetic, bit, setp, selp and cvt
-// instructions whose size is not their type's (a register of another type
-// of the same size is accepted, as the ISA's type checking says; cvt takes
-// wider ones; a predicate only where the operand is .pred); and forms that need a later .target or .version than the
+// and set; register operands of arithmetic, bit, setp, selp, cvt, ld,
+// st, atom and red instructions whose size is not their type's (a
+// register of another type of the same size is accepted, as the ISA's type
+// checking says; cvt, ld and st take wider ones; a predicate only where
+// the operand is .pred); and forms that need a later .target or .version than the
 // module's, from one table of the ISA's Target ISA Notes and PTX ISA Notes
 // (min/max .NaN and .relu need sm_80, .xorsign sm_86, redux.sync sm_80
 // and PTX 7.0, match.sync sm_70, activemask PTX 6.2, atom.cas.b16 PTX 6.3,

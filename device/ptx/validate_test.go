@@ -106,6 +106,11 @@ func TestInvalidPTXRefused(t *testing.T) {
 		{"selp with a 32-bit selector", sm70, "selp.b32 %r1, %r2, %r3, %r4;", "operand %r4 is a .b32 register, the instruction's operand there is .pred"},
 		{"cvt.u64.u32 into a 32-bit register", sm70, "cvt.u64.u32 %r1, %r2;", "operand %r1 is a .b32 register, the instruction's operand there is .u64"},
 		{"popc.b64 of a 32-bit register", sm70, "popc.b64 %r1, %r2;", "operand %r2 is a .b32 register"},
+		{"ld.global.u32 into a 16-bit register", sm70, "ld.global.u32 %rs1, [%rd1];", "operand %rs1 is a .b16 register, the instruction's operand there is .u32"},
+		{"ld.global.v2.u32 with a 16-bit element", sm70, "ld.global.v2.u32 {%r1, %rs1}, [%rd1];", "operand %rs1 is a .b16 register"},
+		{"st.global.u64 of a 32-bit register", sm70, "st.global.u64 [%rd1], %r1;", "operand %r1 is a .b32 register, the instruction's operand there is .u64"},
+		{"atom.add.u64 into a 32-bit register", sm70, "atom.global.add.u64 %r1, [%rd1], %rd2;", "operand %r1 is a .b32 register"},
+		{"red.add.u32 of a 64-bit register", sm70, "red.global.add.u32 [%rd1], %rd2;", "operand %rd2 is a .b64 register"},
 		// instruction types: the ISA's syntax lists each instruction's ("Unexpected
 		// instruction types specified", ptxas says of others)
 		{"popc.u32", sm70, "popc.u32 %r1, %r2;", "popc takes .b32, .b64, not .u32"},
@@ -231,6 +236,10 @@ func TestLoadsAtItsTarget(t *testing.T) {
 		{sm80, "prefetch.global.L2::evict_last [%rd1];"},
 		{sm70, "prefetchu.L1 [%rd1];"},
 		{sm80, "cvt.pack.sat.u16.s32 %r1, %r2, %r3;"},
+		{sm70, "ld.global.u8 %r1, [%rd1];"},
+		{sm70, "st.global.u16 [%rd1], %r1;"},
+		{sm70, "ld.global.v2.f32 {%f1, %f2}, [%rd1];"},
+		{sm70, "atom.global.cas.b32 %r1, [%rd1], %r2, %r3;"},
 		{sm80, "cvt.pack.sat.s4.s32.b32 %r1, %r2, %r3, %r4;"},
 	}
 	for _, tc := range cases {
