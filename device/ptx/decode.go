@@ -525,6 +525,9 @@ func (b *builder) decodeMov(ri rawInst, in inst, m mods) (inst, error) {
 	if t == tPred {
 		in.f1 = func(a uint64) uint64 { return a & 1 }
 	}
+	if err := b.checkRegSizes(ri, []typ{t, t}, false); err != nil {
+		return in, err
+	}
 	return b.alu(ri, in, 1, t)
 }
 

@@ -111,6 +111,8 @@ func TestInvalidPTXRefused(t *testing.T) {
 		{"st.global.u64 of a 32-bit register", sm70, "st.global.u64 [%rd1], %r1;", "operand %r1 is a .b32 register, the instruction's operand there is .u64"},
 		{"atom.add.u64 into a 32-bit register", sm70, "atom.global.add.u64 %r1, [%rd1], %rd2;", "operand %r1 is a .b32 register"},
 		{"red.add.u32 of a 64-bit register", sm70, "red.global.add.u32 [%rd1], %rd2;", "operand %rd2 is a .b64 register"},
+		{"mov.u32 into a 64-bit register", sm70, "mov.u32 %rd1, %r1;", "operand %rd1 is a .b64 register, the instruction's operand there is .u32"},
+		{"mov.pred of a 32-bit register", sm70, "mov.pred %p1, %r1;", "operand %r1 is a .b32 register, the instruction's operand there is .pred"},
 		// instruction types: the ISA's syntax lists each instruction's ("Unexpected
 		// instruction types specified", ptxas says of others)
 		{"popc.u32", sm70, "popc.u32 %r1, %r2;", "popc takes .b32, .b64, not .u32"},
@@ -237,6 +239,8 @@ func TestLoadsAtItsTarget(t *testing.T) {
 		{sm70, "prefetchu.L1 [%rd1];"},
 		{sm80, "cvt.pack.sat.u16.s32 %r1, %r2, %r3;"},
 		{sm70, "ld.global.u8 %r1, [%rd1];"},
+		{sm70, "mov.b32 %r1, %f1;"},
+		{sm70, "mov.u32 %r1, %tid.x;"},
 		{sm70, "st.global.u16 [%rd1], %r1;"},
 		{sm70, "ld.global.v2.f32 {%f1, %f2}, [%rd1];"},
 		{sm70, "atom.global.cas.b32 %r1, [%rd1], %r2, %r3;"},
