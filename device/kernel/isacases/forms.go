@@ -12,40 +12,42 @@ import (
 // ordering and hint instructions that are no-ops on one device.
 
 const (
-	isaDp4a      = "dp4a: Four-way byte dot product which is accumulated in 32-bit result. d = c; Va = extractAndSignOrZeroExt_4(a, .atype); Vb = extractAndSignOrZeroExt_4(b, .btype); for (i = 0; i < 4; ++i) d += Va[i] * Vb[i]."
-	isaDp2a      = "dp2a: Two-way 16-bit to 8-bit dot product which is accumulated in 32-bit result. Va = extractAndSignOrZeroExt_2(a, .atype); Vb = extractAndSignOrZeroExt_4(b, .btype); b_select = (.mode == .lo) ? 0 : 2; for (i = 0; i < 2; ++i) d += Va[i] * Vb[b_select + i]."
-	isaMad24     = "mad24: Compute the product of two 24-bit integer values held in 32-bit source registers, and add a third, 32-bit value to either the high or low 32-bits of the 48-bit result: t = a * b; d = t<47..16> + c (.hi), d = t<31..0> + c (.lo)."
-	isaMad24Sat  = "mad24.hi.sat.s32: The saturation modifier .sat limits result to MININT..MAXINT (no overflow) for the size of the operation. Applies only to .s32 type in .hi mode."
-	isaBmsk      = "bmsk: Generates a 32-bit mask starting from the bit position specified in operand a, and of the width specified in operand b. a1 = a & 0x1f; mask0 = (~0) << a1; b1 = b & 0x1f; sum = a1 + b1; mask1 = (~0) << sum; .clamp: a >= 32 gives mask0 = 0, b >= 32 a bit-width overflow; if (sum >= 32 || overflow) mask1 = 0; else if (b1 == 0) mask1 = ~0; d = mask0 & ~mask1."
-	isaSzext     = "szext: Sign-extends or zero-extends an N-bit value from operand a where N is specified in operand b. b1 = b & 0x1f; too_large = (b >= 32 && .mode == .clamp); mask = too_large ? 0 : (~0) << b1; sign_pos = (b1 - 1) & 0x1f; sign_bit = (b1 == 0 || too_large || .type != .s32) ? 0 : (a >> sign_pos) & 1; d = (a & ~mask) | (sign_bit ? mask : 0)."
-	isaPrmtMode  = "prmt.b32.mode: the f4e (forward 4 extract), b4e (backward 4 extract), rc8 (replicate 8), ecl (edge clamp left), ecr (edge clamp right) and rc16 (replicate 16) modes pick the bytes of d from {b, a} by the table of the mode and c[1:0]."
-	isaCopysign  = "copysign: Copy sign bit of a into value of b, and return the result as d."
-	isaMinZero   = "min/max (floating point): z = (x < y) ? x : y (z = (x > y) ? x : y); note: -0.0 < +0.0 here. If .NaN modifier is specified, then the result is canonical NaN if any of the inputs is NaN; otherwise a NaN input gives the other input."
-	isaCarry     = "add.cc, addc{.cc}, sub.cc, subc{.cc}: add or subtract with carry-out written to CC.CF and carry-in (borrow-in) CC.CF: addc: d = a + b + CC.CF; subc: d = a - (b + CC.CF). Multi-word additions and subtractions chain them."
-	isaMadCarry  = "mad.cc, madc: Multiplies two values, extracts either the high or low part of the result, and adds a third value along with carry-in (madc), writing the carry-out to CC.CF (.cc): t = a * b; d = t<63..32> + c + CC.CF (.hi), t<31..0> + c + CC.CF (.lo)."
-	isaTanh      = "tanh.approx.f32: tanh(+0) = +0, tanh(-0) = -0, tanh(+Inf) = +1.0, tanh(-Inf) = -1.0, tanh(NaN) = NaN."
-	isaPredLogic = "and, or, xor, not on .pred operands: the logical operation on the predicate values."
-	isaNoOp      = "membar, fence, prefetch, prefetchu: memory ordering and cache hints; they do not change any value a thread reads or writes on one device."
-	isaLaneRegs  = "%laneid: the thread's lane within the warp (0..31); %lanemask_eq, %lanemask_lt, %lanemask_le, %lanemask_gt, %lanemask_ge: 32-bit masks of the lanes equal to, below, up to, above, from the thread's lane."
-	isaCvtaLocal = "cvta: Convert an address between the generic and a state space: cvta.to.local of cvta.local gives back the .local address."
-	isaSetpPair  = "setp: Compares two values and combines the result with another predicate value by applying a Boolean operator; p = (a CmpOp b); q = !(a CmpOp b) when the destination is written p|q."
-	isaMovPack   = "mov: pack scalar elements into a wider destination or unpack one into scalars: mov.b64 d, {lo, hi} and mov.b64 {lo, hi}, a (the first element in the least significant bits)."
-	isaPredExec  = "Predicated execution: @{!}p instruction; the instruction runs in the threads where the guard predicate is True (with !, False)."
-	isaIntLit    = "Integer constants: hexadecimal 0[xX]hexdigit+, octal 0octitdigit+, binary 0[bB]bit+, decimal; a U suffix makes the literal unsigned."
-	isaSreg      = "%ntid, %nctaid, %ctaid: the CTA's dimensions, the grid's dimensions, the CTA's index in the grid; %nwarpid: the maximum number of warp identifiers; %nsmid, %smid: the SM identifier is less than %nsmid."
-	isaAddrOff   = "Addresses as operands: [reg+imm] where imm is a signed 32-bit offset, [reg+-imm] a negative one."
-	isaCvtRniF64 = "cvt.rni, .rzi, .rmi, .rpi for float-to-float of the same size: round to the nearest integer, choosing even on a tie; towards zero; towards -infinity; towards +infinity."
-	isaVoteHalf  = "vote.sync.ballot.b32: d is set to a mask in which bit i is the predicate a of lane i, for the threads in membermask; lanes not in membermask give 0 bits."
-	isaBarWarp   = "bar.warp.sync: causes the executing thread to wait until all threads corresponding to membermask have executed a bar.warp.sync with the same membermask value before resuming execution; it also guarantees memory ordering among the threads."
-	isaCvtPack   = "cvt.pack: Convert two 32-bit integers a and b into specified type and pack the results into d. The inputs a and b are converted to values of type specified by .convertType with saturation and the results after conversion are packed into lower bits of d (tb in bits size-1..0, ta in bits 2*size-1..size). If operand c is specified then remaining bits of d are copied from lower bits of c."
-	isaVideo     = "Scalar video instructions (vadd, vsub, vabsdiff, vmin, vmax): the operands are sign- or zero-extended to 33 bits by their types, the operation computed, and .sat clamps the result to the range of the destination type: vadd d = a + b; vabsdiff d = |a - b|."
-	isaHalfArith = "Half precision add, sub, mul, fma (.f16, .f16x2; fma also .bf16, .bf16x2): d = a + b (a - b, a * b, a * b + c) computed exactly and rounded once; .rn mantissa LSB rounds to nearest even. For .f16x2 and .bf16x2 the operation is applied to each half-word element."
-	isaHalfSat   = "Half precision .sat: clamps the result to [0.0, 1.0]. NaN results are flushed to +0.0f. .ftz: subnormal inputs and results are flushed to sign-preserving zero. fma .relu: clamps the result to 0 if negative."
-	isaHalfMin   = "Half precision min/max: if one input is NaN the result is the other input; if both are NaN, or with .NaN either is, the result is canonical NaN; -0.0 < +0.0."
-	isaCas16     = "atom.cas.b16: a 16-bit compare-and-swap: (*a == b) ? c : *a stored at the 2-byte aligned location a; d gets the old value; the neighbouring bytes are not written."
-	isaGenAtom   = "atom and red without a state space use generic addressing: a generic address of shared memory accesses the shared location."
-	isaLocal     = ".local memory is private to each thread."
-	isaLdu       = "ldu: Load read-only data from an address that is common across all threads in the warp: d = a (the value in memory)."
+	isaDp4a       = "dp4a: Four-way byte dot product which is accumulated in 32-bit result. d = c; Va = extractAndSignOrZeroExt_4(a, .atype); Vb = extractAndSignOrZeroExt_4(b, .btype); for (i = 0; i < 4; ++i) d += Va[i] * Vb[i]."
+	isaDp2a       = "dp2a: Two-way 16-bit to 8-bit dot product which is accumulated in 32-bit result. Va = extractAndSignOrZeroExt_2(a, .atype); Vb = extractAndSignOrZeroExt_4(b, .btype); b_select = (.mode == .lo) ? 0 : 2; for (i = 0; i < 2; ++i) d += Va[i] * Vb[b_select + i]."
+	isaMad24      = "mad24: Compute the product of two 24-bit integer values held in 32-bit source registers, and add a third, 32-bit value to either the high or low 32-bits of the 48-bit result: t = a * b; d = t<47..16> + c (.hi), d = t<31..0> + c (.lo)."
+	isaMad24Sat   = "mad24.hi.sat.s32: The saturation modifier .sat limits result to MININT..MAXINT (no overflow) for the size of the operation. Applies only to .s32 type in .hi mode."
+	isaBmsk       = "bmsk: Generates a 32-bit mask starting from the bit position specified in operand a, and of the width specified in operand b. a1 = a & 0x1f; mask0 = (~0) << a1; b1 = b & 0x1f; sum = a1 + b1; mask1 = (~0) << sum; .clamp: a >= 32 gives mask0 = 0, b >= 32 a bit-width overflow; if (sum >= 32 || overflow) mask1 = 0; else if (b1 == 0) mask1 = ~0; d = mask0 & ~mask1."
+	isaSzext      = "szext: Sign-extends or zero-extends an N-bit value from operand a where N is specified in operand b. b1 = b & 0x1f; too_large = (b >= 32 && .mode == .clamp); mask = too_large ? 0 : (~0) << b1; sign_pos = (b1 - 1) & 0x1f; sign_bit = (b1 == 0 || too_large || .type != .s32) ? 0 : (a >> sign_pos) & 1; d = (a & ~mask) | (sign_bit ? mask : 0)."
+	isaPrmtMode   = "prmt.b32.mode: the f4e (forward 4 extract), b4e (backward 4 extract), rc8 (replicate 8), ecl (edge clamp left), ecr (edge clamp right) and rc16 (replicate 16) modes pick the bytes of d from {b, a} by the table of the mode and c[1:0]."
+	isaCopysign   = "copysign: Copy sign bit of a into value of b, and return the result as d."
+	isaMinZero    = "min/max (floating point): z = (x < y) ? x : y (z = (x > y) ? x : y); note: -0.0 < +0.0 here. If .NaN modifier is specified, then the result is canonical NaN if any of the inputs is NaN; otherwise a NaN input gives the other input."
+	isaCarry      = "add.cc, addc{.cc}, sub.cc, subc{.cc}: add or subtract with carry-out written to CC.CF and carry-in (borrow-in) CC.CF: addc: d = a + b + CC.CF; subc: d = a - (b + CC.CF). Multi-word additions and subtractions chain them."
+	isaMadCarry   = "mad.cc, madc: Multiplies two values, extracts either the high or low part of the result, and adds a third value along with carry-in (madc), writing the carry-out to CC.CF (.cc): t = a * b; d = t<63..32> + c + CC.CF (.hi), t<31..0> + c + CC.CF (.lo)."
+	isaTanh       = "tanh.approx.f32: tanh(+0) = +0, tanh(-0) = -0, tanh(+Inf) = +1.0, tanh(-Inf) = -1.0, tanh(NaN) = NaN."
+	isaPredLogic  = "and, or, xor, not on .pred operands: the logical operation on the predicate values."
+	isaNoOp       = "membar, fence, prefetch, prefetchu: memory ordering and cache hints; they do not change any value a thread reads or writes on one device."
+	isaLaneRegs   = "%laneid: the thread's lane within the warp (0..31); %lanemask_eq, %lanemask_lt, %lanemask_le, %lanemask_gt, %lanemask_ge: 32-bit masks of the lanes equal to, below, up to, above, from the thread's lane."
+	isaCvtaLocal  = "cvta: Convert an address between the generic and a state space: cvta.to.local of cvta.local gives back the .local address."
+	isaSetpPair   = "setp: Compares two values and combines the result with another predicate value by applying a Boolean operator; p = (a CmpOp b); q = !(a CmpOp b) when the destination is written p|q."
+	isaMovPack    = "mov: pack scalar elements into a wider destination or unpack one into scalars: mov.b64 d, {lo, hi} and mov.b64 {lo, hi}, a (the first element in the least significant bits)."
+	isaPredExec   = "Predicated execution: @{!}p instruction; the instruction runs in the threads where the guard predicate is True (with !, False)."
+	isaIntLit     = "Integer constants: hexadecimal 0[xX]hexdigit+, octal 0octitdigit+, binary 0[bB]bit+, decimal; a U suffix makes the literal unsigned."
+	isaSreg       = "%ntid, %nctaid, %ctaid: the CTA's dimensions, the grid's dimensions, the CTA's index in the grid; %nwarpid: the maximum number of warp identifiers; %nsmid, %smid: the SM identifier is less than %nsmid."
+	isaAddrOff    = "Addresses as operands: [reg+imm] where imm is a signed 32-bit offset, [reg+-imm] a negative one."
+	isaCvtRniF64  = "cvt.rni, .rzi, .rmi, .rpi for float-to-float of the same size: round to the nearest integer, choosing even on a tie; towards zero; towards -infinity; towards +infinity."
+	isaVoteHalf   = "vote.sync.ballot.b32: d is set to a mask in which bit i is the predicate a of lane i, for the threads in membermask; lanes not in membermask give 0 bits."
+	isaBarWarp    = "bar.warp.sync: causes the executing thread to wait until all threads corresponding to membermask have executed a bar.warp.sync with the same membermask value before resuming execution; it also guarantees memory ordering among the threads."
+	isaCvtPack    = "cvt.pack: Convert two 32-bit integers a and b into specified type and pack the results into d. The inputs a and b are converted to values of type specified by .convertType with saturation and the results after conversion are packed into lower bits of d (tb in bits size-1..0, ta in bits 2*size-1..size). If operand c is specified then remaining bits of d are copied from lower bits of c."
+	isaVideo      = "Scalar video instructions (vadd, vsub, vabsdiff, vmin, vmax): the operands are sign- or zero-extended to 33 bits by their types, the operation computed, and .sat clamps the result to the range of the destination type: vadd d = a + b; vabsdiff d = |a - b|."
+	isaHalfArith  = "Half precision add, sub, mul, fma (.f16, .f16x2; fma also .bf16, .bf16x2): d = a + b (a - b, a * b, a * b + c) computed exactly and rounded once; .rn mantissa LSB rounds to nearest even. For .f16x2 and .bf16x2 the operation is applied to each half-word element."
+	isaHalfSat    = "Half precision .sat: clamps the result to [0.0, 1.0]. NaN results are flushed to +0.0f. .ftz: subnormal inputs and results are flushed to sign-preserving zero. fma .relu: clamps the result to 0 if negative."
+	isaHalfMin    = "Half precision min/max: if one input is NaN the result is the other input; if both are NaN, or with .NaN either is, the result is canonical NaN; -0.0 < +0.0."
+	isaCas16      = "atom.cas.b16: a 16-bit compare-and-swap: (*a == b) ? c : *a stored at the 2-byte aligned location a; d gets the old value; the neighbouring bytes are not written."
+	isaGenAtom    = "atom and red without a state space use generic addressing: a generic address of shared memory accesses the shared location."
+	isaLocal      = ".local memory is private to each thread."
+	isaCvtOnce    = "cvt: a float-to-float or integer-to-float conversion rounds the source's exact value once, in the rounding mode given (.rn, .rz, .rm, .rp); an out-of-range result is an infinity or the largest finite value as the mode says."
+	isaCvtHalfInt = "cvt from .f16 to an integer: .rni, .rzi, .rmi, .rpi round to an integer; the result saturates to the destination type's range."
+	isaLdu        = "ldu: Load read-only data from an address that is common across all threads in the warp: d = a (the value in memory)."
 )
 
 // dot is dp4a's and dp2a's byte or half extraction: the n-bit fields of
@@ -523,6 +525,39 @@ func formCases() []Case {
 			}
 			return w
 		}()})
+	// conversions rounded once: no intermediate f32 between f64 and f16 or bf16
+	once := func(x float64, f format, mode string) uint64 { return roundRat(ratOf(x), f, mode, math.Signbit(x)) }
+	for _, c := range []struct {
+		name, insn, d, s string
+		in               uint64
+		want             uint64
+	}{
+		{"cvt.rn.f16.f64 above a tie of f32", "cvt.rn.f16.f64", "f16", "f64", b64(1 + 0x1p-11 + 0x1p-40), once(1+0x1p-11+0x1p-40, fmt16, "rn")},
+		{"cvt.rn.f16.f64 below a tie", "cvt.rn.f16.f64", "f16", "f64", b64(1 + 0x1p-11 - 0x1p-40), once(1+0x1p-11-0x1p-40, fmt16, "rn")},
+		{"cvt.rn.bf16.f64 above a tie of f32", "cvt.rn.bf16.f64", "bf16", "f64", b64(1 + 0x1p-8 + 0x1p-40), once(1+0x1p-8+0x1p-40, fmtBF, "rn")},
+		{"cvt.rz.f16.f64 overflow", "cvt.rz.f16.f64", "f16", "f64", b64(1e10), once(1e10, fmt16, "rz")},
+		{"cvt.rp.f16.f64 subnormal", "cvt.rp.f16.f64", "f16", "f64", b64(0x1p-30), once(0x1p-30, fmt16, "rp")},
+		{"cvt.rm.f16.f64 negative subnormal", "cvt.rm.f16.f64", "f16", "f64", b64(-0x1p-30), once(-0x1p-30, fmt16, "rm")},
+		{"cvt.rn.f16.f32 subnormal tie", "cvt.rn.f16.f32", "f16", "f32", b32(0x1p-25), once(0x1p-25, fmt16, "rn")},
+		{"cvt.rn.f16.f32 above the subnormal tie", "cvt.rn.f16.f32", "f16", "f32", b32(0x1p-25 + 0x1p-35), once(0x1p-25+0x1p-35, fmt16, "rn")},
+		{"cvt.f32.f16 least subnormal", "cvt.f32.f16", "f32", "f16", 1, b32(0x1p-24)},
+		{"cvt.f64.bf16", "cvt.f64.bf16", "f64", "bf16", 0xc0a0, b64(-5)},
+		{"cvt.rn.f16.u64 overflow", "cvt.rn.f16.u64", "f16", "u64", math.MaxUint64, once(0x1p64, fmt16, "rn")},
+		{"cvt.rz.f16.u64 largest", "cvt.rz.f16.u64", "f16", "u64", math.MaxUint64, once(0x1p64, fmt16, "rz")},
+		{"cvt.rn.f16.s32 rounds", "cvt.rn.f16.s32", "f16", "s32", 2049, once(2049, fmt16, "rn")},
+		{"cvt.rp.f16.s32 rounds up", "cvt.rp.f16.s32", "f16", "s32", 2049, once(2049, fmt16, "rp")},
+		{"cvt.rm.f32.s64 negative", "cvt.rm.f32.s64", "f32", "s64", uint64(0xffffffff_00000000) - 1, once(float64(int64(-(1<<32)-1)), fmt32, "rm")},
+		{"cvt.rni.u8.f16 saturates", "cvt.rni.u8.f16", "u16", "f16", once(300, fmt16, "rn"), 255},
+		{"cvt.rni.s8.f16 saturates", "cvt.rni.s8.f16", "s16", "f16", once(-300, fmt16, "rn"), 0xff80},
+		{"cvt.rmi.s32.f16", "cvt.rmi.s32.f16", "s32", "f16", once(-2.5, fmt16, "rn"), 0xfffffffd},
+		{"cvt.rpi.u32.f16 negative", "cvt.rpi.u32.f16", "u32", "f16", once(-2.5, fmt16, "rn"), 0},
+	} {
+		isa := isaCvtOnce
+		if c.insn[len(c.insn)-4:] == ".f16" && c.d != "f32" {
+			isa = isaCvtHalfInt
+		}
+		i("cvt", c.name, isa, c.insn+" %d, %a", c.d, []string{c.s}, []uint64{c.in}, c.want)
+	}
 	// scalar video instructions
 	i("int", "vadd.s32.s32.s32.sat", isaVideo, "vadd.s32.s32.s32.sat %d, %a, %b", "s32", []string{"s32", "s32"}, []uint64{0x7fffffff, 1}, 0x7fffffff)
 	i("int", "vabsdiff.u32.u32.u32", isaVideo, "vabsdiff.u32.u32.u32 %d, %a, %b", "u32", []string{"u32", "u32"}, []uint64{3, 0xfffffff0}, 0xfffffff0-3)
