@@ -109,7 +109,7 @@ var validMods = map[string]string{
 	"testp":    "finite infinite number notanumber normal subnormal",
 	"membar":   "cta gl sys proxy alias",
 	"fence": "sc acq_rel acquire release cta cluster gpu sys proxy alias async global shared::cta shared::cluster " +
-		"async::generic tensormap::generic op_restrict mbarrier_init sync_restrict::shared::cta sync_restrict::shared::cluster",
+		"async::generic tensormap::generic mbarrier_init sync_restrict::shared::cta sync_restrict::shared::cluster",
 	"prefetch":  "global local L1 L2 L2::evict_last L2::evict_normal tensormap const param",
 	"prefetchu": "L1",
 }
@@ -207,8 +207,18 @@ var targetReqs = []targetReq{
 	{"ld", []string{"L2::256B"}, 80, 74},              // .L2::256B prefetch size requires sm_80, PTX ISA 7.4
 	{"ld", []string{"L2::64B"}, 75, 74},               // .L2::64B requires sm_75, PTX ISA 7.4
 	{"ld", []string{"L2::128B"}, 75, 74},              // .L2::128B requires sm_75, PTX ISA 7.4
-	{"nanosleep", nil, 70, 63},                        // nanosleep requires sm_70, PTX ISA 6.3
-	{"griddepcontrol", nil, 90, 78},                   // griddepcontrol requires sm_90, PTX ISA 7.8
+	{"fence", nil, 70, 60},                            // fence requires sm_70, PTX ISA 6.0
+	{"fence", []string{"proxy", "alias"}, 70, 75},     // fence.proxy.alias requires sm_70, PTX ISA 7.5
+	{"membar", []string{"proxy"}, 70, 75},             // membar.proxy requires sm_70, PTX ISA 7.5
+	{"fence", []string{"cluster"}, 90, 78},            // the .cluster scope requires sm_90, PTX ISA 7.8
+	{"fence", []string{"async"}, 90, 80},              // fence.proxy.async requires sm_90, PTX ISA 8.0
+	{"fence", []string{"mbarrier_init"}, 90, 80},      // fence.mbarrier_init requires sm_90, PTX ISA 8.0
+	{"fence", []string{"tensormap::generic"}, 90, 83}, // fence.proxy.tensormap::generic requires sm_90, PTX ISA 8.3
+	{"prefetch", []string{"L2::evict_last"}, 80, 74},  // prefetch's .L2::evict_* require sm_80, PTX ISA 7.4
+	{"prefetch", []string{"L2::evict_normal"}, 80, 74},
+	{"prefetch", []string{"tensormap"}, 90, 80}, // prefetch.tensormap requires sm_90, PTX ISA 8.0
+	{"nanosleep", nil, 70, 63},                  // nanosleep requires sm_70, PTX ISA 6.3
+	{"griddepcontrol", nil, 90, 78},             // griddepcontrol requires sm_90, PTX ISA 7.8
 }
 
 // validate checks an instruction's modifiers, its form and its target

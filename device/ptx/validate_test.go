@@ -133,6 +133,10 @@ func TestInvalidPTXRefused(t *testing.T) {
 		{"membar with two levels", sm70, "membar.cta.gl;", "membar needs one level"},
 		{"fence.bogus", sm70, "fence.bogus;", "unknown modifier .bogus"},
 		{"prefetch without a level", sm70, "prefetch.global [%rd1];", "prefetch needs a level"},
+		{"fence.proxy.alias in PTX 7.0", ".version 7.0\n.target sm_70\n", "fence.proxy.alias;", "fence.proxy.alias requires .version 7.5"},
+		{"fence.acq_rel.cluster on sm_80", sm80, "fence.acq_rel.cluster;", "fence.cluster requires .target sm_90"},
+		{"fence.sc.gpu on sm_60", ".version 7.8\n.target sm_60\n", "fence.sc.gpu;", "fence requires .target sm_70"},
+		{"prefetch .L2::evict_last on sm_70", sm70, "prefetch.global.L2::evict_last [%rd1];", "requires .target sm_80"},
 		{"prefetchu.L2", sm70, "prefetchu.L2 [%rd1];", ".L2 does not apply to prefetchu"},
 		// "cvt.pack.sat.convertType.abType d, a, b" (.u16, .s16), "...abType.cType d, a, b, c"
 		{"cvt.pack without .sat", sm80, "cvt.pack.s16.s32 %r1, %r2, %r3;", "cvt.pack is cvt.pack.sat.convertType.s32{.b32}"},
