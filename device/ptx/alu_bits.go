@@ -54,6 +54,9 @@ func (b *builder) decodeLop3(ri rawInst, in inst, m mods) (inst, error) {
 	}
 	in.f3 = lop3Func(uint8(lut))
 	ri.ops = ri.ops[:4]
+	if err := b.checkRegSizes(ri, []typ{tB32, tB32, tB32, tB32}, false); err != nil {
+		return in, err
+	}
 	return b.alu(ri, in, 3, tB32)
 }
 
@@ -91,6 +94,9 @@ func (b *builder) decodeFns(ri rawInst, in inst, m mods) (inst, error) {
 		return in, errf(ri.line, "%s: fns takes .b32", ri.opcode)
 	}
 	in.f3 = func(a, b, c uint64) uint64 { return uint64(fns(uint32(a), uint32(b), int32(uint32(c)))) }
+	if err := b.checkRegSizes(ri, []typ{tB32, tB32, tB32, tS32}, false); err != nil {
+		return in, err
+	}
 	return b.aluT(ri, in, 3, tB32, tS32)
 }
 

@@ -336,6 +336,9 @@ func (b *builder) decode(ri rawInst) (inst, error) {
 			return in, err
 		}
 		in.op = opActivemask
+		if err := b.checkRegSizes(ri, []typ{tB32}, false); err != nil {
+			return in, err
+		}
 		in.d[0], err = b.dst(ri.ops[0])
 		return in, err
 	case "shfl":
@@ -411,6 +414,9 @@ func (b *builder) decode(ri rawInst) (inst, error) {
 		}
 		if t == tU32 { // 32-bit shared-window pointers
 			return in, errf(ri.line, "32-bit cvta is not supported")
+		}
+		if err := b.checkRegSizes(ri, []typ{t, t}, false); err != nil {
+			return in, err
 		}
 		return b.alu(ri, in, 1, t)
 	case "addc", "subc", "madc":
@@ -606,6 +612,9 @@ func (b *builder) decodeCarry(ri rawInst, in inst, m mods, base string) (inst, e
 	if err := b.nops(ri, n+1); err != nil {
 		return in, err
 	}
+	if err := b.checkRegSizes(ri, []typ{t, t, t, t}, false); err != nil {
+		return in, err
+	}
 	var err error
 	if in.d[0], err = b.dst(ri.ops[0]); err != nil {
 		return in, err
@@ -672,6 +681,9 @@ func (b *builder) decodeBar(ri rawInst, in inst, m mods, parts []string) (inst, 
 			return in, err
 		}
 		in.op = opWarpSync
+		if err := b.checkRegSizes(ri, []typ{tB32}, false); err != nil {
+			return in, err
+		}
 		var err error
 		in.a[0], err = b.src(ri.ops[0], tB32)
 		return in, err
@@ -695,6 +707,9 @@ func (b *builder) decodeBar(ri rawInst, in inst, m mods, parts []string) (inst, 
 	}
 	if len(ri.ops) < 1 || len(ri.ops) > 2 {
 		return in, errf(ri.line, "%s takes a barrier and an optional thread count", ri.opcode)
+	}
+	if err := b.checkBarOperands(ri, ri.ops); err != nil {
+		return in, err
 	}
 	var err error
 	if in.a[0], err = b.src(ri.ops[0], tU32); err != nil {
@@ -783,6 +798,12 @@ func (b *builder) decodeShfl(ri rawInst, in inst, m mods, parts []string) (inst,
 	if err := b.nops(ri, 5); err != nil {
 		return in, err
 	}
+	if len(m.types) != 1 || in.t != tB32 {
+		return in, errf(ri.line, "%s: shfl.sync takes .b32", ri.opcode)
+	}
+	if err := b.checkRegSizes(ri, []typ{tB32, tB32, tB32, tB32, tB32}, false); err != nil {
+		return in, err
+	}
 	in.op = opShfl
 	return in, b.syncOperands(ri, &in, true, tB32, tB32, tB32, tB32)
 }
@@ -804,6 +825,20 @@ func (b *builder) decodeVote(ri rawInst, in inst, m mods, parts []string) (inst,
 		return in, unsupported(ri)
 	}
 	if err := b.nops(ri, 3); err != nil {
+		return in, err
+	}
+	// "vote.sync.mode.pred d, {!}a, membermask", "vote.sync.ballot.b32 d, {!}a, membermask"
+	dt := tPred
+	if in.sub == voBallot {
+		dt = tB32
+	}
+	if len(m.types) != 1 || in.t != dt {
+		if dt == tB32 {
+			return in, errf(ri.line, "%s: vote.sync.ballot takes .b32", ri.opcode)
+		}
+		return in, errf(ri.line, "%s: vote.sync.all, .any and .uni take .pred", ri.opcode)
+	}
+	if err := b.checkRegSizes(ri, []typ{dt, tPred, tB32}, false); err != nil {
 		return in, err
 	}
 	in.op = opVote
@@ -1026,6 +1061,12 @@ func (b *builder) decodeBarRed(ri rawInst, in inst, m mods) (inst, error) {
 	}
 	in.op = opBar
 	in.flags |= flBarRed
+	if err := b.checkBarOperands(ri, ri.ops[1:len(ri.ops)-1]); err != nil {
+		return in, err
+	}
+	if err := b.checkRegSizes(ri, []typ{in.t}, false); err != nil {
+		return in, err
+	}
 	var err error
 	if in.d[0], err = b.dst(ri.ops[0]); err != nil {
 		return in, err
@@ -1120,4 +1161,31 @@ func (b *builder) checkReg(ri rawInst, o rawOp, want typ, wider bool) error {
 		return nil
 	}
 	return errf(ri.line, "%s: operand %s is a .%s register, the instruction's operand there is .%s", ri.opcode, o.name, typName(rt), typName(want))
+}
+
+// checkBarOperands checks bar's and barrier's a and b: registers are 32
+// bits wide; an immediate barrier a is 0..15 ("a logical barrier resource
+// as an immediate constant or register with value 0 through 15"), an
+// immediate thread count b a positive multiple of the warp size, at most
+// 1024 ("the value in b must be a multiple of warp size").
+func (b *builder) checkBarOperands(ri rawInst, ops []rawOp) error {
+	for i, o := range ops {
+		if err := b.checkReg(ri, o, tU32, false); err != nil {
+			return err
+		}
+		if o.kind != roNum || i > 1 {
+			continue
+		}
+		v, err := parseInt(o.num)
+		if err != nil || o.neg {
+			v = -1
+		}
+		if i == 0 && (v < 0 || v > 15) {
+			return errf(ri.line, "%s: barrier %s is not 0..15", ri.opcode, o.num)
+		}
+		if i == 1 && (v <= 0 || v%32 != 0 || v > 1024) {
+			return errf(ri.line, "%s: thread count %s is not a positive multiple of the warp size (at most 1024)", ri.opcode, o.num)
+		}
+	}
+	return nil
 }

@@ -46,8 +46,12 @@
 // min/max), integer rounding on cvt from an integer or between float types
 // of different sizes and float rounding on cvt to an integer, ordered
 // comparisons (lt, le, gt, ge, lo, ls, hi, hs) of bit-size types in setp
-// and set; register operands of arithmetic, bit, mov, setp, selp, cvt,
-// ld, st, atom and red instructions whose size is not their type's (a
+// and set; a barrier outside 0..15 or a thread count that is not a
+// positive multiple of 32 (at most 1024) given as an immediate to bar,
+// barrier and bar.red; shfl.sync of another type than .b32, vote.sync.ballot
+// of another than .b32 and its other modes of another than .pred;
+// register operands of arithmetic, bit, mov, setp, selp, cvt, ld, st,
+// atom, red and the warp and barrier instructions whose size is not their type's (a
 // register of another type of the same size is accepted, as the ISA's type
 // checking says; cvt, ld and st take wider ones; a predicate only where
 // the operand is .pred); and forms that need a later .target or .version than the
