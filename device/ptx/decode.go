@@ -1166,8 +1166,9 @@ func (b *builder) checkReg(ri rawInst, o rawOp, want typ, wider bool) error {
 // checkBarOperands checks bar's and barrier's a and b: registers are 32
 // bits wide; an immediate barrier a is 0..15 ("a logical barrier resource
 // as an immediate constant or register with value 0 through 15"), an
-// immediate thread count b a positive multiple of the warp size, at most
-// 1024 ("the value in b must be a multiple of warp size").
+// immediate thread count b a multiple of the warp size of at most 1024
+// ("the value in b must be a multiple of warp size"); a count in a
+// register is checked when the barrier runs.
 func (b *builder) checkBarOperands(ri rawInst, ops []rawOp) error {
 	for i, o := range ops {
 		if err := b.checkReg(ri, o, tU32, false); err != nil {
@@ -1183,8 +1184,8 @@ func (b *builder) checkBarOperands(ri rawInst, ops []rawOp) error {
 		if i == 0 && (v < 0 || v > 15) {
 			return errf(ri.line, "%s: barrier %s is not 0..15", ri.opcode, o.num)
 		}
-		if i == 1 && (v <= 0 || v%32 != 0 || v > 1024) {
-			return errf(ri.line, "%s: thread count %s is not a positive multiple of the warp size (at most 1024)", ri.opcode, o.num)
+		if i == 1 && (v < 0 || v%32 != 0 || v > 1024) {
+			return errf(ri.line, "%s: thread count %s is not a multiple of the warp size of at most 1024", ri.opcode, o.num)
 		}
 	}
 	return nil

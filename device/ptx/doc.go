@@ -47,8 +47,8 @@
 // of different sizes and float rounding on cvt to an integer, ordered
 // comparisons (lt, le, gt, ge, lo, ls, hi, hs) of bit-size types in setp
 // and set; a barrier outside 0..15 or a thread count that is not a
-// positive multiple of 32 (at most 1024) given as an immediate to bar,
-// barrier and bar.red; shfl.sync of another type than .b32, vote.sync.ballot
+// multiple of 32 (at most 1024) given as an immediate to bar, barrier and
+// bar.red (in a register, the barrier traps when it runs); shfl.sync of another type than .b32, vote.sync.ballot
 // of another than .b32 and its other modes of another than .pred;
 // register operands of arithmetic, bit, mov, setp, selp, cvt, ld, st,
 // atom, red and the warp and barrier instructions whose size is not their type's (a

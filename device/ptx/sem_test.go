@@ -183,6 +183,26 @@ $SKIP:
 	require.Contains(t, err.Error(), "64 of the block's 64 threads wait at barrier")
 }
 
+// TestBarrierCountNotWarpMultiple: a thread count in a register that is
+// not a multiple of the warp size ("the value in b must be a multiple of
+// warp size") traps when the barrier runs; at load, an immediate one is
+// refused (TestInvalidPTXRefused).
+func TestBarrierCountNotWarpMultiple(t *testing.T) {
+	src := `
+.visible .entry odd(.param .u64 out)
+{
+	.reg .b32 %r<3>;
+	mov.u32 %r1, 33;
+	bar.sync 1, %r1;
+	ret;
+}`
+	_, err := runOne(t, src, "odd", [3]uint32{1, 1, 1}, [3]uint32{64, 1, 1}, make([]byte, 8), false)
+	require.Error(t, err)
+	f := faultOf(t, err)
+	require.Equal(t, Trap, f.Kind)
+	require.Contains(t, err.Error(), "barrier 1: thread count 33 is not a multiple of the warp size")
+}
+
 func TestOutOfBoundsWrite(t *testing.T) {
 	src := `
 .visible .entry oob(.param .u64 out)

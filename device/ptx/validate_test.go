@@ -127,10 +127,9 @@ func TestInvalidPTXRefused(t *testing.T) {
 		// bar: "a logical barrier resource ... with value 0 through 15"; "the value in b
 		// must be a multiple of warp size"
 		{"bar.sync 16", sm70, "bar.sync 16;", "barrier 16 is not 0..15"},
-		{"bar.sync with 33 threads", sm70, "bar.sync 1, 33;", "thread count 33 is not a positive multiple of the warp size"},
-		{"bar.sync with 0 threads", sm70, "bar.sync 1, 0;", "thread count 0 is not a positive multiple"},
-		{"bar.red with 33 threads", sm70, "bar.red.popc.u32 %r1, 0, 33, %p1;", "thread count 33 is not a positive multiple"},
-		{"barrier.sync with 2048 threads", sm70, "barrier.sync 1, 2048;", "thread count 2048 is not a positive multiple of the warp size (at most 1024)"},
+		{"bar.sync with 33 threads", sm70, "bar.sync 1, 33;", "thread count 33 is not a multiple of the warp size"},
+		{"bar.red with 33 threads", sm70, "bar.red.popc.u32 %r1, 0, 33, %p1;", "thread count 33 is not a multiple of the warp size"},
+		{"barrier.sync with 2048 threads", sm70, "barrier.sync 1, 2048;", "thread count 2048 is not a multiple of the warp size of at most 1024"},
 		// instruction types: the ISA's syntax lists each instruction's ("Unexpected
 		// instruction types specified", ptxas says of others)
 		{"popc.u32", sm70, "popc.u32 %r1, %r2;", "popc takes .b32, .b64, not .u32"},
