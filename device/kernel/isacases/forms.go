@@ -319,7 +319,7 @@ func formCases() []Case {
 		}
 		var b string
 		for k := 0; k < 4; k++ {
-			b += fmt.Sprintf("setp.ne.u32 %%p1, %d, 0;\nsetp.ne.u32 %%p2, %d, 0;\n%s %%p3, %%p1, %%p2;\nselp.u32 %%r%d, %d, 0, %%p3;\n", k&1, k>>1&1, c.name, k+1, 1<<k)
+			b += fmt.Sprintf("mov.u32 %%r5, %d;\nmov.u32 %%r6, %d;\nsetp.ne.u32 %%p1, %%r5, 0;\nsetp.ne.u32 %%p2, %%r6, 0;\n%s %%p3, %%p1, %%p2;\nselp.u32 %%r%d, %d, 0, %%p3;\n", k&1, k>>1&1, c.name, k+1, 1<<k)
 		}
 		b += "or.b32 %r1, %r1, %r2;\nor.b32 %r1, %r1, %r3;\nor.b32 %r1, %r1, %r4;\nst.global.u32 [%out], %r1;"
 		body("compare", c.name+" truth table", isaPredLogic, b, nil, 4, want)
@@ -564,7 +564,7 @@ func formCases() []Case {
 	// special registers of the lane
 	cs = append(cs, warp32("%laneid and %lanemask_*", isaLaneRegs,
 		"mov.u32 %r1, %laneid;\nmov.u32 %r2, %lanemask_eq;\nmov.u32 %r3, %lanemask_lt;\nmov.u32 %r4, %lanemask_le;\nmov.u32 %r5, %lanemask_gt;\nmov.u32 %r6, %lanemask_ge;\n"+
-			"setp.eq.u32 %p1, %r1, %t;\nshl.b32 %r7, 1, %t;\nsetp.eq.u32 %p2, %r2, %r7;\nsub.u32 %r8, %r7, 1;\nsetp.eq.u32 %p3, %r3, %r8;\nor.b32 %r8, %r8, %r7;\nsetp.eq.u32 %p4, %r4, %r8;\n"+
+			"setp.eq.u32 %p1, %r1, %t;\nmov.u32 %r7, 1;\nshl.b32 %r7, %r7, %t;\nsetp.eq.u32 %p2, %r2, %r7;\nsub.u32 %r8, %r7, 1;\nsetp.eq.u32 %p3, %r3, %r8;\nor.b32 %r8, %r8, %r7;\nsetp.eq.u32 %p4, %r4, %r8;\n"+
 			"not.b32 %r9, %r8;\nsetp.eq.u32 %p5, %r5, %r9;\nnot.b32 %r9, %r3;\nsetp.eq.u32 %p6, %r6, %r9;\n"+
 			"and.pred %p1, %p1, %p2;\nand.pred %p1, %p1, %p3;\nand.pred %p1, %p1, %p4;\nand.pred %p1, %p1, %p5;\nand.pred %p1, %p1, %p6;\nselp.u32 %r10, 1, 0, %p1;\nst.global.b32 [%oa], %r10;",
 		func(int) (uint64, bool) { return 1, true }))
