@@ -47,6 +47,8 @@ const (
 	isaLocal      = ".local memory is private to each thread."
 	isaCvtOnce    = "cvt: a float-to-float or integer-to-float conversion rounds the source's exact value once, in the rounding mode given (.rn, .rz, .rm, .rp); an out-of-range result is an infinity or the largest finite value as the mode says."
 	isaCvtHalfInt = "cvt from .f16 to an integer: .rni, .rzi, .rmi, .rpi round to an integer; the result saturates to the destination type's range."
+	isaHalfSetp   = "setp with .f16x2 or .bf16x2: the comparison of the lower halves is written to p and of the upper halves to q: setp.CmpOp.f16x2 p|q, a, b."
+	isaHalfBits   = "neg and abs of .f16, .f16x2, .bf16, .bf16x2: negate the sign / take the absolute value of each half-word element."
 	isaLdu        = "ldu: Load read-only data from an address that is common across all threads in the warp: d = a (the value in memory)."
 )
 
@@ -558,6 +560,15 @@ func formCases() []Case {
 		}
 		i("cvt", c.name, isa, c.insn+" %d, %a", c.d, []string{c.s}, []uint64{c.in}, c.want)
 	}
+	// half-precision comparisons and sign operations, element by element
+	body("compare", "setp.lt.f16x2 p|q", isaHalfSetp,
+		"ld.global.b32 %r1, [%in];\nld.global.b32 %r2, [%in+8];\nsetp.lt.f16x2 %p1|%p2, %r1, %r2;\nselp.u32 %r3, 1, 0, %p1;\nselp.u32 %r4, 2, 0, %p2;\nor.b32 %r3, %r3, %r4;\nst.global.u32 [%out], %r3;",
+		[]uint64{pk(h(1), h(5)), pk(h(2), h(-5))}, 4, 1)
+	body("compare", "setp.gtu.bf16x2 p|q with a NaN", isaHalfSetp,
+		"ld.global.b32 %r1, [%in];\nld.global.b32 %r2, [%in+8];\nsetp.gtu.bf16x2 %p1|%p2, %r1, %r2;\nselp.u32 %r3, 1, 0, %p1;\nselp.u32 %r4, 2, 0, %p2;\nor.b32 %r3, %r3, %r4;\nst.global.u32 [%out], %r3;",
+		[]uint64{pk(toBF(1), 0x7fc0), pk(toBF(2), toBF(3))}, 4, 2)
+	i("float", "neg.bf16x2", isaHalfBits, "neg.bf16x2 %d, %a", "bf16x2", []string{"bf16x2"}, []uint64{pk(toBF(1.5), toBF(-2))}, pk(toBF(-1.5), toBF(2)))
+	i("float", "abs.f16x2", isaHalfBits, "abs.f16x2 %d, %a", "f16x2", []string{"f16x2"}, []uint64{pk(h(-0x1p-24), h(3))}, pk(h(0x1p-24), h(3)))
 	// scalar video instructions
 	i("int", "vadd.s32.s32.s32.sat", isaVideo, "vadd.s32.s32.s32.sat %d, %a, %b", "s32", []string{"s32", "s32"}, []uint64{0x7fffffff, 1}, 0x7fffffff)
 	i("int", "vabsdiff.u32.u32.u32", isaVideo, "vabsdiff.u32.u32.u32 %d, %a, %b", "u32", []string{"u32", "u32"}, []uint64{3, 0xfffffff0}, 0xfffffff0-3)
