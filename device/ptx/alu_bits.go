@@ -1,6 +1,9 @@
 package ptx
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // Bit and integer instructions beyond alu_int.go's: lop3, fns, prmt's
 // modes, mad.hi.sat.s32, set with a predicate operand, and isspacep.
@@ -324,4 +327,64 @@ func szext(a, b uint32, clamp, signed bool) uint32 {
 		d |= mask
 	}
 	return d
+}
+
+// decodeVideo decodes the scalar video instructions vadd, vsub, vabsdiff,
+// vmin and vmax in their plain form, vop.dtype.atype.btype{.sat} d, a, b:
+// a and b sign- or zero-extended by their types, the operation computed
+// exactly, and .sat clamping it to the range of dtype ("tmp =
+// optSaturate(tmp, sat, isSigned(dtype), dsel)"); without .sat d is its
+// low 32 bits. The secondary operation, the data merge and the operand
+// selectors are refused.
+func (b *builder) decodeVideo(ri rawInst, in inst, m mods, base string) (inst, error) {
+	if len(m.types) != 3 || !int32Type(m.types[0]) || !int32Type(m.types[1]) || !int32Type(m.types[2]) {
+		return in, errf(ri.line, "%s: %s takes three types of .u32 and .s32 (dtype, atype, btype)", ri.opcode, base)
+	}
+	if m.other["add"] || m.other["min"] || m.other["max"] || len(ri.ops) != 3 {
+		return in, errf(ri.line, "%s: the secondary operation and the data merge of %s are not supported", ri.opcode, base)
+	}
+	for _, o := range ri.ops {
+		if o.kind == roName && strings.Contains(o.name, ".") {
+			return in, errf(ri.line, "%s: operand selectors (%s) are not supported", ri.opcode, o.name)
+		}
+	}
+	if err := b.checkRegSizes(ri, []typ{tB32, tB32, tB32}, false); err != nil {
+		return in, err
+	}
+	dSigned, aSigned, bSigned := m.types[0].signed(), m.types[1].signed(), m.types[2].signed()
+	sat := m.sat
+	ext := func(v uint64, sgn bool) int64 {
+		if sgn {
+			return int64(int32(v))
+		}
+		return int64(uint32(v))
+	}
+	in.f2 = func(a, b uint64) uint64 {
+		ta, tb := ext(a, aSigned), ext(b, bSigned)
+		var r int64
+		switch base {
+		case "vadd":
+			r = ta + tb
+		case "vsub":
+			r = ta - tb
+		case "vabsdiff":
+			r = ta - tb
+			if r < 0 {
+				r = -r
+			}
+		case "vmin":
+			r = min(ta, tb)
+		default:
+			r = max(ta, tb)
+		}
+		if sat {
+			if dSigned {
+				r = max(min(r, math.MaxInt32), math.MinInt32)
+			} else {
+				r = max(min(r, math.MaxUint32), 0)
+			}
+		}
+		return uint64(uint32(r))
+	}
+	return b.aluT(ri, in, 2, m.types[1], m.types[2])
 }

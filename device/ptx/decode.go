@@ -421,6 +421,8 @@ func (b *builder) decode(ri rawInst) (inst, error) {
 		return b.alu(ri, in, 1, t)
 	case "addc", "subc", "madc":
 		return b.decodeCarry(ri, in, m, base)
+	case "vadd", "vsub", "vabsdiff", "vmin", "vmax":
+		return b.decodeVideo(ri, in, m, base)
 	case "add", "sub", "mad", "mul":
 		if m.other["cc"] {
 			return b.decodeCarry(ri, in, m, base)

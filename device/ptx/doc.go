@@ -18,8 +18,10 @@
 // registers filled at launch) and links each kernel with the .func
 // functions it calls into one program. An instruction the interpreter
 // does not support is refused here, with its line, never run wrongly.
-// Refused: textures and surfaces (tex, tld4, suld, sust, ...), the scalar
-// and SIMD video instructions (vadd, vabsdiff, vadd2, ...), brx.idx,
+// Refused: textures and surfaces (tex, tld4, suld, sust, ...), the SIMD
+// video instructions (vadd2, vabsdiff4, ...), vmad, vshl, vshr and vset,
+// and the scalar video instructions' secondary operation, data merge and
+// operand selectors, brx.idx,
 // indirect calls and function pointers, vector registers, half-precision
 // ex2/tanh and the .oob modifier, cvt with .rs or .rna rounding and to
 // fp8/fp6/fp4/tf32 formats, mad.f32 without a rounding mode, atomics on f16/bf16/128-bit values (atom.cas.b16 aside)
@@ -31,6 +33,8 @@
 // ISA says, and so is a .const variable's), match.{any,all}.sync.{b32,b64}
 // (with the predicate), redux.sync.{add,min,max}.{u32,s32} and
 // .{and,or,xor}.b32, lop3.b32, prmt in the generic form and its six modes,
+// vadd, vsub, vabsdiff, vmin and vmax in their plain form
+// (vop.dtype.atype.btype{.sat} d, a, b),
 // fns.b32, set with a predicate operand, mad.hi.sat.s32 and
 // mad24.hi.sat.s32, dp4a and dp2a (every .u32/.s32 combination),
 // bmsk.b32 and szext.{u32,s32} (.clamp and .wrap), cvt.pack.sat to

@@ -343,6 +343,9 @@ func TestRefusedAtLoad(t *testing.T) {
 		{"mma", "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f1}, {%r1}, {%r1}, {%f1};", "line 9: unsupported instruction mma"},
 		{"undefined register", "add.s32 %r1, %r9, 1;", "line 9: undefined name %r9"},
 		{"undefined label", "bra $nowhere;", "line 9: undefined label $nowhere"},
+		{"video secondary operation", "vadd.s32.s32.s32.add %r1, %r2, %r1, %r2;", "line 9: vadd.s32.s32.s32.add: the secondary operation and the data merge of vadd are not supported"},
+		{"video operand selector", "vmax.u32.u32.u32 %r1, %r2.b1, %r1;", "line 9: vmax.u32.u32.u32: operand selectors (%r2.b1) are not supported"},
+		{"SIMD video", "vadd2.u32.u32.u32 %r1, %r2, %r1, %r2;", "line 9: unsupported instruction vadd2.u32.u32.u32"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

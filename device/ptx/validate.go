@@ -112,6 +112,8 @@ var validMods = map[string]string{
 		"async::generic tensormap::generic mbarrier_init sync_restrict::shared::cta sync_restrict::shared::cluster",
 	"prefetch":  "global local L1 L2 L2::evict_last L2::evict_normal tensormap const param",
 	"prefetchu": "L1",
+	"vadd":      "sat add min max", "vsub": "sat add min max", "vabsdiff": "sat add min max",
+	"vmin": "sat add min max", "vmax": "sat add min max",
 }
 
 // validTypes lists, for the integer and bit instructions (and the

@@ -130,6 +130,8 @@ func TestInvalidPTXRefused(t *testing.T) {
 		{"bar.sync with 33 threads", sm70, "bar.sync 1, 33;", "thread count 33 is not a multiple of the warp size"},
 		{"bar.red with 33 threads", sm70, "bar.red.popc.u32 %r1, 0, 33, %p1;", "thread count 33 is not a multiple of the warp size"},
 		{"barrier.sync with 2048 threads", sm70, "barrier.sync 1, 2048;", "thread count 2048 is not a multiple of the warp size of at most 1024"},
+		{"vadd with two types", sm70, "vadd.s32.s32 %r1, %r2, %r3;", "vadd takes three types of .u32 and .s32 (dtype, atype, btype)"},
+		{"vadd.b32", sm70, "vadd.b32.s32.s32 %r1, %r2, %r3;", "vadd takes three types of .u32 and .s32"},
 		// instruction types: the ISA's syntax lists each instruction's ("Unexpected
 		// instruction types specified", ptxas says of others)
 		{"popc.u32", sm70, "popc.u32 %r1, %r2;", "popc takes .b32, .b64, not .u32"},
@@ -260,6 +262,8 @@ func TestLoadsAtItsTarget(t *testing.T) {
 		{sm70, "prefetchu.L1 [%rd1];"},
 		{sm80, "cvt.pack.sat.u16.s32 %r1, %r2, %r3;"},
 		{sm70, "ld.global.u8 %r1, [%rd1];"},
+		{sm70, "vmin.u32.u32.s32.sat %r1, %r2, 7;"},
+		{sm70, "vabsdiff.s32.u32.u32 %r1, %r2, %r3;"},
 		{sm70, "bar.sync 15, 1024;"},
 		{sm70, "bar.sync %r1, %r2;"},
 		{sm70, "bar.red.popc.u32 %r1, 0, 64, !%p1;"},
