@@ -38,7 +38,7 @@ const (
 	isaVoteHalf   = "vote.sync.ballot.b32: d is set to a mask in which bit i is the predicate a of lane i, for the threads in membermask; lanes not in membermask give 0 bits."
 	isaBarWarp    = "bar.warp.sync: causes the executing thread to wait until all threads corresponding to membermask have executed a bar.warp.sync with the same membermask value before resuming execution; it also guarantees memory ordering among the threads."
 	isaCvtPack    = "cvt.pack: Convert two 32-bit integers a and b into specified type and pack the results into d. The inputs a and b are converted to values of type specified by .convertType with saturation and the results after conversion are packed into lower bits of d (tb in bits size-1..0, ta in bits 2*size-1..size). If operand c is specified then remaining bits of d are copied from lower bits of c."
-	isaVideo      = "Scalar video instructions (vadd, vsub, vabsdiff, vmin, vmax): the operands are sign- or zero-extended to 33 bits by their types, the operation computed, and .sat clamps the result to the range of the destination type: vadd d = a + b; vabsdiff d = |a - b|."
+	isaVideo      = "Scalar video instructions (vadd, vsub, vabsdiff, vmin, vmax): extract and sign- or zero-extend the source operands to produce signed 33-bit input values; perform a scalar arithmetic operation to produce a signed 34-bit result (tmp = ta + tb, ta - tb, |ta - tb|, MIN(ta, tb), MAX(ta, tb)); optionally clamp the result to the range of the destination type."
 	isaHalfArith  = "Half precision add, sub, mul, fma (.f16, .f16x2; fma also .bf16, .bf16x2): d = a + b (a - b, a * b, a * b + c) computed exactly and rounded once; .rn mantissa LSB rounds to nearest even. For .f16x2 and .bf16x2 the operation is applied to each half-word element."
 	isaHalfSat    = "Half precision .sat: clamps the result to [0.0, 1.0]. NaN results are flushed to +0.0f. .ftz: subnormal inputs and results are flushed to sign-preserving zero. fma .relu: clamps the result to 0 if negative."
 	isaHalfMin    = "Half precision min/max: if one input is NaN the result is the other input; if both are NaN, or with .NaN either is, the result is canonical NaN; -0.0 < +0.0."
@@ -569,9 +569,49 @@ func formCases() []Case {
 		[]uint64{pk(toBF(1), 0x7fc0), pk(toBF(2), toBF(3))}, 4, 2)
 	i("float", "neg.bf16x2", isaHalfBits, "neg.bf16x2 %d, %a", "bf16x2", []string{"bf16x2"}, []uint64{pk(toBF(1.5), toBF(-2))}, pk(toBF(-1.5), toBF(2)))
 	i("float", "abs.f16x2", isaHalfBits, "abs.f16x2 %d, %a", "f16x2", []string{"f16x2"}, []uint64{pk(h(-0x1p-24), h(3))}, pk(h(0x1p-24), h(3)))
-	// scalar video instructions
-	i("int", "vadd.s32.s32.s32.sat", isaVideo, "vadd.s32.s32.s32.sat %d, %a, %b", "s32", []string{"s32", "s32"}, []uint64{0x7fffffff, 1}, 0x7fffffff)
-	i("int", "vabsdiff.u32.u32.u32", isaVideo, "vabsdiff.u32.u32.u32 %d, %a, %b", "u32", []string{"u32", "u32"}, []uint64{3, 0xfffffff0}, 0xfffffff0-3)
+	// scalar video instructions: 33-bit operands, an exact result, .sat to dtype's range
+	for _, c := range []struct {
+		op, d, a, b string
+		sat         bool
+		x, y        uint64
+	}{
+		{"vadd", "s32", "s32", "s32", true, 0x7fffffff, 1},
+		{"vadd", "u32", "u32", "u32", false, 0xffffffff, 2},
+		{"vadd", "u32", "s32", "u32", true, 0xfffffff0, 3},
+		{"vsub", "u32", "u32", "u32", true, 3, 10},
+		{"vsub", "s32", "u32", "s32", true, 0xffffffff, 0xffffffff},
+		{"vabsdiff", "u32", "u32", "u32", false, 3, 0xfffffff0},
+		{"vabsdiff", "s32", "s32", "s32", true, 0x80000000, 0x7fffffff},
+		{"vmin", "s32", "s32", "u32", false, 0xffffffff, 0xffffffff},
+		{"vmax", "u32", "s32", "s32", true, 0xfffffffb, 0xfffffffe},
+		{"vmax", "s32", "u32", "s32", true, 0x80000000, 5},
+	} {
+		ta, tb := int64(extend(c.x, 32, c.a == "s32")), int64(extend(c.y, 32, c.b == "s32"))
+		var r int64
+		switch c.op {
+		case "vadd":
+			r = ta + tb
+		case "vsub":
+			r = ta - tb
+		case "vabsdiff":
+			r = max(ta-tb, tb-ta)
+		case "vmin":
+			r = min(ta, tb)
+		case "vmax":
+			r = max(ta, tb)
+		}
+		mods := ""
+		if c.sat {
+			mods = ".sat"
+			lo, hi := int64(0), int64(math.MaxUint32)
+			if c.d == "s32" {
+				lo, hi = math.MinInt32, math.MaxInt32
+			}
+			r = max(min(r, hi), lo)
+		}
+		insn := c.op + "." + c.d + "." + c.a + "." + c.b + mods
+		i("int", fmt.Sprintf("%s %#x, %#x", insn, c.x, c.y), isaVideo, insn+" %d, %a, %b", "b32", []string{"b32", "b32"}, []uint64{c.x, c.y}, uint64(r)&mask(32))
+	}
 	// special registers of the lane
 	cs = append(cs, warp32("%laneid and %lanemask_*", isaLaneRegs,
 		"mov.u32 %r1, %laneid;\nmov.u32 %r2, %lanemask_eq;\nmov.u32 %r3, %lanemask_lt;\nmov.u32 %r4, %lanemask_le;\nmov.u32 %r5, %lanemask_gt;\nmov.u32 %r6, %lanemask_ge;\n"+
