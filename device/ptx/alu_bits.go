@@ -1,6 +1,9 @@
 package ptx
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // Bit and integer instructions beyond alu_int.go's: lop3, fns, prmt's
 // modes, mad.hi.sat.s32, set with a predicate operand, and isspacep.
@@ -54,6 +57,9 @@ func (b *builder) decodeLop3(ri rawInst, in inst, m mods) (inst, error) {
 	}
 	in.f3 = lop3Func(uint8(lut))
 	ri.ops = ri.ops[:4]
+	if err := b.checkRegSizes(ri, []typ{tB32, tB32, tB32, tB32}, false); err != nil {
+		return in, err
+	}
 	return b.alu(ri, in, 3, tB32)
 }
 
@@ -91,6 +97,9 @@ func (b *builder) decodeFns(ri rawInst, in inst, m mods) (inst, error) {
 		return in, errf(ri.line, "%s: fns takes .b32", ri.opcode)
 	}
 	in.f3 = func(a, b, c uint64) uint64 { return uint64(fns(uint32(a), uint32(b), int32(uint32(c)))) }
+	if err := b.checkRegSizes(ri, []typ{tB32, tB32, tB32, tS32}, false); err != nil {
+		return in, err
+	}
 	return b.aluT(ri, in, 3, tB32, tS32)
 }
 
@@ -237,4 +246,145 @@ func minmaxXorsignAbs(m mods, isMax bool) aluFns {
 		}
 		return float32(d)
 	})
+}
+
+// int32Type reports whether t is .u32 or .s32.
+func int32Type(t typ) bool { return t == tU32 || t == tS32 }
+
+// dotFunc is dp4a's (dp2a's, when two) lane function: c plus the sum of
+// the products of a's bytes (dp2a: half-words) and b's bytes (dp2a: the
+// low or, when hi, the high two), each sign- or zero-extended by its
+// type, as the ISA's semantics give it; the sum wraps at 32 bits.
+//
+//go:norace
+func dotFunc(two, hi, aSigned, bSigned bool) func(a, b, c uint64) uint64 {
+	field := func(v uint64, bitsN, i uint, sgn bool) int64 {
+		x := v >> (bitsN * i) & (1<<bitsN - 1)
+		if sgn && x>>(bitsN-1) == 1 {
+			return int64(x) - 1<<bitsN
+		}
+		return int64(x)
+	}
+	return func(a, b, c uint64) uint64 {
+		d := int64(uint32(c))
+		if two {
+			sel := uint(0)
+			if hi {
+				sel = 2
+			}
+			for i := uint(0); i < 2; i++ {
+				d += field(a, 16, i, aSigned) * field(b, 8, sel+i, bSigned)
+			}
+		} else {
+			for i := uint(0); i < 4; i++ {
+				d += field(a, 8, i, aSigned) * field(b, 8, i, bSigned)
+			}
+		}
+		return uint64(uint32(d))
+	}
+}
+
+// bmsk is bmsk.b32 as the ISA's semantics give it: a mask of b bits from
+// bit a; .clamp makes a or b of 32 or more mean "to the top", .wrap takes
+// them modulo 32.
+//
+//go:norace
+func bmsk(a, b uint32, clamp bool) uint32 {
+	a1, b1 := a&0x1f, b&0x1f
+	mask0 := uint32(0xffffffff) << a1
+	sum := a1 + b1
+	mask1 := uint32(0xffffffff) << (sum & 0x1f)
+	overflow := sum >= 32
+	if clamp && a >= 32 {
+		overflow, mask0 = true, 0
+	}
+	if clamp && b >= 32 {
+		overflow = true
+	}
+	switch {
+	case overflow:
+		mask1 = 0
+	case b1 == 0:
+		mask1 = 0xffffffff
+	}
+	return mask0 &^ mask1
+}
+
+// szext is szext.{u32,s32} as the ISA's semantics give it: a's low b bits
+// zero- or sign-extended; b of 0 gives 0, b of 32 or more a (.clamp) or
+// b mod 32 bits (.wrap).
+//
+//go:norace
+func szext(a, b uint32, clamp, signed bool) uint32 {
+	b1 := b & 0x1f
+	tooLarge := clamp && b >= 32
+	mask := uint32(0xffffffff) << b1
+	if tooLarge {
+		mask = 0
+	}
+	d := a &^ mask
+	if signed && b1 != 0 && !tooLarge && a>>((b1-1)&0x1f)&1 == 1 {
+		d |= mask
+	}
+	return d
+}
+
+// decodeVideo decodes the scalar video instructions vadd, vsub, vabsdiff,
+// vmin and vmax in their plain form, vop.dtype.atype.btype{.sat} d, a, b:
+// a and b sign- or zero-extended by their types, the operation computed
+// exactly, and .sat clamping it to the range of dtype ("tmp =
+// optSaturate(tmp, sat, isSigned(dtype), dsel)"); without .sat d is its
+// low 32 bits. The secondary operation, the data merge and the operand
+// selectors are refused.
+func (b *builder) decodeVideo(ri rawInst, in inst, m mods, base string) (inst, error) {
+	if len(m.types) != 3 || !int32Type(m.types[0]) || !int32Type(m.types[1]) || !int32Type(m.types[2]) {
+		return in, errf(ri.line, "%s: %s takes three types of .u32 and .s32 (dtype, atype, btype)", ri.opcode, base)
+	}
+	if m.other["add"] || m.other["min"] || m.other["max"] || len(ri.ops) != 3 {
+		return in, errf(ri.line, "%s: the secondary operation and the data merge of %s are not supported", ri.opcode, base)
+	}
+	for _, o := range ri.ops {
+		if o.kind == roName && strings.Contains(o.name, ".") {
+			return in, errf(ri.line, "%s: operand selectors (%s) are not supported", ri.opcode, o.name)
+		}
+	}
+	if err := b.checkRegSizes(ri, []typ{tB32, tB32, tB32}, false); err != nil {
+		return in, err
+	}
+	dSigned, aSigned, bSigned := m.types[0].signed(), m.types[1].signed(), m.types[2].signed()
+	sat := m.sat
+	ext := func(v uint64, sgn bool) int64 {
+		if sgn {
+			return int64(int32(v))
+		}
+		return int64(uint32(v))
+	}
+	in.f2 = func(a, b uint64) uint64 {
+		ta, tb := ext(a, aSigned), ext(b, bSigned)
+		var r int64
+		switch base {
+		case "vadd":
+			r = ta + tb
+		case "vsub":
+			r = ta - tb
+		case "vabsdiff":
+			r = ta - tb
+			if r < 0 {
+				r = -r
+			}
+		case "vmin":
+			r = min(ta, tb)
+		default:
+			r = max(ta, tb)
+		}
+		if sat {
+			if dSigned {
+				r = max(min(r, math.MaxInt32), math.MinInt32)
+			} else {
+				r = max(min(r, math.MaxUint32), 0)
+			}
+		}
+		return uint64(uint32(r))
+	}
+	return b.aluT(ri, in, 2, m.types[1], m.types[2])
 }

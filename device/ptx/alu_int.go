@@ -113,10 +113,13 @@ func intFunc(base string, m mods, t typ) (fn aluFns, n int, ok bool, err error) 
 		}
 		return fn, 3, true, nil
 	case "mul24", "mad24":
-		if w != 32 || m.sat {
+		hi := m.other["hi"]
+		if w != 32 {
 			return fn, 0, true, fmt.Errorf("24-bit multiplies of .u32 and .s32 only")
 		}
-		hi := m.other["hi"]
+		if m.sat && (base != "mad24" || !hi || t != tS32) {
+			return fn, 0, true, fmt.Errorf(".sat needs mad24.hi.s32")
+		}
 		mul := func(a, b uint64) uint64 {
 			var p int64
 			if signed {
@@ -134,7 +137,36 @@ func intFunc(base string, m mods, t typ) (fn aluFns, n int, ok bool, err error) 
 			return fn, 2, true, nil
 		}
 		fn.f3 = func(a, b, c uint64) uint64 { return uint64(uint32(mul(a, b) + c)) }
+		if m.sat {
+			// "limits result to MININT..MAXINT (no overflow)"
+			fn.f3 = func(a, b, c uint64) uint64 {
+				s := int64(int32(mul(a, b))) + int64(int32(c))
+				return uint64(uint32(int32(max(min(s, math.MaxInt32), math.MinInt32))))
+			}
+		}
 		return fn, 3, true, nil
+	case "dp4a", "dp2a":
+		if len(m.types) != 2 || !int32Type(m.types[0]) || !int32Type(m.types[1]) {
+			return fn, 0, true, fmt.Errorf("%s needs two types of .u32 and .s32", base)
+		}
+		fn.f3 = dotFunc(base == "dp2a", m.other["hi"], m.types[0].signed(), m.types[1].signed())
+		return fn, 3, true, nil
+	case "bmsk":
+		if t != tB32 {
+			return fn, 0, true, fmt.Errorf("bmsk takes .b32")
+		}
+		clamp := m.other["clamp"]
+		fn.srcT2 = tU32
+		fn.f2 = func(a, b uint64) uint64 { return uint64(bmsk(uint32(a), uint32(b), clamp)) }
+		return fn, 2, true, nil
+	case "szext":
+		if t != tU32 && t != tS32 {
+			return fn, 0, true, fmt.Errorf("szext takes .u32 or .s32")
+		}
+		clamp := m.other["clamp"]
+		fn.srcT2 = tU32
+		fn.f2 = func(a, b uint64) uint64 { return uint64(szext(uint32(a), uint32(b), clamp, signed)) }
+		return fn, 2, true, nil
 	case "div", "rem":
 		isDiv := base == "div"
 		fn.f2 = func(a, b uint64) uint64 {

@@ -189,6 +189,9 @@ func cvtParts(opcode string) (satFinite, relu, rs bool) {
 // d, a, b: "the value converted from input a is stored in the upper half
 // of d and the value converted from input b is stored in the lower half".
 func (b *builder) decodeCvt(ri rawInst, in inst, m mods) (inst, error) {
+	if m.other["pack"] {
+		return b.decodeCvtPack(ri, in, m)
+	}
 	if len(m.types) != 2 {
 		return in, errf(ri.line, "%s: cvt needs a destination and a source type", ri.opcode)
 	}
@@ -218,6 +221,9 @@ func (b *builder) decodeCvt(ri rawInst, in inst, m mods) (inst, error) {
 		}
 		g := one.f1
 		in.f2 = func(a, b uint64) uint64 { return g(a)<<16 | g(b) }
+		if err := b.checkRegSizes(ri, []typ{dt, tF32, tF32}, false); err != nil {
+			return in, err
+		}
 		return b.aluT(ri, in, 2, tF32, tNone)
 	}
 	o := cvtOpts{relu: relu, satFinite: satFin}
@@ -231,6 +237,9 @@ func (b *builder) decodeCvt(ri rawInst, in inst, m mods) (inst, error) {
 		return in, errf(ri.line, "%s: %v", ri.opcode, err)
 	}
 	in.f1 = fn.f1
+	if err := b.checkRegSizes(ri, []typ{dt, st}, true); err != nil {
+		return in, err
+	}
 	return b.aluT(ri, in, n, fn.srcT, tNone)
 }
 
@@ -323,3 +332,55 @@ func f32ToF16(f float32, mode uint8) uint16 { return fmtF16.round(float64(f), 0,
 //
 //go:norace
 func f16ToF32(h uint16) float32 { return float32(fmtF16.toF64(h)) }
+
+// packTypes are cvt.pack's convert types: their width in bits, and
+// whether they are signed.
+var packTypes = map[string]struct {
+	bits   uint
+	signed bool
+}{"u2": {2, false}, "s2": {2, true}, "u4": {4, false}, "s4": {4, true},
+	"u8": {8, false}, "s8": {8, true}, "u16": {16, false}, "s16": {16, true}}
+
+// decodeCvtPack decodes cvt.pack.sat.convertType.s32 d, a, b (.u16 and
+// .s16) and cvt.pack.sat.convertType.s32.b32 d, a, b, c (.u2, .s2, .u4,
+// .s4, .u8, .s8): a and b saturated to convertType, b in d's lowest bits,
+// a above it, and for the second form c's low bits above both, as the
+// ISA's semantics give it.
+func (b *builder) decodeCvtPack(ri rawInst, in inst, m mods) (inst, error) {
+	parts := strings.Split(ri.opcode, ".")[1:]
+	// pack, sat, convertType, abType [, cType]
+	if len(parts) < 4 || parts[0] != "pack" || parts[1] != "sat" || parts[3] != "s32" {
+		return in, errf(ri.line, "%s: cvt.pack is cvt.pack.sat.convertType.s32{.b32}", ri.opcode)
+	}
+	pt, ok := packTypes[parts[2]]
+	if !ok {
+		return in, errf(ri.line, "%s: cvt.pack's convertType is .u2, .s2, .u4, .s4, .u8, .s8, .u16 or .s16", ri.opcode)
+	}
+	withC := pt.bits < 16
+	if withC && (len(parts) != 5 || parts[4] != "b32") || !withC && len(parts) != 4 {
+		return in, errf(ri.line, "%s: cvt.pack.sat.%s takes %s", ri.opcode, parts[2],
+			map[bool]string{true: "a .b32 cType: cvt.pack.sat.convertType.s32.b32 d, a, b, c", false: "no cType: cvt.pack.sat.convertType.s32 d, a, b"}[withC])
+	}
+	lo, hi := int64(0), int64(1)<<pt.bits-1
+	if pt.signed {
+		lo, hi = -(int64(1) << (pt.bits - 1)), int64(1)<<(pt.bits-1)-1
+	}
+	n := pt.bits
+	mask := uint64(1)<<n - 1
+	sat := func(v uint64) uint64 { return uint64(max(min(int64(int32(v)), hi), lo)) & mask }
+	pack := func(a, b uint64) uint64 { return sat(b) | sat(a)<<n }
+	types := []typ{tB32, tS32, tS32}
+	if withC {
+		types = append(types, tB32)
+		in.f3 = func(a, b, c uint64) uint64 { return uint64(uint32(pack(a, b) | c<<(2*n))) }
+	} else {
+		in.f2 = pack
+	}
+	if err := b.checkRegSizes(ri, types, false); err != nil {
+		return in, err
+	}
+	if withC {
+		return b.aluT(ri, in, 3, tS32, tB32)
+	}
+	return b.aluT(ri, in, 2, tS32, tNone)
+}

@@ -336,6 +336,9 @@ func (b *builder) decode(ri rawInst) (inst, error) {
 			return in, err
 		}
 		in.op = opActivemask
+		if err := b.checkRegSizes(ri, []typ{tB32}, false); err != nil {
+			return in, err
+		}
 		in.d[0], err = b.dst(ri.ops[0])
 		return in, err
 	case "shfl":
@@ -371,6 +374,9 @@ func (b *builder) decode(ri rawInst) (inst, error) {
 			return in, err
 		}
 		in.op = opSelp
+		if err := b.checkRegSizes(ri, []typ{t, t, t, tPred}, false); err != nil {
+			return in, err
+		}
 		if in.d[0], err = b.dst(ri.ops[0]); err != nil {
 			return in, err
 		}
@@ -409,9 +415,14 @@ func (b *builder) decode(ri rawInst) (inst, error) {
 		if t == tU32 { // 32-bit shared-window pointers
 			return in, errf(ri.line, "32-bit cvta is not supported")
 		}
+		if err := b.checkRegSizes(ri, []typ{t, t}, false); err != nil {
+			return in, err
+		}
 		return b.alu(ri, in, 1, t)
 	case "addc", "subc", "madc":
 		return b.decodeCarry(ri, in, m, base)
+	case "vadd", "vsub", "vabsdiff", "vmin", "vmax":
+		return b.decodeVideo(ri, in, m, base)
 	case "add", "sub", "mad", "mul":
 		if m.other["cc"] {
 			return b.decodeCarry(ri, in, m, base)
@@ -433,6 +444,9 @@ func (b *builder) decode(ri rawInst) (inst, error) {
 		srcT := fn.srcT
 		if srcT == tNone {
 			srcT = t
+		}
+		if err := b.checkOperandSizes(ri, base, m, n, srcT, fn.srcT2); err != nil {
+			return in, err
 		}
 		return b.aluT(ri, in, n, srcT, fn.srcT2)
 	}
@@ -519,6 +533,9 @@ func (b *builder) decodeMov(ri rawInst, in inst, m mods) (inst, error) {
 	if t == tPred {
 		in.f1 = func(a uint64) uint64 { return a & 1 }
 	}
+	if err := b.checkRegSizes(ri, []typ{t, t}, false); err != nil {
+		return in, err
+	}
 	return b.alu(ri, in, 1, t)
 }
 
@@ -532,6 +549,9 @@ func (b *builder) decodeSetp(ri rawInst, in inst, m mods) (inst, error) {
 		return in, errf(ri.line, "%s: %v", ri.opcode, err)
 	}
 	in.op, in.cmp = opSetp, cmp
+	if err := b.checkRegSizes(ri, []typ{tPred, t, t, tPred}, false); err != nil {
+		return in, err
+	}
 	if err = b.dstOrPair(&in, ri.ops[0], true); err != nil {
 		return in, err
 	}
@@ -592,6 +612,9 @@ func (b *builder) decodeCarry(ri rawInst, in inst, m mods, base string) (inst, e
 		return in, unsupported(ri)
 	}
 	if err := b.nops(ri, n+1); err != nil {
+		return in, err
+	}
+	if err := b.checkRegSizes(ri, []typ{t, t, t, t}, false); err != nil {
 		return in, err
 	}
 	var err error
@@ -660,6 +683,9 @@ func (b *builder) decodeBar(ri rawInst, in inst, m mods, parts []string) (inst, 
 			return in, err
 		}
 		in.op = opWarpSync
+		if err := b.checkRegSizes(ri, []typ{tB32}, false); err != nil {
+			return in, err
+		}
 		var err error
 		in.a[0], err = b.src(ri.ops[0], tB32)
 		return in, err
@@ -683,6 +709,9 @@ func (b *builder) decodeBar(ri rawInst, in inst, m mods, parts []string) (inst, 
 	}
 	if len(ri.ops) < 1 || len(ri.ops) > 2 {
 		return in, errf(ri.line, "%s takes a barrier and an optional thread count", ri.opcode)
+	}
+	if err := b.checkBarOperands(ri, ri.ops); err != nil {
+		return in, err
 	}
 	var err error
 	if in.a[0], err = b.src(ri.ops[0], tU32); err != nil {
@@ -771,6 +800,12 @@ func (b *builder) decodeShfl(ri rawInst, in inst, m mods, parts []string) (inst,
 	if err := b.nops(ri, 5); err != nil {
 		return in, err
 	}
+	if len(m.types) != 1 || in.t != tB32 {
+		return in, errf(ri.line, "%s: shfl.sync takes .b32", ri.opcode)
+	}
+	if err := b.checkRegSizes(ri, []typ{tB32, tB32, tB32, tB32, tB32}, false); err != nil {
+		return in, err
+	}
 	in.op = opShfl
 	return in, b.syncOperands(ri, &in, true, tB32, tB32, tB32, tB32)
 }
@@ -792,6 +827,20 @@ func (b *builder) decodeVote(ri rawInst, in inst, m mods, parts []string) (inst,
 		return in, unsupported(ri)
 	}
 	if err := b.nops(ri, 3); err != nil {
+		return in, err
+	}
+	// "vote.sync.mode.pred d, {!}a, membermask", "vote.sync.ballot.b32 d, {!}a, membermask"
+	dt := tPred
+	if in.sub == voBallot {
+		dt = tB32
+	}
+	if len(m.types) != 1 || in.t != dt {
+		if dt == tB32 {
+			return in, errf(ri.line, "%s: vote.sync.ballot takes .b32", ri.opcode)
+		}
+		return in, errf(ri.line, "%s: vote.sync.all, .any and .uni take .pred", ri.opcode)
+	}
+	if err := b.checkRegSizes(ri, []typ{dt, tPred, tB32}, false); err != nil {
 		return in, err
 	}
 	in.op = opVote
@@ -824,6 +873,9 @@ func (b *builder) decodeLd(ri rawInst, in inst, m mods) (inst, error) {
 	}
 	in.op = opLd
 	d := ri.ops[0]
+	if err := b.checkReg(ri, d, in.t, true); err != nil {
+		return in, err
+	}
 	var err error
 	if d.kind == roVec {
 		if len(d.elems) != m.vec {
@@ -861,6 +913,9 @@ func (b *builder) decodeSt(ri rawInst, in inst, m mods) (inst, error) {
 		return in, err
 	}
 	s := ri.ops[1]
+	if err := b.checkReg(ri, s, in.t, true); err != nil {
+		return in, err
+	}
 	var err error
 	if s.kind == roVec {
 		if len(s.elems) != m.vec {
@@ -958,6 +1013,14 @@ func (b *builder) decodeAtom(ri rawInst, in inst, m mods, ret bool, parts []stri
 	if err := b.nops(ri, want); err != nil {
 		return in, err
 	}
+	for _, o := range ri.ops { // d, b and c are of the type; a is the address
+		if o.kind == roAddr {
+			continue
+		}
+		if err := b.checkReg(ri, o, t, false); err != nil {
+			return in, err
+		}
+	}
 	ops2 := ri.ops
 	var err error
 	if ret {
@@ -1000,6 +1063,12 @@ func (b *builder) decodeBarRed(ri rawInst, in inst, m mods) (inst, error) {
 	}
 	in.op = opBar
 	in.flags |= flBarRed
+	if err := b.checkBarOperands(ri, ri.ops[1:len(ri.ops)-1]); err != nil {
+		return in, err
+	}
+	if err := b.checkRegSizes(ri, []typ{in.t}, false); err != nil {
+		return in, err
+	}
 	var err error
 	if in.d[0], err = b.dst(ri.ops[0]); err != nil {
 		return in, err
@@ -1015,4 +1084,111 @@ func (b *builder) decodeBarRed(ri rawInst, in inst, m mods) (inst, error) {
 	}
 	in.a[2], err = b.predSrc(&in, ri.ops[len(ri.ops)-1])
 	return in, err
+}
+
+// checkOperandSizes refuses an ALU instruction with a register operand
+// whose size is not its type's, as ptxas does ("Arguments mismatch"): the
+// ISA's operand type checking lets a register of any type of the same
+// size stand for an operand (bit-size types are compatible with every type
+// of their size) and a predicate only for a .pred operand; only ld, st
+// and cvt take wider registers ("ld, st, and cvt instructions permit
+// source and destination data operands to be wider than the
+// instruction-type size"). Immediates, special registers and addresses
+// are not checked.
+func (b *builder) checkOperandSizes(ri rawInst, base string, m mods, n int, srcT, srcT2 typ) error {
+	if len(ri.ops) != n+1 {
+		return nil // aluT reports the operand count
+	}
+	t := m.types[0]
+	dt := t
+	srcs := make([]typ, n)
+	for i := range srcs {
+		srcs[i] = srcT
+	}
+	if srcT2 != tNone {
+		srcs[n-1] = srcT2
+	}
+	switch base {
+	case "popc", "clz", "bfind":
+		dt = tU32
+	case "testp":
+		dt = tPred
+	case "mul", "mad":
+		if m.other["wide"] {
+			dt = map[int]typ{2: tB32, 4: tB64}[t.size()]
+		}
+	case "bfe": // "bfe.type d, a, b, c": b and c are .u32
+		srcs[1] = tU32
+	case "bfi": // "bfi.type f, a, b, c, d": c and d are .u32
+		srcs[2] = tU32
+	}
+	return b.checkRegSizes(ri, append([]typ{dt}, srcs...), false)
+}
+
+// checkRegSizes checks the register operands of ri against types, one
+// for each operand (tNone: not checked), as checkOperandSizes says; wider
+// lets a register be wider than its type (cvt's operands).
+func (b *builder) checkRegSizes(ri rawInst, types []typ, wider bool) error {
+	for i, want := range types {
+		if i < len(ri.ops) {
+			if err := b.checkReg(ri, ri.ops[i], want, wider); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkReg checks one operand o against type want (tNone: not checked),
+// the elements of a vector operand each.
+func (b *builder) checkReg(ri rawInst, o rawOp, want typ, wider bool) error {
+	if o.kind == roVec {
+		for _, e := range o.elems {
+			if err := b.checkReg(ri, e, want, wider); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if o.kind != roName || want == tNone {
+		return nil
+	}
+	_, rt, ok := b.reg(o.name)
+	if !ok {
+		return nil
+	}
+	switch {
+	case (rt == tPred) != (want == tPred):
+	case rt == tPred, rt.size() == want.size(), wider && rt.size() > want.size():
+		return nil
+	}
+	return errf(ri.line, "%s: operand %s is a .%s register, the instruction's operand there is .%s", ri.opcode, o.name, typName(rt), typName(want))
+}
+
+// checkBarOperands checks bar's and barrier's a and b: registers are 32
+// bits wide; an immediate barrier a is 0..15 ("a logical barrier resource
+// as an immediate constant or register with value 0 through 15"), an
+// immediate thread count b a multiple of the warp size of at most 1024
+// ("the value in b must be a multiple of warp size"); a count in a
+// register is checked when the barrier runs.
+func (b *builder) checkBarOperands(ri rawInst, ops []rawOp) error {
+	for i, o := range ops {
+		if err := b.checkReg(ri, o, tU32, false); err != nil {
+			return err
+		}
+		if o.kind != roNum || i > 1 {
+			continue
+		}
+		v, err := parseInt(o.num)
+		if err != nil || o.neg {
+			v = -1
+		}
+		if i == 0 && (v < 0 || v > 15) {
+			return errf(ri.line, "%s: barrier %s is not 0..15", ri.opcode, o.num)
+		}
+		if i == 1 && (v < 0 || v%32 != 0 || v > 1024) {
+			return errf(ri.line, "%s: thread count %s is not a multiple of the warp size of at most 1024", ri.opcode, o.num)
+		}
+	}
+	return nil
 }

@@ -18,7 +18,10 @@
 // registers filled at launch) and links each kernel with the .func
 // functions it calls into one program. An instruction the interpreter
 // does not support is refused here, with its line, never run wrongly.
-// Refused: textures and surfaces (tex, tld4, suld, sust, ...), brx.idx,
+// Refused: textures and surfaces (tex, tld4, suld, sust, ...), the SIMD
+// video instructions (vadd2, vabsdiff4, ...), vmad, vshl, vshr and vset,
+// and the scalar video instructions' secondary operation, data merge and
+// operand selectors, brx.idx,
 // indirect calls and function pointers, vector registers, half-precision
 // ex2/tanh and the .oob modifier, cvt with .rs or .rna rounding and to
 // fp8/fp6/fp4/tf32 formats, mad.f32 without a rounding mode, atomics on f16/bf16/128-bit values (atom.cas.b16 aside)
@@ -30,7 +33,12 @@
 // ISA says, and so is a .const variable's), match.{any,all}.sync.{b32,b64}
 // (with the predicate), redux.sync.{add,min,max}.{u32,s32} and
 // .{and,or,xor}.b32, lop3.b32, prmt in the generic form and its six modes,
-// fns.b32, set with a predicate operand, mad.hi.sat.s32, min/max
+// vadd, vsub, vabsdiff, vmin and vmax in their plain form
+// (vop.dtype.atype.btype{.sat} d, a, b),
+// fns.b32, set with a predicate operand, mad.hi.sat.s32 and
+// mad24.hi.sat.s32, dp4a and dp2a (every .u32/.s32 combination),
+// bmsk.b32 and szext.{u32,s32} (.clamp and .wrap), cvt.pack.sat to
+// .u16 and .s16 and, with c, to .u2, .s2, .u4, .s4, .u8 and .s8, min/max
 // .xorsign.abs.f32 and atom.cas.b16.
 //
 // Parse also refuses, naming the line, what ptxas refuses (validate.go):
@@ -42,13 +50,22 @@
 // min/max), integer rounding on cvt from an integer or between float types
 // of different sizes and float rounding on cvt to an integer, ordered
 // comparisons (lt, le, gt, ge, lo, ls, hi, hs) of bit-size types in setp
-// and set; and forms that need a later .target or .version than the
+// and set; a barrier outside 0..15 or a thread count that is not a
+// multiple of 32 (at most 1024) given as an immediate to bar, barrier and
+// bar.red (in a register, the barrier traps when it runs); shfl.sync of another type than .b32, vote.sync.ballot
+// of another than .b32 and its other modes of another than .pred;
+// register operands of arithmetic, bit, mov, setp, selp, cvt, ld, st,
+// atom, red and the warp and barrier instructions whose size is not their type's (a
+// register of another type of the same size is accepted, as the ISA's type
+// checking says; cvt, ld and st take wider ones; a predicate only where
+// the operand is .pred); and forms that need a later .target or .version than the
 // module's, from one table of the ISA's Target ISA Notes and PTX ISA Notes
 // (min/max .NaN and .relu need sm_80, .xorsign sm_86, redux.sync sm_80
 // and PTX 7.0, match.sync sm_70, activemask PTX 6.2, atom.cas.b16 PTX 6.3,
 // tanh sm_75, ...). A module without .target or .version is not checked
-// against them. Instructions that are no-ops here (membar, fence,
-// prefetch, ...) are not checked.
+// against them. Of the instructions that are no-ops here, membar, fence,
+// prefetch and prefetchu are checked for the ISA's modifiers (a level for
+// membar and prefetch); the others (nanosleep, pmevent, ...) are not.
 //
 // Module variables (.global and .const, initialized or not) live in
 // memory the Module owns: their device address is that memory's host

@@ -183,6 +183,26 @@ $SKIP:
 	require.Contains(t, err.Error(), "64 of the block's 64 threads wait at barrier")
 }
 
+// TestBarrierCountNotWarpMultiple: a thread count in a register that is
+// not a multiple of the warp size ("the value in b must be a multiple of
+// warp size") traps when the barrier runs; at load, an immediate one is
+// refused (TestInvalidPTXRefused).
+func TestBarrierCountNotWarpMultiple(t *testing.T) {
+	src := `
+.visible .entry odd(.param .u64 out)
+{
+	.reg .b32 %r<3>;
+	mov.u32 %r1, 33;
+	bar.sync 1, %r1;
+	ret;
+}`
+	_, err := runOne(t, src, "odd", [3]uint32{1, 1, 1}, [3]uint32{64, 1, 1}, make([]byte, 8), false)
+	require.Error(t, err)
+	f := faultOf(t, err)
+	require.Equal(t, Trap, f.Kind)
+	require.Contains(t, err.Error(), "barrier 1: thread count 33 is not a multiple of the warp size")
+}
+
 func TestOutOfBoundsWrite(t *testing.T) {
 	src := `
 .visible .entry oob(.param .u64 out)
@@ -323,6 +343,9 @@ func TestRefusedAtLoad(t *testing.T) {
 		{"mma", "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f1}, {%r1}, {%r1}, {%f1};", "line 9: unsupported instruction mma"},
 		{"undefined register", "add.s32 %r1, %r9, 1;", "line 9: undefined name %r9"},
 		{"undefined label", "bra $nowhere;", "line 9: undefined label $nowhere"},
+		{"video secondary operation", "vadd.s32.s32.s32.add %r1, %r2, %r1, %r2;", "line 9: vadd.s32.s32.s32.add: the secondary operation and the data merge of vadd are not supported"},
+		{"video operand selector", "vmax.u32.u32.u32 %r1, %r2.b1, %r1;", "line 9: vmax.u32.u32.u32: operand selectors (%r2.b1) are not supported"},
+		{"SIMD video", "vadd2.u32.u32.u32 %r1, %r2, %r1, %r2;", "line 9: unsupported instruction vadd2.u32.u32.u32"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

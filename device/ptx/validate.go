@@ -2,6 +2,7 @@ package ptx
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -58,8 +59,9 @@ const (
 )
 
 // validMods lists, for each instruction the interpreter decodes, the
-// modifiers (type names aside) the PTX ISA gives it. Instructions not
-// listed here (membar, fence, prefetch and other no-ops) are not checked.
+// modifiers (type names aside) the PTX ISA gives it, the no-ops membar,
+// fence, prefetch and prefetchu included. Instructions not listed here
+// (the other no-ops) are not checked.
 var validMods = map[string]string{
 	"bra": "uni", "call": "uni", "ret": "uni", "exit": "", "trap": "",
 	"bar":        "sync arrive red popc and or warp cta aligned",
@@ -91,10 +93,12 @@ var validMods = map[string]string{
 	"and": "", "or": "", "xor": "", "not": "", "cnot": "",
 	"shl": "", "shr": "", "popc": "", "clz": "", "brev": "", "bfind": "shiftamt",
 	"bfe": "", "bfi": "", "sad": "", "fns": "",
-	"prmt":  "f4e b4e rc8 ecl ecr rc16",
-	"shf":   "l r wrap clamp",
+	"prmt": "f4e b4e rc8 ecl ecr rc16",
+	"shf":  "l r wrap clamp",
+	"bmsk": "clamp wrap", "szext": "clamp wrap",
+	"dp4a": "", "dp2a": "lo hi",
 	"lop3":  "or and",
-	"cvt":   modRnd + modIRnd + "ftz sat satfinite relu",
+	"cvt":   modRnd + modIRnd + "ftz sat satfinite relu pack u2 s2 u4 s4",
 	"fma":   modRnd + "ftz sat relu oob",
 	"rcp":   modRnd + "approx ftz",
 	"sqrt":  modRnd + "approx ftz",
@@ -103,7 +107,35 @@ var validMods = map[string]string{
 	"tanh":     "approx",
 	"copysign": "",
 	"testp":    "finite infinite number notanumber normal subnormal",
+	"membar":   "cta gl sys proxy alias",
+	"fence": "sc acq_rel acquire release cta cluster gpu sys proxy alias async global shared::cta shared::cluster " +
+		"async::generic tensormap::generic mbarrier_init sync_restrict::shared::cta sync_restrict::shared::cluster",
+	"prefetch":  "global local L1 L2 L2::evict_last L2::evict_normal tensormap const param",
+	"prefetchu": "L1",
+	"vadd":      "sat add min max", "vsub": "sat add min max", "vabsdiff": "sat add min max",
+	"vmin": "sat add min max", "vmax": "sat add min max",
 }
+
+// validTypes lists, for the integer and bit instructions (and the
+// arithmetic ones that have integer forms), the instruction types the PTX
+// ISA's syntax gives them: ptxas refuses others ("Unexpected instruction
+// types specified"). Instructions not listed here are not checked.
+var validTypes = map[string]string{
+	"add": intTypes + "f32 f64 f16 f16x2 bf16 bf16x2", "sub": intTypes + "f32 f64 f16 f16x2 bf16 bf16x2",
+	"mul": intTypes + "f32 f64 f16 f16x2 bf16 bf16x2", "mad": intTypes + "f32 f64",
+	"div": intTypes + "f32 f64", "rem": intTypes, "sad": intTypes,
+	"min": intTypes + "f32 f64 f16 f16x2 bf16 bf16x2", "max": intTypes + "f32 f64 f16 f16x2 bf16 bf16x2",
+	"abs": "s16 s32 s64 f32 f64 f16 f16x2 bf16 bf16x2", "neg": "s16 s32 s64 f32 f64 f16 f16x2 bf16 bf16x2",
+	"and": "pred b16 b32 b64", "or": "pred b16 b32 b64", "xor": "pred b16 b32 b64", "not": "pred b16 b32 b64",
+	"cnot": "b16 b32 b64", "shl": "b16 b32 b64", "shr": "b16 b32 b64 " + intTypes,
+	"popc": "b32 b64", "clz": "b32 b64", "brev": "b32 b64", "bfi": "b32 b64",
+	"bfind": "u32 u64 s32 s64", "bfe": "u32 u64 s32 s64",
+	"prmt": "b32", "shf": "b32", "activemask": "b32",
+	"selp": "b16 b32 b64 " + intTypes + "f32 f64", "slct": "b16 b32 b64 " + intTypes + "f32 f64",
+}
+
+// intTypes are the signed and unsigned integer types of arithmetic.
+const intTypes = "u16 u32 u64 s16 s32 s64 "
 
 // unsupportedMods are modifiers of the ISA the interpreter does not run
 // on the instructions that take them (a cache-policy operand, cluster
@@ -156,6 +188,11 @@ var targetReqs = []targetReq{
 	{"lop3", []string{"or"}, 70, 82},                  // lop3 with .BoolOp requires sm_70, PTX ISA 8.2
 	{"lop3", []string{"and"}, 70, 82},                 // lop3 with .BoolOp requires sm_70, PTX ISA 8.2
 	{"atom", []string{"cas", "b16"}, 70, 63},          // "atom.cas.b16 requires sm_70 or higher", PTX ISA 6.3
+	{"dp4a", nil, 61, 50},                             // dp4a "Requires sm_61 or higher", PTX ISA 5.0
+	{"dp2a", nil, 61, 50},                             // dp2a "Requires sm_61 or higher", PTX ISA 5.0
+	{"bmsk", nil, 70, 76},                             // bmsk requires sm_70, PTX ISA 7.6
+	{"szext", nil, 70, 76},                            // szext requires sm_70, PTX ISA 7.6
+	{"cvt", []string{"pack"}, 72, 65},                 // cvt.pack "requires sm_72 or higher", PTX ISA 6.5
 	{"tanh", nil, 75, 70},                             // tanh.approx.f32 requires sm_75, PTX ISA 7.0
 	{"shfl", nil, 30, 60},                             // shfl.sync requires sm_30, PTX ISA 6.0
 	{"vote", nil, 30, 60},                             // vote.sync requires sm_30, PTX ISA 6.0
@@ -172,8 +209,18 @@ var targetReqs = []targetReq{
 	{"ld", []string{"L2::256B"}, 80, 74},              // .L2::256B prefetch size requires sm_80, PTX ISA 7.4
 	{"ld", []string{"L2::64B"}, 75, 74},               // .L2::64B requires sm_75, PTX ISA 7.4
 	{"ld", []string{"L2::128B"}, 75, 74},              // .L2::128B requires sm_75, PTX ISA 7.4
-	{"nanosleep", nil, 70, 63},                        // nanosleep requires sm_70, PTX ISA 6.3
-	{"griddepcontrol", nil, 90, 78},                   // griddepcontrol requires sm_90, PTX ISA 7.8
+	{"fence", nil, 70, 60},                            // fence requires sm_70, PTX ISA 6.0
+	{"fence", []string{"proxy", "alias"}, 70, 75},     // fence.proxy.alias requires sm_70, PTX ISA 7.5
+	{"membar", []string{"proxy"}, 70, 75},             // membar.proxy requires sm_70, PTX ISA 7.5
+	{"fence", []string{"cluster"}, 90, 78},            // the .cluster scope requires sm_90, PTX ISA 7.8
+	{"fence", []string{"async"}, 90, 80},              // fence.proxy.async requires sm_90, PTX ISA 8.0
+	{"fence", []string{"mbarrier_init"}, 90, 80},      // fence.mbarrier_init requires sm_90, PTX ISA 8.0
+	{"fence", []string{"tensormap::generic"}, 90, 83}, // fence.proxy.tensormap::generic requires sm_90, PTX ISA 8.3
+	{"prefetch", []string{"L2::evict_last"}, 80, 74},  // prefetch's .L2::evict_* require sm_80, PTX ISA 7.4
+	{"prefetch", []string{"L2::evict_normal"}, 80, 74},
+	{"prefetch", []string{"tensormap"}, 90, 80}, // prefetch.tensormap requires sm_90, PTX ISA 8.0
+	{"nanosleep", nil, 70, 63},                  // nanosleep requires sm_70, PTX ISA 6.3
+	{"griddepcontrol", nil, 90, 78},             // griddepcontrol requires sm_90, PTX ISA 7.8
 }
 
 // validate checks an instruction's modifiers, its form and its target
@@ -242,6 +289,9 @@ func checkForm(base string, parts []string, m mods) error {
 		t = m.types[0]
 	}
 	has := func(s string) bool { return hasAll(parts, []string{s}) }
+	if list, ok := validTypes[base]; ok && t != tNone && !slices.Contains(strings.Fields(list), typName(t)) {
+		return fmt.Errorf("%s takes .%s, not .%s", base, strings.Join(strings.Fields(list), ", ."), typName(t))
+	}
 	isF32 := t == tF32
 	half := t == tF16 || t == tF16x2 || t == tBF16 || t == tBF16x2
 	fl := t.float() || half
@@ -353,6 +403,40 @@ func checkForm(base string, parts []string, m mods) error {
 			}
 		case "":
 			return fmt.Errorf("needs a comparison")
+		}
+	case "slct":
+		// "slct.dtype.s32 d, a, b, c", "slct{.ftz}.dtype.f32 d, a, b, c"
+		if len(m.types) != 2 || m.types[1] != tS32 && m.types[1] != tF32 {
+			return fmt.Errorf("slct's selector c is .s32 or .f32")
+		}
+	case "shf":
+		// "shf.l.mode.b32", "shf.r.mode.b32": the direction and the mode are required
+		if has("l") == has("r") || has("clamp") == has("wrap") {
+			return fmt.Errorf("shf needs one of .l and .r and one of .clamp and .wrap")
+		}
+	case "membar":
+		// "membar.level", .level = { .cta, .gl, .sys }; "membar.proxy.proxykind"
+		if n := len(parts); n == 0 || n == 1 && !has("cta") && !has("gl") && !has("sys") || n == 2 && !(has("proxy") && has("alias")) || n > 2 {
+			return fmt.Errorf("membar needs one level of .cta, .gl and .sys, or .proxy.alias")
+		}
+	case "prefetch", "prefetchu":
+		// "prefetch{.space}.level [a]", "prefetchu.L1 [a]": the level is required
+		if !has("L1") && !has("L2") && !has("L2::evict_last") && !has("L2::evict_normal") && !has("tensormap") {
+			return fmt.Errorf("%s needs a level (.L1 or .L2)", base)
+		}
+	case "bmsk", "szext":
+		// "bmsk.mode.b32", "szext.mode.type": the mode is required
+		if has("clamp") == has("wrap") {
+			return fmt.Errorf("%s needs one of .clamp and .wrap", base)
+		}
+	case "dp2a":
+		// "dp2a.mode.atype.btype": the mode is required
+		if has("lo") == has("hi") {
+			return fmt.Errorf("dp2a needs one of .lo and .hi")
+		}
+	case "mad24", "mul24":
+		if has("lo") == has("hi") {
+			return fmt.Errorf("%s needs one of .lo and .hi", base)
 		}
 	case "cvt":
 		if has("relu") && (len(m.types) == 0 || !halfType(m.types[0])) {

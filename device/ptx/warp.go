@@ -268,6 +268,10 @@ func (x *exec) runWarp(w *warp) error {
 			exp := x.nthr
 			if in.flags&flBarCount != 0 {
 				exp = int(uint32(r[int(in.a[1])*32+l0]))
+				if exp%32 != 0 {
+					// "the value in b must be a multiple of warp size"
+					return x.trap(w, l0, in, fmt.Sprintf("barrier %d: thread count %d is not a multiple of the warp size", id, exp))
+				}
 			}
 			if bar.count == 0 {
 				bar.expected, bar.popc, bar.all = exp, 0, true

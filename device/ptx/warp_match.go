@@ -40,6 +40,9 @@ func (b *builder) decodeMatch(ri rawInst, in inst, m mods) (inst, error) {
 	if ri.ops[0].kind == roPair && in.sub != maAll {
 		return in, errf(ri.line, "%s: only match.all has a predicate destination", ri.opcode)
 	}
+	if err := b.checkRegSizes(ri, []typ{tB32, in.t, tB32}, false); err != nil {
+		return in, err
+	}
 	in.op = opMatch
 	return in, b.syncOperands(ri, &in, true, in.t, tB32)
 }
@@ -71,6 +74,9 @@ func (b *builder) decodeRedux(ri rawInst, in inst, m mods, parts []string) (inst
 		}
 	}
 	if err := b.nops(ri, 3); err != nil {
+		return in, err
+	}
+	if err := b.checkRegSizes(ri, []typ{in.t, in.t, tB32}, false); err != nil {
 		return in, err
 	}
 	in.op = opRedux

@@ -209,4 +209,5 @@ func init() {
 	add(barrierCases()...)
 	add(atomicCases()...)
 	add(memoryCases()...)
+	add(formCases()...)
 }
