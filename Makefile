@@ -247,9 +247,12 @@ cuda-build:
 	@echo "cuda-build: every package and test binary compiles with -tags cuda, and examples/cudalibs with cuBLAS and cuFFT"
 
 ## cuda-test: the cuda build's tests on this machine: without a GPU every test that needs one
-## skips (cuda:0 answers no device), and the rest, the no-GPU paths among them, must pass
+## skips (cuda:0 answers no device), and the rest, the no-GPU paths among them, must pass; but
+## EMU_SAME_PKGS, whose tests it would only repeat (the same files with -tags cuda too)
 cuda-test:
-	$(GO) test $(CUDA_TAGS) -count=1 $(PKGS)
+	@pkgs="$$($(GO) list $(CUDA_TAGS) $(PKGS))"; \
+	pkgs=$$(for p in $$pkgs; do case " $(EMU_SAME) " in *" $$p "*) ;; *) echo $$p;; esac; done); \
+	set -x; $(GO) test $(CUDA_TAGS) -count=1 $$pkgs
 
 ## cuda-emu-test: the cuda backend on the emulated CUDA driver (device/cuda/emulated, -tags
 ## cuda,cudaemu), two emulated GPUs: every package's tests on cuda:0 with the race detector (but
@@ -279,8 +282,8 @@ EMU_PKGS ?=
 EMU_RUN  ?= .
 EMU_UNCHECKED := %/device/cuda/conformance
 EMU_GO_KERNELS := github.com/cuarray/cuarray/examples/fbp/tomo
-# Packages whose tests the emulated passes would run exactly as make test does, so they leave them
-# out: their files are the same in both builds and no test of theirs opens the test device or reads
+# Packages whose tests the emulated passes and make cuda-test would run exactly as make test does,
+# so they leave them out: their files are the same in every build and no test of theirs opens the test device or reads
 # the emulated driver's settings (device/sim tests the emulation itself, its devices made by its
 # tests; device/ptx, device/ptx/entry and device/fatbin the interpreter and the PTX and fatbin
 # readers; device/driver has no device; internal/toolchain, internal/gotestlog and

@@ -31,9 +31,10 @@ func makefileList(t *testing.T, name string) []string {
 	return pkgs
 }
 
-// repeatedByEmulatedPass says why the emulated driver's passes would not
-// run pkg's tests as make test does, or "" where they would: its files
-// differ between the builds, or a test file of its opens the test device.
+// repeatedByEmulatedPass says why the emulated driver's passes or make
+// cuda-test would not run pkg's tests as make test does, or "" where they
+// would: its files differ with -tags cuda,cudaemu or -tags cuda, or a test
+// file of its opens the test device.
 func repeatedByEmulatedPass(t *testing.T, goTool, pkg string) string {
 	t.Helper()
 	list := func(tags ...string) string {
@@ -45,9 +46,11 @@ func repeatedByEmulatedPass(t *testing.T, goTool, pkg string) string {
 		require.NoError(t, err, "go list %s:\n%s", pkg, out)
 		return string(out)
 	}
-	plain, tagged := list(), list("-tags", "cuda,cudaemu")
-	if plain != tagged {
-		return "its files differ with -tags cuda,cudaemu"
+	plain := list()
+	for _, tags := range []string{"cuda,cudaemu", "cuda"} {
+		if list("-tags", tags) != plain {
+			return "its files differ with -tags " + tags
+		}
 	}
 	lines := strings.SplitN(plain, "\n", 3)
 	for _, f := range strings.Fields(lines[2]) {
@@ -72,10 +75,10 @@ func fileSays(t *testing.T, path string, marks []string) string {
 }
 
 // TestEmulatedPassesLeaveOutOnlyRepeats: every package make cuda-emu-test
-// leaves out (EMU_SAME_PKGS) has the same files in the cuda,cudaemu build
-// as in the default one, and no test of it opens the test device or reads
-// the emulated driver's settings, so the emulated passes would repeat
-// make test's run of it. The check can fail: pool's tests open the test
+// and make cuda-test leave out (EMU_SAME_PKGS) has the same files in the
+// cuda,cudaemu and cuda builds as in the default one, and no test of it
+// opens the test device or reads the emulated driver's settings, so those
+// passes would repeat make test's run of it. The check can fail: pool's tests open the test
 // device, and package kernel has tests of the emulated build.
 func TestEmulatedPassesLeaveOutOnlyRepeats(t *testing.T) {
 	goTool := toolchain.Go(t, "to list the packages' files in both builds")
