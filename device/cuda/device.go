@@ -67,8 +67,9 @@ type Device struct {
 type live struct {
 	allocs map[devarray.Ptr]int64 // live device allocations and their counted sizes
 	async  map[devarray.Ptr]int64 // live stream-ordered allocations and their counted sizes
-	// managed are the allocations of allocs that are managed memory (MallocManaged).
-	managed map[devarray.Ptr]struct{}
+	// managed are the allocations of allocs that are managed memory
+	// (MallocManaged), each with the bytes it was asked for.
+	managed map[devarray.Ptr]int64
 	pools   []*memPool        // the pools NewMemPool made and the default one, once asked for
 	host    driver.HostRanges // live page-locked host memory
 	vmm     vmmLive           // reservations, physical memory and mappings (vmm.go)
@@ -125,7 +126,7 @@ func Open(ordinal int) (*Device, error) {
 		dev:     dev,
 		ctx:     ctx,
 		ledger:  accounting.NewLedger(fmt.Sprintf("cuda:%d", ordinal)),
-		live:    &live{allocs: make(map[devarray.Ptr]int64), async: make(map[devarray.Ptr]int64), managed: make(map[devarray.Ptr]struct{})},
+		live:    &live{allocs: make(map[devarray.Ptr]int64), async: make(map[devarray.Ptr]int64), managed: make(map[devarray.Ptr]int64)},
 		streams: make(map[*stream]struct{}),
 	}
 	if err := d.describe(); err != nil {

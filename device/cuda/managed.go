@@ -20,18 +20,19 @@ import (
 func (d *Device) kindOf(p devarray.Ptr) accounting.Kind { return kindIn(d.managed, p) }
 
 // kindIn is kindOf with the managed allocations given.
-func kindIn(managed map[devarray.Ptr]struct{}, p devarray.Ptr) accounting.Kind {
+func kindIn(managed map[devarray.Ptr]int64, p devarray.Ptr) accounting.Kind {
 	if _, ok := managed[p]; ok {
 		return accounting.Managed
 	}
 	return accounting.Device
 }
 
-// putBack lists again an allocation whose free failed. The caller holds d.mu.
-func (d *Device) putBack(p devarray.Ptr, size int64, kind accounting.Kind) {
+// putBack lists again an allocation whose free failed, a managed one
+// with the bytes it was asked for. The caller holds d.mu.
+func (d *Device) putBack(p devarray.Ptr, size, asked int64, kind accounting.Kind) {
 	d.allocs[p] = size
 	if kind == accounting.Managed {
-		d.managed[p] = struct{}{}
+		d.managed[p] = asked
 	}
 }
 
@@ -99,12 +100,29 @@ func (d *Device) RangeAttributes(p devarray.Ptr, n int64) (driver.RangeAttribute
 }
 
 // AttachMem attaches the managed allocation at p to the stream with
-// attach (cuStreamAttachMemAsync), in the stream's order.
+// attach (cuStreamAttachMemAsync), in the stream's order. "For managed
+// allocations, length must be either zero or the entire allocation's
+// size. Both indicate that the entire allocation's stream association is
+// being changed": n is 0 or the bytes MallocManaged was asked for, which
+// go to the driver as 0, since the driver was asked for them rounded up
+// to 256; any other length of an allocation of this device is refused
+// here, as sim refuses it. A pointer this device did not allocate goes to
+// the driver as it is.
 func (s *stream) AttachMem(p devarray.Ptr, n int64, attach devarray.Attach) error {
+	op := fmt.Sprintf("attach %v managed %v", attach, p)
 	if n < 0 {
-		return fmt.Errorf("cuda: attach %v managed %v: %d bytes: %w", attach, p, n, driver.ErrInvalidValue)
+		return fmt.Errorf("cuda: %s: %d bytes: %w", op, n, driver.ErrInvalidValue)
 	}
-	return s.enqueue(fmt.Sprintf("attach %v managed %v", attach, p), func() error {
+	s.d.mu.Lock()
+	asked, ours := s.d.managed[p]
+	s.d.mu.Unlock()
+	if ours && n != 0 && n != asked {
+		return fmt.Errorf("cuda: %s: %d bytes, not 0 or the allocation's %d: %w", op, n, asked, driver.ErrInvalidValue)
+	}
+	if ours {
+		n = 0
+	}
+	return s.enqueue(op, func() error {
 		return check(streamAttachMemAsync(cstream(s.s), uintptr(p), n, uint32(attach)))
 	})
 }

@@ -59,7 +59,7 @@ func (d *Device) malloc(op string, nbytes int64, kind accounting.Kind, alloc fun
 	d.mu.Lock()
 	d.allocs[devarray.Ptr(p)] = size
 	if kind == accounting.Managed {
-		d.managed[devarray.Ptr(p)] = struct{}{}
+		d.managed[devarray.Ptr(p)] = nbytes
 	}
 	d.mu.Unlock()
 	d.ledger.Commit(kind, p, size)
@@ -76,7 +76,7 @@ func (d *Device) Free(p devarray.Ptr) error {
 		return fmt.Errorf("cuda: free %v: %w", p, driver.ErrClosed)
 	}
 	size, ok := d.allocs[p]
-	kind := d.kindOf(p)
+	kind, asked := d.kindOf(p), d.managed[p]
 	delete(d.allocs, p)
 	delete(d.managed, p)
 	d.mu.Unlock()
@@ -84,7 +84,7 @@ func (d *Device) Free(p devarray.Ptr) error {
 		return fmt.Errorf("cuda: free %v: not the start of a live allocation: %w", p, driver.ErrInvalidPointer)
 	}
 	if err := d.call(func() error { return fromCu(cu.MemFree(cu.DevicePtr(p))) }); err != nil {
-		if d.keepLive(func() { d.putBack(p, size, kind) }) {
+		if d.keepLive(func() { d.putBack(p, size, asked, kind) }) {
 			return fmt.Errorf("cuda: free %v: %w", p, err)
 		}
 		// Close took the live allocations while the free ran: count it freed, as Close would have.

@@ -111,10 +111,11 @@ type ManagedAllocator interface {
 // ManagedStream is the managed-memory work of a Stream.
 type ManagedStream interface {
 	// AttachMem attaches the whole managed allocation at p to this stream
-	// with attach (cuStreamAttachMemAsync; n is 0 or the allocation's
-	// size): AttachSingle lets only this stream's work touch it on a
-	// device without concurrent managed access, and the host touch it
-	// once this stream's work is done. It takes effect in stream order.
+	// with attach (cuStreamAttachMemAsync; n is 0 or the bytes
+	// MallocManaged was asked for, not that size rounded up): AttachSingle
+	// lets only this stream's work touch it on a device without concurrent
+	// managed access, and the host touch it once this stream's work is
+	// done. It takes effect in stream order.
 	AttachMem(p devarray.Ptr, n int64, attach devarray.Attach) error
 	// Prefetch migrates the managed bytes [p, p+n) to loc in the stream's
 	// order (cuMemPrefetchAsync): to the device only where it has

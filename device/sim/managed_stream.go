@@ -14,7 +14,11 @@ import (
 // (cuStreamAttachMemAsync): "For managed allocations, length must be
 // either zero or the entire allocation's size", p its start (a guess: the
 // page says dptr points to managed memory, and "it is not possible to
-// change stream association for a portion of a managed allocation"). "It
+// change stream association for a portion of a managed allocation"). The
+// entire size is the size cuMemAllocManaged was asked for, not that size
+// rounded up to sim's 256-byte allocation unit (a guess, the strict one;
+// the conformance row "cuStreamAttachMemAsync of a managed allocation
+// with its size rounded up" logs what a GPU answers). "It
 // is illegal to attach singly to the NULL stream". The association
 // changes in stream order: the call "will only take effect when, previous
 // work in stream has completed. Any previous association is automatically
@@ -41,7 +45,7 @@ func (s *stream) AttachMem(p devarray.Ptr, n int64, attach devarray.Attach) erro
 	m.mu.Lock()
 	a := m.allocs[uintptr(p)]
 	m.mu.Unlock()
-	if a == nil || (n != 0 && n != a.size && alignUp(n) != a.size) {
+	if a == nil || (n != 0 && n != a.asked) {
 		return fmt.Errorf("sim: %s: not the start and whole size (or 0) of a managed allocation: %w", op, driver.ErrInvalidValue)
 	}
 	var on *stream

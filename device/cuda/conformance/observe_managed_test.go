@@ -47,6 +47,19 @@ func managedBeyondHost(t *testing.T) string {
 	return ErrorName(c)
 }
 
+// attachOdd: cuStreamAttachMemAsync on s of a 1000-byte managed
+// allocation with length n, and what the stream's synchronize answers
+// after it. The Driver API says "length must be either zero or the entire
+// allocation's size"; whether the size rounded up to the allocation unit
+// counts as entire is not said.
+func attachOdd(t *testing.T, s uintptr, n int) string {
+	p, c := MemAllocManaged(1000, AttachGlobal)
+	ok(t, c, "cuMemAllocManaged")
+	defer MemFree(p)
+	got := ErrorName(StreamAttachMemAsync(s, p, n, AttachGlobal))
+	return got + ", then " + ErrorName(StreamSynchronize(s))
+}
+
 // kernelValues says whether the host reads n float32s of v at p.
 func kernelValues(p uintptr, n int, v float32) string {
 	b := ManagedBytes(p, 4*n)
@@ -157,6 +170,8 @@ func observeManagedAttach(t *testing.T, add func(name, got string)) {
 	defer StreamDestroy(s)
 	add("cuStreamAttachMemAsync of half a managed allocation", ErrorName(StreamAttachMemAsync(s, p, managedRowBytes/2, AttachSingle)))
 	ok(t, StreamSynchronize(s), "cuStreamSynchronize")
+	add("cuStreamAttachMemAsync of a managed allocation with its size asked for (1000 bytes)", attachOdd(t, s, 1000))
+	add("cuStreamAttachMemAsync of a managed allocation with its size rounded up (1000 bytes as 1024)", attachOdd(t, s, 1024))
 	got := "cuStreamAttachMemAsync " + ErrorName(StreamAttachMemAsync(s, p, 0, AttachSingle))
 	f := loadFill(t)
 	args, offs := fillF32Args(p, managedRowBytes/4, 3)
