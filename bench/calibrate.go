@@ -163,7 +163,9 @@ func Calibrate(dev driver.Device, cfg CalibrateConfig) (*transfer.Profile, error
 			if err != nil {
 				return nil, fmt.Errorf("bench: calibrate %v %v: %w", p, dir, err)
 			}
-			prof.SetCost(p, dir, cost, fitErr)
+			if err := prof.SetCost(p, dir, cost, fitErr); err != nil {
+				return nil, fmt.Errorf("bench: calibrate %v %v: %w", p, dir, err)
+			}
 			say("%-6s %-4s latency %v, %.3g GB/s (fit within %.0f%%)", p, dir, cost.Latency.Round(100*time.Nanosecond), cost.GBps, fitErr*100)
 			if ceil, ok := ceilings.For(dir.String()); ok {
 				if s := calibratedAboveCeiling(p.String(), dir, sizes, times, cost, ceil); s != "" {
@@ -325,7 +327,9 @@ func calibrateManaged(dev driver.Device, prof *transfer.Profile, paths []Managed
 			if err != nil {
 				return nil, fmt.Errorf("bench: calibrate %s %v: %w", p, dir, err)
 			}
-			prof.SetRouteCost(route, dir, cost, fitErr)
+			if err := prof.SetRouteCost(route, dir, cost, fitErr); err != nil {
+				return nil, fmt.Errorf("bench: calibrate %s %v: %w", p, dir, err)
+			}
 			say("%-6s %-4s latency %v, %.3g GB/s (fit within %.0f%%)", p, dir, cost.Latency.Round(100*time.Nanosecond), cost.GBps, fitErr*100)
 			if ceil, ok := ceilings.For(dir.String()); ok {
 				if s := calibratedAboveCeiling(string(p), dir, sizes, times, cost, ceil); s != "" {

@@ -159,7 +159,7 @@ func TestPlannerManagedAndOverall(t *testing.T) {
 	dev := testdev.Open(t)
 	r := rand.For(t)
 	prof := transfer.DefaultProfile(dev.Info())
-	prof.SetRouteCost(transfer.RouteManagedPrefetch, accounting.HtoD, transfer.Cost{Latency: time.Nanosecond, GBps: 1e4}, 0)
+	require.NoError(t, prof.SetRouteCost(transfer.RouteManagedPrefetch, accounting.HtoD, transfer.Cost{Latency: time.Nanosecond, GBps: 1e4}, 0))
 	sizes := []int64{16<<10 + r.Int64N(16<<10), 64<<10 + r.Int64N(64<<10)}
 	rep, err := bench.Run(dev, bench.Config{Sizes: sizes, Budget: 256 << 10, MaxRepeats: 4, PCIe: 1000,
 		Paths: []transfer.Path{transfer.PathDirect, transfer.PathPinned}, Managed: bench.ManagedPaths,

@@ -12,6 +12,9 @@ var (
 	ErrMismatch = errors.New("endpoints differ")
 	// ErrClosed means the Copier was closed.
 	ErrClosed = errors.New("copier closed")
+	// ErrUnknownName means a name given to ParsePath or ParseRoute is not
+	// one of theirs.
+	ErrUnknownName = errors.New("unknown path or route name")
 )
 
 // labelled is an error with a message of its own over the error it wraps:

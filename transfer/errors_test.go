@@ -105,12 +105,13 @@ func TestParsePath(t *testing.T) {
 	}
 	_, err := transfer.ParsePath("teleport")
 	assert.ErrorContains(t, err, "staged")
+	assert.ErrorIs(t, err, transfer.ErrUnknownName)
 	assert.Equal(t, "Path(42)", transfer.Path(42).String())
 	paths := transfer.Paths()
 	afterLast := paths[len(paths)-1] + 1
 	assert.Equal(t, fmt.Sprintf("Path(%d)", uint8(afterLast)), afterLast.String(), "the number after the last path is no path")
 	_, err = transfer.ParsePath(afterLast.String())
-	assert.Error(t, err)
+	assert.ErrorIs(t, err, transfer.ErrUnknownName)
 }
 
 func FuzzParsePath(f *testing.F) {
@@ -119,9 +120,11 @@ func FuzzParsePath(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		p, err := transfer.ParsePath(s)
-		if err == nil {
-			assert.Equal(t, s, p.String(), "a parsed path prints as it was written")
+		if err != nil {
+			assert.ErrorIs(t, err, transfer.ErrUnknownName)
+			return
 		}
+		assert.Equal(t, s, p.String(), "a parsed path prints as it was written")
 	})
 }
 

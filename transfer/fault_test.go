@@ -251,10 +251,10 @@ func faultOpts(t *testing.T, h faultHost) []transfer.Option {
 	opts := []transfer.Option{transfer.WithRing(256, 2, 2)}
 	if h.name == "planner-registered" {
 		p := transfer.DefaultProfile(driver.Info{Model: "NVIDIA H100 80GB HBM3", Backend: "cuda"})
-		p.SetRegistrationCost(transfer.Cost{GBps: 1e4})
+		require.NoError(t, p.SetRegistrationCost(transfer.Cost{GBps: 1e4}))
 		for _, path := range []transfer.Path{transfer.PathDirect, transfer.PathStaged} {
 			for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
-				p.SetCost(path, dir, transfer.Cost{Latency: time.Second, GBps: 1e-3}, 0)
+				require.NoError(t, p.SetCost(path, dir, transfer.Cost{Latency: time.Second, GBps: 1e-3}, 0))
 			}
 		}
 		require.NoError(t, p.Validate())

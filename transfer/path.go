@@ -75,7 +75,7 @@ func ParsePath(s string) (Path, error) {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("transfer: unknown path %q (want one of %s)", s, strings.Join(pathNames[:], ", "))
+	return 0, &labelled{msg: fmt.Sprintf("transfer: unknown path %q (want one of %s)", s, strings.Join(pathNames[:], ", ")), err: ErrUnknownName}
 }
 
 // Paths returns every path but Auto.

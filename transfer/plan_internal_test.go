@@ -32,7 +32,7 @@ func TestChoose(t *testing.T) {
 	generic := DefaultProfile(driver.Info{Backend: "cuda", Model: "NVIDIA RTX A4000"})
 	sim := DefaultProfile(driver.Info{Backend: "sim", Model: "cuarray simulated device (host memory)"})
 	withMapped := h100.clone()
-	withMapped.SetCost(PathMapped, accounting.HtoD, Cost{2 * time.Microsecond, 20}, 0)
+	require.NoError(t, withMapped.SetCost(PathMapped, accounting.HtoD, Cost{2 * time.Microsecond, 20}, 0))
 	o := func(p *Profile) Options { return Options{Profile: p}.withDefaults() }
 	for _, tc := range []struct {
 		name     string
@@ -142,8 +142,8 @@ func TestChooseChargesEachBlock(t *testing.T) {
 		} {
 			p := DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"})
 			for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
-				p.SetCost(PathDirect, dir, Cost{Latency: L, GBps: 1e5}, 0)
-				p.SetCost(PathStaged, dir, Cost{Latency: staged.latency, GBps: 1e5}, 0)
+				require.NoError(t, p.SetCost(PathDirect, dir, Cost{Latency: L, GBps: 1e5}, 0))
+				require.NoError(t, p.SetCost(PathStaged, dir, Cost{Latency: staged.latency, GBps: 1e5}, 0))
 			}
 			o := Options{Profile: p}.withDefaults()
 			in := choose(Dev(a), host, n, o, true)
@@ -170,10 +170,10 @@ func TestChooseTiesGoToTheEarlierPath(t *testing.T) {
 	p := DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"})
 	for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
 		for _, path := range []Path{PathDirect, PathStaged, PathPinned, PathMapped} {
-			p.SetCost(path, dir, same, 0)
+			require.NoError(t, p.SetCost(path, dir, same, 0))
 		}
 	}
-	p.SetRegistrationCost(Cost{Latency: time.Second, GBps: 1e-3}) // registering never pays
+	require.NoError(t, p.SetRegistrationCost(Cost{Latency: time.Second, GBps: 1e-3})) // registering never pays
 	o := Options{Profile: p}.withDefaults()
 	for _, tc := range []struct {
 		name     string

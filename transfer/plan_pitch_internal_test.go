@@ -42,8 +42,8 @@ func TestChooseRowsPastThePitchLimit(t *testing.T) {
 	defer a.Free()
 	p := DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"})
 	for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
-		p.SetCost(PathDirect, dir, Cost{Latency: 10 * time.Microsecond, GBps: 30}, 0)
-		p.SetCost(PathStaged, dir, Cost{Latency: 15 * time.Microsecond, GBps: 25}, 0)
+		require.NoError(t, p.SetCost(PathDirect, dir, Cost{Latency: 10 * time.Microsecond, GBps: 30}, 0))
+		require.NoError(t, p.SetCost(PathStaged, dir, Cost{Latency: 15 * time.Microsecond, GBps: 25}, 0))
 	}
 	o := Options{Profile: p}.withDefaults()
 	const wide = driver.MaxPitch + 1 // a row wider than any pitch

@@ -102,9 +102,9 @@ func TestPlanRoutesPicks(t *testing.T) {
 	dev := testdev.Open(t)
 	n := 1<<20 + r.Int64N(64<<20)
 	fast := transfer.DefaultProfile(driver.Info{Backend: "cuda", Model: "a GPU"})
-	fast.SetRouteCost(transfer.RouteManagedPrefetch, accounting.HtoD, transfer.Cost{Latency: time.Microsecond, GBps: 1000}, 0)
+	require.NoError(t, fast.SetRouteCost(transfer.RouteManagedPrefetch, accounting.HtoD, transfer.Cost{Latency: time.Microsecond, GBps: 1000}, 0))
 	onlyPinned := &transfer.Profile{Format: transfer.ProfileFormat, Version: transfer.ProfileVersion, Model: "m", Source: "test"}
-	onlyPinned.SetCost(transfer.PathPinned, accounting.HtoD, transfer.Cost{Latency: time.Microsecond, GBps: 1 + r.Float64()*50}, 0)
+	require.NoError(t, onlyPinned.SetCost(transfer.PathPinned, accounting.HtoD, transfer.Cost{Latency: time.Microsecond, GBps: 1 + r.Float64()*50}, 0))
 	for _, tc := range []struct {
 		name     string
 		prof     *transfer.Profile
@@ -197,7 +197,8 @@ func TestRoutes(t *testing.T) {
 		assert.False(t, rt.Moves(accounting.DtoD))
 	}
 	_, err := transfer.ParseRoute("teleport")
-	assert.Error(t, err)
+	assert.ErrorIs(t, err, transfer.ErrUnknownName)
+	assert.ErrorContains(t, err, `unknown route "teleport" (want one of direct, staged,`)
 	afterLast := transfer.Routes()[len(transfer.Routes())-1] + 1
 	assert.Equal(t, "Route(9)", afterLast.String())
 	assert.False(t, afterLast.Moves(accounting.HtoD))

@@ -73,9 +73,27 @@ func (p *Profile) RegistrationCost() (Cost, bool) {
 	return Cost{Latency: time.Duration(p.Registration.LatencyUS * 1e3), GBps: p.Registration.GBps}, true
 }
 
-// SetRegistrationCost sets the cost of registering memory.
-func (p *Profile) SetRegistrationCost(c Cost) {
-	p.Registration = &RegistrationCost{LatencyUS: float64(c.Latency) / 1e3, GBps: c.GBps}
+// SetRegistrationCost sets the cost of registering memory. A nil profile
+// or a figure outside what Validate accepts is an error matching
+// ErrProfile, and the profile is left as it was.
+func (p *Profile) SetRegistrationCost(c Cost) error {
+	r := &RegistrationCost{LatencyUS: float64(c.Latency) / 1e3, GBps: c.GBps}
+	if p == nil {
+		return fmt.Errorf("%w: registration cost set on a nil profile", ErrProfile)
+	}
+	if msg := r.check(); msg != "" {
+		return fmt.Errorf("%w: registration: %s", ErrProfile, msg)
+	}
+	p.Registration = r
+	return nil
+}
+
+// check says what is wrong with a registration cost, or "".
+func (r *RegistrationCost) check() string {
+	if !inRange(r.LatencyUS, 0, 10e6) || !inRange(r.GBps, 1e-6, 1e5) {
+		return fmt.Sprintf("%v µs + bytes at %v GB/s, want a latency of 0 to 10 s and a positive rate up to 100000", r.LatencyUS, r.GBps)
+	}
+	return ""
 }
 
 // PathCost is one path's cost in one direction, as saved.
@@ -129,26 +147,55 @@ func (p *Profile) costNamed(name string, dir accounting.Direction) (Cost, bool) 
 }
 
 // SetCost sets the cost of path p in direction dir (with the fit's
-// largest relative error, 0 when not fitted), replacing any it had.
-func (p *Profile) SetCost(path Path, dir accounting.Direction, c Cost, fitError float64) {
-	p.setCostNamed(path.String(), dir, c, fitError)
+// largest relative error, 0 when not fitted), replacing any it had. A nil
+// profile, a path that is not saved (PathAuto) or does not move in dir,
+// and a figure outside what Validate accepts are errors matching
+// ErrProfile, and the profile is left as it was.
+func (p *Profile) SetCost(path Path, dir accounting.Direction, c Cost, fitError float64) error {
+	return p.setCostNamed(path.String(), dir, c, fitError)
 }
 
 // SetRouteCost sets the cost of route r in direction dir as SetCost does
 // for a path.
-func (p *Profile) SetRouteCost(r Route, dir accounting.Direction, c Cost, fitError float64) {
-	p.setCostNamed(r.String(), dir, c, fitError)
+func (p *Profile) SetRouteCost(r Route, dir accounting.Direction, c Cost, fitError float64) error {
+	return p.setCostNamed(r.String(), dir, c, fitError)
 }
 
-func (p *Profile) setCostNamed(name string, dir accounting.Direction, c Cost, fitError float64) {
+func (p *Profile) setCostNamed(name string, dir accounting.Direction, c Cost, fitError float64) error {
 	pc := PathCost{Path: name, Direction: dir.String(), LatencyUS: float64(c.Latency) / 1e3, GBps: c.GBps, FitError: fitError}
+	if p == nil {
+		return fmt.Errorf("%w: %s %s cost set on a nil profile", ErrProfile, pc.Path, pc.Direction)
+	}
+	if msg := pc.check(); msg != "" {
+		return fmt.Errorf("%w: %s", ErrProfile, msg)
+	}
 	for i := range p.Costs {
 		if p.Costs[i].Path == pc.Path && p.Costs[i].Direction == pc.Direction {
 			p.Costs[i] = pc
-			return
+			return nil
 		}
 	}
 	p.Costs = append(p.Costs, pc)
+	return nil
+}
+
+// check says what is wrong with one cost on its own, or "": a path or
+// route that no profile saves, a direction it does not move, a figure out
+// of range.
+func (c PathCost) check() string {
+	switch {
+	case !costNameKnown(c.Path):
+		return fmt.Sprintf("path %q is not one of %s", c.Path, strings.Join(costNames(), ", "))
+	case !dirFits(c.Path, c.Direction):
+		return fmt.Sprintf("the %v path does not move %q", c.Path, c.Direction)
+	case !inRange(c.LatencyUS, 0, 10e6):
+		return fmt.Sprintf("%s %s: latency %v µs, want 0 to 10 s", c.Path, c.Direction, c.LatencyUS)
+	case !inRange(c.GBps, 1e-6, 1e5):
+		return fmt.Sprintf("%s %s: %v GB/s, want a positive figure up to 100000", c.Path, c.Direction, c.GBps)
+	case !inRange(c.FitError, 0, 1e6):
+		return fmt.Sprintf("%s %s: fit error %v, want a non-negative figure", c.Path, c.Direction, c.FitError)
+	}
+	return ""
 }
 
 // Name says what the profile is, for the planner's reasons: its source
@@ -201,26 +248,14 @@ func (p *Profile) Validate() error {
 	}
 	seen := map[[2]string]bool{}
 	for i, c := range p.Costs {
-		if !costNameKnown(c.Path) {
-			return bad("cost %d: path %q is not one of %s", i, c.Path, strings.Join(costNames(), ", "))
-		}
-		if !dirFits(c.Path, c.Direction) {
-			return bad("cost %d: the %v path does not move %q", i, c.Path, c.Direction)
+		if msg := c.check(); msg != "" {
+			return bad("cost %d: %s", i, msg)
 		}
 		key := [2]string{c.Path, c.Direction}
 		if seen[key] {
 			return bad("cost %d: %s %s given twice", i, c.Path, c.Direction)
 		}
 		seen[key] = true
-		if !inRange(c.LatencyUS, 0, 10e6) {
-			return bad("cost %d (%s %s): latency %v µs, want 0 to 10 s", i, c.Path, c.Direction, c.LatencyUS)
-		}
-		if !inRange(c.GBps, 1e-6, 1e5) || c.GBps == 0 {
-			return bad("cost %d (%s %s): %v GB/s, want a positive figure up to 100000", i, c.Path, c.Direction, c.GBps)
-		}
-		if !inRange(c.FitError, 0, 1e6) {
-			return bad("cost %d (%s %s): fit error %v, want a non-negative figure", i, c.Path, c.Direction, c.FitError)
-		}
 	}
 	threads := map[int]bool{}
 	for i, h := range p.HostCopy {
@@ -233,8 +268,8 @@ func (p *Profile) Validate() error {
 		}
 	}
 	if r := p.Registration; r != nil {
-		if !inRange(r.LatencyUS, 0, 10e6) || !inRange(r.GBps, 1e-6, 1e5) {
-			return bad("registration: %v µs + bytes at %v GB/s, want a latency of 0 to 10 s and a positive rate up to 100000", r.LatencyUS, r.GBps)
+		if msg := r.check(); msg != "" {
+			return bad("registration: %s", msg)
 		}
 	}
 	if r := p.Ring; r != nil {

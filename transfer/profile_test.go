@@ -33,7 +33,7 @@ func goodProfile(model string) *transfer.Profile {
 func TestProfileSaveLoad(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "profile.json")
 	p := goodProfile("NVIDIA H100 80GB HBM3")
-	p.SetCost(transfer.PathMapped, accounting.DtoH, transfer.Cost{Latency: 3 * time.Microsecond, GBps: 21.5}, 0.04)
+	require.NoError(t, p.SetCost(transfer.PathMapped, accounting.DtoH, transfer.Cost{Latency: 3 * time.Microsecond, GBps: 21.5}, 0.04))
 	require.NoError(t, p.Save(path))
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -276,7 +276,7 @@ func TestCopierProfile(t *testing.T) {
 	}
 	mine := goodProfile(info.Model)
 	mine.Backend = info.Backend
-	mine.SetCost(transfer.PathStaged, accounting.HtoD, transfer.Cost{Latency: time.Microsecond, GBps: 1000}, 0) // staged always wins
+	require.NoError(t, mine.SetCost(transfer.PathStaged, accounting.HtoD, transfer.Cost{Latency: time.Microsecond, GBps: 1000}, 0)) // staged always wins
 	mineJSON, err := mine.JSON()
 	require.NoError(t, err)
 	foreign, err := goodProfile("another GPU").JSON()
@@ -412,7 +412,7 @@ func TestProfileForRereadsAChangedFile(t *testing.T) {
 		t.Helper()
 		p := goodProfile(info.Model)
 		p.Backend = info.Backend
-		p.SetCost(transfer.PathStaged, accounting.HtoD, transfer.Cost{Latency: time.Microsecond, GBps: gbps}, 0)
+		require.NoError(t, p.SetCost(transfer.PathStaged, accounting.HtoD, transfer.Cost{Latency: time.Microsecond, GBps: gbps}, 0))
 		require.NoError(t, p.Save(path))
 		require.NoError(t, os.Chtimes(path, when, when))
 	}

@@ -34,7 +34,7 @@ func TestRegisteredBusyPagesFallBack(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dev := testdev.Open(t)
 			cheap := DefaultProfile(driver.Info{Model: "NVIDIA H100 80GB HBM3", Backend: "cuda"})
-			cheap.SetRegistrationCost(Cost{Latency: 5e3, GBps: 500}) // registering pays for one copy
+			require.NoError(t, cheap.SetRegistrationCost(Cost{Latency: 5e3, GBps: 500})) // registering pays for one copy
 			c, err := New(dev, WithProfile(cheap))
 			require.NoError(t, err)
 			defer func() {

@@ -96,7 +96,7 @@ func TestRegisteredRefusedFallsBack(t *testing.T) {
 		t.Skip("sets its own sim device's ledger limit")
 	}
 	cheap := transfer.DefaultProfile(driver.Info{Model: "NVIDIA H100 80GB HBM3", Backend: "cuda"})
-	cheap.SetRegistrationCost(transfer.Cost{Latency: 5e3, GBps: 500}) // registering pays for one copy
+	require.NoError(t, cheap.SetRegistrationCost(transfer.Cost{Latency: 5e3, GBps: 500})) // registering pays for one copy
 	const n = 16 << 20
 	for _, tc := range []struct {
 		name   string
@@ -190,7 +190,7 @@ func TestRegisteredFallbackFails(t *testing.T) {
 		t.Skip("failure injection is sim's")
 	}
 	cheap := transfer.DefaultProfile(driver.Info{Model: "NVIDIA H100 80GB HBM3", Backend: "cuda"})
-	cheap.SetRegistrationCost(transfer.Cost{Latency: 5e3, GBps: 500})
+	require.NoError(t, cheap.SetRegistrationCost(transfer.Cost{Latency: 5e3, GBps: 500}))
 	const n = 16 << 20
 	dev := openSim(t, "sim:4?mem=64MiB&fail-copy=1")
 	require.NoError(t, dev.Ledger().SetLimit(accounting.Registered, n/2))
@@ -201,7 +201,7 @@ func TestRegisteredFallbackFails(t *testing.T) {
 	defer func() { require.NoError(t, d.Free()) }()
 	h := transfer.HostBytes(testdev.RandomBytes(n), devarray.Uint8)
 	dear := transfer.DefaultProfile(driver.Info{Model: "NVIDIA H100 80GB HBM3", Backend: "cuda"})
-	dear.SetRegistrationCost(transfer.Cost{Latency: 1e9, GBps: 1e-3}) // the same figures, registering never pays
+	require.NoError(t, dear.SetRegistrationCost(transfer.Cost{Latency: 1e9, GBps: 1e-3})) // the same figures, registering never pays
 	instead, err := c.Plan(transfer.Dev(d), h, transfer.WithProfile(dear))
 	require.NoError(t, err)
 	err = c.Copy(transfer.Dev(d), h)
@@ -281,7 +281,7 @@ func TestRegisteredCloseWhileCopying(t *testing.T) {
 // once, and Close leaves nothing registered.
 func TestRegisteredSharedPagesConcurrent(t *testing.T) {
 	cheap := transfer.DefaultProfile(driver.Info{Model: "NVIDIA H100 80GB HBM3", Backend: "cuda"})
-	cheap.SetRegistrationCost(transfer.Cost{Latency: 0, GBps: 1e5}) // registering pays
+	require.NoError(t, cheap.SetRegistrationCost(transfer.Cost{Latency: 0, GBps: 1e5})) // registering pays
 	for name, dev := range registeredDevices(t) {
 		for _, bound := range []int64{1, 64 << 10, 1 << 30} {
 			t.Run(fmt.Sprintf("%s/bound %d", name, bound), func(t *testing.T) {

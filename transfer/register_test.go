@@ -419,7 +419,7 @@ func TestPlanRegistered(t *testing.T) {
 	dev := testdev.Open(t)
 	h100 := transfer.DefaultProfile(driver.Info{Model: "NVIDIA H100 80GB HBM3", Backend: "cuda"})
 	cheap := transfer.DefaultProfile(driver.Info{Model: "NVIDIA H100 80GB HBM3", Backend: "cuda"})
-	cheap.SetRegistrationCost(transfer.Cost{Latency: 5e3, GBps: 500})
+	require.NoError(t, cheap.SetRegistrationCost(transfer.Cost{Latency: 5e3, GBps: 500}))
 	const large = 16 << 20
 	big := testdev.RandomBytes(large)
 	small := testdev.RandomBytes(4 << 10)
@@ -681,11 +681,11 @@ func TestPlanRegisteredChargesSpannedPages(t *testing.T) {
 	profile := func(directLatency time.Duration) *transfer.Profile {
 		p := transfer.DefaultProfile(driver.Info{Model: "a GPU", Backend: "cuda"})
 		for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
-			p.SetCost(transfer.PathDirect, dir, transfer.Cost{Latency: directLatency, GBps: 1e5}, 0)
-			p.SetCost(transfer.PathRegistered, dir, transfer.Cost{GBps: 1e5}, 0)
-			p.SetCost(transfer.PathStaged, dir, transfer.Cost{Latency: time.Second, GBps: 1}, 0)
+			require.NoError(t, p.SetCost(transfer.PathDirect, dir, transfer.Cost{Latency: directLatency, GBps: 1e5}, 0))
+			require.NoError(t, p.SetCost(transfer.PathRegistered, dir, transfer.Cost{GBps: 1e5}, 0))
+			require.NoError(t, p.SetCost(transfer.PathStaged, dir, transfer.Cost{Latency: time.Second, GBps: 1}, 0))
 		}
-		p.SetRegistrationCost(transfer.Cost{GBps: 1}) // a page costs pg ns
+		require.NoError(t, p.SetRegistrationCost(transfer.Cost{GBps: 1})) // a page costs pg ns
 		return p
 	}
 	for _, pages := range []int{1, 4} {

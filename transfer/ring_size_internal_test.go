@@ -42,7 +42,7 @@ func TestSizeRing(t *testing.T) {
 		p.Costs = costs
 		if link > 0 {
 			for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
-				p.SetCost(PathPinned, dir, Cost{Latency: 10 * time.Microsecond, GBps: link}, 0)
+				require.NoError(t, p.SetCost(PathPinned, dir, Cost{Latency: 10 * time.Microsecond, GBps: link}, 0))
 			}
 		}
 		return p

@@ -59,7 +59,7 @@ func ParseRoute(s string) (Route, error) {
 			return r, nil
 		}
 	}
-	return 0, fmt.Errorf("transfer: unknown route %q (want one of %s)", s, strings.Join(routeNames[:], ", "))
+	return 0, &labelled{msg: fmt.Sprintf("transfer: unknown route %q (want one of %s)", s, strings.Join(routeNames[:], ", ")), err: ErrUnknownName}
 }
 
 // Routes returns every route, in order.

@@ -17,7 +17,7 @@ func FuzzParseRoute(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		r, err := transfer.ParseRoute(s)
 		if err != nil {
-			assert.ErrorContains(t, err, "unknown route")
+			assert.ErrorIs(t, err, transfer.ErrUnknownName)
 			return
 		}
 		assert.Contains(t, transfer.Routes(), r)
