@@ -44,4 +44,8 @@ var (
 	// place (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS is 0, as on a GPU
 	// without HMM or ATS), so FromPageable cannot give it a Go slice.
 	ErrNoPageableAccess = errors.New("the device cannot access pageable host memory in place (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS is 0): copy the data to the device (FromHost), or use page-locked mapped memory (package pinned) or managed memory (EmptyManaged)")
+	// ErrSharesMemory: a copy between host memory and an array of pageable
+	// memory used in place (FromPageable) whose bytes the host memory
+	// shares: the driver's copies are undefined for memory that overlaps.
+	ErrSharesMemory = errors.New("host memory shares bytes with the pageable array used in place")
 )

@@ -152,6 +152,9 @@ func (a *DevArray) move(op string, host []byte, toDevice bool) error {
 		return fmt.Errorf("devarray: %s: host buffer has %d bytes, array %v of %v needs %d: %w",
 			op, len(host), a.lay.shape, a.dtype, a.NBytes(), ErrHostSize)
 	}
+	if len(host) > 0 && a.SharesHost(uintptr(unsafe.Pointer(unsafe.SliceData(host))), int64(len(host))) {
+		return fmt.Errorf("devarray: %s: the host buffer and the pageable array used in place share memory (its slice's): copy through other memory: %w", op, ErrSharesMemory)
+	}
 	b := a.buf
 	if b.backend == nil {
 		return fmt.Errorf("devarray: %s: %w", op, ErrNoBackend)

@@ -100,3 +100,18 @@ func FromPageableBytes(b Backend, host []byte, dtype DType, shape ...int) (*DevA
 func (a *DevArray) Pageable() bool {
 	return a != nil && a.buf != nil && a.buf.pageable
 }
+
+// SharesHost reports whether the array is pageable memory used in place
+// (FromPageable) whose elements' bytes share an address with host, an
+// array of host memory of n bytes at its first byte: a copy between the
+// two would read what it writes.
+func (a *DevArray) SharesHost(host uintptr, n int64) bool {
+	if !a.Pageable() || n <= 0 {
+		return false
+	}
+	lo, hi := a.Extent()
+	p := uint64(a.Ptr())
+	dlo, dhi := p+uint64(lo), p+uint64(hi)
+	hlo, hhi := uint64(host), uint64(host)+uint64(n)
+	return dlo < dhi && dlo < hhi && hlo < dhi
+}

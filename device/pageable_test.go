@@ -209,3 +209,66 @@ func TestPageableKernelBeyondSliceFaults(t *testing.T) {
 	require.ErrorIs(t, err, driver.ErrContextFailed, "a read past the declared slice is an illegal address")
 	assert.Contains(t, err.Error(), "illegal address")
 }
+
+// An array's own CopyFrom and CopyTo refuse host memory that shares bytes
+// with a pageable array used in place, as transfer.Copy does: the
+// driver's copies are undefined for memory that overlaps. The slice is
+// left as it was; host memory next to it, sharing no byte, copies. On
+// memory that is not pageable-in-place, the check never refuses.
+func TestPageableCopySharingHost(t *testing.T) {
+	dev := openPageableSim(t, "hmm")
+	r := rand.For(t)
+	n := 512 + r.IntN(512)
+	mem := make([]float32, 2*n)
+	for i := range mem {
+		mem[i] = r.Float32()
+	}
+	whole, err := devarray.FromPageable(dev, mem[:n])
+	require.NoError(t, err)
+	defer whole.Free()
+	shift := 1 + r.IntN(n/2)
+	head, err := whole.Slice(0, 0, n-shift)
+	require.NoError(t, err)
+	bytesOf := func(f []float32) []byte { return devarray.AsBytes(f) }
+	for _, tc := range []struct {
+		name string
+		a    *devarray.DevArray
+		host []byte
+		from bool
+		ok   bool
+	}{
+		{"from itself", whole, bytesOf(mem[:n]), true, false},
+		{"into itself", whole, bytesOf(mem[:n]), false, false},
+		{"its head from its tail", head, bytesOf(mem[shift:n]), true, false},
+		{"its head into its tail", head, bytesOf(mem[shift:n]), false, false},
+		{"into its bytes shifted by one", whole, devarray.AsBytes(mem)[1 : 4*n+1], false, false},
+		{"from the bytes that start at its last", whole, devarray.AsBytes(mem)[4*n-1 : 8*n-1], true, false},
+		{"from the memory after it", whole, bytesOf(mem[n:]), true, true},
+		{"into the memory after it", whole, bytesOf(mem[n:]), false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := append([]float32(nil), mem...)
+			var err error
+			if tc.from {
+				err = tc.a.CopyFrom(tc.host)
+			} else {
+				err = tc.a.CopyTo(tc.host)
+			}
+			if tc.ok {
+				require.NoError(t, err)
+				copy(mem, before)
+				return
+			}
+			assert.ErrorIs(t, err, devarray.ErrSharesMemory)
+			assert.Equal(t, before, mem, "the slice is left as it was")
+		})
+	}
+	assert.False(t, whole.SharesHost(uintptr(unsafe.Pointer(&mem[n])), 4), "the next byte after it")
+	assert.True(t, whole.SharesHost(uintptr(unsafe.Pointer(&mem[n-1])), 4), "its last element")
+	assert.False(t, whole.SharesHost(uintptr(unsafe.Pointer(&mem[0])), 0), "no bytes share nothing")
+	dst := make([]float32, n)
+	onDevice, err := devarray.FromHost(dev, dst)
+	require.NoError(t, err)
+	defer onDevice.Free()
+	assert.False(t, onDevice.SharesHost(uintptr(unsafe.Pointer(&dst[0])), int64(4*n)), "device memory is no host memory")
+}

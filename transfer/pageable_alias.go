@@ -20,19 +20,10 @@ func checkNotAliased(dst, src Endpoint) error {
 	if dev.side != OnDevice || host.side == OnDevice || !dev.arr.Pageable() {
 		return nil
 	}
-	dlo, dhi := byteSpan(dev.arr)
-	hlo, hhi := byteSpan(host.arr)
-	if dlo < dhi && hlo < hhi && dlo < hhi && hlo < dhi {
-		return fmt.Errorf("transfer: the %v side and the pageable array used in place share memory (its slice's): copy through other memory: %w",
-			host.side, driver.ErrInvalidValue)
+	lo, hi := host.arr.Extent()
+	if dev.arr.SharesHost(uintptr(host.arr.Ptr())+uintptr(lo), hi-lo) {
+		return fmt.Errorf("transfer: the %v side and the pageable array used in place share memory (its slice's): copy through other memory: %w: %w",
+			host.side, devarray.ErrSharesMemory, driver.ErrInvalidValue)
 	}
 	return nil
-}
-
-// byteSpan returns the addresses of the first byte a's elements touch and
-// one past the last.
-func byteSpan(a *devarray.DevArray) (lo, hi uint64) {
-	l, h := a.Extent()
-	p := uint64(a.Ptr())
-	return p + uint64(l), p + uint64(h)
 }

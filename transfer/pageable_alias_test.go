@@ -58,6 +58,7 @@ func TestCopyPageableInPlaceSharingHostMemory(t *testing.T) {
 					return
 				}
 				assert.ErrorIs(t, err, driver.ErrInvalidValue)
+				assert.ErrorIs(t, err, devarray.ErrSharesMemory)
 				assert.Equal(t, before, mem, "the slice is left as it was")
 			})
 		}
