@@ -75,7 +75,13 @@ func ParseSpec(spec string) (Spec, error) {
 //	         sim.Link: copies between host and device move at that many
 //	         GB/s, pinned memory's and pageable memory's (managed
 //	         memory's migrations at the pinned rate), at least
-//	         sim.MinLinkGBps (1 MB/s): "sim:0?link=25,12"),
+//	         sim.MinLinkGBps (1 MB/s): "sim:0?link=25,12"; page faults
+//	         on managed memory take their service time on it, guesses:
+//	         sim.DefaultDeviceFaultService a kernel's batch of
+//	         sim.FaultBatch faults, sim.DefaultHostFaultService a host
+//	         fault), fault-service=DEVICE,HOST (those two durations, 0 to
+//	         1s, with link=: "fault-service=0,0" makes faults cost only
+//	         their bytes),
 //	         check=streams (the stream race checker: an operation that
 //	         races with another by CUDA's ordering rules fails with an
 //	         error wrapping ErrStreamRace, naming both; see sim.Config)
@@ -117,6 +123,7 @@ func Open(spec string) (Device, error) {
 // simConfig turns a sim spec's options into a sim.Config.
 func simConfig(s Spec) (sim.Config, error) {
 	cfg := sim.Config{Ordinal: s.Ordinal}
+	var faults []time.Duration // fault-service=, nil when not given
 	for key, vals := range s.Options {
 		if len(vals) != 1 {
 			return cfg, fmt.Errorf("device: %v: option %q given %d times: %w", s, key, len(vals), ErrBadSpec)
@@ -146,6 +153,8 @@ func simConfig(s Spec) (sim.Config, error) {
 			}
 		case "link":
 			cfg.Link, err = parseLink(v)
+		case "fault-service":
+			faults, err = parseFaultService(v)
 		case "check":
 			if v != "streams" {
 				err = fmt.Errorf("want streams (the stream race checker)")
@@ -164,13 +173,41 @@ func simConfig(s Spec) (sim.Config, error) {
 		case "pageable-access":
 			cfg.PageableAccess, err = driver.ParsePageableAccess(v)
 		default:
-			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc, fail-copy, fail-fault, latency, link, check, kernels, managed or pageable-access): %w", s, key, ErrBadSpec)
+			return cfg, fmt.Errorf("device: %v: unknown option %q (want mem, maphost, fail-alloc, fail-copy, fail-fault, latency, link, fault-service, check, kernels, managed or pageable-access): %w", s, key, ErrBadSpec)
 		}
 		if err != nil {
 			return cfg, fmt.Errorf("device: %v: option %s=%q: %s: %w", s, key, v, withoutSentinel(err), ErrBadSpec)
 		}
 	}
+	switch {
+	case faults != nil && cfg.Link == nil:
+		return cfg, fmt.Errorf("device: %v: option fault-service: faults take their service time on the modelled link: give link= too: %w", s, ErrBadSpec)
+	case faults != nil:
+		cfg.Link.DeviceFaultService, cfg.Link.HostFaultService = faults[0], faults[1]
+	case cfg.Link != nil:
+		cfg.Link.DeviceFaultService, cfg.Link.HostFaultService = sim.DefaultDeviceFaultService, sim.DefaultHostFaultService
+	}
 	return cfg, nil
+}
+
+// parseFaultService parses a sim link's fault service times: "DEVICE,HOST"
+// (a kernel's batch of faults, a host fault), durations from 0 to
+// sim.MaxFaultService.
+func parseFaultService(v string) ([]time.Duration, error) {
+	parts := strings.Split(v, ",")
+	bad := fmt.Errorf("want two durations from 0 to %v, a kernel's batch of %d faults and a host fault: 128us,2us", sim.MaxFaultService, sim.FaultBatch)
+	if len(parts) != 2 {
+		return nil, bad
+	}
+	out := make([]time.Duration, 2)
+	for i, p := range parts {
+		d, err := time.ParseDuration(strings.TrimSpace(p))
+		if err != nil || d < 0 || d > sim.MaxFaultService {
+			return nil, bad
+		}
+		out[i] = d
+	}
+	return out, nil
 }
 
 // withoutSentinel is err's message without the text of the innermost

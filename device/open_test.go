@@ -66,6 +66,46 @@ func TestOpenLink(t *testing.T) {
 	}
 }
 
+// fault-service= sets the service time of page faults on managed memory
+// that the modelled link takes; a link named alone takes the guesses
+// sim.DefaultDeviceFaultService and sim.DefaultHostFaultService.
+func TestOpenFaultService(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		says string // in the device's String
+	}{
+		{"sim:0?mem=1MiB&link=25", "faults 128µs/256, 2µs/host fault"},
+		{"sim:0?mem=1MiB&link=25&fault-service=1ms,5us", "faults 1ms/256, 5µs/host fault"},
+		{"sim:0?mem=1MiB&fault-service=20us,0&link=25", "faults 20µs/256, 0s/host fault"},
+		{"sim:0?mem=1MiB&link=25&fault-service=0,0", "link 25/25 GB/s)"},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			dev, err := device.Open(tc.spec)
+			require.NoError(t, err)
+			defer dev.Close()
+			assert.Contains(t, fmt.Sprint(dev), tc.says)
+		})
+	}
+}
+
+// FuzzOpenFaultService: a fault-service option either opens a device or
+// is refused with ErrBadSpec; it never panics.
+func FuzzOpenFaultService(f *testing.F) {
+	for _, s := range []string{"128us,2us", "0,0", "1s,1s", "2s,0", "-1us,0", "1us", "1us,2us,3us", ",", "NaN,1", " 5ms , 0 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		dev, err := device.Open("sim:0?mem=1MiB&link=25&fault-service=" + url.QueryEscape(v))
+		if err != nil {
+			if !errors.Is(err, device.ErrBadSpec) {
+				t.Fatalf("fault-service=%q: %v does not wrap ErrBadSpec", v, err)
+			}
+			return
+		}
+		dev.Close()
+	})
+}
+
 // FuzzOpenLink: a link option either opens a device whose link is
 // finite and at least sim.MinLinkGBps, or is refused with ErrBadSpec.
 func FuzzOpenLink(f *testing.F) {
@@ -115,6 +155,13 @@ func TestOpenRefuses(t *testing.T) {
 		{"sim:0?link=1e-9", device.ErrBadSpec},
 		{"sim:0?link=1e-300", device.ErrBadSpec},
 		{"sim:0?link=25,0.0000001", device.ErrBadSpec},
+		{"sim:0?fault-service=1ms,1us", device.ErrBadSpec}, // no link to take the time on
+		{"sim:0?link=25&fault-service=1ms", device.ErrBadSpec},
+		{"sim:0?link=25&fault-service=1ms,1us,1ns", device.ErrBadSpec},
+		{"sim:0?link=25&fault-service=-1ms,1us", device.ErrBadSpec},
+		{"sim:0?link=25&fault-service=1ms,2s", device.ErrBadSpec},
+		{"sim:0?link=25&fault-service=slow,1us", device.ErrBadSpec},
+		{"sim:0?link=25&fault-service=1ms,1us&fault-service=0,0", device.ErrBadSpec},
 		{"sim:0?colour=blue", device.ErrBadSpec},
 		{"sim:0?%zz", device.ErrBadSpec},
 		{"cuda:99", device.ErrNoDevice},

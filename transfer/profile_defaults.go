@@ -110,9 +110,11 @@ func DefaultProfile(info driver.Info) *Profile {
 //     driver in batches, a few hundred pages for some 100 µs;
 //   - gpuPageFaultDtoH, 2 µs: the host faults page by page, each a trip
 //     through the kernel's fault handler and the driver;
-//   - simPageFault, 0.1 µs: sim's faults are its own bookkeeping of a
-//     page's residency (on-demand measured about as fast as pinned at
-//     1 MiB on sim: `cuarray bench -paths pinned -managed all`).
+//   - simPageFault, 0.1 µs: without a modelled link, sim's faults are
+//     its own bookkeeping of a page's residency (on-demand measured about
+//     as fast as pinned at 1 MiB on sim: `cuarray bench -paths pinned
+//     -managed all`); a modelled link (sim.Link) charges the GPU guesses
+//     above, which calibrating on it measures into the profile.
 const (
 	gpuPageFaultHtoD = 500 * time.Nanosecond
 	gpuPageFaultDtoH = 2 * time.Microsecond

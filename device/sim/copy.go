@@ -11,7 +11,17 @@ import (
 )
 
 // copyFunc moves the bytes of one copy and says what it was, for the ledger.
-type copyFunc func() (accounting.Direction, accounting.Path, int64, error)
+type copyFunc func() (copied, error)
+
+// copied is what one copy moved: its direction, path and bytes, and when
+// the modelled link is done with the managed pages it touched (zero: none
+// to wait for; touchDevice).
+type copied struct {
+	dir      accounting.Direction
+	path     accounting.Path
+	n        int64
+	migrated time.Time
+}
 
 // runCopy runs one copy with the memory read-locked, and records it.
 func (d *Device) runCopy(op string, f copyFunc) error { return d.copyOn(nil, op, f) }
@@ -27,7 +37,7 @@ func (d *Device) copyOn(s *stream, op string, f copyFunc) error {
 		return fmt.Errorf("sim: %s: %w", op, driver.ErrInjected)
 	}
 	start := time.Now()
-	dir, path, n, err := func() (accounting.Direction, accounting.Path, int64, error) {
+	c, err := func() (copied, error) {
 		d.mu.RLock()
 		defer d.mu.RUnlock()
 		return f()
@@ -35,6 +45,8 @@ func (d *Device) copyOn(s *stream, op string, f copyFunc) error {
 	if err != nil {
 		return fmt.Errorf("sim: %s: %w", op, err)
 	}
+	waitUntil(c.migrated) // outside the lock: the managed pages the copy touched cross first
+	dir, path, n := c.dir, c.path, c.n
 	worked, from := time.Since(start), start
 	if s != nil && !s.clock.startAt.IsZero() && s.clock.startAt.Before(start) {
 		from = s.clock.startAt
@@ -47,43 +59,40 @@ func (d *Device) copyOn(s *stream, op string, f copyFunc) error {
 }
 
 func (d *Device) htod(dst devarray.Ptr, src []byte) copyFunc {
-	return func() (accounting.Direction, accounting.Path, int64, error) {
+	return func() (copied, error) {
 		b, err := d.devMem(dst, int64(len(src)))
 		if err != nil {
-			return 0, 0, 0, err
+			return copied{}, err
 		}
 		copy(b, src)
-		d.touchDevice(dst, int64(len(src)), true)
-		return accounting.HtoD, d.hostPath(src), int64(len(src)), nil
+		return copied{accounting.HtoD, d.hostPath(src), int64(len(src)), d.touchDevice(dst, int64(len(src)), true)}, nil
 	}
 }
 
 func (d *Device) dtoh(dst []byte, src devarray.Ptr) copyFunc {
-	return func() (accounting.Direction, accounting.Path, int64, error) {
+	return func() (copied, error) {
 		b, err := d.devMem(src, int64(len(dst)))
 		if err != nil {
-			return 0, 0, 0, err
+			return copied{}, err
 		}
 		copy(dst, b)
-		d.touchDevice(src, int64(len(dst)), false)
-		return accounting.DtoH, d.hostPath(dst), int64(len(dst)), nil
+		return copied{accounting.DtoH, d.hostPath(dst), int64(len(dst)), d.touchDevice(src, int64(len(dst)), false)}, nil
 	}
 }
 
 func (d *Device) dtod(dst, src devarray.Ptr, n int64) copyFunc {
-	return func() (accounting.Direction, accounting.Path, int64, error) {
+	return func() (copied, error) {
 		s, err := d.devMem(src, n)
 		if err != nil {
-			return 0, 0, 0, err
+			return copied{}, err
 		}
 		t, err := d.devMem(dst, n)
 		if err != nil {
-			return 0, 0, 0, err
+			return copied{}, err
 		}
 		copy(t, s)
-		d.touchDevice(src, n, false)
-		d.touchDevice(dst, n, true)
-		return accounting.DtoD, accounting.PathD2D, n, nil
+		migrated := latest(d.touchDevice(src, n, false), d.touchDevice(dst, n, true))
+		return copied{accounting.DtoD, accounting.PathD2D, n, migrated}, nil
 	}
 }
 
@@ -121,28 +130,28 @@ func (d *Device) Memcpy2D(p devarray.Memcpy2D) error {
 }
 
 func (d *Device) memcpy2D(p devarray.Memcpy2D) copyFunc {
-	return func() (accounting.Direction, accounting.Path, int64, error) {
+	return func() (copied, error) {
 		if p.Width < 0 || p.Height < 0 || p.SrcPitch < p.Width || p.DstPitch < p.Width {
-			return 0, 0, 0, fmt.Errorf("width %d, height %d, pitches %d and %d: pitches must be at least the width: %w",
+			return copied{}, fmt.Errorf("width %d, height %d, pitches %d and %d: pitches must be at least the width: %w",
 				p.Width, p.Height, p.SrcPitch, p.DstPitch, driver.ErrInvalidValue)
 		}
 		if p.Height > 1 && max(p.SrcPitch, p.DstPitch) > driver.MaxPitch {
-			return 0, 0, 0, fmt.Errorf("pitches %d and %d: a pitched copy takes at most %d, as on a GPU: %w",
+			return copied{}, fmt.Errorf("pitches %d and %d: a pitched copy takes at most %d, as on a GPU: %w",
 				p.SrcPitch, p.DstPitch, int64(driver.MaxPitch), driver.ErrInvalidValue)
 		}
 		src, err := d.region(p.Src, p.SrcPitch, p.Width, p.Height)
 		if err != nil {
-			return 0, 0, 0, fmt.Errorf("source: %w", err)
+			return copied{}, fmt.Errorf("source: %w", err)
 		}
 		dst, err := d.region(p.Dst, p.DstPitch, p.Width, p.Height)
 		if err != nil {
-			return 0, 0, 0, fmt.Errorf("destination: %w", err)
+			return copied{}, fmt.Errorf("destination: %w", err)
 		}
 		for i := int64(0); i < p.Height; i++ {
 			copy(dst[i*p.DstPitch:i*p.DstPitch+p.Width], src[i*p.SrcPitch:i*p.SrcPitch+p.Width])
 		}
 		dir, path := d.directionOf(p.Dst, p.Src)
-		return dir, path, p.Width * p.Height, nil
+		return copied{dir: dir, path: path, n: p.Width * p.Height}, nil
 	}
 }
 
@@ -169,9 +178,9 @@ func (d *Device) Memcpy3D(p devarray.Memcpy3D) error {
 }
 
 func (d *Device) memcpy3D(p devarray.Memcpy3D) copyFunc {
-	return func() (accounting.Direction, accounting.Path, int64, error) {
+	return func() (copied, error) {
 		if p.Width < 0 || p.Depth < 0 || p.Height < 0 || p.DstHeight < p.Height || p.SrcHeight < p.Height {
-			return 0, 0, 0, fmt.Errorf("width %d, height %d, depth %d, slice heights %d and %d: want no negative sizes and slice heights at least the height: %w",
+			return copied{}, fmt.Errorf("width %d, height %d, depth %d, slice heights %d and %d: want no negative sizes and slice heights at least the height: %w",
 				p.Width, p.Height, p.Depth, p.DstHeight, p.SrcHeight, driver.ErrInvalidValue)
 		}
 		// Check each whole side first, so that a bad copy moves nothing.
@@ -183,10 +192,10 @@ func (d *Device) memcpy3D(p devarray.Memcpy3D) copyFunc {
 				break
 			}
 			if side.pitch < p.Width || side.pitch > math.MaxInt64/side.height {
-				return 0, 0, 0, fmt.Errorf("pitch %d for width %d and slice height %d: %w", side.pitch, p.Width, side.height, driver.ErrInvalidValue)
+				return copied{}, fmt.Errorf("pitch %d for width %d and slice height %d: %w", side.pitch, p.Width, side.height, driver.ErrInvalidValue)
 			}
 			if _, err := d.region(side.pl, side.pitch*side.height, (p.Height-1)*side.pitch+p.Width, p.Depth); err != nil {
-				return 0, 0, 0, err
+				return copied{}, err
 			}
 		}
 		for z := int64(0); z < p.Depth; z++ {
@@ -194,12 +203,12 @@ func (d *Device) memcpy3D(p devarray.Memcpy3D) copyFunc {
 				Dst: advance(p.Dst, z*p.DstPitch*p.DstHeight), Src: advance(p.Src, z*p.SrcPitch*p.SrcHeight),
 				DstPitch: p.DstPitch, SrcPitch: p.SrcPitch, Width: p.Width, Height: p.Height,
 			}
-			if _, _, _, err := d.memcpy2D(plane)(); err != nil {
-				return 0, 0, 0, fmt.Errorf("slice %d: %w", z, err)
+			if _, err := d.memcpy2D(plane)(); err != nil {
+				return copied{}, fmt.Errorf("slice %d: %w", z, err)
 			}
 		}
 		dir, path := d.directionOf(p.Dst, p.Src)
-		return dir, path, p.Width * p.Height * p.Depth, nil
+		return copied{dir: dir, path: path, n: p.Width * p.Height * p.Depth}, nil
 	}
 }
 
@@ -318,13 +327,16 @@ func (d *Device) access(ranges []driver.Range, f func(mem [][]byte) error) error
 	if err := d.deviceWork("kernel"); err != nil {
 		return err
 	}
-	return d.inspect(ranges, func(mem [][]byte) error {
+	var migrated time.Time
+	err := d.inspect(ranges, func(mem [][]byte) error {
 		if err := f(mem); err != nil {
 			return err
 		}
-		d.touchRanges(ranges)
+		migrated = d.touchRanges(ranges)
 		return nil
 	})
+	waitUntil(migrated) // the kernel is done once the pages it faulted in have crossed
+	return err
 }
 
 // inspect calls f with the memory of ranges, checked and read-locked, as

@@ -41,6 +41,9 @@ func (d *Device) String() string {
 	}
 	if l := d.cfg.Link; l != nil {
 		parts = append(parts, fmt.Sprintf("link %g/%g GB/s", l.PinnedGBps, l.PageableGBps))
+		if l.DeviceFaultService > 0 || l.HostFaultService > 0 {
+			parts = append(parts, fmt.Sprintf("faults %v/%d, %v/host fault", l.DeviceFaultService, FaultBatch, l.HostFaultService))
+		}
 	}
 	if d.Fault() != nil {
 		parts = append(parts, "faulted")

@@ -26,13 +26,49 @@ import (
 // stream are executed in order"; that a copy engine runs them back to
 // back is a guess, that the GPU keeps a stream's queued copies busy on
 // it). One Link models one device's link: give each device its own.
+//
+// Page faults on managed memory take their service time on the link too,
+// in the direction their pages move, before the pages' bytes (a fault's
+// migration waits for the driver to service it): DeviceFaultService for
+// each FaultBatch of a kernel's faults, HostFaultService for each fault of
+// the host's. Zero durations leave faults costing only their bytes.
 type Link struct {
 	PinnedGBps   float64 // 10^9 bytes per second
 	PageableGBps float64
+	// DeviceFaultService is how long the driver takes to service one batch
+	// of a kernel's page faults (FaultBatch faults, or fewer).
+	DeviceFaultService time.Duration
+	// HostFaultService is how long one page fault of the host's takes.
+	HostFaultService time.Duration
 
 	mu   sync.Mutex
 	busy [2]time.Time // when the copies queued so far on the link are done, HtoD and DtoH
 }
+
+// FaultBatch is how many of a kernel's page faults the driver services
+// together: the open NVIDIA UVM driver's default uvm_perf_fault_batch_count,
+// 256 ("Number of entries that are fetched from the GPU fault buffer and
+// serviced in batch", uvm_gpu_replayable_faults.c). Each kernel sim runs
+// is one fault buffer: its faults are serviced in as few batches as hold
+// them.
+const FaultBatch = 256
+
+// DefaultDeviceFaultService and DefaultHostFaultService are the fault
+// service times a link named in a device spec (device.Open's link=) takes
+// unless the spec says otherwise (fault-service=). Both are guesses, the
+// default transfer profiles' (transfer.DefaultProfile: a kernel's fault
+// 0.5 µs, FaultBatch of them together; a host fault 2 µs, each a trip
+// through the kernel's fault handler and the driver); no CUDA document
+// gives a figure, and the GPU bench's managed rows measure on demand
+// against prefetch.
+const (
+	DefaultDeviceFaultService = FaultBatch * 500 * time.Nanosecond
+	DefaultHostFaultService   = 2 * time.Microsecond
+)
+
+// MaxFaultService is the longest fault service time a Link takes: a
+// second, far beyond any GPU's.
+const MaxFaultService = time.Second
 
 // MinLinkGBps is the slowest rate a Link models, 1 MB/s: a 64 MiB copy
 // takes a minute at it. A slower rate would hold a copy for days, and at
@@ -49,6 +85,12 @@ func (l *Link) check() error {
 		if r < 0 || math.IsNaN(r) || math.IsInf(r, 0) || (r > 0 && r < MinLinkGBps) {
 			return fmt.Errorf("sim: link of %v GB/s pinned, %v GB/s pageable: want finite rates of at least %v GB/s, 0 for none: %w",
 				l.PinnedGBps, l.PageableGBps, MinLinkGBps, driver.ErrInvalidValue)
+		}
+	}
+	for _, d := range []time.Duration{l.DeviceFaultService, l.HostFaultService} {
+		if d < 0 || d > MaxFaultService {
+			return fmt.Errorf("sim: link's fault service of %v per kernel's batch, %v per host fault: want 0 to %v: %w",
+				l.DeviceFaultService, l.HostFaultService, MaxFaultService, driver.ErrInvalidValue)
 		}
 	}
 	return nil
@@ -96,6 +138,40 @@ func (l *Link) book(dir accounting.Direction, path accounting.Path, n int64, sta
 		begin = l.busy[dir]
 	}
 	end := begin.Add(time.Duration(float64(n) / rate))
+	l.busy[dir] = end
+	l.mu.Unlock()
+	return end, true
+}
+
+// bookMigration queues on the link the pages a managed migration in
+// direction dir moves, n bytes, after the service time of the faults that
+// asked for them (0 for a prefetch): a kernel's (HtoD) in batches of
+// FaultBatch, the host's (DtoH) one by one. It returns when the link will
+// be done with them, and false when it models neither.
+func (l *Link) bookMigration(dir accounting.Direction, n, faults int64, start time.Time) (time.Time, bool) {
+	if l == nil || (dir != accounting.HtoD && dir != accounting.DtoH) {
+		return time.Time{}, false
+	}
+	var took time.Duration
+	if faults > 0 {
+		if dir == accounting.HtoD {
+			took = time.Duration((faults+FaultBatch-1)/FaultBatch) * l.DeviceFaultService
+		} else {
+			took = time.Duration(faults) * l.HostFaultService
+		}
+	}
+	if n > 0 && l.PinnedGBps > 0 {
+		took += time.Duration(float64(n) / l.PinnedGBps)
+	}
+	if took <= 0 {
+		return time.Time{}, false
+	}
+	l.mu.Lock()
+	begin := start
+	if l.busy[dir].After(begin) {
+		begin = l.busy[dir]
+	}
+	end := begin.Add(took)
 	l.busy[dir] = end
 	l.mu.Unlock()
 	return end, true

@@ -112,3 +112,65 @@ func TestLinkPacesMigrations(t *testing.T) {
 	assert.Equal(t, int64(n), d.Copies[accounting.DtoH][accounting.PathPrefetch].Bytes)
 	assert.Equal(t, int64(n), d.Copies[accounting.DtoH][accounting.PathMigrated].Bytes)
 }
+
+// With a Link, page faults take their service time on it before their
+// pages' bytes: a kernel's faults a DeviceFaultService for each
+// FaultBatch of them, the host's a HostFaultService each; a prefetch
+// faults nothing and pays neither. Device work that touches managed pages
+// (here a memset, as a Go kernel's declared ranges and a 1-D copy do)
+// returns once they have crossed.
+func TestLinkServicesFaults(t *testing.T) {
+	const pages = sim.FaultBatch + 1 // two batches of a kernel's faults
+	const n = pages * sim.ManagedPageSize
+	link := &sim.Link{PinnedGBps: 1000, PageableGBps: 1000, DeviceFaultService: 15 * time.Millisecond, HostFaultService: 100 * time.Microsecond}
+	dev := newDevice(t, sim.Config{Memory: 8 << 20, Link: link})
+	p, err := dev.MallocManaged(n, devarray.AttachGlobal)
+	require.NoError(t, err)
+	defer dev.Free(p)
+	took := func(f func() error) time.Duration {
+		start := time.Now()
+		require.NoError(t, f())
+		return time.Since(start)
+	}
+	faults := func() int64 { return dev.Ledger().Managed().Faults }
+	hostFaults := time.Duration(pages) * link.HostFaultService
+
+	src := testdev.RandomBytes(n)
+	assert.GreaterOrEqual(t, took(func() error {
+		h, err := dev.HostAccess(p, n, true)
+		copy(h, src)
+		return err
+	}), hostFaults, "the host's first touch: a fault a page")
+	assert.Equal(t, int64(pages), faults())
+
+	assert.GreaterOrEqual(t, took(func() error { return dev.Memset(p, 0x5a, n) }), 2*link.DeviceFaultService,
+		"a kernel's %d faults: two batches", pages)
+	assert.Equal(t, int64(2*pages), faults())
+
+	var back []byte
+	assert.GreaterOrEqual(t, took(func() (err error) {
+		back, err = dev.HostAccess(p, n, false)
+		return err
+	}), hostFaults, "a host read of device-resident pages: a fault a page")
+	assert.Equal(t, int64(3*pages), faults())
+	for i, b := range back {
+		if b != 0x5a {
+			t.Fatalf("byte %d is %#x after the memset, want 0x5a", i, b)
+		}
+	}
+
+	s, err := dev.NewStream()
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Prefetch(p, n, driver.Location(0)))
+	require.NoError(t, s.Synchronize())
+	assert.Equal(t, int64(3*pages), faults(), "a prefetch faults nothing")
+	d := dev.Ledger().Snapshot()
+	assert.Equal(t, int64(n), d.Copies[accounting.HtoD][accounting.PathPrefetch].Bytes)
+	assert.Equal(t, int64(n), d.Copies[accounting.HtoD][accounting.PathMigrated].Bytes, "the memset's faults moved the pages once")
+
+	_, err = sim.New(sim.Config{Memory: 1 << 20, Link: &sim.Link{PinnedGBps: 1, PageableGBps: 1, DeviceFaultService: -time.Nanosecond}})
+	assert.ErrorIs(t, err, driver.ErrInvalidValue, "a negative service time")
+	_, err = sim.New(sim.Config{Memory: 1 << 20, Link: &sim.Link{PinnedGBps: 1, PageableGBps: 1, HostFaultService: sim.MaxFaultService + 1}})
+	assert.ErrorIs(t, err, driver.ErrInvalidValue, "a service time over a second")
+}

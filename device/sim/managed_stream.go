@@ -149,7 +149,8 @@ func (d *Device) migrate(a *managedAlloc, first, end int, to residence, write, p
 // page fault (an access to a page not resident at to, or not yet
 // populated), each read-only duplicate made, and each page evicted to make
 // room for them (managed_evict.go). On a modelled link (Config.Link) the
-// bytes that moved take their time on it, at the page-locked rate, and it
+// faults' service time and then the bytes that moved take their time on
+// it, the bytes at the page-locked rate (Link.bookMigration), and it
 // returns when the link is done with them, for the caller to wait for
 // once it has let go of d.mu (waitUntil); otherwise the zero time. (That
 // the driver moves pages at the rate of a page-locked copy is a guess:
@@ -176,9 +177,6 @@ func (d *Device) settlePages(a *managedAlloc, first, end int, to residence, pref
 	led.RecordPageFaults(faults)
 	led.RecordReadDuplicates(dups)
 	d.recordEvictions(led, evicted)
-	if moved == 0 {
-		return time.Time{}
-	}
 	dir, path := accounting.HtoD, accounting.PathMigrated
 	if to == onHost {
 		dir = accounting.DtoH
@@ -186,7 +184,9 @@ func (d *Device) settlePages(a *managedAlloc, first, end int, to residence, pref
 	if prefetch {
 		path = accounting.PathPrefetch
 	}
-	done, _ := d.cfg.Link.book(dir, accounting.PathPinned, moved*ManagedPageSize, start)
-	led.RecordCopy(dir, path, moved*ManagedPageSize, time.Since(start))
+	done, _ := d.cfg.Link.bookMigration(dir, moved*ManagedPageSize, faults, start)
+	if moved > 0 {
+		led.RecordCopy(dir, path, moved*ManagedPageSize, time.Since(start))
+	}
 	return done
 }

@@ -77,24 +77,29 @@ func (m *KernelMemory) settle() time.Time {
 
 // touchDevice settles on the device the managed pages that device work
 // touching [p, p+n) (a write when write) touched; other memory is left
-// as it is.
-func (d *Device) touchDevice(p devarray.Ptr, n int64, write bool) {
+// as it is. It returns when the modelled link is done with the pages that
+// moved (settlePages), for the caller to wait for once it has let go of
+// d.mu; the zero time when none did.
+func (d *Device) touchDevice(p devarray.Ptr, n int64, write bool) time.Time {
 	if !d.managed.active.Load() || n <= 0 {
-		return
+		return time.Time{}
 	}
 	m := &d.managed
 	m.mu.Lock()
 	a, first, end, err := m.managedRange(p, n)
 	m.mu.Unlock()
-	if err == nil {
-		d.migrate(a, first, end, onDevice, write, false)
+	if err != nil {
+		return time.Time{}
 	}
+	return d.migrate(a, first, end, onDevice, write, false)
 }
 
 // touchRanges is touchDevice for each range a Go kernel declares: it
 // writes those not read-only.
-func (d *Device) touchRanges(ranges []driver.Range) {
+func (d *Device) touchRanges(ranges []driver.Range) time.Time {
+	var done time.Time
 	for _, r := range ranges {
-		d.touchDevice(r.Ptr, r.N, !r.ReadOnly)
+		done = latest(done, d.touchDevice(r.Ptr, r.N, !r.ReadOnly))
 	}
+	return done
 }

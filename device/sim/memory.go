@@ -170,20 +170,26 @@ func (d *Device) memset(dst devarray.Ptr, value byte, nbytes int64) error {
 	if injected(&d.copyCountdown) {
 		return fmt.Errorf("sim: memset %v: %w", dst, driver.ErrInjected)
 	}
-	d.mu.RLock()
-	defer d.mu.RUnlock()
 	start := time.Now()
-	b, err := d.devMem(dst, nbytes)
-	if err != nil {
-		return fmt.Errorf("sim: memset: %w", err)
-	}
-	if len(b) > 0 {
-		b[0] = value
-		for filled := 1; filled < len(b); filled *= 2 {
-			copy(b[filled:], b[:filled])
+	migrated, err := func() (time.Time, error) {
+		d.mu.RLock()
+		defer d.mu.RUnlock()
+		b, err := d.devMem(dst, nbytes)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("sim: memset: %w", err)
 		}
+		if len(b) > 0 {
+			b[0] = value
+			for filled := 1; filled < len(b); filled *= 2 {
+				copy(b[filled:], b[:filled])
+			}
+		}
+		return d.touchDevice(dst, nbytes, true), nil
+	}()
+	if err != nil {
+		return err
 	}
-	d.touchDevice(dst, nbytes, true)
+	waitUntil(migrated) // outside the lock: the managed pages it touched cross first
 	d.ledger.RecordMemset(nbytes, time.Since(start))
 	return nil
 }
