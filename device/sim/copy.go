@@ -65,7 +65,7 @@ func (d *Device) htod(dst devarray.Ptr, src []byte) copyFunc {
 			return copied{}, err
 		}
 		copy(b, src)
-		return copied{accounting.HtoD, d.hostPath(src), int64(len(src)), d.touchDevice(dst, int64(len(src)), true)}, nil
+		return copied{accounting.HtoD, d.hostPath(src), int64(len(src)), d.cross(d.touchDevice(dst, int64(len(src)), true))}, nil
 	}
 }
 
@@ -76,7 +76,7 @@ func (d *Device) dtoh(dst []byte, src devarray.Ptr) copyFunc {
 			return copied{}, err
 		}
 		copy(dst, b)
-		return copied{accounting.DtoH, d.hostPath(dst), int64(len(dst)), d.touchDevice(src, int64(len(dst)), false)}, nil
+		return copied{accounting.DtoH, d.hostPath(dst), int64(len(dst)), d.cross(d.touchDevice(src, int64(len(dst)), false))}, nil
 	}
 }
 
@@ -91,8 +91,9 @@ func (d *Device) dtod(dst, src devarray.Ptr, n int64) copyFunc {
 			return copied{}, err
 		}
 		copy(t, s)
-		migrated := latest(d.touchDevice(src, n, false), d.touchDevice(dst, n, true))
-		return copied{accounting.DtoD, accounting.PathD2D, n, migrated}, nil
+		c := d.touchDevice(src, n, false)
+		c.add(d.touchDevice(dst, n, true))
+		return copied{accounting.DtoD, accounting.PathD2D, n, d.cross(c)}, nil
 	}
 }
 
@@ -332,7 +333,7 @@ func (d *Device) access(ranges []driver.Range, f func(mem [][]byte) error) error
 		if err := f(mem); err != nil {
 			return err
 		}
-		migrated = d.touchRanges(ranges)
+		migrated = d.cross(d.touchRanges(ranges))
 		return nil
 	})
 	waitUntil(migrated) // the kernel is done once the pages it faulted in have crossed

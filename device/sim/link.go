@@ -31,7 +31,11 @@ import (
 // in the direction their pages move, before the pages' bytes (a fault's
 // migration waits for the driver to service it): DeviceFaultService for
 // each FaultBatch of a kernel's faults, HostFaultService for each fault of
-// the host's. Zero durations leave faults costing only their bytes.
+// the host's. Zero durations leave faults costing only their bytes. That
+// the service time holds the link, so that a copy queued behind it in the
+// same direction waits too, is a guess, the strict one: the service is
+// the driver's work on the host, and no CUDA document says whether a
+// copy engine idles meanwhile.
 type Link struct {
 	PinnedGBps   float64 // 10^9 bytes per second
 	PageableGBps float64
@@ -48,19 +52,19 @@ type Link struct {
 // FaultBatch is how many of a kernel's page faults the driver services
 // together: the open NVIDIA UVM driver's default uvm_perf_fault_batch_count,
 // 256 ("Number of entries that are fetched from the GPU fault buffer and
-// serviced in batch", uvm_gpu_replayable_faults.c). Each kernel sim runs
-// is one fault buffer: its faults are serviced in as few batches as hold
-// them.
+// serviced in batch", uvm_gpu_replayable_faults.c). Each kernel, copy or
+// memset sim runs is one fault buffer: its faults, on every range and
+// allocation it touched, are serviced in as few batches as hold them.
 const FaultBatch = 256
 
 // DefaultDeviceFaultService and DefaultHostFaultService are the fault
 // service times a link named in a device spec (device.Open's link=) takes
-// unless the spec says otherwise (fault-service=). Both are guesses, the
-// default transfer profiles' (transfer.DefaultProfile: a kernel's fault
-// 0.5 µs, FaultBatch of them together; a host fault 2 µs, each a trip
-// through the kernel's fault handler and the driver); no CUDA document
-// gives a figure, and the GPU bench's managed rows measure on demand
-// against prefetch.
+// unless the spec says otherwise (fault-service=). Both are guesses, from
+// the default transfer profiles' (transfer.DefaultProfile: a kernel's
+// fault 0.5 µs, so a full batch of FaultBatch 128 µs, here charged for any
+// batch, full or not; a host fault 2 µs, each a trip through the kernel's
+// fault handler and the driver); no CUDA document gives a figure, and the
+// GPU bench's managed rows measure on demand against prefetch.
 const (
 	DefaultDeviceFaultService = FaultBatch * 500 * time.Nanosecond
 	DefaultHostFaultService   = 2 * time.Microsecond
@@ -76,7 +80,8 @@ const MaxFaultService = time.Second
 const MinLinkGBps = 0.001
 
 // check refuses rates that are negative, not finite, or positive and
-// below MinLinkGBps.
+// below MinLinkGBps, and fault service times outside 0 to
+// MaxFaultService.
 func (l *Link) check() error {
 	if l == nil {
 		return nil

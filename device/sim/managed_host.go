@@ -132,7 +132,7 @@ func (d *Device) HostAccess(p devarray.Ptr, n int64, write bool) ([]byte, error)
 	b, err := d.devMem(p, n)
 	var migrated time.Time
 	if err == nil {
-		migrated = d.migrate(a, first, end, onHost, write, false)
+		migrated = d.cross(d.migrate(a, first, end, onHost, write, false))
 	}
 	d.mu.RUnlock()
 	if err != nil {

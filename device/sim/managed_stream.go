@@ -119,7 +119,7 @@ func (s *stream) Prefetch(p devarray.Ptr, n int64, loc driver.Location) error {
 		d.mu.RLock()
 		var done time.Time
 		if !d.closed {
-			done = d.migrate(a, first, end, processor(loc), false, true)
+			done = d.cross(d.migrate(a, first, end, processor(loc), false, true))
 		}
 		d.mu.RUnlock()
 		if !done.IsZero() { // on a modelled link: the prefetch completes when its bytes have crossed
@@ -132,9 +132,8 @@ func (s *stream) Prefetch(p devarray.Ptr, n int64, loc driver.Location) error {
 
 // migrate makes pages [first, end) of a resident at processor to, for an
 // access (a write when write) or a prefetch: settlePages with every page
-// touched alike. It returns when the modelled link is done with the bytes
-// that moved (settlePages).
-func (d *Device) migrate(a *managedAlloc, first, end int, to residence, write, prefetch bool) time.Time {
+// touched alike. It returns what crossed (settlePages).
+func (d *Device) migrate(a *managedAlloc, first, end int, to residence, write, prefetch bool) crossing {
 	mark := ptx.PageRead
 	if write {
 		mark = ptx.PageWritten
@@ -148,15 +147,15 @@ func (d *Device) migrate(a *managedAlloc, first, end int, to residence, write, p
 // page that crossed, as one copy on PathPrefetch or PathMigrated, each
 // page fault (an access to a page not resident at to, or not yet
 // populated), each read-only duplicate made, and each page evicted to make
-// room for them (managed_evict.go). On a modelled link (Config.Link) the
-// faults' service time and then the bytes that moved take their time on
-// it, the bytes at the page-locked rate (Link.bookMigration), and it
-// returns when the link is done with them, for the caller to wait for
-// once it has let go of d.mu (waitUntil); otherwise the zero time. (That
-// the driver moves pages at the rate of a page-locked copy is a guess:
-// the Programming Guide gives migrations no rate; the GPU bench's
-// managed rows measure it.) The caller holds d.mu for reading.
-func (d *Device) settlePages(a *managedAlloc, first, end int, to residence, prefetch bool, mark func(i int) byte) time.Time {
+// room for them (managed_evict.go). It returns the bytes that moved and
+// the faults, for the caller to book on a modelled link (Config.Link)
+// with those of the rest of its work (Device.cross): there the faults'
+// service time and then the bytes take their time, the bytes at the
+// page-locked rate (Link.bookMigration). (That the driver moves pages at
+// the rate of a page-locked copy is a guess: the Programming Guide gives
+// migrations no rate; the GPU bench's managed rows measure it.) The
+// caller holds d.mu for reading.
+func (d *Device) settlePages(a *managedAlloc, first, end int, to residence, prefetch bool, mark func(i int) byte) crossing {
 	start := time.Now()
 	m := &d.managed
 	room := d.managedRoom()
@@ -184,9 +183,10 @@ func (d *Device) settlePages(a *managedAlloc, first, end int, to residence, pref
 	if prefetch {
 		path = accounting.PathPrefetch
 	}
-	done, _ := d.cfg.Link.bookMigration(dir, moved*ManagedPageSize, faults, start)
 	if moved > 0 {
 		led.RecordCopy(dir, path, moved*ManagedPageSize, time.Since(start))
 	}
-	return done
+	c := crossing{start: start}
+	c.bytes[dir], c.faults[dir] = moved*ManagedPageSize, faults
+	return c
 }

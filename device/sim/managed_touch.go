@@ -65,41 +65,40 @@ func (m *KernelMemory) PageMarks(base uint64) ([]byte, uint) {
 }
 
 // settle settles on the device every page the kernel touched, and
-// returns when the modelled link is done with the bytes that moved
-// (settlePages).
+// returns when the modelled link is done with the bytes that moved and
+// the faults, booked once for the whole kernel (Device.cross).
 func (m *KernelMemory) settle() time.Time {
-	var done time.Time
+	var c crossing
 	for _, t := range m.touched {
-		done = latest(done, m.d.settlePages(t.a, 0, len(t.marks), onDevice, false, func(i int) byte { return t.marks[i] }))
+		c.add(m.d.settlePages(t.a, 0, len(t.marks), onDevice, false, func(i int) byte { return t.marks[i] }))
 	}
-	return done
+	return m.d.cross(c)
 }
 
 // touchDevice settles on the device the managed pages that device work
 // touching [p, p+n) (a write when write) touched; other memory is left
-// as it is. It returns when the modelled link is done with the pages that
-// moved (settlePages), for the caller to wait for once it has let go of
-// d.mu; the zero time when none did.
-func (d *Device) touchDevice(p devarray.Ptr, n int64, write bool) time.Time {
+// as it is. It returns what crossed (settlePages), for the caller to book
+// with the rest of its work (Device.cross).
+func (d *Device) touchDevice(p devarray.Ptr, n int64, write bool) crossing {
 	if !d.managed.active.Load() || n <= 0 {
-		return time.Time{}
+		return crossing{}
 	}
 	m := &d.managed
 	m.mu.Lock()
 	a, first, end, err := m.managedRange(p, n)
 	m.mu.Unlock()
 	if err != nil {
-		return time.Time{}
+		return crossing{}
 	}
 	return d.migrate(a, first, end, onDevice, write, false)
 }
 
 // touchRanges is touchDevice for each range a Go kernel declares: it
 // writes those not read-only.
-func (d *Device) touchRanges(ranges []driver.Range) time.Time {
-	var done time.Time
+func (d *Device) touchRanges(ranges []driver.Range) crossing {
+	var c crossing
 	for _, r := range ranges {
-		done = latest(done, d.touchDevice(r.Ptr, r.N, !r.ReadOnly))
+		c.add(d.touchDevice(r.Ptr, r.N, !r.ReadOnly))
 	}
-	return done
+	return c
 }

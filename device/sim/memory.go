@@ -184,7 +184,7 @@ func (d *Device) memset(dst devarray.Ptr, value byte, nbytes int64) error {
 				copy(b[filled:], b[:filled])
 			}
 		}
-		return d.touchDevice(dst, nbytes, true), nil
+		return d.cross(d.touchDevice(dst, nbytes, true)), nil
 	}()
 	if err != nil {
 		return err
