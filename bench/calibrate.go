@@ -131,6 +131,7 @@ func Calibrate(dev driver.Device, cfg CalibrateConfig) (*transfer.Profile, error
 	}
 	ceilings := CeilingsFor(info, cfg.PCIe, curve)
 	var impossible []string
+	var refused []error // figures the profile refused (out of its range)
 	if prof.HostCopy, err = MemcpyCeiling(dev, max(large, 1<<20), ThreadCounts(), cfg.Repeats); err != nil {
 		return nil, err
 	}
@@ -164,7 +165,7 @@ func Calibrate(dev driver.Device, cfg CalibrateConfig) (*transfer.Profile, error
 				return nil, fmt.Errorf("bench: calibrate %v %v: %w", p, dir, err)
 			}
 			if err := prof.SetCost(p, dir, cost, fitErr); err != nil {
-				return nil, fmt.Errorf("bench: calibrate %v %v: %w", p, dir, err)
+				refused = append(refused, fmt.Errorf("%v %v: %w", p, dir, err))
 			}
 			say("%-6s %-4s latency %v, %.3g GB/s (fit within %.0f%%)", p, dir, cost.Latency.Round(100*time.Nanosecond), cost.GBps, fitErr*100)
 			if ceil, ok := ceilings.For(dir.String()); ok {
@@ -175,14 +176,17 @@ func Calibrate(dev driver.Device, cfg CalibrateConfig) (*transfer.Profile, error
 		}
 	}
 	if len(cfg.Managed) > 0 {
-		more, err := calibrateManaged(dev, prof, cfg.Managed, sizes, cfg.Repeats, ceilings, say)
+		more, refusedManaged, err := calibrateManaged(dev, prof, cfg.Managed, sizes, cfg.Repeats, ceilings, say)
 		if err != nil {
 			return nil, err
 		}
-		impossible = append(impossible, more...)
+		impossible, refused = append(impossible, more...), append(refused, refusedManaged...)
 	}
 	if len(impossible) > 0 {
 		return nil, fmt.Errorf("bench: calibrate: %w", &ImpossibleError{Figures: impossible, all: true})
+	}
+	if err := errors.Join(refused...); err != nil { // a fit out of the profile's range below its ceiling
+		return nil, fmt.Errorf("bench: calibrate: %w", err)
 	}
 	if err := prof.Validate(); err != nil {
 		return nil, fmt.Errorf("bench: calibrate: %w", err)
@@ -297,18 +301,19 @@ func stagedTime(dev driver.Device, prof *transfer.Profile, pattern []byte, reps 
 // calibrateManaged measures each managed path of paths in each direction
 // it moves at each size (reps moves each, measureManaged), fits its line
 // and sets it in prof under the path's route; it returns the figures above
-// their ceilings, as Calibrate names them.
+// their ceilings, as Calibrate names them, and the figures the profile
+// refused (transfer.ErrProfile: out of its range).
 func calibrateManaged(dev driver.Device, prof *transfer.Profile, paths []ManagedPath, sizes []int64, reps int, ceilings Ceilings,
-	say func(string, ...any)) (impossible []string, err error) {
+	say func(string, ...any)) (impossible []string, refused []error, err error) {
 	k, err := kernels.New(dev)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer func() { err = errors.Join(err, k.Close()) }()
 	for _, p := range paths {
 		route, err := transfer.ParseRoute(string(p))
 		if err != nil {
-			return nil, fmt.Errorf("bench: calibrate: %w", err)
+			return nil, nil, fmt.Errorf("bench: calibrate: %w", err)
 		}
 		for _, dir := range p.directions() {
 			if p == ManagedPrefetch && !dev.ConcurrentManagedAccess() {
@@ -319,16 +324,16 @@ func calibrateManaged(dev driver.Device, prof *transfer.Profile, paths []Managed
 			for i, n := range sizes {
 				res, err := measureManaged(dev, k, p, dir, randomBytes(n), reps)
 				if err != nil {
-					return nil, fmt.Errorf("bench: calibrate %s %v %s: %w", p, dir, accounting.FormatBytes(n), err)
+					return nil, nil, fmt.Errorf("bench: calibrate %s %v %s: %w", p, dir, accounting.FormatBytes(n), err)
 				}
 				times[i] = time.Duration(res.MedianSeconds * 1e9)
 			}
 			cost, fitErr, err := FitCost(sizes, times)
 			if err != nil {
-				return nil, fmt.Errorf("bench: calibrate %s %v: %w", p, dir, err)
+				return nil, nil, fmt.Errorf("bench: calibrate %s %v: %w", p, dir, err)
 			}
 			if err := prof.SetRouteCost(route, dir, cost, fitErr); err != nil {
-				return nil, fmt.Errorf("bench: calibrate %s %v: %w", p, dir, err)
+				refused = append(refused, fmt.Errorf("%s %v: %w", p, dir, err))
 			}
 			say("%-6s %-4s latency %v, %.3g GB/s (fit within %.0f%%)", p, dir, cost.Latency.Round(100*time.Nanosecond), cost.GBps, fitErr*100)
 			if ceil, ok := ceilings.For(dir.String()); ok {
@@ -338,5 +343,5 @@ func calibrateManaged(dev driver.Device, prof *transfer.Profile, paths []Managed
 			}
 		}
 	}
-	return impossible, nil
+	return impossible, refused, nil
 }

@@ -1,6 +1,7 @@
 package transfer
 
 import (
+	"errors"
 	"strings"
 	"time"
 
@@ -14,6 +15,10 @@ const (
 	sourcePCIe = "defaults: a PCIe 4.0 ×16 GPU assumed, not measured"
 	sourceSim  = "defaults: sim, which has no DMA engine"
 )
+
+// registrationGuess is what registering memory costs in the default
+// profiles of GPUs: a guess (see DefaultProfile).
+func registrationGuess() Cost { return Cost{Latency: 50 * time.Microsecond, GBps: 4} }
 
 // DefaultProfile returns the profile of a device model cuarray has figures
 // for, and otherwise the generic one of its backend:
@@ -44,13 +49,25 @@ const (
 // defaults, never against staged for one copy: 1 GiB would take about
 // 290 ms registered and 35 ms staged); `cuarray bench` figures should
 // replace them.
-func registrationGuess() Cost { return Cost{Latency: 50 * time.Microsecond, GBps: 4} }
 func DefaultProfile(info driver.Info) *Profile {
+	p, _ := defaultProfile(info) // its setters accept every figure: TestDefaultProfileFiguresAccepted
+	return p
+}
+
+// defaultProfile is DefaultProfile with the figures its setters refused,
+// none for any device.
+func defaultProfile(info driver.Info) (*Profile, error) {
+	var refused []error
+	keep := func(err error) {
+		if err != nil {
+			refused = append(refused, err)
+		}
+	}
 	p := &Profile{Format: ProfileFormat, Version: ProfileVersion, Device: info.Name, Model: info.Model, Backend: info.Backend}
 	us := func(v float64) time.Duration { return time.Duration(v * 1e3) }
 	set := func(path Path, lat time.Duration, htod, dtoh float64) {
-		p.SetCost(path, accounting.HtoD, Cost{lat, htod}, 0)
-		p.SetCost(path, accounting.DtoH, Cost{lat, dtoh}, 0)
+		keep(p.SetCost(path, accounting.HtoD, Cost{lat, htod}, 0))
+		keep(p.SetCost(path, accounting.DtoH, Cost{lat, dtoh}, 0))
 	}
 	switch {
 	case info.Backend == "sim":
@@ -59,45 +76,45 @@ func DefaultProfile(info driver.Info) *Profile {
 		set(PathPinned, us(1), 8, 8)
 		set(PathStaged, us(20), 4, 4)
 		set(PathMapped, us(10), 8, 8)
-		set(PathRegistered, us(1), 8, 8)        // as pinned: a tie, so direct (first) wins; sim has no DMA for registering to win
-		p.SetRegistrationCost(Cost{us(2), 100}) // sim records a range: cheap
-		p.SetCost(PathD2D, accounting.DtoD, Cost{us(1), 8}, 0)
-		p.SetCost(PathPeer, accounting.Peer, Cost{us(1), 8}, 0)
-		setManagedGuesses(p, simPageFault, simPageFault)
-		p.SetRouteCost(RoutePageableInPlace, accounting.HtoD, Cost{us(10), 8}, 0) // a kernel reads host memory, as the mapped path's does
-		p.SetRouteCost(RoutePageableInPlace, accounting.DtoH, Cost{us(10), 8}, 0)
+		set(PathRegistered, us(1), 8, 8)              // as pinned: a tie, so direct (first) wins; sim has no DMA for registering to win
+		keep(p.SetRegistrationCost(Cost{us(2), 100})) // sim records a range: cheap
+		keep(p.SetCost(PathD2D, accounting.DtoD, Cost{us(1), 8}, 0))
+		keep(p.SetCost(PathPeer, accounting.Peer, Cost{us(1), 8}, 0))
+		keep(setManagedGuesses(p, simPageFault, simPageFault))
+		keep(p.SetRouteCost(RoutePageableInPlace, accounting.HtoD, Cost{us(10), 8}, 0)) // a kernel reads host memory, as the mapped path's does
+		keep(p.SetRouteCost(RoutePageableInPlace, accounting.DtoH, Cost{us(10), 8}, 0))
 	case strings.Contains(info.Model, "H100"):
 		p.Source = sourceH100
 		p.Date = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
-		p.SetCost(PathDirect, accounting.HtoD, Cost{us(11.9), 16.06}, 0)
-		p.SetCost(PathDirect, accounting.DtoH, Cost{us(11.9), 17.70}, 0)
-		p.SetCost(PathPinned, accounting.HtoD, Cost{us(9.7), 55.3}, 0)
-		p.SetCost(PathPinned, accounting.DtoH, Cost{us(9.7), 54.97}, 0)
-		p.SetCost(PathRegistered, accounting.HtoD, Cost{us(9.7), 55.3}, 0) // the pinned DMA; registering is a guess, not measured
-		p.SetCost(PathRegistered, accounting.DtoH, Cost{us(9.7), 54.97}, 0)
-		p.SetRegistrationCost(registrationGuess())
-		p.SetCost(PathStaged, accounting.HtoD, Cost{us(65.6), 30.3}, 0)
-		p.SetCost(PathStaged, accounting.DtoH, Cost{us(65.6), 34.15}, 0)
-		p.SetCost(PathD2D, accounting.DtoD, Cost{us(16), 1443}, 0)
+		keep(p.SetCost(PathDirect, accounting.HtoD, Cost{us(11.9), 16.06}, 0))
+		keep(p.SetCost(PathDirect, accounting.DtoH, Cost{us(11.9), 17.70}, 0))
+		keep(p.SetCost(PathPinned, accounting.HtoD, Cost{us(9.7), 55.3}, 0))
+		keep(p.SetCost(PathPinned, accounting.DtoH, Cost{us(9.7), 54.97}, 0))
+		keep(p.SetCost(PathRegistered, accounting.HtoD, Cost{us(9.7), 55.3}, 0)) // the pinned DMA; registering is a guess, not measured
+		keep(p.SetCost(PathRegistered, accounting.DtoH, Cost{us(9.7), 54.97}, 0))
+		keep(p.SetRegistrationCost(registrationGuess()))
+		keep(p.SetCost(PathStaged, accounting.HtoD, Cost{us(65.6), 30.3}, 0))
+		keep(p.SetCost(PathStaged, accounting.DtoH, Cost{us(65.6), 34.15}, 0))
+		keep(p.SetCost(PathD2D, accounting.DtoD, Cost{us(16), 1443}, 0))
 		p.HostCopy = []HostCopy{{1, 10.35}, {2, 19.68}, {4, 31.75}, {8, 28.04}, {16, 44.99}}
-		setManagedGuesses(p, gpuPageFaultHtoD, gpuPageFaultDtoH)
-		setPageableInPlaceGuess(p)
+		keep(setManagedGuesses(p, gpuPageFaultHtoD, gpuPageFaultDtoH))
+		keep(setPageableInPlaceGuess(p))
 	default:
 		p.Source = sourcePCIe
 		set(PathDirect, us(12), 12, 12)
 		set(PathPinned, us(10), 25, 25)
 		set(PathStaged, us(60), 20, 20)
 		set(PathRegistered, us(10), 25, 25)
-		p.SetRegistrationCost(registrationGuess())
-		p.SetCost(PathD2D, accounting.DtoD, Cost{us(10), 500}, 0)
+		keep(p.SetRegistrationCost(registrationGuess()))
+		keep(p.SetCost(PathD2D, accounting.DtoD, Cost{us(10), 500}, 0))
 		p.HostCopy = []HostCopy{{1, 8}}
-		setManagedGuesses(p, gpuPageFaultHtoD, gpuPageFaultDtoH)
-		setPageableInPlaceGuess(p)
+		keep(setManagedGuesses(p, gpuPageFaultHtoD, gpuPageFaultDtoH))
+		keep(setPageableInPlaceGuess(p))
 	}
 	if p.Model == "" {
 		p.Model = "unknown"
 	}
-	return p
+	return p, errors.Join(refused...)
 }
 
 // The managed routes' and pageable-in-place's default costs are guesses:
@@ -139,7 +156,8 @@ const faultPage = 4 << 10
 //     cuMemPrefetchAsync, 10 µs (a guess) added to the pinned latency;
 //   - managed-read-mostly (HtoD) costs the first time what on demand
 //     costs: each page faults and is copied (a duplicate) to the device.
-func setManagedGuesses(p *Profile, faultHtoD, faultDtoH time.Duration) {
+func setManagedGuesses(p *Profile, faultHtoD, faultDtoH time.Duration) error {
+	var refused []error
 	for _, d := range []struct {
 		dir   accounting.Direction
 		fault time.Duration
@@ -149,12 +167,13 @@ func setManagedGuesses(p *Profile, faultHtoD, faultDtoH time.Duration) {
 			continue
 		}
 		onDemand := Cost{Latency: pinned.Latency + d.fault, GBps: faultPage / (float64(d.fault) + faultPage/pinned.GBps)}
-		p.SetRouteCost(RouteManaged, d.dir, onDemand, 0)
-		p.SetRouteCost(RouteManagedPrefetch, d.dir, Cost{Latency: pinned.Latency + 10*time.Microsecond, GBps: pinned.GBps}, 0)
+		refused = append(refused, p.SetRouteCost(RouteManaged, d.dir, onDemand, 0),
+			p.SetRouteCost(RouteManagedPrefetch, d.dir, Cost{Latency: pinned.Latency + 10*time.Microsecond, GBps: pinned.GBps}, 0))
 		if RouteManagedReadMostly.Moves(d.dir) {
-			p.SetRouteCost(RouteManagedReadMostly, d.dir, onDemand, 0)
+			refused = append(refused, p.SetRouteCost(RouteManagedReadMostly, d.dir, onDemand, 0))
 		}
 	}
+	return errors.Join(refused...)
 }
 
 // setPageableInPlaceGuess sets the cost of a kernel reading or writing
@@ -162,10 +181,12 @@ func setManagedGuesses(p *Profile, faultHtoD, faultDtoH time.Duration) {
 // device reaches pageable memory through the kernel's heterogeneous
 // memory management, the driver migrates its pages on fault as it does
 // managed memory's.
-func setPageableInPlaceGuess(p *Profile) {
+func setPageableInPlaceGuess(p *Profile) error {
+	var refused []error
 	for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
 		if c, ok := p.RouteCost(RouteManaged, dir); ok {
-			p.SetRouteCost(RoutePageableInPlace, dir, c, 0)
+			refused = append(refused, p.SetRouteCost(RoutePageableInPlace, dir, c, 0))
 		}
 	}
+	return errors.Join(refused...)
 }

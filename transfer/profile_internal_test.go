@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuarray/cuarray/accounting"
 	"github.com/cuarray/cuarray/device/driver"
 )
 
@@ -46,6 +47,37 @@ func TestProfileSizeLimit(t *testing.T) {
 					assert.Nil(t, p, name)
 				}
 			}
+		})
+	}
+}
+
+// The default profiles of every kind of device are valid, and their
+// setters accepted every figure (DefaultProfile drops a refused one): a
+// copy path's cost both ways, and the managed and in-place routes' guesses
+// where the pinned path has a figure.
+func TestDefaultProfileFiguresAccepted(t *testing.T) {
+	for _, info := range []driver.Info{
+		{Name: "sim:0", Backend: "sim", Model: "sim"},
+		{Name: "cuda:0", Backend: "cuda", Model: "NVIDIA H100 80GB HBM3"},
+		{Name: "cuda:0", Backend: "cuda", Model: "NVIDIA H200"},
+		{Name: "cuda:0", Backend: "cuda"},
+	} {
+		t.Run(info.Backend+" "+info.Model, func(t *testing.T) {
+			p, err := defaultProfile(info)
+			require.NoError(t, err)
+			require.NoError(t, p.Validate())
+			for _, dir := range []accounting.Direction{accounting.HtoD, accounting.DtoH} {
+				for _, path := range []Path{PathDirect, PathPinned, PathStaged, PathRegistered} {
+					_, ok := p.Cost(path, dir)
+					assert.True(t, ok, "%v %v", path, dir)
+				}
+				for _, r := range []Route{RouteManaged, RouteManagedPrefetch, RoutePageableInPlace} {
+					_, ok := p.RouteCost(r, dir)
+					assert.True(t, ok, "%v %v", r, dir)
+				}
+			}
+			_, ok := p.RegistrationCost()
+			assert.True(t, ok)
 		})
 	}
 }
