@@ -27,8 +27,9 @@ func kindIn(managed map[devarray.Ptr]int64, p devarray.Ptr) accounting.Kind {
 	return accounting.Device
 }
 
-// putBack lists again an allocation whose free failed, a managed one
-// with the bytes it was asked for. The caller holds d.mu.
+// putBack lists an allocation as live, a new one or one whose free
+// failed, a managed one with the bytes it was asked for. The caller holds
+// d.mu.
 func (d *Device) putBack(p devarray.Ptr, size, asked int64, kind accounting.Kind) {
 	d.allocs[p] = size
 	if kind == accounting.Managed {

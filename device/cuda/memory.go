@@ -56,12 +56,12 @@ func (d *Device) malloc(op string, nbytes int64, kind accounting.Kind, alloc fun
 		}
 		return 0, fmt.Errorf("cuda: %s %d bytes: %w", op, nbytes, err)
 	}
-	d.mu.Lock()
-	d.allocs[devarray.Ptr(p)] = size
-	if kind == accounting.Managed {
-		d.managed[devarray.Ptr(p)] = nbytes
+	if !d.keepLive(func() { d.putBack(devarray.Ptr(p), size, nbytes, kind) }) {
+		// Close ran meanwhile and took the live allocations without this one: free it, as Close would have.
+		d.ledger.Cancel(kind, size)
+		d.callAlways(func() error { return fromCu(cu.MemFree(cu.DevicePtr(p))) })
+		return 0, fmt.Errorf("cuda: %s: %w", op, driver.ErrClosed)
 	}
-	d.mu.Unlock()
 	d.ledger.Commit(kind, p, size)
 	return devarray.Ptr(p), nil
 }
