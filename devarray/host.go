@@ -126,12 +126,16 @@ func CopyFromHost[T Element](a *DevArray, data []T) error {
 // sub-volume of a volume. A transpose, or a column of a matrix of more
 // than MaxNarrowRows rows, is packed. A three-axis copy needs a backend
 // with Memcpy3D, as devices have; without it the view is packed.
+// An array of pageable memory used in place (FromPageable) refuses host
+// memory that shares its bytes: ErrSharesMemory.
 func (a *DevArray) CopyTo(dst []byte) error {
 	return a.move("copy to host", dst, false)
 }
 
 // CopyFrom copies packed C-order bytes from src, exactly NBytes of them, into
-// the array's elements. Read-only arrays refuse it.
+// the array's elements. Read-only arrays refuse it (ErrReadOnly), and an
+// array of pageable memory used in place (FromPageable) refuses host
+// memory that shares its bytes (ErrSharesMemory).
 func (a *DevArray) CopyFrom(src []byte) error {
 	if err := a.check(); err != nil {
 		return fmt.Errorf("devarray: copy from host: %w", err)
