@@ -137,15 +137,21 @@ func (l *Link) book(dir accounting.Direction, path accounting.Path, n int64, sta
 	if rate <= 0 {
 		return time.Time{}, false
 	}
+	return l.queue(dir, start, time.Duration(float64(n)/rate)), true
+}
+
+// queue holds the link in direction dir for took, from start or once
+// what is queued before it is done, and returns when it is done.
+func (l *Link) queue(dir accounting.Direction, start time.Time, took time.Duration) time.Time {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	begin := start
 	if l.busy[dir].After(begin) {
 		begin = l.busy[dir]
 	}
-	end := begin.Add(time.Duration(float64(n) / rate))
+	end := begin.Add(took)
 	l.busy[dir] = end
-	l.mu.Unlock()
-	return end, true
+	return end
 }
 
 // bookMigration queues on the link the pages a managed migration in
@@ -171,15 +177,7 @@ func (l *Link) bookMigration(dir accounting.Direction, n, faults int64, start ti
 	if took <= 0 {
 		return time.Time{}, false
 	}
-	l.mu.Lock()
-	begin := start
-	if l.busy[dir].After(begin) {
-		begin = l.busy[dir]
-	}
-	end := begin.Add(took)
-	l.busy[dir] = end
-	l.mu.Unlock()
-	return end, true
+	return l.queue(dir, start, took), true
 }
 
 // waitUntil waits until t; a zero t does not wait. It sleeps all but the
