@@ -132,28 +132,39 @@ func (d *Device) Memcpy2D(p devarray.Memcpy2D) error {
 
 func (d *Device) memcpy2D(p devarray.Memcpy2D) copyFunc {
 	return func() (copied, error) {
-		if p.Width < 0 || p.Height < 0 || p.SrcPitch < p.Width || p.DstPitch < p.Width {
-			return copied{}, fmt.Errorf("width %d, height %d, pitches %d and %d: pitches must be at least the width: %w",
-				p.Width, p.Height, p.SrcPitch, p.DstPitch, driver.ErrInvalidValue)
+		if err := d.copyRows(p); err != nil {
+			return copied{}, err
 		}
-		if p.Height > 1 && max(p.SrcPitch, p.DstPitch) > driver.MaxPitch {
-			return copied{}, fmt.Errorf("pitches %d and %d: a pitched copy takes at most %d, as on a GPU: %w",
-				p.SrcPitch, p.DstPitch, int64(driver.MaxPitch), driver.ErrInvalidValue)
-		}
-		src, err := d.region(p.Src, p.SrcPitch, p.Width, p.Height)
-		if err != nil {
-			return copied{}, fmt.Errorf("source: %w", err)
-		}
-		dst, err := d.region(p.Dst, p.DstPitch, p.Width, p.Height)
-		if err != nil {
-			return copied{}, fmt.Errorf("destination: %w", err)
-		}
-		for i := int64(0); i < p.Height; i++ {
-			copy(dst[i*p.DstPitch:i*p.DstPitch+p.Width], src[i*p.SrcPitch:i*p.SrcPitch+p.Width])
-		}
+		c := d.touchPitched(p.Src, p.SrcPitch, p.Height, p.Width, p.Height, 1, false)
+		c.add(d.touchPitched(p.Dst, p.DstPitch, p.Height, p.Width, p.Height, 1, true))
 		dir, path := d.directionOf(p.Dst, p.Src)
-		return copied{dir: dir, path: path, n: p.Width * p.Height}, nil
+		return copied{dir: dir, path: path, n: p.Width * p.Height, migrated: d.cross(c)}, nil
 	}
+}
+
+// copyRows checks and copies the rows of a pitched copy; the managed
+// pages it touched are its caller's to settle (touchPitched).
+func (d *Device) copyRows(p devarray.Memcpy2D) error {
+	if p.Width < 0 || p.Height < 0 || p.SrcPitch < p.Width || p.DstPitch < p.Width {
+		return fmt.Errorf("width %d, height %d, pitches %d and %d: pitches must be at least the width: %w",
+			p.Width, p.Height, p.SrcPitch, p.DstPitch, driver.ErrInvalidValue)
+	}
+	if p.Height > 1 && max(p.SrcPitch, p.DstPitch) > driver.MaxPitch {
+		return fmt.Errorf("pitches %d and %d: a pitched copy takes at most %d, as on a GPU: %w",
+			p.SrcPitch, p.DstPitch, int64(driver.MaxPitch), driver.ErrInvalidValue)
+	}
+	src, err := d.region(p.Src, p.SrcPitch, p.Width, p.Height)
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	dst, err := d.region(p.Dst, p.DstPitch, p.Width, p.Height)
+	if err != nil {
+		return fmt.Errorf("destination: %w", err)
+	}
+	for i := int64(0); i < p.Height; i++ {
+		copy(dst[i*p.DstPitch:i*p.DstPitch+p.Width], src[i*p.SrcPitch:i*p.SrcPitch+p.Width])
+	}
+	return nil
 }
 
 // directionOf returns the direction and path of a copy between two places.
@@ -204,12 +215,14 @@ func (d *Device) memcpy3D(p devarray.Memcpy3D) copyFunc {
 				Dst: advance(p.Dst, z*p.DstPitch*p.DstHeight), Src: advance(p.Src, z*p.SrcPitch*p.SrcHeight),
 				DstPitch: p.DstPitch, SrcPitch: p.SrcPitch, Width: p.Width, Height: p.Height,
 			}
-			if _, err := d.memcpy2D(plane)(); err != nil {
+			if err := d.copyRows(plane); err != nil {
 				return copied{}, fmt.Errorf("slice %d: %w", z, err)
 			}
 		}
+		c := d.touchPitched(p.Src, p.SrcPitch, p.SrcHeight, p.Width, p.Height, p.Depth, false)
+		c.add(d.touchPitched(p.Dst, p.DstPitch, p.DstHeight, p.Width, p.Height, p.Depth, true))
 		dir, path := d.directionOf(p.Dst, p.Src)
-		return copied{dir: dir, path: path, n: p.Width * p.Height * p.Depth}, nil
+		return copied{dir: dir, path: path, n: p.Width * p.Height * p.Depth, migrated: d.cross(c)}, nil
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 // How device work moves managed pages: an interpreted kernel marks the
 // pages it reads and writes (ptx.PageMarker), a Go kernel touches the
 // ranges it declares, a 1-D copy (HtoD, DtoH, DtoD) or a memset the bytes
-// it reads or writes (pitched 2-D and 3-D copies and peer copies move no
-// page yet); once the work has run, each page touched settles on the
+// it reads or writes, a pitched 2-D or 3-D copy the pages of its rows
+// (peer copies move no page yet); once the work has run, each page touched settles on the
 // device (settle), which records the faults and migrations in the ledger.
 
 // managedPageShift is log2(ManagedPageSize).
@@ -91,6 +91,41 @@ func (d *Device) touchDevice(p devarray.Ptr, n int64, write bool) crossing {
 		return crossing{}
 	}
 	return d.migrate(a, first, end, onDevice, write, false)
+}
+
+// touchPitched is touchDevice for the rows a pitched copy touches at pl,
+// when pl is device memory inside one managed allocation: depth slices of
+// height rows of width bytes, the rows pitch bytes apart and the slices
+// pitch × sliceHeight (a write when write). Only the pages the rows touch
+// settle, not those between them. The caller checked the region
+// (Device.region) and holds d.mu for reading.
+func (d *Device) touchPitched(pl devarray.Place, pitch, sliceHeight, width, height, depth int64, write bool) crossing {
+	if pl.OnHost() || !d.managed.active.Load() || width <= 0 || height <= 0 || depth <= 0 {
+		return crossing{}
+	}
+	span := (depth-1)*pitch*sliceHeight + (height-1)*pitch + width
+	m := &d.managed
+	m.mu.Lock()
+	a, first, end, err := m.managedRange(pl.Dev, span)
+	m.mu.Unlock()
+	if err != nil {
+		return crossing{}
+	}
+	mark := ptx.PageRead
+	if write {
+		mark = ptx.PageWritten
+	}
+	marks := make([]byte, end-first)
+	off := int64(uintptr(pl.Dev) - a.base)
+	for z := range depth {
+		for y := range height {
+			row := off + z*pitch*sliceHeight + y*pitch
+			for pg := row / ManagedPageSize; pg <= (row+width-1)/ManagedPageSize; pg++ {
+				marks[int(pg)-first] = mark
+			}
+		}
+	}
+	return d.settlePages(a, first, end, onDevice, false, func(i int) byte { return marks[i-first] })
 }
 
 // touchRanges is touchDevice for each range a Go kernel declares: it
