@@ -97,8 +97,11 @@ func (d *Device) touchDevice(p devarray.Ptr, n int64, write bool) crossing {
 // when pl is device memory inside one managed allocation: depth slices of
 // height rows of width bytes, the rows pitch bytes apart and the slices
 // pitch × sliceHeight (a write when write). Only the pages the rows touch
-// settle, not those between them. The caller checked the region
-// (Device.region) and holds d.mu for reading.
+// settle, not those between them. That a copy migrates the pages it
+// touches, as a 1-D copy does here, is a guess: the Programming Guide
+// speaks of the pages a processor's accesses fault in, not of what a copy
+// engine's do; on a GPU only CUPTI's counters would tell. The caller
+// checked the region (Device.region) and holds d.mu for reading.
 func (d *Device) touchPitched(pl devarray.Place, pitch, sliceHeight, width, height, depth int64, write bool) crossing {
 	if pl.OnHost() || !d.managed.active.Load() || width <= 0 || height <= 0 || depth <= 0 {
 		return crossing{}
